@@ -1,0 +1,45 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { z } from 'zod';
+import { DomainError } from '../../src/domain/errors.ts';
+
+/**
+ * A REST route as one declaration: the spec's table row (method, path,
+ * scope), the input schemas the domain validates with, and the handler. The
+ * router and the OpenAPI document are both built from these, so the document
+ * cannot drift from what the routes accept.
+ */
+export type Auth = 'none' | 'platform' | 'user' | 'operator';
+
+export interface RouteDef {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Koa path, e.g. `/webhook_endpoints/:id`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  auth: Auth;
+  scope?: string;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  /** Documents the `Idempotency-Key` header. */
+  idempotent?: boolean;
+  deprecatedBodyFields?: Record<string, string>;
+  success: { status: number; description: string; schema?: z.ZodType };
+  errors: number[];
+  handler: (ctx: Context) => Promise<void>;
+}
+
+export function mount(router: Router, routes: RouteDef[]): void {
+  const byPath = new Map<string, string[]>();
+  for (const r of routes) {
+    router[r.method.toLowerCase() as 'get' | 'post' | 'delete'](r.path, r.handler);
+    byPath.set(r.path, [...(byPath.get(r.path) ?? []), r.method]);
+  }
+  // A known path with the wrong method is 405 with Allow, in the surface's envelope.
+  for (const [path, methods] of byPath) {
+    router.all(path, async () => {
+      throw new DomainError('method_not_allowed', `Use ${methods.join(' or ')} for this path`, null, { allow: methods.join(', ') });
+    });
+  }
+}

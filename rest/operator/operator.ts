@@ -1,0 +1,60 @@
+import type { Context } from 'koa';
+import type { Deps } from '../../src/domain/context.ts';
+import { authenticateOperator } from '../../src/domain/operator/operator-token.ts';
+import { SetKillSwitchInput, type KillSwitch } from '../../src/domain/operator/kill-switch.ts';
+import { CreateOrganizationInput, createOrganization } from '../../src/domain/organization/organization.ts';
+import { bearer, readJsonBody } from '../http/body.ts';
+import type { RouteDef } from '../http/route.ts';
+
+/** Operator interface under `/operator`, guarded by the operator token. */
+async function operatorBody(deps: Deps, ctx: Context): Promise<unknown> {
+  await authenticateOperator(deps, bearer(ctx) || undefined);
+  return readJsonBody(ctx, deps.config.bodyLimitBytes);
+}
+
+export function operatorRoutes(deps: Deps, killSwitch: KillSwitch): RouteDef[] {
+  const common = { tag: 'Operator', auth: 'operator' as const };
+  return [
+    {
+      ...common,
+      method: 'POST',
+      path: '/operator/organizations',
+      operationId: 'createOrganization',
+      summary: 'Create an organization with its brands and a first user token',
+      body: CreateOrganizationInput,
+      success: { status: 201, description: 'The organization, brands (oldest first) and the user token, shown once' },
+      errors: [400, 401, 409],
+      handler: async (ctx) => {
+        const body = await operatorBody(deps, ctx);
+        ctx.status = 201;
+        ctx.body = await createOrganization(deps, body);
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/operator/kill_switch',
+      operationId: 'getKillSwitch',
+      summary: 'Read the kill switch',
+      success: { status: 200, description: 'The kill switch state' },
+      errors: [401],
+      handler: async (ctx) => {
+        await operatorBody(deps, ctx);
+        ctx.body = await killSwitch.state();
+      },
+    },
+    {
+      ...common,
+      method: 'POST',
+      path: '/operator/kill_switch',
+      operationId: 'setKillSwitch',
+      summary: 'Engage or release the kill switch (every Surface B route answers 503 while engaged)',
+      body: SetKillSwitchInput,
+      success: { status: 200, description: 'The new state' },
+      errors: [400, 401],
+      handler: async (ctx) => {
+        ctx.body = await killSwitch.set(await operatorBody(deps, ctx));
+      },
+    },
+  ];
+}

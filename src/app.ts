@@ -1,0 +1,165 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import { openDatabase, type Database } from './db/database.ts';
+import type { Deps } from './domain/context.ts';
+import { DomainError } from './domain/errors.ts';
+import { KillSwitch } from './domain/operator/kill-switch.ts';
+import { bootstrapIfEmpty, type DevCredentials, type ServiceUrls } from './domain/organization/bootstrap.ts';
+import { createGraphQL } from './graphql/yoga.ts';
+import { createLogger } from './logger.ts';
+import { errorEnvelope, type EnvelopeKind } from '../rest/http/envelope.ts';
+import { requestContext } from '../rest/http/request-id.ts';
+import { mount, type RouteDef } from '../rest/http/route.ts';
+import { buildOpenApi } from '../rest/http/openapi.ts';
+import { surfaceARoutes } from '../rest/surface-a/routes.ts';
+import { ErrorResponse } from '../rest/surface-a/schemas.ts';
+import { tokenRoutes } from '../rest/dashboard/tokens.ts';
+import { operatorRoutes } from '../rest/operator/operator.ts';
+
+export interface App {
+  deps: Deps;
+  killSwitch: KillSwitch;
+  koa: Koa;
+  server: Server;
+  /** Resolved after start(): the URLs and, on a fresh embedded database, the bootstrap credentials. */
+  urls: ServiceUrls;
+  credentials?: DevCredentials;
+  start(): Promise<App>;
+  stop(): Promise<void>;
+}
+
+export interface AppOptions {
+  clock?: Clock;
+  log?: Logger;
+  /** An already-open database (tests share one per file); otherwise opened from config. */
+  db?: Database;
+}
+
+export const SPEC_VERSION = '0.3.3';
+
+function urlsFor(origin: string): ServiceUrls {
+  return {
+    base_url: `${origin}/api`,
+    dashboard_base_url: origin,
+    api_origin: origin,
+    graphql_url: `${origin}/graphql`,
+  };
+}
+
+/** Mounts route declarations under a prefix with the surface's error envelope. */
+function surface(prefix: string, kind: EnvelopeKind, log: Logger, routes: RouteDef[]): Router {
+  const router = new Router({ prefix });
+  router.use(errorEnvelope(kind, log));
+  mount(router, routes);
+  return router;
+}
+
+export async function buildApp(config: Config, opts: AppOptions = {}): Promise<App> {
+  const log = opts.log ?? createLogger(config.logLevel);
+  const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const deps: Deps = { db, clock: opts.clock ?? systemClock, config, log };
+  const killSwitch = new KillSwitch(deps);
+  const yoga = createGraphQL(deps, killSwitch, log);
+
+  const koa = new Koa({ proxy: false });
+  // koa.callback() composes the middleware present when called: resolve it lazily.
+  let handler: ReturnType<Koa['callback']> | undefined;
+  const server = createServer((req, res) => (handler ??= koa.callback())(req, res));
+  const app: App = {
+    deps,
+    killSwitch,
+    koa,
+    server,
+    urls: urlsFor(config.publicOrigin ?? `http://${config.host}:${config.port}`),
+    start,
+    stop,
+  };
+
+  const surfaceA = surfaceARoutes(deps);
+  const tokens = tokenRoutes(deps);
+  const operator = operatorRoutes(deps, killSwitch);
+  const openApiA = () =>
+    buildOpenApi(
+      {
+        title: 'Platform API, Surface A (scope executor)',
+        version: SPEC_VERSION,
+        description: 'Scope registry, scope executor, smoke test and units. Token management lives at the dashboard base URL.',
+        serverUrl: app.urls.base_url,
+        errorSchema: ErrorResponse,
+      },
+      surfaceA,
+    );
+
+  const root = new Router();
+  root.get('/healthz', (ctx) => {
+    ctx.body = { ok: true };
+  });
+  root.get('/readyz', async (ctx) => {
+    try {
+      await db.ping();
+      ctx.body = { ok: true, database: db.kind };
+    } catch {
+      ctx.status = 503;
+      ctx.body = { ok: false, database: db.kind };
+    }
+  });
+  root.get('/api/openapi.json', (ctx) => {
+    ctx.body = openApiA();
+  });
+
+  koa.use(requestContext(log));
+  koa.use(async (ctx, next) => {
+    if (ctx.path !== '/graphql' && !ctx.path.startsWith('/graphql/')) return next();
+    const response = await yoga.handleNodeRequestAndResponse(ctx.req, ctx.res, { requestId: ctx.state.requestId });
+    ctx.status = response.status;
+    response.headers.forEach((value, key) => ctx.append(key, value));
+    ctx.body = response.body ? (response.body as unknown as NodeJS.ReadableStream) : null;
+  });
+  koa.use(root.routes());
+  for (const r of [surface('/api', 'surface_a', log, surfaceA), surface('', 'surface_a', log, [...tokens, ...operator])]) {
+    koa.use(r.routes());
+  }
+  // Anything unmatched: a 404 in the envelope of the surface the path belongs to.
+  koa.use(
+    errorEnvelope(
+      'surface_a',
+      log,
+    ),
+  );
+  koa.use(async (ctx) => {
+    throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
+  });
+
+  let started = false;
+  async function start(): Promise<App> {
+    const applied = await db.migrate();
+    if (applied.length) log.info({ migrations: applied }, 'migrations applied');
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+    started = true;
+    const { port } = server.address() as AddressInfo;
+    app.urls = urlsFor(config.publicOrigin ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
+    if (config.bootstrap) app.credentials = await bootstrapIfEmpty(deps, app.urls);
+    return app;
+  }
+
+  async function stop(): Promise<void> {
+    if (started) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs).unref();
+      });
+    }
+    if (!opts.db) await db.close();
+  }
+
+  return app;
+}

@@ -1,0 +1,97 @@
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { bindMigrationAwareSqlAdapterFactory, type SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+
+/**
+ * Prisma's schema engine compiled to WebAssembly. It applies the standard
+ * `prisma/migrations` folder exactly like `prisma migrate deploy` (same
+ * `_prisma_migrations` bookkeeping) without the native binary the CLI would
+ * download. The .wasm is instantiated by hand so Node 20 needs no
+ * --experimental-wasm-modules flag.
+ */
+const require = createRequire(import.meta.url);
+export const MIGRATIONS_DIR = resolve(dirname(new URL(import.meta.url).pathname), '../../prisma/migrations');
+export const SCHEMA_FILE = resolve(MIGRATIONS_DIR, '../schema.prisma');
+
+type Engine = import('@prisma/schema-engine-wasm').SchemaEngine;
+type EngineModule = typeof import('@prisma/schema-engine-wasm');
+
+let engineModule: Promise<EngineModule> | undefined;
+
+async function loadEngineModule(): Promise<EngineModule> {
+  const pkgDir = dirname(require.resolve('@prisma/schema-engine-wasm'));
+  const bg = await import(join(pkgDir, 'schema_engine_bg.js'));
+  const { instance } = await WebAssembly.instantiate(readFileSync(join(pkgDir, 'schema_engine_bg.wasm')), {
+    './schema_engine_bg.js': bg,
+  });
+  bg.__wbg_set_wasm(instance.exports);
+  (instance.exports as { __wbindgen_start: () => void }).__wbindgen_start();
+  return bg as EngineModule;
+}
+
+export async function withSchemaEngine<T>(
+  adapterFactory: SqlMigrationAwareDriverAdapterFactory,
+  fn: (engine: Engine) => Promise<T>,
+): Promise<T> {
+  engineModule ??= loadEngineModule();
+  const mod = await engineModule;
+  const schema = readFileSync(SCHEMA_FILE, 'utf8');
+  const engine = await mod.SchemaEngine.new(
+    { datamodels: [[SCHEMA_FILE, schema]] },
+    () => {},
+    bindMigrationAwareSqlAdapterFactory(adapterFactory),
+  );
+  try {
+    return await fn(engine);
+  } finally {
+    engine.free();
+  }
+}
+
+export function migrationList() {
+  const dirs = existsSync(MIGRATIONS_DIR)
+    ? readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort()
+    : [];
+  const lockPath = join(MIGRATIONS_DIR, 'migration_lock.toml');
+  return {
+    baseDir: MIGRATIONS_DIR,
+    lockfile: { path: 'migration_lock.toml', content: existsSync(lockPath) ? readFileSync(lockPath, 'utf8') : null },
+    shadowDbInitScript: '',
+    migrationDirectories: dirs.map((name) => ({
+      path: name,
+      migrationFile: {
+        path: 'migration.sql',
+        content: { tag: 'ok' as const, value: readFileSync(join(MIGRATIONS_DIR, name, 'migration.sql'), 'utf8') },
+      },
+    })),
+  };
+}
+
+const noFilter = { externalTables: [], externalEnums: [] };
+
+/** Applies every pending migration; returns the names just applied. */
+export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string[]> {
+  return withSchemaEngine(adapterFactory, async (engine) => {
+    const out = await engine.applyMigrations({ migrationsList: migrationList(), filters: noFilter });
+    return out.appliedMigrationNames;
+  });
+}
+
+/** SQL that takes the migrations folder to the current schema.prisma (empty when in sync). */
+export async function diffMigrationsToSchema(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string> {
+  return withSchemaEngine(adapterFactory, async (engine) => {
+    const schema = readFileSync(SCHEMA_FILE, 'utf8');
+    const result = await engine.diff({
+      from: { tag: 'migrations', ...migrationList() },
+      to: { tag: 'schemaDatamodel', files: [{ path: SCHEMA_FILE, content: schema }] },
+      script: true,
+      exitCode: null,
+      filters: noFilter,
+    });
+    return result.stdout ?? '';
+  });
+}

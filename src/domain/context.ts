@@ -1,0 +1,26 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+
+/** What every domain function may use. Transports build it once per process. */
+export interface Deps {
+  db: Database;
+  clock: Clock;
+  config: Config;
+  log: Logger;
+}
+
+export interface OrganizationRef {
+  id: string;
+  slug: string;
+  name: string;
+}
+
+/** An authenticated platform-token caller (Surface A, Surface B and GraphQL). */
+export interface PlatformCaller {
+  organization: OrganizationRef;
+  tokenId: string;
+  /** Effective scopes: stored scopes with aliases resolved and implicit scopes added. */
+  scopes: ReadonlySet<string>;
+}

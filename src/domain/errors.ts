@@ -1,0 +1,65 @@
+/**
+ * The one error catalogue. Every rule violation is a DomainError carrying a
+ * stable snake_case `code` (callers branch on it, never on the message), the
+ * HTTP status, and the parameter at fault. Each transport has one serializer
+ * (rest/http/error-envelope.ts, src/graphql/errors.ts).
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_event_type: 400,
+  invalid_status: 400,
+  unknown_scope: 400,
+  unit_not_draft: 400,
+  create_rate_limit_exceeded: 400,
+  idempotency_key_reused: 400,
+  test_mode_not_yet_available: 400,
+  brand_not_found: 400,
+  invalid_token: 401,
+  platform_token_required: 401,
+  user_token_required: 401,
+  operator_token_required: 401,
+  missing_scope: 403,
+  publishable_key_not_allowed: 403,
+  resource_missing: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  idempotency_key_conflict: 409,
+  idempotency_key_in_use: 409,
+  operation_conflict: 409,
+  resource_conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  developer_access_paused: 503,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class DomainError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly param: string | null = null,
+    /** Extra public fields (e.g. `required_scope`, `retry_after`). */
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'DomainError';
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+export const isDomainError = (e: unknown): e is DomainError => e instanceof DomainError;
+
+export const missing = (what: string, id: string, param: string | null = null) =>
+  new DomainError('resource_missing', `No such ${what}: '${id}'`, param);
+
+export const missingScope = (scope: string) =>
+  new DomainError('missing_scope', `missing_scope:${scope}`, null, { required_scope: scope });
+
+/** Prisma's unique-constraint violation, mapped once here at the domain boundary. */
+export const isUniqueViolation = (e: unknown): boolean =>
+  typeof e === 'object' && e !== null && (e as { code?: string }).code === 'P2002';

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import type { Deps } from '../context.ts';
+import { parseInput } from '../validation.ts';
+
+/**
+ * The operator kill switch lives in the database so every process sees it.
+ * Each process caches the value for at most KILL_SWITCH_TTL_MS, and the
+ * process that flips it updates its own cache at once.
+ */
+const KEY = 'kill_switch';
+export const KILL_SWITCH_TTL_MS = 1000;
+
+export interface KillSwitchState {
+  engaged: boolean;
+  updated_at: string | null;
+}
+
+export const SetKillSwitchInput = z.strictObject({ engaged: z.boolean() });
+
+export class KillSwitch {
+  private cached: { state: KillSwitchState; at: number } | undefined;
+  constructor(private readonly deps: Deps) {}
+
+  async state(): Promise<KillSwitchState> {
+    const now = Date.now();
+    if (this.cached && now - this.cached.at < KILL_SWITCH_TTL_MS) return this.cached.state;
+    const row = await this.deps.db.prisma.systemSetting.findUnique({ where: { key: KEY } });
+    const state = { engaged: (row?.value as { engaged?: boolean } | null)?.engaged === true, updated_at: row?.updatedAt.toISOString() ?? null };
+    this.cached = { state, at: now };
+    return state;
+  }
+
+  async engaged(): Promise<boolean> {
+    return (await this.state()).engaged;
+  }
+
+  async set(raw: unknown): Promise<KillSwitchState> {
+    const { engaged } = parseInput(SetKillSwitchInput, raw);
+    const updatedAt = this.deps.clock.now();
+    await this.deps.db.prisma.systemSetting.upsert({
+      where: { key: KEY },
+      create: { key: KEY, value: { engaged }, updatedAt },
+      update: { value: { engaged }, updatedAt },
+    });
+    const state = { engaged, updated_at: updatedAt.toISOString() };
+    this.cached = { state, at: Date.now() };
+    return state;
+  }
+}

@@ -1,0 +1,55 @@
+import type { Deps, PlatformCaller } from '../context.ts';
+import { DomainError } from '../errors.ts';
+import type { KillSwitch } from '../operator/kill-switch.ts';
+import { authenticatePlatformKey } from '../token/authenticate.ts';
+import { classifyKey } from '../token/key-kind.ts';
+
+/**
+ * The Surface B request pipeline, shared by REST `/v1/platform` and GraphQL,
+ * in the spec's order: kill switch, test-mode keys, missing bearer, key
+ * validity, publishable keys, brand selection. It runs before any id is
+ * looked up, so an unauthenticated caller can never learn whether an object
+ * exists.
+ */
+export interface Brand {
+  id: string;
+  slug: string;
+  name: string;
+}
+
+export interface SurfaceBCaller extends PlatformCaller {
+  brand: Brand;
+}
+
+export interface PlatformRequestHeaders {
+  /** The bearer credential: null when absent, '' when the header is not a bearer. */
+  bearer: string | null;
+  /** `Service-Brand`: a brand id or slug. */
+  brand?: string;
+}
+
+export async function authorizePlatformRequest(deps: Deps, killSwitch: KillSwitch, h: PlatformRequestHeaders): Promise<SurfaceBCaller> {
+  if (await killSwitch.engaged()) {
+    throw new DomainError('developer_access_paused', 'Developer access is paused by the operator; retry later');
+  }
+  if (h.bearer) classifyKey(h.bearer, deps.config.keyBrand);
+  if (!h.bearer) {
+    throw new DomainError('platform_token_required', 'Authorization: Bearer sk_<brand>_live_... is required (no body token, no cookie)');
+  }
+  const caller = await authenticatePlatformKey(deps, h.bearer);
+  return { ...caller, brand: await selectBrand(deps, caller.organization.id, h.brand) };
+}
+
+/** The `Service-Brand` brand (id or slug), else the organization's oldest brand. */
+export async function selectBrand(deps: Deps, organizationId: string, wanted: string | undefined): Promise<Brand> {
+  const select = { id: true, slug: true, name: true } as const;
+  const brand =
+    wanted === undefined || wanted === ''
+      ? await deps.db.prisma.brand.findFirst({ where: { organizationId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], select })
+      : await deps.db.prisma.brand.findFirst({ where: { organizationId, OR: [{ id: wanted }, { slug: wanted }] }, select });
+  if (!brand) {
+    // Same answer whether the brand is another organization's or nowhere: existence never leaks.
+    throw new DomainError('brand_not_found', `No brand '${wanted ?? ''}' in this organization`, 'Service-Brand');
+  }
+  return brand;
+}

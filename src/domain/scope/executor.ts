@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import type { Tx } from '../../db/database.ts';
+import { recordAudit } from '../audit/audit.ts';
+import type { Deps, PlatformCaller } from '../context.ts';
+import { DomainError, isDomainError, missingScope } from '../errors.ts';
+import { fingerprint, runIdempotent } from '../idempotency/idempotency.ts';
+import { CreateUnitInput, ListUnitsInput, UnitIdInput, deleteUnit, insertUnit, listUnits, publishUnit } from '../unit/unit.ts';
+import { parseInput } from '../validation.ts';
+import { consumeCreateQuota, type Quota } from './create-rate-limit.ts';
+import { SCOPES, type Scope } from './catalogue.ts';
+
+/**
+ * The Surface A scope executor. Each executable scope registers its input
+ * schema and a handler; `/scopes_exec` and the `/units/*` sugar both go
+ * through `executeScope`, which verifies the scope, audits every call,
+ * applies idempotency and the create rate limit, and runs the handler.
+ */
+export type ScopeMode = 'read' | 'create' | 'update' | 'delete';
+
+interface Executor<S extends z.ZodType = z.ZodType> {
+  category: string;
+  mode: ScopeMode;
+  input: S;
+  run(deps: Deps, tx: Tx, caller: PlatformCaller, input: z.output<S>): Promise<Record<string, unknown>>;
+}
+
+const define = <S extends z.ZodType>(e: Executor<S>) => e as unknown as Executor;
+
+const EmptyInput = z.strictObject({});
+
+export const EXECUTORS: Partial<Record<Scope, Executor>> = {
+  'org:read': define({
+    category: 'org',
+    mode: 'read',
+    input: EmptyInput,
+    run: async (_deps, _tx, caller) => ({ organization: { object: 'organization', ...caller.organization, livemode: true } }),
+  }),
+  'units:read': define({
+    category: 'units',
+    mode: 'read',
+    input: ListUnitsInput,
+    run: (_deps, tx, caller, input) => listUnits(tx, caller.organization.id, input),
+  }),
+  'units:create': define({
+    category: 'units',
+    mode: 'create',
+    input: CreateUnitInput,
+    run: async (deps, tx, caller, input) => ({ unit: await insertUnit(deps, tx, caller.organization.id, input), duplicate: false }),
+  }),
+  'units:delete': define({
+    category: 'units',
+    mode: 'delete',
+    input: UnitIdInput,
+    run: (deps, tx, caller, input) => deleteUnit(deps, tx, caller.organization.id, input.unit_id),
+  }),
+  'units:publish': define({
+    category: 'units',
+    mode: 'update',
+    input: UnitIdInput,
+    run: (deps, tx, caller, input) => publishUnit(deps, tx, caller.organization.id, input.unit_id),
+  }),
+};
+
+export interface RegistryEntry {
+  scope: string;
+  category: string;
+  description: string;
+  mode: ScopeMode;
+}
+
+export function scopeRegistry(): RegistryEntry[] {
+  return Object.entries(EXECUTORS).map(([scope, e]) => ({
+    scope,
+    category: e.category,
+    description: SCOPES[scope as Scope],
+    mode: e.mode,
+  }));
+}
+
+export interface ExecuteRequest {
+  scope: string;
+  data: unknown;
+  idempotencyKey?: string;
+  requestId: string;
+}
+
+export interface ExecuteResult {
+  entry: RegistryEntry;
+  result: Record<string, unknown>;
+  /** True when an Idempotency-Key replayed an earlier create. */
+  duplicate: boolean;
+  quota?: Quota;
+}
+
+export async function executeScope(deps: Deps, caller: PlatformCaller, req: ExecuteRequest): Promise<ExecuteResult> {
+  const audit = (outcome: 'allowed' | 'refused' | 'replayed', reason?: string) =>
+    recordAudit(deps, { organizationId: caller.organization.id, tokenId: caller.tokenId, scope: req.scope.slice(0, 200), outcome, reason, requestId: req.requestId });
+  const executor = Object.hasOwn(EXECUTORS, req.scope) ? EXECUTORS[req.scope as Scope] : undefined;
+  try {
+    if (!executor) {
+      throw new DomainError('unknown_scope', `Unknown scope '${req.scope}'; GET /scopes lists the executable scopes`, 'scope');
+    }
+    if (!caller.scopes.has(req.scope)) throw missingScope(req.scope);
+    const input = parseInput(executor.input, req.data);
+    const entry = scopeRegistry().find((e) => e.scope === req.scope)!;
+
+    if (executor.mode !== 'create') {
+      const result = await deps.db.transaction(async (tx) => {
+        const out = await executor.run(deps, tx, caller, input);
+        await recordAudit(deps, { organizationId: caller.organization.id, tokenId: caller.tokenId, scope: req.scope, outcome: 'allowed', requestId: req.requestId }, tx);
+        return out;
+      });
+      return { entry, result, duplicate: false };
+    }
+
+    let quota: Quota | undefined;
+    const idem = req.idempotencyKey
+      ? { namespace: `a:${caller.organization.id}`, key: req.idempotencyKey, fingerprint: fingerprint(req.scope, input) }
+      : undefined;
+    const response = await runIdempotent(
+      deps,
+      idem,
+      async (tx) => {
+        quota = await consumeCreateQuota(deps, tx, { organizationId: caller.organization.id, tokenId: caller.tokenId, family: executor.category });
+        const body = await executor.run(deps, tx, caller, input);
+        await recordAudit(deps, { organizationId: caller.organization.id, tokenId: caller.tokenId, scope: req.scope, outcome: 'allowed', requestId: req.requestId }, tx);
+        return { status: 200, body };
+      },
+      'idempotency_key_reused',
+    );
+    if (response.replayed) {
+      await audit('replayed');
+      return { entry, result: { ...(response.body as Record<string, unknown>), duplicate: true }, duplicate: true };
+    }
+    return { entry, result: response.body as Record<string, unknown>, duplicate: false, quota };
+  } catch (e) {
+    if (isDomainError(e)) await audit('refused', e.code);
+    throw e;
+  }
+}

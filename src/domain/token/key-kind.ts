@@ -1,0 +1,23 @@
+import { DomainError } from '../errors.ts';
+
+/**
+ * What a presented key claims to be, from its prefix alone. Test-mode
+ * prefixes are reserved: they answer 400 before any other check.
+ */
+export type KeyKind = 'secret' | 'publishable' | 'unknown';
+
+export const secretKeyPrefix = (keyBrand: string) => `sk_${keyBrand}_live_`;
+
+const TEST_MODE = (keyBrand: string) => [/^sk_test_/, /^pk_test_/, new RegExp(`^sk_${keyBrand}_test_`)];
+
+export function classifyKey(key: string, keyBrand: string): KeyKind {
+  if (TEST_MODE(keyBrand).some((re) => re.test(key))) {
+    throw new DomainError(
+      'test_mode_not_yet_available',
+      'Test mode keys are reserved and not yet available; use a live key. Every object carries `livemode`.',
+    );
+  }
+  if (key.startsWith('pk_live_')) return 'publishable';
+  if (key.startsWith(secretKeyPrefix(keyBrand))) return 'secret';
+  return 'unknown';
+}

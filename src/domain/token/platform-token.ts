@@ -1,0 +1,167 @@
+import { z } from 'zod';
+import type { PlatformToken } from '../../db/generated/client.ts';
+import type { Deps, PlatformCaller } from '../context.ts';
+import { DomainError, missing } from '../errors.ts';
+import { isId, newId } from '../id.ts';
+import { ALL_SCOPES, effectiveScopes, isScope } from '../scope/catalogue.ts';
+import { constantTimeEqual, displayPrefix, generateSecret, hashSecret, hasValidChecksum } from '../secret.ts';
+import { parseInput, timestamp } from '../validation.ts';
+import { secretKeyPrefix } from './key-kind.ts';
+import type { Tx } from '../../db/database.ts';
+
+export type TokenStatus = 'active' | 'revoked' | 'expired';
+
+export interface PublicPlatformToken {
+  id: string;
+  name: string;
+  token_prefix: string;
+  scopes: string[];
+  status: TokenStatus;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+}
+
+export const CreatePlatformTokenInput = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  scopes: z
+    .array(z.string())
+    .min(1, 'at least one scope is required')
+    .max(ALL_SCOPES.length)
+    .superRefine((scopes, ctx) => {
+      const unknown = scopes.filter((s) => !isScope(s));
+      if (unknown.length) ctx.addIssue({ code: 'custom', message: `unknown scope(s): ${unknown.join(', ')}` });
+    }),
+  expires_at: timestamp().optional(),
+});
+export type CreatePlatformTokenInput = z.output<typeof CreatePlatformTokenInput>;
+
+export const TokenIdInput = z.strictObject({ token_id: z.string().min(1) });
+
+export function tokenStatus(t: Pick<PlatformToken, 'revokedAt' | 'expiresAt'>, now: Date): TokenStatus {
+  if (t.revokedAt) return 'revoked';
+  if (t.expiresAt && t.expiresAt <= now) return 'expired';
+  return 'active';
+}
+
+export function presentPlatformToken(t: PlatformToken, now: Date): PublicPlatformToken {
+  return {
+    id: t.id,
+    name: t.name,
+    token_prefix: t.tokenPrefix,
+    scopes: t.scopes,
+    status: tokenStatus(t, now),
+    last_used_at: t.lastUsedAt?.toISOString() ?? null,
+    expires_at: t.expiresAt?.toISOString() ?? null,
+    revoked_at: t.revokedAt?.toISOString() ?? null,
+    created_at: t.createdAt.toISOString(),
+  };
+}
+
+/** Inserts a token and returns it with its secret, the only time the secret exists outside the caller. */
+export async function insertPlatformToken(
+  deps: Deps,
+  tx: Tx,
+  args: { organizationId: string; name: string; scopes: string[]; expiresAt?: Date | null; userId?: string | null; replacesTokenId?: string },
+): Promise<{ token: PublicPlatformToken; secret: string }> {
+  const prefix = secretKeyPrefix(deps.config.keyBrand);
+  const secret = generateSecret(prefix);
+  const row = await tx.platformToken.create({
+    data: {
+      id: newId('platformToken'),
+      organizationId: args.organizationId,
+      name: args.name,
+      tokenHash: hashSecret(secret),
+      tokenPrefix: displayPrefix(secret, prefix),
+      scopes: [...new Set(args.scopes)],
+      expiresAt: args.expiresAt ?? null,
+      createdByUserId: args.userId ?? null,
+      replacesTokenId: args.replacesTokenId ?? null,
+      createdAt: deps.clock.now(),
+    },
+  });
+  return { token: presentPlatformToken(row, deps.clock.now()), secret };
+}
+
+export async function createPlatformToken(deps: Deps, organizationId: string, userId: string, raw: unknown) {
+  const input = parseInput(CreatePlatformTokenInput, raw);
+  if (input.expires_at && input.expires_at <= deps.clock.now()) {
+    throw new DomainError('invalid_request', 'expires_at must be in the future', 'expires_at');
+  }
+  return deps.db.transaction((tx) =>
+    insertPlatformToken(deps, tx, { organizationId, userId, name: input.name, scopes: input.scopes, expiresAt: input.expires_at }),
+  );
+}
+
+export async function listPlatformTokens(deps: Deps, organizationId: string): Promise<PublicPlatformToken[]> {
+  const rows = await deps.db.prisma.platformToken.findMany({ where: { organizationId }, orderBy: { id: 'desc' } });
+  const now = deps.clock.now();
+  return rows.map((r) => presentPlatformToken(r, now));
+}
+
+async function findOwnedToken(tx: Tx, organizationId: string, tokenId: string) {
+  const row = isId('platformToken', tokenId)
+    ? await tx.platformToken.findFirst({ where: { id: tokenId, organizationId } })
+    : null;
+  if (!row) throw missing('platform token', tokenId, 'token_id');
+  return row;
+}
+
+/** Revoking is idempotent: an already revoked token keeps its original `revoked_at`. */
+export async function revokePlatformToken(deps: Deps, organizationId: string, raw: unknown): Promise<void> {
+  const { token_id } = parseInput(TokenIdInput, raw);
+  await deps.db.transaction(async (tx) => {
+    const row = await findOwnedToken(tx, organizationId, token_id);
+    if (!row.revokedAt) await tx.platformToken.update({ where: { id: row.id }, data: { revokedAt: deps.clock.now() } });
+  });
+}
+
+/** Rotation revokes the old token and issues a replacement with the same scopes and expiry. */
+export async function rotatePlatformToken(deps: Deps, organizationId: string, userId: string, raw: unknown) {
+  const { token_id } = parseInput(TokenIdInput, raw);
+  return deps.db.transaction(async (tx) => {
+    const row = await findOwnedToken(tx, organizationId, token_id);
+    const now = deps.clock.now();
+    const status = tokenStatus(row, now);
+    if (status !== 'active') {
+      throw new DomainError('invalid_request', `Token ${row.id} is ${status} and cannot be rotated`, 'token_id');
+    }
+    // Conditional update: two concurrent rotations cannot both succeed.
+    const revoked = await tx.platformToken.updateMany({ where: { id: row.id, revokedAt: null }, data: { revokedAt: now } });
+    if (revoked.count !== 1) throw new DomainError('invalid_request', `Token ${row.id} is revoked and cannot be rotated`, 'token_id');
+    return insertPlatformToken(deps, tx, {
+      organizationId,
+      userId,
+      name: row.name,
+      scopes: row.scopes,
+      expiresAt: row.expiresAt,
+      replacesTokenId: row.id,
+    });
+  });
+}
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * Resolves a presented secret to its caller, or throws 401 `invalid_token`
+ * for anything unknown, revoked or expired (one answer for all three, so a
+ * probe learns nothing). `last_used_at` is written at most once a minute per
+ * token to keep authentication read-only on the hot path.
+ */
+export async function authenticatePlatformSecret(deps: Deps, secret: string): Promise<PlatformCaller> {
+  const prefix = secretKeyPrefix(deps.config.keyBrand);
+  const invalid = new DomainError('invalid_token', 'The platform token is unknown, revoked or expired');
+  if (!hasValidChecksum(secret, prefix)) throw invalid;
+  const hash = hashSecret(secret);
+  const row = await deps.db.prisma.platformToken.findUnique({
+    where: { tokenHash: hash },
+    include: { organization: { select: { id: true, slug: true, name: true } } },
+  });
+  const now = deps.clock.now();
+  if (!row || !constantTimeEqual(row.tokenHash, hash) || tokenStatus(row, now) !== 'active') throw invalid;
+  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    await deps.db.prisma.platformToken.update({ where: { id: row.id }, data: { lastUsedAt: now } }).catch(() => {});
+  }
+  return { organization: row.organization, tokenId: row.id, scopes: effectiveScopes(row.scopes) };
+}

@@ -1,0 +1,30 @@
+import type { Tx } from '../../db/database.ts';
+import type { Deps } from '../context.ts';
+import { DomainError } from '../errors.ts';
+import { newId } from '../id.ts';
+import { constantTimeEqual, displayPrefix, generateSecret, hashSecret, hasValidChecksum } from '../secret.ts';
+
+/** Dashboard user tokens (`ut_...`) authenticate token management. */
+export const USER_TOKEN_PREFIX = 'ut_';
+
+export interface UserCaller {
+  userId: string;
+  organizationId: string;
+}
+
+export async function issueUserToken(tx: Tx, userId: string, now: Date): Promise<string> {
+  const secret = generateSecret(USER_TOKEN_PREFIX);
+  await tx.userToken.create({
+    data: { id: newId('userToken'), userId, tokenHash: hashSecret(secret), tokenPrefix: displayPrefix(secret, USER_TOKEN_PREFIX), createdAt: now },
+  });
+  return secret;
+}
+
+export async function authenticateUserToken(deps: Deps, secret: string): Promise<UserCaller> {
+  const invalid = new DomainError('invalid_token', 'The user token is unknown or revoked');
+  if (!hasValidChecksum(secret, USER_TOKEN_PREFIX)) throw invalid;
+  const hash = hashSecret(secret);
+  const row = await deps.db.prisma.userToken.findUnique({ where: { tokenHash: hash }, include: { user: true } });
+  if (!row || row.revokedAt || !constantTimeEqual(row.tokenHash, hash)) throw invalid;
+  return { userId: row.userId, organizationId: row.user.organizationId };
+}

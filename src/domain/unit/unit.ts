@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import type { Unit } from '../../db/generated/client.ts';
+import type { Tx } from '../../db/database.ts';
+import type { Deps } from '../context.ts';
+import { DomainError, missing } from '../errors.ts';
+import { isId, newId } from '../id.ts';
+
+/** Units are Surface A's content items: created as `draft`, published through `units:publish`. */
+export const UNITS_PER_PAGE_MAX = 100;
+
+export const ListUnitsInput = z.strictObject({
+  page: z.number().int().min(1).default(1),
+  per_page: z.number().int().min(1).max(UNITS_PER_PAGE_MAX).default(25),
+});
+export const CreateUnitInput = z.strictObject({
+  type: z.string().trim().min(1).max(64),
+  caption: z.string().max(10_000),
+  production_id: z.string().min(1).max(200).optional(),
+});
+export const UnitIdInput = z.strictObject({ unit_id: z.string().min(1) });
+
+export interface PublicUnit {
+  id: string;
+  object: 'unit';
+  type: string;
+  caption: string;
+  production_id: string | null;
+  status: 'draft' | 'published';
+  published_at: string | null;
+  livemode: true;
+  created_at: string;
+  updated_at: string;
+}
+
+export function presentUnit(u: Unit): PublicUnit {
+  return {
+    id: u.id,
+    object: 'unit',
+    type: u.type,
+    caption: u.caption,
+    production_id: u.productionId,
+    status: u.status as PublicUnit['status'],
+    published_at: u.publishedAt?.toISOString() ?? null,
+    livemode: true,
+    created_at: u.createdAt.toISOString(),
+    updated_at: u.updatedAt.toISOString(),
+  };
+}
+
+/** Newest first. `has_more` saves callers a request for an empty page. */
+export async function listUnits(tx: Tx, organizationId: string, input: z.output<typeof ListUnitsInput>) {
+  const rows = await tx.unit.findMany({
+    where: { organizationId },
+    orderBy: { id: 'desc' },
+    skip: (input.page - 1) * input.per_page,
+    take: input.per_page + 1,
+  });
+  return {
+    units: rows.slice(0, input.per_page).map(presentUnit),
+    page: input.page,
+    per_page: input.per_page,
+    has_more: rows.length > input.per_page,
+  };
+}
+
+export async function insertUnit(deps: Deps, tx: Tx, organizationId: string, input: z.output<typeof CreateUnitInput>) {
+  const now = deps.clock.now();
+  const row = await tx.unit.create({
+    data: {
+      id: newId('unit'),
+      organizationId,
+      type: input.type,
+      caption: input.caption,
+      productionId: input.production_id ?? null,
+      createdAt: now,
+      updatedAt: now,
+    },
+  });
+  return presentUnit(row);
+}
+
+async function findUnit(tx: Tx, organizationId: string, unitId: string) {
+  const row = isId('unit', unitId) ? await tx.unit.findFirst({ where: { id: unitId, organizationId } }) : null;
+  if (!row) throw missing('unit', unitId, 'unit_id');
+  return row;
+}
+
+export async function deleteUnit(deps: Deps, tx: Tx, organizationId: string, unitId: string) {
+  const row = await findUnit(tx, organizationId, unitId);
+  // Conditional delete: a concurrent publish cannot slip between check and delete.
+  const { count } = await tx.unit.deleteMany({ where: { id: row.id, status: 'draft' } });
+  if (count !== 1) throw new DomainError('unit_not_draft', `Unit ${row.id} is ${row.status}; only a draft unit may be deleted`, 'unit_id');
+  return { ok: true, success: true };
+}
+
+export async function publishUnit(deps: Deps, tx: Tx, organizationId: string, unitId: string) {
+  const row = await findUnit(tx, organizationId, unitId);
+  if (row.status !== 'draft') return { unit: presentUnit(row) }; // publishing twice is a no-op
+  const now = deps.clock.now();
+  const updated = await tx.unit.update({ where: { id: row.id }, data: { status: 'published', publishedAt: now, updatedAt: now } });
+  return { unit: presentUnit(updated) };
+}

@@ -1,0 +1,56 @@
+import SchemaBuilder from '@pothos/core';
+import PrismaPlugin from '@pothos/plugin-prisma';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import RelayPlugin from '@pothos/plugin-relay';
+import type PrismaTypes from '../db/generated/pothos-types.ts';
+import { getDatamodel } from '../db/generated/pothos-types.ts';
+import { missingScope } from '../domain/errors.ts';
+import type { GraphQLContext } from './context.ts';
+
+/**
+ * Builder configuration only. The Prisma client comes from the context: one
+ * schema serves several app instances (tests run many, each with its own
+ * database), so there is no module-level client to import.
+ */
+export const builder = new SchemaBuilder<{
+  Context: GraphQLContext;
+  PrismaTypes: PrismaTypes;
+  AuthScopes: { scope: string };
+  Scalars: {
+    DateTime: { Input: Date; Output: Date | string };
+    JSON: { Input: unknown; Output: unknown };
+  };
+  DefaultFieldNullability: false;
+}>({
+  plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authorizeOnSubscribe: true,
+    authScopes: (ctx) => ({ scope: (s: string) => ctx.caller.scopes.has(s) }),
+    unauthorizedError: (_parent, _ctx, _info, result) => {
+      const needed = /scope/.test(result.message) ? result.failure : undefined;
+      const scope = needed && 'kind' in needed && needed.kind === 'AuthScope' ? String(needed.parameter) : 'unknown';
+      return missingScope(scope);
+    },
+  },
+  prisma: {
+    client: (ctx) => ctx.deps.db.prisma,
+    dmmf: getDatamodel(),
+    filterConnectionTotalCount: true,
+    onUnusedQuery: process.env.NODE_ENV === 'test' ? 'error' : null,
+  },
+  relay: { clientMutationId: 'omit', cursorType: 'String' },
+});
+
+builder.scalarType('DateTime', {
+  serialize: (v) => (v instanceof Date ? v.toISOString() : v),
+  parseValue: (v) => {
+    const d = new Date(String(v));
+    if (Number.isNaN(d.getTime())) throw new TypeError('DateTime must be an RFC 3339 string');
+    return d;
+  },
+});
+builder.scalarType('JSON', { serialize: (v) => v, parseValue: (v) => v });
+
+builder.queryType({});
+builder.mutationType({});

@@ -1,0 +1,87 @@
+import type { PublicUnit } from '../../domain/unit/unit.ts';
+import { executeScope } from '../../domain/scope/executor.ts';
+import { builder } from '../builder.ts';
+import type { GraphQLContext } from '../context.ts';
+
+/**
+ * Surface A's units, through the same scope executor as `/scopes_exec` and
+ * `/api/units/*`: same scope checks, audit, idempotency and create limit.
+ */
+const Unit = builder.objectRef<PublicUnit>('Unit').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    type: t.exposeString('type'),
+    caption: t.exposeString('caption'),
+    productionId: t.exposeString('production_id', { nullable: true }),
+    status: t.exposeString('status'),
+    publishedAt: t.exposeString('published_at', { nullable: true }),
+    livemode: t.exposeBoolean('livemode'),
+    createdAt: t.exposeString('created_at'),
+    updatedAt: t.exposeString('updated_at'),
+  }),
+});
+
+const UnitPage = builder
+  .objectRef<{ units: PublicUnit[]; page: number; per_page: number; has_more: boolean }>('UnitPage')
+  .implement({
+    fields: (t) => ({
+      units: t.field({ type: [Unit], resolve: (p) => p.units }),
+      page: t.exposeInt('page'),
+      perPage: t.exposeInt('per_page'),
+      hasMore: t.exposeBoolean('has_more'),
+    }),
+  });
+
+const CreateUnitPayload = builder.objectRef<{ unit: PublicUnit; duplicate: boolean }>('CreateUnitPayload').implement({
+  fields: (t) => ({ unit: t.field({ type: Unit, resolve: (p) => p.unit }), duplicate: t.exposeBoolean('duplicate') }),
+});
+
+const exec = async (ctx: GraphQLContext, scope: string, data: Record<string, unknown>, idempotencyKey?: string | null) =>
+  (await executeScope(ctx.deps, ctx.caller, { scope, data, idempotencyKey: idempotencyKey ?? ctx.idempotencyKey, requestId: ctx.requestId })).result;
+
+const drop = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));
+
+builder.queryField('units', (t) =>
+  t.field({
+    type: UnitPage,
+    description: 'Units, newest first (scope units:read)',
+    args: { page: t.arg.int(), perPage: t.arg.int() },
+    resolve: async (_r, a, ctx) => (await exec(ctx, 'units:read', drop({ page: a.page, per_page: a.perPage }))) as never,
+  }),
+);
+
+builder.mutationField('createUnit', (t) =>
+  t.field({
+    type: CreateUnitPayload,
+    description: 'Create a draft unit (scope units:create; idempotent; create-rate-limited)',
+    args: {
+      type: t.arg.string({ required: true }),
+      caption: t.arg.string({ required: true }),
+      productionId: t.arg.string(),
+      idempotencyKey: t.arg.string({ description: 'Overrides the Idempotency-Key header' }),
+    },
+    resolve: async (_r, a, ctx) =>
+      (await exec(ctx, 'units:create', drop({ type: a.type, caption: a.caption, production_id: a.productionId }), a.idempotencyKey)) as never,
+  }),
+);
+
+builder.mutationField('publishUnit', (t) =>
+  t.field({
+    type: Unit,
+    description: 'Publish a draft unit (scope units:publish)',
+    args: { unitId: t.arg.id({ required: true }) },
+    resolve: async (_r, a, ctx) => ((await exec(ctx, 'units:publish', { unit_id: String(a.unitId) })) as { unit: PublicUnit }).unit,
+  }),
+);
+
+builder.mutationField('deleteUnit', (t) =>
+  t.field({
+    type: 'Boolean',
+    description: 'Delete a draft unit (scope units:delete)',
+    args: { unitId: t.arg.id({ required: true }) },
+    resolve: async (_r, a, ctx) => {
+      await exec(ctx, 'units:delete', { unit_id: String(a.unitId) });
+      return true;
+    },
+  }),
+);

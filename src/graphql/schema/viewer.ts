@@ -1,0 +1,56 @@
+import { builder } from '../builder.ts';
+
+builder.prismaObject('Organization', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    slug: t.exposeString('slug'),
+    name: t.exposeString('name'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+builder.prismaObject('Brand', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    slug: t.exposeString('slug'),
+    name: t.exposeString('name'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+/** The authenticated caller: its organization, brands, selected brand and effective scopes. */
+const Viewer = builder.objectRef<{ organizationId: string; brandId: string; tokenId: string; scopes: string[] }>('Viewer');
+
+Viewer.implement({
+  fields: (t) => ({
+    tokenId: t.exposeID('tokenId'),
+    scopes: t.exposeStringList('scopes'),
+    organization: t.prismaField({
+      type: 'Organization',
+      resolve: (query, v, _args, ctx) => ctx.deps.db.prisma.organization.findUniqueOrThrow({ ...query, where: { id: v.organizationId } }),
+    }),
+    brand: t.prismaField({
+      type: 'Brand',
+      description: 'The brand selected by the Service-Brand header (default: the oldest)',
+      resolve: (query, v, _args, ctx) => ctx.deps.db.prisma.brand.findUniqueOrThrow({ ...query, where: { id: v.brandId } }),
+    }),
+    brands: t.prismaField({
+      type: ['Brand'],
+      description: 'All brands of the organization, oldest first',
+      resolve: (query, v, _args, ctx) =>
+        ctx.deps.db.prisma.brand.findMany({ ...query, where: { organizationId: v.organizationId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+    }),
+  }),
+});
+
+builder.queryField('viewer', (t) =>
+  t.field({
+    type: Viewer,
+    resolve: (_root, _args, ctx) => ({
+      organizationId: ctx.caller.organization.id,
+      brandId: ctx.caller.brand.id,
+      tokenId: ctx.caller.tokenId,
+      scopes: [...ctx.caller.scopes].sort(),
+    }),
+  }),
+);

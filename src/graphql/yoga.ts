@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { Deps } from '../domain/context.ts';
+import { DomainError, isDomainError } from '../domain/errors.ts';
+import type { KillSwitch } from '../domain/operator/kill-switch.ts';
+import { authorizePlatformRequest } from '../domain/platform/request-auth.ts';
+import type { GraphQLContext } from './context.ts';
+import { toGraphQLError } from './errors.ts';
+import { schema } from './schema/index.ts';
+
+export type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+
+function bearerOf(header: string | null | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1]! : '';
+}
+
+/**
+ * graphql-yoga over the Pothos schema. Every operation is authenticated by
+ * the Surface B pipeline in the context factory (HTTP and graphql-ws alike);
+ * error masking stays on and only catalogued DomainErrors pass through, with
+ * their `code` in `extensions`.
+ */
+export function createGraphQL(deps: Deps, killSwitch: KillSwitch, log: Logger): Yoga {
+  return createYoga<Record<string, unknown>, GraphQLContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    logging: false,
+    landingPage: false,
+    graphiql: { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) },
+    maskedErrors: {
+      maskError(error, message) {
+        const original = (error as { originalError?: unknown }).originalError ?? error;
+        if (isDomainError(original)) return toGraphQLError(original, requestIdOf(error));
+        if (original && (original as { extensions?: { code?: string } }).extensions?.code) return error as Error;
+        log.error({ err: original }, 'unhandled GraphQL error');
+        return toGraphQLError(new DomainError('internal_error', message), requestIdOf(error));
+      },
+    },
+    context: async ({ request, connectionParams, requestId: httpRequestId }: { request: Request; connectionParams?: Record<string, unknown>; requestId?: string }) => {
+      // HTTP requests reuse the Koa request id (also in the Request-Id header); WebSocket operations get their own.
+      const requestId = httpRequestId ?? `req_${randomBytes(12).toString('hex')}`;
+      const header = (name: string) => {
+        const fromWs = connectionParams?.[name] ?? connectionParams?.[name.toLowerCase()];
+        return typeof fromWs === 'string' ? fromWs : request.headers.get(name);
+      };
+      try {
+        const caller = await authorizePlatformRequest(deps, killSwitch, {
+          bearer: bearerOf(header('authorization')),
+          brand: header('service-brand') ?? undefined,
+        });
+        return { deps, killSwitch, caller, requestId, idempotencyKey: header('idempotency-key') ?? undefined };
+      } catch (e) {
+        if (isDomainError(e)) throw toGraphQLError(e, requestId, true);
+        throw e;
+      }
+    },
+  }) as Yoga;
+}
+
+function requestIdOf(error: unknown): string {
+  return ((error as { extensions?: { request_id?: string } }).extensions?.request_id as string) ?? 'unknown';
+}
