@@ -1,6 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
 export default defineConfig({
+  // One graphql module instance for test code and libraries alike (graphql 16
+  // ships CJS and ESM builds; mixing them fails with "from another realm").
+  resolve: { alias: { graphql: require.resolve('graphql') } },
   test: {
     include: ['test/**/*.test.ts'],
     // Each file starts its own server on its own database (in-memory PGlite, or a
