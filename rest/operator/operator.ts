@@ -26,8 +26,9 @@ export function operatorRoutes(deps: Deps, killSwitch: KillSwitch): RouteDef[] {
       errors: [400, 401, 409],
       handler: async (ctx) => {
         const body = await operatorBody(deps, ctx);
+        const { organization, brands, user_token } = await createOrganization(deps, body);
         ctx.status = 201;
-        ctx.body = await createOrganization(deps, body);
+        ctx.body = { organization, brands, user_token };
       },
     },
     {
