@@ -1,0 +1,60 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+
+/** `npm start` as a real child process: `tsx src/main.ts` with the given environment. */
+export interface ServerProcess {
+  child: ChildProcess;
+  /** Everything written to stdout and stderr so far. */
+  output(): string;
+  /** The API origin parsed from the startup banner. */
+  origin: string;
+  /** Sends `signal` and resolves with the exit code (null on timeout, after which the child is killed). */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
+}
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+export async function spawnServer(env: Record<string, string>, startTimeoutMs = 45_000): Promise<ServerProcess> {
+  const child = spawn(resolve(ROOT, 'node_modules/.bin/tsx'), ['src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('exit', (code, signal) => res({ code, signal })));
+
+  const origin = await new Promise<string>((res, rej) => {
+    const timer = setTimeout(() => rej(new Error(`no banner within ${startTimeoutMs} ms:\n${out}`)), startTimeoutMs);
+    const check = () => {
+      const m = /Health\s+(http:\/\/\S+)\/healthz/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        res(m[1]!);
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then(({ code }) => {
+      clearTimeout(timer);
+      rej(new Error(`server exited with ${code} before its banner:\n${out}`));
+    });
+  });
+
+  return {
+    child,
+    origin,
+    output: () => out,
+    stop: async (signal = 'SIGTERM', timeoutMs = 10_000) => {
+      const started = Date.now();
+      child.kill(signal);
+      const timeout = new Promise<null>((res) => setTimeout(() => res(null), timeoutMs).unref());
+      const result = await Promise.race([exited, timeout]);
+      if (!result) {
+        child.kill('SIGKILL');
+        return { code: null, signal: null, ms: Date.now() - started };
+      }
+      return { ...result, ms: Date.now() - started };
+    },
+  };
+}
