@@ -11,6 +11,15 @@ import { DomainError } from './domain/errors.ts';
 import { KillSwitch } from './domain/operator/kill-switch.ts';
 import { bootstrapIfEmpty, type DevCredentials, type ServiceUrls } from './domain/organization/bootstrap.ts';
 import { createGraphQL } from './graphql/yoga.ts';
+import { attachGraphQLWebSocket } from './graphql/ws.ts';
+import { Sequencer } from './domain/event/sequencer.ts';
+import { EventStream } from './domain/event/stream.ts';
+import { PlatformGate } from './domain/platform/request-auth.ts';
+import { platformPipeline } from '../rest/platform/pipeline.ts';
+import { webhookEndpointRoutes } from '../rest/platform/webhook-endpoints.ts';
+import { eventRoutes } from '../rest/platform/events.ts';
+import { ErrorEnvelope } from '../rest/platform/schemas.ts';
+import { operatorEventRoutes } from '../rest/operator/events.ts';
 import { createLogger } from './logger.ts';
 import { errorEnvelope, type EnvelopeKind } from '../rest/http/envelope.ts';
 import { requestContext } from '../rest/http/request-id.ts';
@@ -24,6 +33,9 @@ import { operatorRoutes } from '../rest/operator/operator.ts';
 export interface App {
   deps: Deps;
   killSwitch: KillSwitch;
+  gate: PlatformGate;
+  sequencer: Sequencer;
+  stream: EventStream;
   koa: Koa;
   server: Server;
   /** Resolved after start(): the URLs and, on a fresh embedded database, the bootstrap credentials. */
@@ -62,9 +74,13 @@ function surface(prefix: string, kind: EnvelopeKind, log: Logger, routes: RouteD
 export async function buildApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger(config.logLevel);
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
-  const deps: Deps = { db, clock: opts.clock ?? systemClock, config, log };
+  const base = { db, clock: opts.clock ?? systemClock, config, log };
+  const stream = new EventStream(base);
+  const sequencer = new Sequencer(base, () => stream.pull());
+  const deps: Deps = { ...base, sequencer };
   const killSwitch = new KillSwitch(deps);
-  const yoga = createGraphQL(deps, killSwitch, log);
+  const gate = new PlatformGate(deps, killSwitch);
+  const yoga = createGraphQL(deps, gate, stream, log);
 
   const koa = new Koa({ proxy: false });
   // koa.callback() composes the middleware present when called: resolve it lazily.
@@ -73,6 +89,9 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const app: App = {
     deps,
     killSwitch,
+    gate,
+    sequencer,
+    stream,
     koa,
     server,
     urls: urlsFor(config.publicOrigin ?? `http://${config.host}:${config.port}`),
@@ -82,7 +101,20 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
 
   const surfaceA = surfaceARoutes(deps);
   const tokens = tokenRoutes(deps);
-  const operator = operatorRoutes(deps, killSwitch);
+  const operator = [...operatorRoutes(deps, killSwitch), ...operatorEventRoutes(deps)];
+  const platform = [...webhookEndpointRoutes(deps), ...eventRoutes(deps)];
+  const openApiB = () =>
+    buildOpenApi(
+      {
+        title: 'Platform API, Surface B',
+        version: '1',
+        description:
+          'Webhook endpoints, the event feed, assertions and operations. Bearer platform token; Idempotency-Key on every mutation; errors as { error: { code, message, param, request_id } }.',
+        serverUrl: `${app.urls.api_origin}/v1/platform`,
+        errorSchema: ErrorEnvelope,
+      },
+      platform,
+    );
   const openApiA = () =>
     buildOpenApi(
       {
@@ -111,6 +143,9 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   root.get('/api/openapi.json', (ctx) => {
     ctx.body = openApiA();
   });
+  root.get('/v1/platform/openapi.json', (ctx) => {
+    ctx.body = openApiB();
+  });
 
   koa.use(requestContext(log));
   koa.use(async (ctx, next) => {
@@ -124,6 +159,15 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   for (const r of [surface('/api', 'surface_a', log, surfaceA), surface('', 'surface_a', log, [...tokens, ...operator])]) {
     koa.use(r.routes());
   }
+  // Surface B: the pipeline runs for every path under the prefix, known or not,
+  // so even a 404 is only answered to an authenticated caller.
+  const surfaceB = new Router({ prefix: '/v1/platform' });
+  surfaceB.use(errorEnvelope('surface_b', log), platformPipeline(gate));
+  mount(surfaceB, platform);
+  surfaceB.all('/{*rest}', async (ctx) => {
+    throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
+  });
+  koa.use(surfaceB.routes());
   // Anything unmatched: a 404 in the envelope of the surface the path belongs to.
   koa.use(
     errorEnvelope(
@@ -136,14 +180,19 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   });
 
   let started = false;
+  let ws: ReturnType<typeof attachGraphQLWebSocket> | undefined;
   async function start(): Promise<App> {
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'migrations applied');
+    await stream.start();
+    sequencer.start();
+    sequencer.kick(); // events a previous run committed but did not sequence
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
     });
     started = true;
+    ws = attachGraphQLWebSocket(server, yoga);
     const { port } = server.address() as AddressInfo;
     app.urls = urlsFor(config.publicOrigin ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
     if (config.bootstrap) app.credentials = await bootstrapIfEmpty(deps, app.urls);
@@ -151,6 +200,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   }
 
   async function stop(): Promise<void> {
+    await ws?.close();
     if (started) {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -158,6 +208,8 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
         setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs).unref();
       });
     }
+    await sequencer.stop();
+    await stream.stop();
     if (!opts.db) await db.close();
   }
 

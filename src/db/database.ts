@@ -19,12 +19,19 @@ export interface Database {
    * transaction, so touching the outer client inside would wait forever.
    */
   transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` once the transaction that `tx` belongs to has committed (at
+   * once when `tx` is not a transaction). Used to wake the event sequencer.
+   */
+  afterCommit(tx: Tx | PrismaClient, fn: () => void): void;
   /** Applies pending migrations from prisma/migrations; returns the names applied. */
   migrate(): Promise<string[]>;
   /** Cheap liveness query used by /readyz. */
   ping(): Promise<void>;
   /** PostgreSQL only: a pool for LISTEN/NOTIFY and hand-written hot paths. */
   readonly pool?: pg.Pool;
+  /** Embedded only: the PGlite instance (LISTEN/NOTIFY is in-process there). */
+  readonly pglite?: PGlite;
   close(): Promise<void>;
 }
 
@@ -41,16 +48,39 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
 
 const TX_OPTIONS = { maxWait: 10_000, timeout: 20_000 } as const;
 
+/** Commit hooks per open transaction client. */
+function commitHooks(prisma: PrismaClient) {
+  const open = new WeakMap<object, (() => void)[]>();
+  return {
+    run: async <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => {
+      const hooks: (() => void)[] = [];
+      const result = await prisma.$transaction((tx) => {
+        open.set(tx, hooks);
+        return fn(tx);
+      }, TX_OPTIONS);
+      for (const hook of hooks) hook();
+      return result;
+    },
+    afterCommit: (tx: object, fn: () => void) => {
+      const hooks = open.get(tx);
+      if (hooks) hooks.push(fn);
+      else fn();
+    },
+  };
+}
+
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on('error', () => {}); // idle-client errors surface on the next query instead
   const factory = new PrismaPg(pool);
   const prisma = new PrismaClient({ adapter: factory });
+  const hooks = commitHooks(prisma);
   return {
     kind: 'postgres',
     prisma,
     pool,
-    transaction: (fn) => prisma.$transaction(fn, TX_OPTIONS),
+    transaction: hooks.run,
+    afterCommit: hooks.afterCommit,
     migrate: () => applyMigrations(new PrismaPg({ connectionString: url, max: 1 })),
     ping: async () => {
       await pool.query('select 1');
@@ -68,18 +98,21 @@ async function openPglite(dataDir: string): Promise<Database> {
   await client.waitReady;
   const factory: SqlMigrationAwareDriverAdapterFactory = new PrismaPGlite(client);
   const prisma = new PrismaClient({ adapter: factory });
+  const hooks = commitHooks(prisma);
   // PGlite is one connection: concurrent interactive transactions fail with
   // P2028 instead of queueing, so embedded mode runs them one at a time.
   let tail: Promise<unknown> = Promise.resolve();
   const transaction = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => {
-    const run = tail.then(() => prisma.$transaction(fn, TX_OPTIONS));
+    const run = tail.then(() => hooks.run(fn));
     tail = run.catch(() => {});
     return run;
   };
   return {
     kind: 'pglite',
     prisma,
+    pglite: client,
     transaction,
+    afterCommit: hooks.afterCommit,
     migrate: () => applyMigrations(factory),
     ping: async () => {
       await client.query('select 1');

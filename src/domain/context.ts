@@ -9,6 +9,8 @@ export interface Deps {
   clock: Clock;
   config: Config;
   log: Logger;
+  /** Wakes the event sequencer; appendEvent calls it after commit. */
+  sequencer: { kick(): void };
 }
 
 export interface OrganizationRef {

@@ -3,8 +3,8 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Deps } from '../domain/context.ts';
 import { DomainError, isDomainError } from '../domain/errors.ts';
-import type { KillSwitch } from '../domain/operator/kill-switch.ts';
-import { authorizePlatformRequest } from '../domain/platform/request-auth.ts';
+import type { PlatformGate } from '../domain/platform/request-auth.ts';
+import type { EventStream } from '../domain/event/stream.ts';
 import type { GraphQLContext } from './context.ts';
 import { toGraphQLError } from './errors.ts';
 import { schema } from './schema/index.ts';
@@ -23,7 +23,7 @@ function bearerOf(header: string | null | undefined): string | null {
  * error masking stays on and only catalogued DomainErrors pass through, with
  * their `code` in `extensions`.
  */
-export function createGraphQL(deps: Deps, killSwitch: KillSwitch, log: Logger): Yoga {
+export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStream, log: Logger): Yoga {
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -39,19 +39,19 @@ export function createGraphQL(deps: Deps, killSwitch: KillSwitch, log: Logger): 
         return toGraphQLError(new DomainError('internal_error', message), requestIdOf(error));
       },
     },
-    context: async ({ request, connectionParams, requestId: httpRequestId }: { request: Request; connectionParams?: Record<string, unknown>; requestId?: string }) => {
+    context: async ({ request, connectionParams, requestId: httpRequestId }: { request?: Request; connectionParams?: Record<string, unknown>; requestId?: string }) => {
       // HTTP requests reuse the Koa request id (also in the Request-Id header); WebSocket operations get their own.
       const requestId = httpRequestId ?? `req_${randomBytes(12).toString('hex')}`;
       const header = (name: string) => {
         const fromWs = connectionParams?.[name] ?? connectionParams?.[name.toLowerCase()];
-        return typeof fromWs === 'string' ? fromWs : request.headers.get(name);
+        return typeof fromWs === 'string' ? fromWs : (request?.headers.get(name) ?? null);
       };
       try {
-        const caller = await authorizePlatformRequest(deps, killSwitch, {
+        const caller = await gate.authorize({
           bearer: bearerOf(header('authorization')),
           brand: header('service-brand') ?? undefined,
         });
-        return { deps, killSwitch, caller, requestId, idempotencyKey: header('idempotency-key') ?? undefined };
+        return { deps, gate, stream, caller, requestId, idempotencyKey: header('idempotency-key') ?? undefined };
       } catch (e) {
         if (isDomainError(e)) throw toGraphQLError(e, requestId, true);
         throw e;

@@ -3,6 +3,7 @@ import { DomainError } from '../errors.ts';
 import type { KillSwitch } from '../operator/kill-switch.ts';
 import { authenticatePlatformKey } from '../token/authenticate.ts';
 import { classifyKey } from '../token/key-kind.ts';
+import { TokenBuckets, type RateLimitState } from './rate-limit.ts';
 
 /**
  * The Surface B request pipeline, shared by REST `/v1/platform` and GraphQL,
@@ -19,6 +20,7 @@ export interface Brand {
 
 export interface SurfaceBCaller extends PlatformCaller {
   brand: Brand;
+  rateLimit: RateLimitState;
 }
 
 export interface PlatformRequestHeaders {
@@ -28,8 +30,23 @@ export interface PlatformRequestHeaders {
   brand?: string;
 }
 
-export async function authorizePlatformRequest(deps: Deps, killSwitch: KillSwitch, h: PlatformRequestHeaders): Promise<SurfaceBCaller> {
-  if (await killSwitch.engaged()) {
+/** Process-wide state the pipeline consults: the kill switch and the per-token buckets. */
+export class PlatformGate {
+  readonly buckets: TokenBuckets;
+  constructor(
+    private readonly deps: Deps,
+    readonly killSwitch: KillSwitch,
+  ) {
+    this.buckets = new TokenBuckets(deps.config.rateLimitPerSecond, deps.config.rateLimitBurst, () => deps.clock.now().getTime());
+  }
+
+  authorize(h: PlatformRequestHeaders): Promise<SurfaceBCaller> {
+    return authorizePlatformRequest(this.deps, this, h);
+  }
+}
+
+async function authorizePlatformRequest(deps: Deps, gate: PlatformGate, h: PlatformRequestHeaders): Promise<SurfaceBCaller> {
+  if (await gate.killSwitch.engaged()) {
     throw new DomainError('developer_access_paused', 'Developer access is paused by the operator; retry later');
   }
   if (h.bearer) classifyKey(h.bearer, deps.config.keyBrand);
@@ -37,7 +54,8 @@ export async function authorizePlatformRequest(deps: Deps, killSwitch: KillSwitc
     throw new DomainError('platform_token_required', 'Authorization: Bearer sk_<brand>_live_... is required (no body token, no cookie)');
   }
   const caller = await authenticatePlatformKey(deps, h.bearer);
-  return { ...caller, brand: await selectBrand(deps, caller.organization.id, h.brand) };
+  const rateLimit = gate.buckets.take(caller.tokenId);
+  return { ...caller, rateLimit, brand: await selectBrand(deps, caller.organization.id, h.brand) };
 }
 
 /** The `Service-Brand` brand (id or slug), else the organization's oldest brand. */

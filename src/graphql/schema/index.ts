@@ -1,5 +1,7 @@
 import { builder } from '../builder.ts';
 import './viewer.ts';
 import './unit.ts';
+import './event.ts';
+import './webhook-endpoint.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -1,4 +1,5 @@
 import type { PublicUnit } from '../../domain/unit/unit.ts';
+import { validateIdempotencyKey } from '../../domain/idempotency/idempotency.ts';
 import { executeScope } from '../../domain/scope/executor.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
@@ -36,8 +37,12 @@ const CreateUnitPayload = builder.objectRef<{ unit: PublicUnit; duplicate: boole
   fields: (t) => ({ unit: t.field({ type: Unit, resolve: (p) => p.unit }), duplicate: t.exposeBoolean('duplicate') }),
 });
 
+/** The `idempotencyKey` argument wins over the `Idempotency-Key` header; both are checked like REST's. */
+const keyOf = (ctx: GraphQLContext, arg?: string | null) =>
+  arg != null ? validateIdempotencyKey(arg, 'idempotencyKey') : validateIdempotencyKey(ctx.idempotencyKey);
+
 const exec = async (ctx: GraphQLContext, scope: string, data: Record<string, unknown>, idempotencyKey?: string | null) =>
-  (await executeScope(ctx.deps, ctx.caller, { scope, data, idempotencyKey: idempotencyKey ?? ctx.idempotencyKey, requestId: ctx.requestId })).result;
+  (await executeScope(ctx.deps, ctx.caller, { scope, data, idempotencyKey: keyOf(ctx, idempotencyKey), requestId: ctx.requestId })).result;
 
 const drop = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));
 

@@ -1,0 +1,56 @@
+import type { Context, Middleware } from 'koa';
+import type { Deps } from '../../src/domain/context.ts';
+import { DomainError, missingScope } from '../../src/domain/errors.ts';
+import type { PlatformGate, SurfaceBCaller } from '../../src/domain/platform/request-auth.ts';
+import { bearer, readJsonBody } from '../http/body.ts';
+
+/**
+ * Surface B request pipeline for REST: authenticate (kill switch, test mode,
+ * bearer, key, rate limit, brand) before anything else so no id is ever
+ * resolved for an unauthenticated caller, then expose helpers for the routes.
+ */
+export function platformPipeline(gate: PlatformGate): Middleware {
+  return async (ctx, next) => {
+    const caller = await gate.authorize({ bearer: bearer(ctx), brand: ctx.get('service-brand') || undefined });
+    ctx.set('RateLimit-Limit', String(caller.rateLimit.limit));
+    ctx.set('RateLimit-Remaining', String(caller.rateLimit.remaining));
+    ctx.set('RateLimit-Reset', String(caller.rateLimit.resetSeconds));
+    ctx.state.caller = caller;
+    await next();
+  };
+}
+
+export function callerWith(ctx: Context, scope: string): SurfaceBCaller {
+  const caller = ctx.state.caller as SurfaceBCaller;
+  if (!caller.scopes.has(scope)) throw missingScope(scope);
+  return caller;
+}
+
+const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** Accepts snake_case and camelCase keys (`enabledEvents` or `enabled_events`); the same key twice is refused. */
+function snakeKeys(obj: Record<string, unknown>, where: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    const key = snake(k);
+    if (Object.hasOwn(out, key)) throw new DomainError('invalid_request', `${key} was given twice in the ${where}`, key);
+    out[key] = v;
+  }
+  return out;
+}
+
+export function platformQuery(ctx: Context): Record<string, unknown> {
+  for (const [k, v] of Object.entries(ctx.query)) {
+    if (Array.isArray(v)) throw new DomainError('invalid_request', `Query parameter ${k} was given more than once`, snake(k));
+  }
+  return snakeKeys(ctx.query as Record<string, unknown>, 'query string');
+}
+
+export async function platformBody(deps: Deps, ctx: Context): Promise<Record<string, unknown>> {
+  const raw = await readJsonBody(ctx, deps.config.bodyLimitBytes);
+  if (raw === undefined) return {};
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new DomainError('invalid_request', 'The request body must be a JSON object');
+  return snakeKeys(raw as Record<string, unknown>, 'body');
+}
+
+export const idempotencyKeyOf = (ctx: Context) => ctx.get('idempotency-key') || undefined;

@@ -1,0 +1,97 @@
+import type { Deps } from '../context.ts';
+
+/**
+ * Gives committed events their `seq`.
+ *
+ * Invariant: a reader paging the feed by `seq` never misses an event. Were
+ * `seq` drawn inside each writer's transaction, a transaction holding seq 10
+ * could commit after one holding seq 11, and a reader that had already moved
+ * past 11 would never see 10. Instead writers insert with seq NULL, and this
+ * sequencer numbers committed rows in one short transaction under a
+ * cluster-wide advisory lock: sequencing transactions are serialized, so every
+ * seq becomes visible only after all smaller ones. Writers never wait on each
+ * other, and one NOTIFY per batch (not per event) wakes the other processes.
+ */
+const LOCK_KEY = 7_351_001;
+const BATCH = 1000;
+export const EVENTS_CHANNEL = 'platform_events';
+
+export class Sequencer {
+  private running = false;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private idle: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly deps: Omit<Deps, 'sequencer'>,
+    /** Called in this process after a batch commits, with the highest seq it assigned. */
+    private readonly onSequenced: (maxSeq: bigint) => void,
+  ) {}
+
+  /** Periodic backstop: picks up rows another process committed but could not sequence (it crashed). */
+  start(intervalMs = 500): void {
+    this.timer = setInterval(() => void this.sweep(), intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.idle;
+  }
+
+  kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    this.idle = this.loop();
+  }
+
+  /** Resolves once everything committed before the call is sequenced (tests and benchmarks). */
+  async flush(): Promise<void> {
+    this.kick();
+    while (this.running) await this.idle;
+  }
+
+  private async sweep(): Promise<void> {
+    if (this.running) return;
+    const pending = await this.deps.db.prisma.event.findFirst({ where: { seq: null }, select: { id: true } }).catch(() => null);
+    if (pending) this.kick();
+  }
+
+  private async loop(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        if ((await this.sequenceBatch()) === BATCH) this.again = true;
+      } while (this.again);
+    } catch (err) {
+      this.deps.log.error({ err }, 'event sequencer failed; the periodic sweep will retry');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async sequenceBatch(): Promise<number> {
+    const { db } = this.deps;
+    return db.transaction(async (tx) => {
+      await tx.$queryRaw`SELECT pg_advisory_xact_lock(${LOCK_KEY})::text`;
+      const [row] = await tx.$queryRaw<{ n: bigint; max: bigint | null }[]>`
+        WITH numbered AS (
+          SELECT id, nextval('event_seq_seq') AS seq
+          FROM (SELECT id FROM event WHERE seq IS NULL ORDER BY id LIMIT ${BATCH}) pending
+        ), updated AS (
+          UPDATE event e SET seq = numbered.seq FROM numbered WHERE e.id = numbered.id RETURNING e.seq
+        )
+        SELECT count(*) AS n, max(seq) AS max FROM updated`;
+      const n = Number(row?.n ?? 0);
+      if (n > 0 && row?.max != null) {
+        const max = row.max;
+        if (db.kind === 'postgres') await tx.$queryRaw`SELECT pg_notify(${EVENTS_CHANNEL}, ${String(max)})::text`;
+        db.afterCommit(tx, () => this.onSequenced(max));
+      }
+      return n;
+    });
+  }
+}

@@ -1,0 +1,142 @@
+import pg from 'pg';
+import { Repeater } from 'graphql-yoga';
+import type { Event } from '../../db/generated/client.ts';
+import type { Deps } from '../context.ts';
+import { DomainError } from '../errors.ts';
+import { latestSeq, pageEvents, presentEvent, type PublicEvent } from './event.ts';
+import { EVENTS_CHANNEL } from './sequencer.ts';
+import { isPublicEventType } from './types.ts';
+
+/**
+ * This process's view of the live log. It tails the table by `seq` (one query
+ * per sequenced batch, whatever the number of subscribers) and hands each
+ * event to the subscribers of its organization. It is woken by the local
+ * sequencer, by PostgreSQL NOTIFY from other processes, and by a slow timer
+ * as a backstop for a lost notification.
+ */
+type Listener = (e: Event) => void;
+
+export class EventStream {
+  private lastSeq = 0n;
+  private listeners = new Map<string, Set<Listener>>();
+  private pulling = false;
+  private pullAgain = false;
+  private listenClient: pg.Client | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: Omit<Deps, 'sequencer'>) {}
+
+  async start(): Promise<void> {
+    const max = await this.deps.db.prisma.event.aggregate({ _max: { seq: true } });
+    this.lastSeq = max._max.seq ?? 0n;
+    if (this.deps.db.kind === 'postgres' && this.deps.config.databaseUrl) {
+      const client = new pg.Client({ connectionString: this.deps.config.databaseUrl });
+      client.on('error', (err) => this.deps.log.warn({ err }, 'event LISTEN connection failed; falling back to polling'));
+      client.on('notification', () => this.pull());
+      await client.connect();
+      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      this.listenClient = client;
+    }
+    this.timer = setInterval(() => this.pull(), 1000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.listenClient?.end().catch(() => {});
+    this.listeners.clear();
+  }
+
+  /** Fetches newly sequenced events and dispatches them; calls coalesce. */
+  pull(): void {
+    if (this.pulling) {
+      this.pullAgain = true;
+      return;
+    }
+    this.pulling = true;
+    void (async () => {
+      try {
+        do {
+          this.pullAgain = false;
+          const rows = await this.deps.db.prisma.event.findMany({ where: { seq: { gt: this.lastSeq } }, orderBy: { seq: 'asc' }, take: 1000 });
+          for (const row of rows) {
+            this.lastSeq = row.seq!;
+            if (!isPublicEventType(row.type)) continue;
+            for (const l of this.listeners.get(row.organizationId) ?? []) l(row);
+          }
+          if (rows.length === 1000) this.pullAgain = true;
+        } while (this.pullAgain);
+      } catch (err) {
+        this.deps.log.warn({ err }, 'event stream pull failed; retrying on the next wake-up');
+      } finally {
+        this.pulling = false;
+      }
+    })();
+  }
+
+  private listen(organizationId: string, l: Listener): () => void {
+    let set = this.listeners.get(organizationId);
+    if (!set) this.listeners.set(organizationId, (set = new Set()));
+    set.add(l);
+    return () => {
+      set.delete(l);
+      if (set.size === 0) this.listeners.delete(organizationId);
+    };
+  }
+
+  get subscriberCount(): number {
+    let n = 0;
+    for (const s of this.listeners.values()) n += s.size;
+    return n;
+  }
+
+  /**
+   * Replays the feed after `startingAfter` (or from now), then streams live
+   * events, in seq order with no gap or duplicate at the seam: the live
+   * listener is registered before the replay query runs, live events are held
+   * until the replay ends, and anything at or below the last replayed seq is
+   * dropped. A subscriber that falls more than `maxPending` events behind is
+   * ended with an error rather than buffered without bound.
+   */
+  subscribe(
+    organizationId: string,
+    opts: { types?: readonly string[]; startingAfter?: bigint; maxPending?: number },
+  ): AsyncIterableIterator<PublicEvent> {
+    const wanted = opts.types?.length ? new Set(opts.types) : undefined;
+    const maxPending = opts.maxPending ?? 10_000;
+    return new Repeater<PublicEvent>(async (push, stop) => {
+      let last = 0n;
+      let replaying = true;
+      let pending = 0;
+      const held: Event[] = [];
+      const deliver = (e: Event) => {
+        if (e.seq! <= last) return;
+        last = e.seq!;
+        if (wanted && !wanted.has(e.type)) return;
+        if (++pending > maxPending) {
+          stop(new DomainError('rate_limited', 'Subscriber fell too far behind; resubscribe with startingAfter to resume'));
+          return;
+        }
+        void push(presentEvent(e)).then(() => pending--);
+      };
+      const unlisten = this.listen(organizationId, (e) => (replaying ? held.push(e) : deliver(e)));
+      try {
+        last = opts.startingAfter ?? (await latestSeq(this.deps as Deps, organizationId));
+        for (;;) {
+          const page = await pageEvents(this.deps as Deps, organizationId, { after: last, limit: 100, types: opts.types });
+          for (const e of page.data) {
+            last = BigInt(e.seq);
+            await push(e);
+          }
+          if (!page.has_more) break;
+        }
+        replaying = false;
+        for (const e of held.splice(0)) deliver(e);
+      } catch (err) {
+        stop(err);
+      }
+      await stop;
+      unlisten();
+    });
+  }
+}

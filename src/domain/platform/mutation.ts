@@ -1,0 +1,33 @@
+import type { Tx } from '../../db/database.ts';
+import type { Deps } from '../context.ts';
+import { fingerprint, runIdempotent, validateIdempotencyKey, type StoredResponse } from '../idempotency/idempotency.ts';
+import type { SurfaceBCaller } from './request-auth.ts';
+
+/**
+ * Every Surface B mutation, from REST or GraphQL, runs through here: the
+ * idempotency record and the effect share one transaction, and the key is
+ * fingerprinted by the mutation's name and its canonical input, so a key
+ * replays the same way whichever transport sent it.
+ */
+export interface MutationRequest {
+  /** Stable mutation name, e.g. `webhook_endpoints.create`. */
+  name: string;
+  /** The object the mutation addresses, if any (path id). */
+  target?: string;
+  input: unknown;
+  idempotencyKey?: string;
+}
+
+export async function runMutation(
+  deps: Deps,
+  caller: SurfaceBCaller,
+  req: MutationRequest,
+  effect: (tx: Tx) => Promise<StoredResponse>,
+): Promise<StoredResponse & { replayed: boolean }> {
+  const key = validateIdempotencyKey(req.idempotencyKey);
+  return runIdempotent(
+    deps,
+    key ? { namespace: `b:${caller.organization.id}`, key, fingerprint: fingerprint(req.name, req.target ?? null, req.input ?? null) } : undefined,
+    effect,
+  );
+}

@@ -1,0 +1,87 @@
+import { DomainError } from '../../domain/errors.ts';
+import { assertPublicType, cursorSeq, pageEvents, retrieveEvent, type PublicEvent } from '../../domain/event/event.ts';
+import { builder } from '../builder.ts';
+
+/** The event log: feed as a connection, one event by id, and the live stream. */
+export const EventSubject = builder.objectRef<{ type: string; id: string }>('EventSubject').implement({
+  fields: (t) => ({ type: t.exposeString('type'), id: t.exposeString('id') }),
+});
+
+export const Event = builder.objectRef<PublicEvent>('Event').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    type: t.exposeString('type'),
+    seq: t.exposeInt('seq'),
+    subject: t.field({ type: EventSubject, resolve: (e) => e.subject }),
+    data: t.field({ type: 'JSON', resolve: (e) => e.data }),
+    operation: t.exposeString('operation', { nullable: true }),
+    livemode: t.exposeBoolean('livemode'),
+    createdAt: t.exposeString('created_at'),
+  }),
+});
+
+const cursorOf = (raw: string | null | undefined, param: string): bigint => {
+  if (raw == null) return -1n;
+  if (!/^\d{1,18}$/.test(raw)) throw new DomainError('invalid_request', `${param} must be a seq number (the cursor of an edge)`, param);
+  return BigInt(raw);
+};
+
+builder.queryField('events', (t) =>
+  t.connection({
+    type: Event,
+    description: 'The event feed in ascending seq (scope events:read). Cursors are seq numbers.',
+    authScopes: { scope: 'events:read' },
+    args: { type: t.arg.string() },
+    resolve: async (_root, args, ctx) => {
+      const first = args.first ?? 20;
+      if (first < 1 || first > 100) throw new DomainError('invalid_request', 'first must be between 1 and 100', 'first');
+      if (args.last != null || args.before != null) throw new DomainError('invalid_request', 'The feed pages forward only: use first and after', 'last');
+      assertPublicType(args.type ?? undefined);
+      const page = await pageEvents(ctx.deps, ctx.caller.organization.id, {
+        after: cursorOf(args.after, 'after'),
+        limit: first,
+        types: args.type ? [args.type] : undefined,
+      });
+      return {
+        edges: page.data.map((node) => ({ cursor: String(node.seq), node })),
+        pageInfo: {
+          hasNextPage: page.has_more,
+          hasPreviousPage: args.after != null,
+          startCursor: page.data[0] ? String(page.data[0].seq) : null,
+          endCursor: page.data.at(-1) ? String(page.data.at(-1)!.seq) : null,
+        },
+      };
+    },
+  }),
+);
+
+builder.queryField('event', (t) =>
+  t.field({
+    type: Event,
+    description: 'One event by evt_ id (scope events:read)',
+    authScopes: { scope: 'events:read' },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => retrieveEvent(ctx.deps, ctx.caller.organization.id, String(args.id)),
+  }),
+);
+
+builder.subscriptionType({});
+
+builder.subscriptionField('events', (t) =>
+  t.field({
+    type: Event,
+    description:
+      'Live events of the organization in seq order (scope events:read). With startingAfter, replays the feed after that seq first, with no gap or duplicate at the seam.',
+    authScopes: { scope: 'events:read' },
+    args: { types: t.arg.stringList(), startingAfter: t.arg.string({ description: 'A seq number or an evt_ id' }) },
+    subscribe: async (_root, args, ctx) => {
+      for (const type of args.types ?? []) assertPublicType(type, 'types');
+      const org = ctx.caller.organization.id;
+      return ctx.stream.subscribe(org, {
+        types: args.types ?? undefined,
+        startingAfter: args.startingAfter == null ? undefined : await cursorSeq(ctx.deps, org, args.startingAfter),
+      });
+    },
+    resolve: (e) => e,
+  }),
+);

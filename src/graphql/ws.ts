@@ -1,0 +1,60 @@
+import type { Server } from 'node:http';
+import { WebSocketServer } from 'ws';
+import { useServer } from 'graphql-ws/use/ws';
+import type { ExecutionArgs, GraphQLError } from 'graphql';
+import type { Yoga } from './yoga.ts';
+
+/**
+ * graphql-ws on the same path as HTTP GraphQL. Operations go through
+ * `yoga.getEnveloped`, so WebSocket and HTTP share one pipeline and one
+ * context factory (auth from `connectionParams.authorization`).
+ */
+type EnvelopedRoot = { execute: (a: ExecutionArgs) => unknown; subscribe: (a: ExecutionArgs) => unknown };
+
+export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/graphql') {
+  const wss = new WebSocketServer({ server, path });
+  const disposable = useServer(
+    {
+      execute: (args) => (args.rootValue as EnvelopedRoot).execute(args) as never,
+      subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args) as never,
+      onSubscribe: async (ctx, _id, params) => {
+        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
+          ...ctx,
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params,
+        });
+        let document;
+        try {
+          document = parse(params.query);
+        } catch (e) {
+          return [e as GraphQLError];
+        }
+        const errors = validate(schema, document);
+        if (errors.length) return errors;
+        let contextValue;
+        try {
+          contextValue = await contextFactory();
+        } catch (e) {
+          return [e as GraphQLError];
+        }
+        return {
+          schema,
+          operationName: params.operationName,
+          document,
+          variableValues: params.variables,
+          contextValue,
+          rootValue: { execute, subscribe },
+        };
+      },
+    },
+    wss,
+  );
+  return {
+    close: async () => {
+      for (const client of wss.clients) client.terminate();
+      await disposable.dispose();
+      await new Promise<void>((r) => wss.close(() => r()));
+    },
+  };
+}
