@@ -1,0 +1,75 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+
+let t: TestApp;
+let doc: any;
+beforeAll(async () => {
+  t = await startTestApp();
+  const res = await t.http.get('/api/openapi.json');
+  expect(res.status).toBe(200);
+  doc = res.body;
+});
+afterAll(() => t?.stop());
+
+const SURFACE_A = [
+  ['get', '/scopes'],
+  ['post', '/scopes_exec'],
+  ['post', '/smoke'],
+  ['post', '/units/list'],
+  ['post', '/units/create'],
+  ['post', '/units/delete'],
+] as const;
+
+describe('openapi', () => {
+  it('GET /api/openapi.json is a valid OpenAPI 3.1 document for spec version 0.3.3', async () => {
+    expect(doc.openapi).toMatch(/^3\.1\./);
+    expect(doc.info.version).toBe('0.3.3');
+    expect(doc.servers).toEqual([{ url: `${t.origin}/api` }]);
+    await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
+  });
+
+  it('lists every Surface A route with its request schema', () => {
+    for (const [method, path] of SURFACE_A) {
+      const op = doc.paths[path]?.[method];
+      expect(op, `${method} ${path}`).toBeDefined();
+      expect(op.operationId).toEqual(expect.any(String));
+      expect(op.responses['200']?.content?.['application/json']?.schema, `${method} ${path}`).toBeDefined();
+      if (method === 'post') {
+        const schema = op.requestBody?.content?.['application/json']?.schema;
+        expect(schema?.type, `${method} ${path} request schema`).toBe('object');
+      }
+    }
+    const exec = doc.paths['/scopes_exec'].post;
+    expect(exec.requestBody.required).toBe(true);
+    const execBody = exec.requestBody.content['application/json'].schema;
+    expect(execBody.required).toContain('scope');
+    expect(execBody.properties.token).toMatchObject({ type: 'string', deprecated: true });
+    expect(execBody.properties.idempotency_key).toMatchObject({ type: 'string', deprecated: true });
+    expect(exec.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]));
+    const create = doc.paths['/units/create'].post;
+    expect(Object.keys(create.requestBody.content['application/json'].schema.properties)).toEqual(
+      expect.arrayContaining(['type', 'caption', 'production_id']),
+    );
+    expect(create.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]));
+    const list = doc.paths['/units/list'].post.requestBody.content['application/json'].schema;
+    expect(list.properties.per_page).toMatchObject({ type: 'integer', maximum: 100 });
+    expect(doc.paths['/units/delete'].post.requestBody.content['application/json'].schema.required).toEqual(['unit_id']);
+  });
+
+  it('protected routes declare the platform-token bearer scheme and their required scope; /scopes needs none', () => {
+    expect(doc.components.securitySchemes.platformToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.paths['/scopes'].get.security).toEqual([]);
+    for (const [method, path] of SURFACE_A.slice(1)) expect(doc.paths[path][method].security).toEqual([{ platformToken: [] }]);
+    expect(doc.paths['/units/list'].post['x-required-scope']).toBe('units:read');
+    expect(doc.paths['/units/create'].post['x-required-scope']).toBe('units:create');
+    expect(doc.paths['/units/delete'].post['x-required-scope']).toBe('units:delete');
+  });
+
+  it('error responses reference the ErrorResponse schema', () => {
+    const err = doc.components.schemas.Error;
+    expect(err.type).toBe('object');
+    expect(Object.keys(err.properties)).toEqual(expect.arrayContaining(['error', 'message', 'request_id']));
+    expect(doc.paths['/units/create'].post.responses['401'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+  });
+});
