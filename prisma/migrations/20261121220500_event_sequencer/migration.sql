@@ -1,5 +1,5 @@
 -- Event sequencing (see src/domain/event/sequencer.ts): events are inserted
--- with seq NULL inside the causing transaction; one serialized sequencer
+-- with seq NULL inside the causing transaction, and one serialized sequencer
 -- assigns seq from this sequence after commit, so seq order is visibility order.
 CREATE SEQUENCE "event_seq_seq" AS BIGINT;
 
