@@ -12,6 +12,17 @@ import type { GraphQLContext } from './context.ts';
  * schema serves several app instances (tests run many, each with its own
  * database), so there is no module-level client to import.
  */
+/** The scope named by a scope-auth failure (possibly nested in any/all groups). */
+function firstMissingScope(failure: unknown): string | undefined {
+  const f = failure as { kind?: string; parameter?: unknown; failures?: unknown[] };
+  if (f?.kind === 'AuthScope') return String(f.parameter);
+  for (const inner of f?.failures ?? []) {
+    const found = firstMissingScope(inner);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
   PrismaTypes: PrismaTypes;
@@ -27,11 +38,7 @@ export const builder = new SchemaBuilder<{
   scopeAuth: {
     authorizeOnSubscribe: true,
     authScopes: (ctx) => ({ scope: (s: string) => ctx.caller.scopes.has(s) }),
-    unauthorizedError: (_parent, _ctx, _info, result) => {
-      const needed = /scope/.test(result.message) ? result.failure : undefined;
-      const scope = needed && 'kind' in needed && needed.kind === 'AuthScope' ? String(needed.parameter) : 'unknown';
-      return missingScope(scope);
-    },
+    unauthorizedError: (_parent, _ctx, _info, result) => missingScope(firstMissingScope(result.failure) ?? 'unknown'),
   },
   prisma: {
     client: (ctx) => ctx.deps.db.prisma,

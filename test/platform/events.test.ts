@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendEvent } from '../../src/domain/event/event.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { buildOrgWithToken } from '../support/factories.ts';
+import { emitEvent } from '../support/events.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t?.stop());
+
+const feed = (token: string, query = '') => t.http.get(`/v1/platform/events${query}`, { token });
+
+describe('GET /v1/platform/events', () => {
+  it('returns the organization’s public events in ascending seq with the list envelope and event shape', async () => {
+    const { org, token } = await buildOrgWithToken(t, ['events:read']);
+    const ids = [];
+    for (const type of ['assertion.created', 'assertion.revoked', 'enrollment.qualified']) ids.push(await emitEvent(t, org.id, type, { n: ids.length }));
+    const res = await feed(token);
+    expect(res.status).toBe(200);
+    expect(res.body.object).toBe('list');
+    expect(res.body.has_more).toBe(false);
+    expect(res.body.data.map((e: any) => e.id)).toEqual(ids);
+    const seqs = res.body.data.map((e: any) => e.seq);
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+    expect(res.body.data[0]).toEqual({
+      id: ids[0],
+      object: 'event',
+      type: 'assertion.created',
+      seq: expect.any(Number),
+      subject: { type: 'entity', id: 'ent_1' },
+      data: { n: 0, test: true },
+      operation: null,
+      livemode: true,
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+  });
+
+  it('never shows another organization’s events', async () => {
+    const a = await buildOrgWithToken(t, ['events:read']);
+    const b = await buildOrgWithToken(t, ['events:read']);
+    await emitEvent(t, a.org.id);
+    expect((await feed(b.token)).body.data).toEqual([]);
+    expect((await feed(a.token)).body.data).toHaveLength(1);
+  });
+
+  it('internal (non-public) event types never leave the organization', async () => {
+    const { org, token } = await buildOrgWithToken(t, ['events:read']);
+    const internal = await t.app.deps.db.transaction((tx) =>
+      appendEvent(t.app.deps, tx, { organizationId: org.id, type: 'webhook_endpoint.internal_audit', subject: { type: 'x', id: 'y' }, data: {} }),
+    );
+    const visible = await emitEvent(t, org.id);
+    const res = await feed(token);
+    expect(res.body.data.map((e: any) => e.id)).toEqual([visible]);
+    expect((await t.http.graphql(`{ event(id: "${internal}") { id } }`, {}, { token })).body.errors[0].extensions.code).toBe('resource_missing');
+    expect((await feed(token, `?starting_after=${internal}`)).status).toBe(404);
+  });
+
+  it('pages with limit and starting_after (a seq or an evt_ id, camelCase or snake_case)', async () => {
+    const { org, token } = await buildOrgWithToken(t, ['events:read']);
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(await emitEvent(t, org.id));
+    const first = await feed(token, '?limit=2');
+    expect(first.body.data.map((e: any) => e.id)).toEqual(ids.slice(0, 2));
+    expect(first.body.has_more).toBe(true);
+    const bySeq = await feed(token, `?limit=2&starting_after=${first.body.data[1].seq}`);
+    expect(bySeq.body.data.map((e: any) => e.id)).toEqual(ids.slice(2, 4));
+    const byId = await feed(token, `?limit=2&startingAfter=${ids[3]}`);
+    expect(byId.body.data.map((e: any) => e.id)).toEqual([ids[4]]);
+    expect(byId.body.has_more).toBe(false);
+  });
+
+  it('filters by one public type; an unlisted type is 400 invalid_event_type', async () => {
+    const { org, token } = await buildOrgWithToken(t, ['events:read']);
+    await emitEvent(t, org.id, 'assertion.created');
+    const revoked = await emitEvent(t, org.id, 'assertion.revoked');
+    expect((await feed(token, '?type=assertion.revoked')).body.data.map((e: any) => e.id)).toEqual([revoked]);
+    for (const bad of ['nope', 'program_member.created', 'webhook_endpoint.internal_audit']) {
+      const res = await feed(token, `?type=${bad}`);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_event_type', param: 'type' });
+    }
+  });
+
+  it('rejects bad paging input with 400 invalid_request naming the parameter', async () => {
+    const { token } = await buildOrgWithToken(t, ['events:read']);
+    for (const [q, param] of [
+      ['?limit=0', 'limit'],
+      ['?limit=101', 'limit'],
+      ['?limit=abc', 'limit'],
+      ['?limit=1&limit=2', 'limit'],
+      ['?bogus=1', 'bogus'],
+    ] as const) {
+      const res = await feed(token, q);
+      expect(res.status, q).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_request', param });
+    }
+    const missing = await feed(token, '?starting_after=evt_00000000000000000000000000000000');
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toMatchObject({ code: 'resource_missing', param: 'starting_after' });
+    expect((await feed(token, '?starting_after=we_1')).status).toBe(404);
+  });
+
+  it('REST and GraphQL give the same feed and the same errors', async () => {
+    const { org, token } = await buildOrgWithToken(t, ['events:read']);
+    for (let i = 0; i < 3; i++) await emitEvent(t, org.id, 'payout.created', { i });
+    const rest = await feed(token, '?limit=2');
+    const gql = await t.http.graphql(
+      'query($after: String) { events(first: 2, after: $after) { edges { cursor node { id type seq subject { type id } data operation livemode createdAt } } pageInfo { hasNextPage endCursor } } }',
+      {},
+      { token },
+    );
+    const nodes = gql.body.data.events.edges.map((e: any) => e.node);
+    expect(nodes).toEqual(
+      rest.body.data.map((e: any) => ({ id: e.id, type: e.type, seq: e.seq, subject: e.subject, data: e.data, operation: e.operation, livemode: e.livemode, createdAt: e.created_at })),
+    );
+    expect(gql.body.data.events.pageInfo.hasNextPage).toBe(rest.body.has_more);
+    const next = await t.http.graphql('query($after: String) { events(first: 2, after: $after) { edges { node { id } } } }', { after: gql.body.data.events.pageInfo.endCursor }, { token });
+    expect(next.body.data.events.edges.map((e: any) => e.node.id)).toEqual((await feed(token, `?starting_after=${rest.body.data[1].seq}`)).body.data.map((e: any) => e.id));
+    const one = await t.http.graphql(`{ event(id: "${rest.body.data[0].id}") { id seq } }`, {}, { token });
+    expect(one.body.data.event).toEqual({ id: rest.body.data[0].id, seq: rest.body.data[0].seq });
+    const bad = await t.http.graphql('{ events(first: 1, type: "nope") { edges { cursor } } }', {}, { token });
+    expect(bad.body.errors[0].extensions.code).toBe('invalid_event_type');
+    const tooMany = await t.http.graphql('{ events(first: 101) { edges { cursor } } }', {}, { token });
+    expect(tooMany.body.errors[0].extensions.code).toBe('invalid_request');
+  });
+});
