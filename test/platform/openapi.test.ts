@@ -1,0 +1,34 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t?.stop());
+
+it('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing every Surface B route with its scope', async () => {
+  const res = await t.http.get('/v1/platform/openapi.json');
+  expect(res.status).toBe(200);
+  await SwaggerParser.validate(structuredClone(res.body));
+  expect(res.body.openapi).toBe('3.1.0');
+  expect(res.body.servers[0].url).toBe(`${t.origin}/v1/platform`);
+  const ops = Object.entries(res.body.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => `${method.toUpperCase()} ${path} ${op['x-required-scope']}`),
+  );
+  expect(ops.sort()).toEqual(
+    [
+      'DELETE /webhook_endpoints/{id} webhooks:write',
+      'GET /events events:read',
+      'GET /webhook_endpoints webhooks:read',
+      'GET /webhook_endpoints/{id} webhooks:read',
+      'POST /webhook_endpoints webhooks:write',
+      'POST /webhook_endpoints/{id} webhooks:write',
+      'POST /webhook_endpoints/{id}/rotate_secret webhooks:write',
+    ].sort(),
+  );
+  const create = res.body.paths['/webhook_endpoints'].post;
+  expect(Object.keys(create.requestBody.content['application/json'].schema.properties)).toEqual(['url', 'description', 'enabled_events']);
+  expect(create.parameters.map((p: any) => p.name)).toContain('Idempotency-Key');
+});
