@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Deps } from '../../src/domain/context.ts';
-import { executeScope, scopeRegistry, type ExecuteResult } from '../../src/domain/scope/executor.ts';
+import { ExecInput, executeScope, executeScopeRequest, scopeRegistry, type ExecuteResult } from '../../src/domain/scope/executor.ts';
 import { CreateUnitInput, ListUnitsInput, UnitIdInput } from '../../src/domain/unit/unit.ts';
 import { parseInput } from '../../src/domain/validation.ts';
 import type { RouteDef } from '../http/route.ts';
@@ -11,11 +11,6 @@ import * as S from './schemas.ts';
 /** Surface A, base `{base_url}` = `<origin>/api`. */
 const DEPRECATED = { token: 'Deprecated: send Authorization: Bearer instead' };
 const DEPRECATED_WITH_KEY = { ...DEPRECATED, idempotency_key: 'Deprecated: send the Idempotency-Key header instead' };
-
-export const ExecInput = z.strictObject({
-  scope: z.string().min(1).max(200),
-  data: z.record(z.string(), z.unknown()).default({}),
-});
 
 function setQuotaHeaders(ctx: Context, out: ExecuteResult) {
   if (!out.quota) return;
@@ -63,8 +58,7 @@ export function surfaceARoutes(deps: Deps): RouteDef[] {
       errors: [400, 401, 403],
       handler: async (ctx) => {
         const { caller, input, idempotencyKey } = await surfaceARequest(deps, ctx);
-        const { scope, data } = parseInput(ExecInput, input);
-        const out = await executeScope(deps, caller, { scope, data, idempotencyKey, requestId: ctx.state.requestId });
+        const out = await executeScopeRequest(deps, caller, input, { idempotencyKey, requestId: ctx.state.requestId });
         setQuotaHeaders(ctx, out);
         ctx.body = { ok: true, scope: out.entry, mode: out.entry.mode, object: out.result, token_id: caller.tokenId };
       },

@@ -92,9 +92,39 @@ export interface ExecuteResult {
   quota?: Quota;
 }
 
+const auditOf = (deps: Deps, caller: PlatformCaller, scope: string, requestId: string) =>
+  (outcome: 'allowed' | 'refused' | 'replayed', reason?: string) =>
+    recordAudit(deps, { organizationId: caller.organization.id, tokenId: caller.tokenId, scope: scope.slice(0, 200).replaceAll('\u0000', '\uFFFD'), outcome, reason, requestId });
+
+/** The `/scopes_exec` envelope: which scope to execute, and its input. */
+export const ExecInput = z.strictObject({
+  scope: z.string().min(1).max(200),
+  data: z.record(z.string(), z.unknown()).default({}),
+});
+
+/**
+ * `/scopes_exec`: parses the envelope, then executes. A malformed envelope is
+ * a refused call like any other and is audited too (scope as sent, if any).
+ */
+export async function executeScopeRequest(
+  deps: Deps,
+  caller: PlatformCaller,
+  raw: unknown,
+  meta: Omit<ExecuteRequest, 'scope' | 'data'>,
+): Promise<ExecuteResult> {
+  let envelope: z.output<typeof ExecInput>;
+  try {
+    envelope = parseInput(ExecInput, raw);
+  } catch (e) {
+    const sent = (raw as { scope?: unknown } | undefined)?.scope;
+    if (isDomainError(e)) await auditOf(deps, caller, typeof sent === 'string' ? sent : '', meta.requestId)('refused', e.code);
+    throw e;
+  }
+  return executeScope(deps, caller, { ...meta, scope: envelope.scope, data: envelope.data });
+}
+
 export async function executeScope(deps: Deps, caller: PlatformCaller, req: ExecuteRequest): Promise<ExecuteResult> {
-  const audit = (outcome: 'allowed' | 'refused' | 'replayed', reason?: string) =>
-    recordAudit(deps, { organizationId: caller.organization.id, tokenId: caller.tokenId, scope: req.scope.slice(0, 200), outcome, reason, requestId: req.requestId });
+  const audit = auditOf(deps, caller, req.scope, req.requestId);
   const executor = Object.hasOwn(EXECUTORS, req.scope) ? EXECUTORS[req.scope as Scope] : undefined;
   try {
     if (!executor) {
