@@ -1,0 +1,35 @@
+import { expect } from 'vitest';
+import type { TestApp } from './app.ts';
+import type { HttpResponse } from './http.ts';
+
+/** Surface A helpers: ErrorResponse assertions, unit counts and audit rows. */
+export function expectErrorResponse(res: HttpResponse, status: number, error: string): void {
+  expect(res.status, res.text).toBe(status);
+  expect(res.body, res.text).toMatchObject({ error, message: expect.any(String), request_id: expect.stringMatching(/^req_/) });
+  expect(res.body.request_id).toBe(res.headers.get('request-id'));
+  expect(Object.keys(res.body).every((k) => ['error', 'message', 'required_scope', 'param', 'request_id'].includes(k)), res.text).toBe(true);
+  expect(res.text).not.toMatch(/\n\s+at \S|\(\S+:\d+:\d+\)|node_modules|file:\/\/|\.ts:\d+|"stack"/i);
+}
+
+/** Every unit of the organization behind `token` (pages through /api/units/list). */
+export async function allUnits(t: TestApp, token: string): Promise<any[]> {
+  const out: any[] = [];
+  for (let page = 1; ; page++) {
+    const res = await t.http.post('/api/units/list', { page, per_page: 100 }, { token });
+    expect(res.status, res.text).toBe(200);
+    out.push(...res.body.units);
+    if (!res.body.has_more) return out;
+  }
+}
+
+/** Unit rows of an organization straight from the database (independent of the list route). */
+export const unitCount = (t: TestApp, organizationId: string) => t.app.deps.db.prisma.unit.count({ where: { organizationId } });
+
+export const auditRows = (t: TestApp, organizationId: string) =>
+  t.app.deps.db.prisma.auditRecord.findMany({ where: { organizationId }, orderBy: { id: 'asc' } });
+
+export async function createUnit(t: TestApp, token: string, body: Record<string, unknown> = { type: 'video', caption: 'hello' }, headers: Record<string, string> = {}) {
+  const res = await t.http.post('/api/units/create', body, { token, headers });
+  expect(res.status, res.text).toBe(200);
+  return res.body.unit;
+}

@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { buildOrgWithToken } from '../support/factories.ts';
+import { auditRows, createUnit, expectErrorResponse, unitCount } from '../support/surface-a-helpers.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t?.stop());
+
+const ALL = ['org:read', 'units:read', 'units:create', 'units:delete', 'units:publish'];
+const ROUTES = ['/api/scopes_exec', '/api/smoke', '/api/units/list', '/api/units/create', '/api/units/delete'];
+
+/** Per route: bodies with wrong types or unknown fields. */
+const INVALID: Record<string, Record<string, unknown>[]> = {
+  '/api/scopes_exec': [
+    { scope: 5 },
+    { scope: '' },
+    { scope: 'units:create', data: 'x' },
+    { scope: 'units:create', data: [1] },
+    { scope: 'units:create', data: null },
+    { scope: 'units:create', data: { type: 'video', caption: 5 } },
+    { scope: 'units:create', data: { type: 'video', caption: 'c', colour: 'red' } },
+    { scope: 'units:read', data: { page: 'x' } },
+    { scope: 'units:read', data: { page: 2 ** 53 } },
+    { scope: 'units:delete', data: { unit_id: 5 } },
+    { scope: 'units:publish', data: {} },
+    { scope: 'org:read', data: { anything: true } },
+    { scope: 'org:read', unexpected: 1 },
+  ],
+  '/api/smoke': [{ unexpected: 1 }, { token: ['x'] }],
+  '/api/units/list': [{ page: 'x' }, { per_page: '10' }, { page: null }, { page: 1.5 }, { page: 2 ** 53 }, { per_page: 10, sort: 'asc' }],
+  '/api/units/create': [
+    { type: 'video', caption: 5 },
+    { type: 5, caption: 'c' },
+    { type: 'video' },
+    { caption: 'c' },
+    { type: '   ', caption: 'c' },
+    { type: 'x'.repeat(65), caption: 'c' },
+    { type: 'video', caption: 'x'.repeat(10_001) },
+    { type: 'video', caption: 'c', production_id: 7 },
+    { type: 'video', caption: 'c', production_id: '' },
+    { type: 'video', caption: 'c', status: 'published' },
+    { type: 'video', caption: 'c', id: 'unit_0' },
+    { type: 'video', caption: 'c', idempotency_key: { a: 1 } },
+  ],
+  '/api/units/delete': [{}, { unit_id: 5 }, { unit_id: '' }, { unit_id: null }, { unit_id: 'unit_x', force: true }],
+};
+
+const RAW: { name: string; raw: string; type?: string; status: number; error: string }[] = [
+  { name: 'malformed JSON', raw: '{"type": "video",', status: 400, error: 'invalid_request' },
+  { name: 'trailing garbage', raw: '{"type": "video"} x', status: 400, error: 'invalid_request' },
+  { name: 'JSON array', raw: '[{"type":"video","caption":"c"}]', status: 400, error: 'invalid_request' },
+  { name: 'empty array', raw: '[]', status: 400, error: 'invalid_request' },
+  { name: 'JSON string', raw: '"video"', status: 400, error: 'invalid_request' },
+  { name: 'JSON number', raw: '42', status: 400, error: 'invalid_request' },
+  { name: 'JSON null', raw: 'null', status: 400, error: 'invalid_request' },
+  { name: 'form body', raw: 'type=video&caption=c', type: 'application/x-www-form-urlencoded', status: 415, error: 'unsupported_media_type' },
+  { name: 'text body', raw: '{"type":"video","caption":"c"}', type: 'text/plain', status: 415, error: 'unsupported_media_type' },
+  { name: 'multipart', raw: '--x\r\n\r\n--x--', type: 'multipart/form-data; boundary=x', status: 415, error: 'unsupported_media_type' },
+];
+
+async function expectNothingHappened(org: { id: string }, before: number) {
+  expect(await unitCount(t, org.id)).toBe(before);
+}
+
+describe('bad input on every Surface A route', () => {
+  for (const c of RAW) {
+    it(`${c.name} is ${c.status} ${c.error} on every route and creates nothing`, async () => {
+      const { org, token } = await buildOrgWithToken(t, ALL);
+      for (const path of ROUTES) {
+        const headers = c.type ? { 'content-type': c.type } : undefined;
+        const res = await t.http.post(path, undefined, { token, raw: c.raw, headers });
+        expectErrorResponse(res, c.status, c.error);
+      }
+      await expectNothingHappened(org, 0);
+    });
+  }
+
+  it('a wrong content type is refused even with a deprecated body token', async () => {
+    const { token } = await buildOrgWithToken(t, ALL);
+    const res = await t.http.post('/api/units/create', undefined, {
+      raw: JSON.stringify({ type: 'video', caption: 'c', token }),
+      headers: { 'content-type': 'text/plain' },
+    });
+    expectErrorResponse(res, 415, 'unsupported_media_type');
+  });
+
+  it('wrong types and unknown fields are 400 invalid_request naming the param; nothing is created', async () => {
+    const { org, token } = await buildOrgWithToken(t, ALL);
+    const existing = await createUnit(t, token);
+    for (const [path, bodies] of Object.entries(INVALID)) {
+      for (const body of bodies) {
+        const res = await t.http.post(path, body, { token });
+        expect(res.status, `${path} ${JSON.stringify(body).slice(0, 80)}: ${res.text}`).toBe(400);
+        expectErrorResponse(res, 400, 'invalid_request');
+      }
+    }
+    await expectNothingHappened(org, 1);
+    const units = await t.http.post('/api/units/list', {}, { token });
+    expect(units.body.units).toEqual([existing]);
+  });
+
+  it('unknown fields are named in the message and param', async () => {
+    const { token } = await buildOrgWithToken(t, ALL);
+    const res = await t.http.post('/api/units/create', { type: 'video', caption: 'c', captoin: 'typo' }, { token });
+    expectErrorResponse(res, 400, 'invalid_request');
+    expect(res.body.param).toBe('captoin');
+    expect(res.body.message).toContain('captoin');
+    const nested = await t.http.post('/api/scopes_exec', { scope: 'units:create', data: { type: 'video', caption: 'c', captoin: 1 } }, { token });
+    expectErrorResponse(nested, 400, 'invalid_request');
+    expect(nested.body.message).toContain('captoin');
+  });
+
+  it('text the database cannot store (NUL characters) is 400, not 500', async () => {
+    const { org, token } = await buildOrgWithToken(t, ALL);
+    for (const body of [
+      { type: 'video', caption: 'a\u0000b' },
+      { type: 'vi\u0000deo', caption: 'c' },
+      { type: 'video', caption: 'c', production_id: '\u0000' },
+    ]) {
+      expectErrorResponse(await t.http.post('/api/units/create', body, { token }), 400, 'invalid_request');
+    }
+    expectErrorResponse(await t.http.post('/api/units/delete', { unit_id: 'unit_\u0000' }, { token }), 404, 'resource_missing');
+    // A lone surrogate is stored (as U+FFFD at worst), never a 500.
+    const lone = await t.http.post('/api/units/create', undefined, { token, raw: '{"type":"video","caption":"a\\ud800b"}' });
+    expect(lone.status, lone.text).toBe(200);
+    await t.http.post('/api/units/delete', { unit_id: lone.body.unit.id }, { token });
+    const exec = await t.http.post('/api/scopes_exec', { scope: 'units:\u0000create', data: {} }, { token });
+    expectErrorResponse(exec, 400, 'unknown_scope');
+    expect(exec.status).toBeLessThan(500);
+    await expectNothingHappened(org, 0);
+  });
+
+  it('refused calls through the executor are audited', async () => {
+    const { org, token } = await buildOrgWithToken(t, ALL);
+    await t.http.post('/api/units/create', { type: 'video', caption: 5 }, { token });
+    await t.http.post('/api/scopes_exec', { scope: 5 }, { token });
+    expect((await auditRows(t, org.id)).map((r) => [r.scope, r.outcome, r.reason])).toEqual([
+      ['units:create', 'refused', 'invalid_request'],
+      ['', 'refused', 'invalid_request'],
+    ]);
+  });
+
+  it('unknown paths and wrong methods answer an ErrorResponse', async () => {
+    const { token } = await buildOrgWithToken(t, ALL);
+    expectErrorResponse(await t.http.post('/api/units/update', {}, { token }), 404, 'route_not_found');
+    const wrong = await t.http.get('/api/units/create', { token });
+    expectErrorResponse(wrong, 405, 'method_not_allowed');
+    expect(wrong.headers.get('allow')).toBe('POST');
+    expectErrorResponse(await t.http.post('/api/scopes', {}), 405, 'method_not_allowed');
+  });
+});
