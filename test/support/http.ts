@@ -45,7 +45,7 @@ export class HttpClient {
   }
 
   /** One GraphQL operation over HTTP POST. */
-  graphql<T = any>(query: string, variables: Record<string, unknown> = {}, opts: RequestOptions = {}) {
-    return this.request<{ data?: T; errors?: { message: string; extensions: Record<string, any> }[] }>('POST', '/graphql', { query, variables }, opts);
+  graphql(query: string, variables: Record<string, unknown> = {}, opts: RequestOptions = {}) {
+    return this.request<any>('POST', '/graphql', { query, variables }, opts);
   }
 }
