@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Deps } from '../context.ts';
+import { isDomainError } from '../errors.ts';
 import { generateOperatorToken } from '../operator/operator-token.ts';
 import { ALL_SCOPES } from '../scope/catalogue.ts';
 import { insertPlatformToken } from '../token/platform-token.ts';
@@ -29,14 +30,21 @@ export interface DevCredentials extends ServiceUrls {
  */
 export async function bootstrapIfEmpty(deps: Deps, urls: ServiceUrls): Promise<DevCredentials | undefined> {
   if ((await deps.db.prisma.organization.count()) > 0) return undefined;
-  const created = await createOrganization(deps, {
-    name: 'Development',
-    slug: 'dev',
-    brands: [
-      { slug: 'dev', name: 'Dev' },
-      { slug: 'second', name: 'Second' },
-    ],
-  });
+  let created;
+  try {
+    created = await createOrganization(deps, {
+      name: 'Development',
+      slug: 'dev',
+      brands: [
+        { slug: 'dev', name: 'Dev' },
+        { slug: 'second', name: 'Second' },
+      ],
+    });
+  } catch (e) {
+    // Another process sharing this PostgreSQL database bootstrapped first: not an error.
+    if (isDomainError(e) && e.code === 'resource_conflict') return undefined;
+    throw e;
+  }
   const { token, secret } = await deps.db.transaction((tx) =>
     insertPlatformToken(deps, tx, { organizationId: created.organization.id, userId: created.user.id, name: 'bootstrap (all scopes)', scopes: ALL_SCOPES }),
   );
