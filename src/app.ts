@@ -12,6 +12,7 @@ import { KillSwitch } from './domain/operator/kill-switch.ts';
 import { bootstrapIfEmpty, type DevCredentials, type ServiceUrls } from './domain/organization/bootstrap.ts';
 import { createGraphQL } from './graphql/yoga.ts';
 import { attachGraphQLWebSocket } from './graphql/ws.ts';
+import { startMaintenance } from './workers/maintenance.ts';
 import { Sequencer } from './domain/event/sequencer.ts';
 import { EventStream } from './domain/event/stream.ts';
 import { PlatformGate } from './domain/platform/request-auth.ts';
@@ -181,12 +182,14 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
 
   let started = false;
   let ws: ReturnType<typeof attachGraphQLWebSocket> | undefined;
+  let maintenance: ReturnType<typeof startMaintenance> | undefined;
   async function start(): Promise<App> {
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'migrations applied');
     await stream.start();
     sequencer.start();
     sequencer.kick(); // events a previous run committed but did not sequence
+    maintenance = startMaintenance(deps);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
@@ -201,6 +204,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
 
   async function stop(): Promise<void> {
     await ws?.close();
+    stream.endSubscriptions(); // open SSE responses would otherwise hold server.close() for the grace period
     if (started) {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -208,6 +212,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
         setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs).unref();
       });
     }
+    maintenance?.stop();
     await sequencer.stop();
     await stream.stop();
     if (!opts.db) await db.close();
