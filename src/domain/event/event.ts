@@ -75,7 +75,7 @@ export const ListEventsInput = z.strictObject({
 
 export function assertPublicType(type: string | undefined, param = 'type'): void {
   if (type !== undefined && !eventType.safeParse(type).success) {
-    throw new DomainError('invalid_event_type', `Unknown event type: ${type}. Public types: see GET /v1/platform/openapi.json`, param);
+    throw new DomainError('invalid_event_type', `Unknown event type: ${type}. The public types are the enum of \`type\` in GET /v1/platform/openapi.json`, param);
   }
 }
 
