@@ -51,10 +51,23 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
     wss,
   );
   return {
-    close: async () => {
-      for (const client of wss.clients) client.terminate();
-      await disposable.dispose();
-      await new Promise<void>((r) => wss.close(() => r()));
+    /**
+     * Shutdown: every client gets close code 1001 (Going away), which
+     * graphql-ws clients treat as retryable (resume with startingAfter), and
+     * closing a socket returns its operations' iterators, releasing their
+     * listeners. Clients that do not finish the close handshake within
+     * `graceMs` are cut off, so stopping never waits on a peer.
+     */
+    close: async (graceMs = 1000) => {
+      const disposed = disposable.dispose(); // resolves once every socket is gone
+      let timer: NodeJS.Timeout | undefined;
+      const late = await Promise.race([
+        disposed.then(() => false),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs))),
+      ]);
+      clearTimeout(timer);
+      if (late) for (const client of wss.clients) client.terminate();
+      await disposed;
     },
   };
 }

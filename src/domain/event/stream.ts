@@ -23,6 +23,9 @@ export class EventStream {
   private pullAgain = false;
   private listenClient: pg.Client | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Ends each open subscription (with an error); emptied on shutdown. */
+  private readonly open = new Set<(err: unknown) => void>();
+  private closed = false;
 
   constructor(private readonly deps: Omit<Deps, 'sequencer'>) {}
 
@@ -41,7 +44,20 @@ export class EventStream {
     this.timer.unref();
   }
 
+  /**
+   * Ends every open subscription with `service_unavailable` (clients resume
+   * elsewhere with startingAfter) and refuses new ones. Call it before
+   * closing the HTTP server: an open SSE response otherwise holds
+   * `server.close()` until the shutdown grace period runs out.
+   */
+  endSubscriptions(): void {
+    this.closed = true;
+    const err = new DomainError('service_unavailable', 'The server is shutting down; resubscribe with startingAfter set to the last seq received');
+    for (const end of [...this.open]) end(err);
+  }
+
   async stop(): Promise<void> {
+    this.endSubscriptions();
     clearInterval(this.timer);
     await this.listenClient?.end().catch(() => {});
     this.listeners.clear();
@@ -105,6 +121,12 @@ export class EventStream {
     const wanted = opts.types?.length ? new Set(opts.types) : undefined;
     const maxPending = opts.maxPending ?? 10_000;
     return new Repeater<PublicEvent>(async (push, stop) => {
+      if (this.closed) {
+        stop(new DomainError('service_unavailable', 'The server is shutting down; resubscribe with startingAfter set to the last seq received'));
+        return;
+      }
+      const end = (err: unknown) => stop(err);
+      this.open.add(end);
       let last = 0n;
       let replaying = true;
       let pending = 0;
@@ -137,6 +159,7 @@ export class EventStream {
       }
       await stop;
       unlisten();
+      this.open.delete(end);
     });
   }
 }
