@@ -59,7 +59,7 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
      * `graceMs` are cut off, so stopping never waits on a peer.
      */
     close: async (graceMs = 1000) => {
-      const disposed = disposable.dispose(); // resolves once every socket is gone
+      const disposed = Promise.resolve(disposable.dispose()); // resolves once every socket is gone
       let timer: NodeJS.Timeout | undefined;
       const late = await Promise.race([
         disposed.then(() => false),
