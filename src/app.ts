@@ -207,7 +207,9 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     stream.endSubscriptions(); // open SSE responses would otherwise hold server.close() for the grace period
     if (started) {
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // A keep-alive connection whose response ends after close() (an SSE stream just ended) goes idle: close it then, not after keepAliveTimeout.
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
+        server.close(() => (clearInterval(sweep), resolve()));
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs).unref();
       });

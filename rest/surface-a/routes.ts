@@ -1,6 +1,8 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Deps } from '../../src/domain/context.ts';
+import { isDomainError } from '../../src/domain/errors.ts';
+import type { Quota } from '../../src/domain/scope/create-rate-limit.ts';
 import { ExecInput, executeScope, executeScopeRequest, scopeRegistry, type ExecuteResult } from '../../src/domain/scope/executor.ts';
 import { CreateUnitInput, ListUnitsInput, UnitIdInput } from '../../src/domain/unit/unit.ts';
 import { parseInput } from '../../src/domain/validation.ts';
@@ -12,19 +14,30 @@ import * as S from './schemas.ts';
 const DEPRECATED = { token: 'Deprecated: send Authorization: Bearer instead' };
 const DEPRECATED_WITH_KEY = { ...DEPRECATED, idempotency_key: 'Deprecated: send the Idempotency-Key header instead' };
 
-function setQuotaHeaders(ctx: Context, out: ExecuteResult) {
-  if (!out.quota) return;
-  ctx.set('X-RateLimit-Limit', String(out.quota.limit));
-  ctx.set('X-RateLimit-Remaining', String(out.quota.remaining));
-  ctx.set('X-RateLimit-Reset', String(Math.ceil(out.quota.resetAt.getTime() / 1000)));
+function setQuotaHeaders(ctx: Context, quota: Quota | undefined) {
+  if (!quota) return;
+  ctx.set('X-RateLimit-Limit', String(quota.limit));
+  ctx.set('X-RateLimit-Remaining', String(quota.remaining));
+  ctx.set('X-RateLimit-Reset', String(Math.ceil(quota.resetAt.getTime() / 1000)));
+}
+
+/** Runs an execution and sets the X-RateLimit-* headers of a create, also when the limit refuses it. */
+async function withQuotaHeaders(ctx: Context, run: () => Promise<ExecuteResult>): Promise<ExecuteResult> {
+  try {
+    const out = await run();
+    setQuotaHeaders(ctx, out.quota);
+    return out;
+  } catch (e) {
+    if (isDomainError(e) && e.code === 'create_rate_limit_exceeded') setQuotaHeaders(ctx, e.details.quota as Quota);
+    throw e;
+  }
 }
 
 /** The `/units/*` routes are sugar over the scope executor: same checks, same audit. */
 function unitRoute(deps: Deps, scope: string, ctx: Context) {
   return async () => {
     const { caller, input, idempotencyKey } = await surfaceARequest(deps, ctx);
-    const out = await executeScope(deps, caller, { scope, data: input, idempotencyKey, requestId: ctx.state.requestId });
-    setQuotaHeaders(ctx, out);
+    const out = await withQuotaHeaders(ctx, () => executeScope(deps, caller, { scope, data: input, idempotencyKey, requestId: ctx.state.requestId }));
     ctx.body = out.result;
   };
 }
@@ -58,8 +71,7 @@ export function surfaceARoutes(deps: Deps): RouteDef[] {
       errors: [400, 401, 403],
       handler: async (ctx) => {
         const { caller, input, idempotencyKey } = await surfaceARequest(deps, ctx);
-        const out = await executeScopeRequest(deps, caller, input, { idempotencyKey, requestId: ctx.state.requestId });
-        setQuotaHeaders(ctx, out);
+        const out = await withQuotaHeaders(ctx, () => executeScopeRequest(deps, caller, input, { idempotencyKey, requestId: ctx.state.requestId }));
         ctx.body = { ok: true, scope: out.entry, mode: out.entry.mode, object: out.result, token_id: caller.tokenId };
       },
     },

@@ -44,6 +44,9 @@ describe('create rate limit', () => {
     const over = await viaRoute(token, LIMIT + 1);
     expectErrorResponse(over, 400, 'create_rate_limit_exceeded');
     expect(Number(over.headers.get('retry-after'))).toBe(3600);
+    expect(over.headers.get('x-ratelimit-limit')).toBe(String(LIMIT));
+    expect(over.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(over.headers.get('x-ratelimit-reset')).toBe(String(resetAt));
     expect(await unitCount(t, org.id)).toBe(LIMIT);
     const audit = await auditRows(t, org.id);
     expect(audit.at(-1)).toMatchObject({ scope: 'units:create', outcome: 'refused', reason: 'create_rate_limit_exceeded' });
@@ -58,7 +61,9 @@ describe('create rate limit', () => {
     const exec = await viaExec(token, 0);
     expect(exec.headers.get('x-ratelimit-remaining')).toBe(String(LIMIT / 2 - 1));
     await spend(LIMIT / 2 - 1, (i) => viaExec(token, i + 1));
-    expectErrorResponse(await viaExec(token, 999), 400, 'create_rate_limit_exceeded');
+    const overExec = await viaExec(token, 999);
+    expectErrorResponse(overExec, 400, 'create_rate_limit_exceeded');
+    expect(overExec.headers.get('x-ratelimit-remaining')).toBe('0');
     expectErrorResponse(await viaRoute(token, 999), 400, 'create_rate_limit_exceeded');
     expect(await unitCount(t, org.id)).toBe(LIMIT);
   });

@@ -59,6 +59,10 @@ describe('units', () => {
     const beyond = await t.http.post('/api/units/list', { page: 9 }, { token });
     expect(beyond.body).toMatchObject({ units: [], has_more: false });
 
+    const far = await t.http.post('/api/units/list', { page: 2 ** 52, per_page: 100 }, { token });
+    expect(far.status, far.text).toBe(200);
+    expect(far.body).toMatchObject({ units: [], has_more: false });
+
     const max = await t.http.post('/api/units/list', { per_page: 100 }, { token });
     expect(max.status).toBe(200);
     expect(max.body.units).toHaveLength(27);
