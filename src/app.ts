@@ -15,10 +15,12 @@ import { attachGraphQLWebSocket } from './graphql/ws.ts';
 import { startMaintenance } from './workers/maintenance.ts';
 import { Sequencer } from './domain/event/sequencer.ts';
 import { EventStream } from './domain/event/stream.ts';
+import { WebhookWorker } from './workers/webhook-delivery.ts';
 import { PlatformGate } from './domain/platform/request-auth.ts';
 import { platformPipeline } from '../rest/platform/pipeline.ts';
 import { webhookEndpointRoutes } from '../rest/platform/webhook-endpoints.ts';
 import { eventRoutes } from '../rest/platform/events.ts';
+import { webhookDeliveryRoutes } from '../rest/platform/webhook-deliveries.ts';
 import { ErrorEnvelope } from '../rest/platform/schemas.ts';
 import { operatorEventRoutes } from '../rest/operator/events.ts';
 import { createLogger } from './logger.ts';
@@ -37,6 +39,7 @@ export interface App {
   gate: PlatformGate;
   sequencer: Sequencer;
   stream: EventStream;
+  webhooks: WebhookWorker;
   koa: Koa;
   server: Server;
   /** Resolved after start(): the URLs and, on a fresh embedded database, the bootstrap credentials. */
@@ -77,8 +80,13 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const base = { db, clock: opts.clock ?? systemClock, config, log };
   const stream = new EventStream(base);
-  const sequencer = new Sequencer(base, () => stream.pull());
+  const sequencer = new Sequencer(base, () => {
+    stream.pull();
+    webhooks.kick();
+  });
   const deps: Deps = { ...base, sequencer };
+  const webhooks = new WebhookWorker(deps);
+  deps.webhooks = webhooks;
   const killSwitch = new KillSwitch(deps);
   const gate = new PlatformGate(deps, killSwitch);
   const yoga = createGraphQL(deps, gate, stream, log);
@@ -93,6 +101,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     gate,
     sequencer,
     stream,
+    webhooks,
     koa,
     server,
     urls: urlsFor(config.publicOrigin ?? `http://${config.host}:${config.port}`),
@@ -103,7 +112,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const surfaceA = surfaceARoutes(deps);
   const tokens = tokenRoutes(deps);
   const operator = [...operatorRoutes(deps, killSwitch), ...operatorEventRoutes(deps)];
-  const platform = [...webhookEndpointRoutes(deps), ...eventRoutes(deps)];
+  const platform = [...webhookEndpointRoutes(deps), ...webhookDeliveryRoutes(deps), ...eventRoutes(deps)];
   const openApiB = () =>
     buildOpenApi(
       {
@@ -189,6 +198,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     await stream.start();
     sequencer.start();
     sequencer.kick(); // events a previous run committed but did not sequence
+    if (config.webhook.worker) webhooks.start();
     maintenance = startMaintenance(deps);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -215,6 +225,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       });
     }
     maintenance?.stop();
+    await webhooks.stop();
     await sequencer.stop();
     await stream.stop();
     if (!opts.db) await db.close();

@@ -30,7 +30,34 @@ const Env = z.object({
   RATE_LIMIT_BURST: z.coerce.number().int().positive().default(200),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().positive().default(24 * 3600),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().nonnegative().default(10_000),
+  OPERATIONS_WORKER: bool.optional(),
+  OPERATIONS_POLL_MS: z.coerce.number().int().positive().default(1000),
+  OPERATION_LEASE_MS: z.coerce.number().int().positive().default(30_000),
+  OPERATION_RECHECK_MS: z.coerce.number().int().positive().default(60_000),
+  OPERATION_RETRY_BASE_MS: z.coerce.number().int().positive().default(2000),
+  OPERATION_RETRY_MAX_MS: z.coerce.number().int().positive().default(300_000),
+  OPERATION_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  WEBHOOK_RETRY_SCHEDULE: z.string().default('0s,5s,5m,30m,2h,5h,10h,10h'),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.optional(),
+  WEBHOOK_ALLOW_LOOPBACK: bool.optional(),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().positive().default(64),
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().positive().default(8),
+  WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(250),
+  WEBHOOK_LEASE_MS: z.coerce.number().int().positive().optional(),
+  WEBHOOK_WORKER: bool.optional(),
 });
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `0s,5s,5m,2h` → milliseconds; a bare number is milliseconds. */
+export function parseDurations(list: string): number[] {
+  return list.split(',').map((raw) => {
+    const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(raw);
+    if (!m) throw new Error(`Invalid configuration:\n  WEBHOOK_RETRY_SCHEDULE: '${raw}' is not a duration like 5s, 5m or 2h`);
+    return Math.round(Number(m[1]) * DURATION_UNITS[m[2] ?? 'ms']!);
+  });
+}
 
 export type Config = {
   host: string;
@@ -51,7 +78,42 @@ export type Config = {
   rateLimitBurst: number;
   idempotencyTtlSeconds: number;
   shutdownGraceMs: number;
+  operations: OperationsConfig;
+  webhook: WebhookConfig;
 };
+
+export interface WebhookConfig {
+  /** Delay before each attempt (the first is usually 0); its length is the number of attempts. */
+  retryScheduleMs: number[];
+  timeoutMs: number;
+  /** Deliver to private, link-local and metadata addresses (never in multi-tenant production). */
+  allowPrivateNetworks: boolean;
+  /** Deliver to URLs whose host is literally localhost, 127.0.0.1 or [::1] (the URL rule admits them). */
+  allowLoopback: boolean;
+  /** In-flight attempts per process, overall and per endpoint. */
+  concurrency: number;
+  endpointConcurrency: number;
+  pollMs: number;
+  /** How long a leased delivery stays hidden from other workers; must exceed the timeout. */
+  leaseMs: number;
+  /** Run the delivery worker in this process. */
+  worker: boolean;
+}
+
+/** The operations engine (src/domain/operation/engine.ts). */
+export interface OperationsConfig {
+  /** Run the operations worker in this process (tests drive it with drain() instead). */
+  worker: boolean;
+  /** Worker tick: how often it looks for due operations. */
+  pollMs: number;
+  /** How long a claimed operation stays hidden from other workers without a heartbeat. */
+  leaseMs: number;
+  /** Backstop: a waiting operation rechecks its blocker this long after it last did, woken or not. */
+  recheckMs: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  maxAttempts: number;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const parsed = Env.safeParse(env);
@@ -80,6 +142,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitBurst: e.RATE_LIMIT_BURST,
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    operations: {
+      worker: e.OPERATIONS_WORKER ?? true,
+      pollMs: e.OPERATIONS_POLL_MS,
+      leaseMs: e.OPERATION_LEASE_MS,
+      recheckMs: e.OPERATION_RECHECK_MS,
+      retryBaseMs: e.OPERATION_RETRY_BASE_MS,
+      retryMaxMs: e.OPERATION_RETRY_MAX_MS,
+      maxAttempts: e.OPERATION_MAX_ATTEMPTS,
+    },
+    webhook: {
+      retryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS ?? false,
+      allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK ?? true,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      endpointConcurrency: e.WEBHOOK_ENDPOINT_CONCURRENCY,
+      pollMs: e.WEBHOOK_POLL_MS,
+      leaseMs: e.WEBHOOK_LEASE_MS ?? e.WEBHOOK_TIMEOUT_MS + 15_000,
+      worker: e.WEBHOOK_WORKER ?? true,
+    },
     ...overrides,
   };
 }

@@ -11,6 +11,10 @@ export interface Deps {
   log: Logger;
   /** Wakes the event sequencer; appendEvent calls it after commit. */
   sequencer: { kick(): void };
+  /** The operations worker (src/workers/operations.ts): kicked after an operation is enqueued or woken; told when one changed. */
+  operations?: { kick(): void; changed(id: string): void };
+  /** Wakes the webhook delivery worker (absent where none runs); called after a retry commits. */
+  webhooks?: { kick(): void };
 }
 
 export interface OrganizationRef {

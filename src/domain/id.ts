@@ -22,6 +22,7 @@ export const ID_PREFIX = {
   program: 'prog',
   enrollment: 'enr',
   delivery: 'msg',
+  attempt: 'atmpt',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -7,6 +7,7 @@ import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { canonicalEventType } from '../event/types.ts';
 import { parseInput } from '../validation.ts';
+import { exhaustEndpointDeliveries } from './lease.ts';
 
 /**
  * Webhook endpoints: organization-scoped (brand selection does not apply).
@@ -117,7 +118,7 @@ export async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: 
   return presentWebhookEndpoint(row, true);
 }
 
-async function findEndpoint(db: Tx | Deps['db']['prisma'], organizationId: string, id: string, param: string | null = null) {
+export async function findEndpoint(db: Tx | Deps['db']['prisma'], organizationId: string, id: string, param: string | null = null) {
   const row = isId('webhookEndpoint', id) ? await db.webhookEndpoint.findFirst({ where: { id, organizationId } }) : null;
   if (!row) throw missing('webhook endpoint', id, param);
   return row;
@@ -153,6 +154,7 @@ export async function updateWebhookEndpoint(deps: Deps, tx: Tx, organizationId: 
       updatedAt: deps.clock.now(),
     },
   });
+  if (input.status === 'disabled') await exhaustEndpointDeliveries(tx, row.id, deps.clock.now());
   return presentWebhookEndpoint(updated);
 }
 

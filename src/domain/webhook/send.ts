@@ -1,0 +1,93 @@
+import http from 'node:http';
+import https from 'node:https';
+import { checkLiteralHost, guardedLookup, type AddressPolicy } from './address-guard.ts';
+
+/**
+ * One delivery attempt over HTTP: POST, no redirects followed, a hard
+ * deadline covering connect, headers and the excerpt, and at most
+ * EXCERPT_BYTES of the response body read (the socket is destroyed after
+ * that, so a receiver streaming a huge body costs nothing). Never throws:
+ * every failure becomes an outcome the worker records.
+ */
+export const EXCERPT_BYTES = 1024;
+const ERROR_MAX = 200;
+
+export interface AttemptOutcome {
+  ok: boolean;
+  statusCode: number | null;
+  error: string | null;
+  excerpt: string | null;
+  durationMs: number;
+}
+
+export interface SendOptions extends AddressPolicy {
+  timeoutMs: number;
+}
+
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 256 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 256 }),
+};
+
+export function postWebhook(url: string, headers: Record<string, string>, body: string, opts: SendOptions): Promise<AttemptOutcome> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    let settled = false;
+    let statusCode: number | null = null;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    /** `drained`: the response ended normally, so its keep-alive socket may be reused. */
+    const finish = (error: string | null, drained = false) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (!drained) req.destroy();
+      const excerpt = size ? Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8') : null;
+      const redirect = statusCode !== null && statusCode >= 300 && statusCode < 400 ? 'redirect not followed' : null;
+      const ok = statusCode !== null && statusCode >= 200 && statusCode < 300;
+      resolve({
+        ok,
+        statusCode,
+        error: ok ? null : (error ?? redirect ?? (statusCode !== null ? `HTTP ${statusCode}` : 'no response'))?.slice(0, ERROR_MAX) ?? null,
+        excerpt,
+        durationMs: Math.round(performance.now() - started),
+      });
+    };
+
+    let u: URL;
+    try {
+      u = new URL(url);
+      checkLiteralHost(opts, u.hostname);
+    } catch (e) {
+      // A refused literal address: nothing was sent.
+      resolve({ ok: false, statusCode: null, error: String((e as Error).message).slice(0, ERROR_MAX), excerpt: null, durationMs: 0 });
+      return;
+    }
+    const transport = u.protocol === 'https:' ? https : http;
+    const req = transport.request(u, {
+      method: 'POST',
+      agent: agents[u.protocol as 'http:' | 'https:'],
+      lookup: guardedLookup(opts, u.hostname) as never,
+      headers: {
+        ...headers,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'user-agent': 'platform-api-webhooks/1',
+      },
+    });
+    const timer = setTimeout(() => finish(statusCode === null ? `timeout after ${opts.timeoutMs} ms` : null), opts.timeoutMs);
+    req.on('error', (e: NodeJS.ErrnoException) => finish(e.code && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : e.message));
+    req.on('response', (res) => {
+      statusCode = res.statusCode ?? null;
+      res.on('data', (chunk: Buffer) => {
+        if (size < EXCERPT_BYTES) chunks.push(chunk);
+        size += chunk.length;
+        if (size >= EXCERPT_BYTES) finish(null);
+      });
+      res.on('end', () => finish(null, true));
+      res.on('error', () => finish(null));
+      res.on('aborted', () => finish(null));
+    });
+    req.end(body);
+  });
+}
