@@ -1,0 +1,59 @@
+import { RequestSender, type FetchLike } from './request-sender.ts';
+import { Assertions } from './resources/assertions.ts';
+import { Deployments, Distributions } from './resources/distributions.ts';
+import { Events } from './resources/events.ts';
+import { Operations } from './resources/operations.ts';
+import { WebhookEndpoints } from './resources/webhook-endpoints.ts';
+import { webhooks } from './webhooks.ts';
+
+export interface PlatformClientOptions {
+  /** A platform token, `sk_<brand>_live_...`. */
+  apiKey: string;
+  /** The API origin, e.g. `https://api.example.com`; `/v1/platform` is appended. */
+  origin: string;
+  /** `Service-Brand` for brand-scoped routes: a brand id or slug (default: the organization's oldest brand). */
+  brand?: string;
+  /** Per attempt; default 30 000 ms. */
+  timeoutMs?: number;
+  /** Retries after the first attempt; default 2. */
+  maxRetries?: number;
+  /** Upper bound of one wait between attempts (`Retry-After` included); default 20 000 ms. */
+  maxRetryDelayMs?: number;
+  /** A fetch implementation; default `globalThis.fetch`. */
+  fetch?: FetchLike;
+}
+
+export const SURFACE_B_PATH = '/v1/platform';
+
+/** The Surface B client: `new PlatformClient({ apiKey, origin })`. */
+export class PlatformClient {
+  readonly webhookEndpoints: WebhookEndpoints;
+  readonly events: Events;
+  readonly assertions: Assertions;
+  readonly operations: Operations;
+  readonly distributions: Distributions;
+  readonly deployments: Deployments;
+  /** Verification needs no API key; also exported standalone as `webhooks`. */
+  readonly webhooks = webhooks;
+  readonly sender: RequestSender;
+
+  constructor(opts: PlatformClientOptions) {
+    if (!opts.apiKey) throw new TypeError('PlatformClient: apiKey is required');
+    if (!opts.origin) throw new TypeError('PlatformClient: origin is required');
+    this.sender = new RequestSender({
+      baseUrl: opts.origin.replace(/\/+$/, '') + SURFACE_B_PATH,
+      token: opts.apiKey,
+      headers: opts.brand ? { 'service-brand': opts.brand } : undefined,
+      timeoutMs: opts.timeoutMs,
+      maxRetries: opts.maxRetries,
+      maxRetryDelayMs: opts.maxRetryDelayMs,
+      fetch: opts.fetch,
+    });
+    this.webhookEndpoints = new WebhookEndpoints(this.sender);
+    this.events = new Events(this.sender);
+    this.assertions = new Assertions(this.sender);
+    this.operations = new Operations(this.sender);
+    this.distributions = new Distributions(this.sender);
+    this.deployments = new Deployments(this.sender);
+  }
+}

@@ -1,0 +1,85 @@
+/** Client-side (camelCase) shapes of Surface B objects, as far as the spec states them. */
+
+export interface Timestamped {
+  livemode: boolean;
+  createdAt: string;
+}
+
+export interface WebhookEndpoint extends Timestamped {
+  id: string;
+  object: 'webhook_endpoint';
+  url: string;
+  description: string | null;
+  enabledEvents: string[];
+  status: 'enabled' | 'disabled';
+  /** Returned by create and rotateSecret only. */
+  secret?: string;
+  rotatedAt: string | null;
+  updatedAt: string;
+}
+
+export interface DeletedObject {
+  id: string;
+  object: string;
+  deleted: true;
+}
+
+export interface PlatformEvent<D = Record<string, any>> extends Timestamped {
+  id: string;
+  object: 'event';
+  type: string;
+  seq: number;
+  subject: { type: string; id: string };
+  /** The type-specific payload, camelCased like every other key. */
+  data: D;
+  operation: string | null;
+}
+
+export interface AssertionEvent extends Timestamped {
+  id: string;
+  object: 'assertion';
+  entity: string;
+  key: string;
+  action: 'asserted' | 'revoked';
+  value: number | null;
+  expiresAt: string | null;
+  effectiveAt: string;
+}
+
+export type OperationStatus = 'pending' | 'running' | 'waiting' | 'succeeded' | 'partial' | 'failed' | 'canceled';
+
+export const TERMINAL_OPERATION_STATUSES: readonly OperationStatus[] = ['succeeded', 'partial', 'failed', 'canceled'];
+
+export interface Operation extends Timestamped {
+  id: string;
+  object: 'operation';
+  subject: { type: string; id: string };
+  kind: string;
+  status: OperationStatus;
+  waitingReason: string | null;
+  attempts: number;
+  maxAttempts: number;
+  error: Record<string, any> | null;
+  result: Record<string, any>;
+  progress: Record<string, any>;
+  targetOperationId: string | null;
+  completedAt: string | null;
+}
+
+/** Fields of distributions and deployments are not fixed by the spec; ids and `object` are. */
+export interface Distribution extends Partial<Timestamped> {
+  id: string;
+  object: 'distribution';
+  status?: string;
+  [field: string]: unknown;
+}
+
+export interface Deployment extends Partial<Timestamped> {
+  id: string;
+  object: 'deployment';
+  status?: string;
+  [field: string]: unknown;
+}
+
+/** A claim's subject: an entity, or an external user id with its issuer (always together). */
+export type AssertionSubject = { entity: string } | { externalUserId: string; issuer: string };

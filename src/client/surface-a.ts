@@ -1,0 +1,148 @@
+import { RequestSender, type FetchLike, type RequestOptions } from './request-sender.ts';
+
+interface CommonOptions {
+  timeoutMs?: number;
+  maxRetries?: number;
+  maxRetryDelayMs?: number;
+  fetch?: FetchLike;
+}
+
+export interface PlatformScope {
+  scope: string;
+  category: string;
+  description: string;
+  [field: string]: unknown;
+}
+
+export interface Unit {
+  id: string;
+  object: 'unit';
+  type: string | null;
+  caption: string | null;
+  productionId: string | null;
+  status: string;
+  [field: string]: unknown;
+}
+
+export interface PlatformToken {
+  id: string;
+  name: string;
+  tokenPrefix: string;
+  scopes: string[];
+  status: 'active' | 'revoked' | 'expired';
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  createdAt?: string;
+}
+
+export interface OkResponse {
+  ok?: boolean;
+  success?: boolean;
+}
+
+/**
+ * Surface A, the scope executor at `{base_url}` (e.g. `https://host/api`),
+ * with a platform token. Responses are camelCased like Surface B's; creates
+ * carry a generated Idempotency-Key (reused across retries) unless given.
+ */
+export class ScopeClient {
+  readonly sender: RequestSender;
+  readonly units: Units;
+
+  constructor(opts: CommonOptions & { token: string; baseUrl: string }) {
+    this.sender = new RequestSender({ ...opts, baseUrl: opts.baseUrl, token: opts.token });
+    this.units = new Units(this.sender);
+  }
+
+  /** The scope registry (no auth needed, the token is sent anyway). */
+  async scopes(options?: RequestOptions): Promise<PlatformScope[]> {
+    return (await this.sender.request<{ scopes: PlatformScope[] }>({ method: 'GET', path: '/scopes', options })).body.scopes;
+  }
+
+  /** Executes one scope: `{ ok, scope, tokenId, mode?, object? }`. */
+  async exec(scope: string, data: Record<string, unknown> = {}, options?: RequestOptions): Promise<{ ok: boolean; scope: PlatformScope; tokenId: string; [k: string]: any }> {
+    return (await this.sender.request({ method: 'POST', path: '/scopes_exec', body: { scope, data }, idempotent: true, options })).body;
+  }
+
+  /** `{ ok, orgId, orgName, orgSlug, scopes, ... }` for the token. */
+  async smoke(options?: RequestOptions): Promise<{ ok: boolean; orgId: string; orgName: string; orgSlug: string; scopes: string[]; [k: string]: any }> {
+    return (await this.sender.request({ method: 'POST', path: '/smoke', options })).body;
+  }
+}
+
+class Units {
+  constructor(private readonly sender: RequestSender) {}
+
+  async list(params: { page?: number; perPage?: number } = {}, options?: RequestOptions): Promise<{ units: Unit[]; page?: number; perPage?: number; hasMore?: boolean }> {
+    return (await this.sender.request({ method: 'POST', path: '/units/list', body: params, options })).body;
+  }
+
+  /** `duplicate` is true when the Idempotency-Key replayed an earlier create. */
+  async create(params: { type?: string; caption?: string; productionId?: string }, options?: RequestOptions): Promise<{ unit: Unit; duplicate: boolean }> {
+    return (await this.sender.request({ method: 'POST', path: '/units/create', body: params, idempotent: true, options })).body;
+  }
+
+  /** Only a draft unit may be deleted (else `unit_not_draft`). */
+  async delete(unitId: string, options?: RequestOptions): Promise<OkResponse> {
+    return (await this.sender.request({ method: 'POST', path: '/units/delete', body: { unitId }, options })).body;
+  }
+}
+
+/**
+ * Token management at `{dashboard_base_url}` with a dashboard user token.
+ * create and rotate are not idempotent on the server, so they are retried on
+ * 429 only, never on a 5xx that might have minted a token.
+ */
+export class TokenClient {
+  readonly sender: RequestSender;
+
+  constructor(opts: CommonOptions & { userToken: string; dashboardBaseUrl: string }) {
+    this.sender = new RequestSender({ ...opts, baseUrl: opts.dashboardBaseUrl, token: opts.userToken });
+  }
+
+  /** Metadata only, newest first. */
+  async list(options?: RequestOptions): Promise<PlatformToken[]> {
+    return (await this.sender.request<{ tokens: PlatformToken[] }>({ method: 'GET', path: '/platform/tokens', options })).body.tokens;
+  }
+
+  /** The secret is in the result once, never again. */
+  async create(params: { name: string; scopes: string[]; expiresAt?: string | Date }, options?: RequestOptions): Promise<{ token: PlatformToken; secret: string }> {
+    const body = { ...params, expiresAt: params.expiresAt instanceof Date ? params.expiresAt.toISOString() : params.expiresAt };
+    return (await this.sender.request({ method: 'POST', path: '/platform/tokens/create', body, options })).body;
+  }
+
+  async revoke(tokenId: string, options?: RequestOptions): Promise<OkResponse> {
+    return (await this.sender.request({ method: 'POST', path: '/platform/tokens/revoke', body: { tokenId }, options })).body;
+  }
+
+  /** Revokes the token and returns its replacement (same scopes) with the new secret, once. */
+  async rotate(tokenId: string, options?: RequestOptions): Promise<{ token: PlatformToken; secret: string }> {
+    return (await this.sender.request({ method: 'POST', path: '/platform/tokens/rotate', body: { tokenId }, options })).body;
+  }
+}
+
+/**
+ * The operator interface at `{origin}/operator` (operator token): kill switch
+ * and wallet top-ups. Used by the `platform` CLI.
+ */
+export class OperatorClient {
+  readonly sender: RequestSender;
+
+  constructor(opts: CommonOptions & { operatorToken: string; origin: string }) {
+    this.sender = new RequestSender({ ...opts, baseUrl: opts.origin.replace(/\/+$/, '') + '/operator', token: opts.operatorToken });
+  }
+
+  async killSwitch(options?: RequestOptions): Promise<{ engaged: boolean; updatedAt: string | null }> {
+    return (await this.sender.request({ method: 'GET', path: '/kill_switch', options })).body;
+  }
+
+  async setKillSwitch(engaged: boolean, options?: RequestOptions): Promise<{ engaged: boolean; updatedAt: string | null }> {
+    return (await this.sender.request({ method: 'POST', path: '/kill_switch', body: { engaged }, options })).body;
+  }
+
+  /** Credits a brand's wallet (brand id or slug); `amount` in the wallet's minor units. */
+  async topUpWallet(brand: string, params: { amount: number; [k: string]: unknown }, options?: RequestOptions): Promise<Record<string, any>> {
+    return (await this.sender.request({ method: 'POST', path: `/brands/${encodeURIComponent(brand)}/wallet/top_up`, body: params, idempotent: true, options })).body;
+  }
+}
