@@ -1,0 +1,93 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from 'graphql-ws';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { onPostgres } from '../support/database.ts';
+import { buildOrgWithToken } from '../support/factories.ts';
+import { appendEvents, seqsOf, startSecondApp, subscribeLive, waitUntil, wsClient } from '../support/stream-client.ts';
+
+/**
+ * Two server processes on one PostgreSQL: a subscriber on B sees what is
+ * appended through A (LISTEN/NOTIFY), and the reverse. PostgreSQL only.
+ */
+let t: TestApp;
+let b: Awaited<ReturnType<typeof startSecondApp>> | undefined;
+const clients: Client[] = [];
+beforeAll(async () => {
+  t = await startTestApp();
+  if (onPostgres()) b = await startSecondApp(t);
+});
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.dispose()));
+});
+afterAll(async () => {
+  await b?.stop();
+  await t?.stop();
+});
+
+const client = (origin: string, secret: string) => {
+  const c = wsClient({ origin }, `Bearer ${secret}`);
+  clients.push(c);
+  return c;
+};
+
+describe('scale-out', () => {
+  it.skipIf(!onPostgres())('a subscriber on process B receives events appended through process A, in seq order, within a second', async () => {
+    const B = b!;
+    const { org, token } = await buildOrgWithToken(t, ['events:read']);
+    const onB = await subscribeLive({ app: B.app }, client(B.origin, token));
+    const onA = await subscribeLive(t, client(t.origin, token));
+
+    // Through A's REST operator route, then through A's domain (10 at once).
+    const res = await t.http.post(
+      '/operator/events',
+      { organization_id: org.id, type: 'payout.created', subject: { type: 'payout', id: 'po_1' }, data: {} },
+      { token: t.operatorToken },
+    );
+    expect(res.status, res.text).toBe(201);
+    const started = Date.now();
+    await onB.waitForCount(1, 3000);
+    // The 1 s polling backstop would also get there; NOTIFY must be much faster.
+    expect(Date.now() - started).toBeLessThan(900);
+    const ids = [res.body.id, ...(await appendEvents(t.app, org.id, Array.from({ length: 10 }, () => ({}))))];
+    await onB.waitForCount(11, 3000);
+    await onA.waitForCount(11, 3000);
+    const seqs = await seqsOf(t.app, ids);
+    expect(onB.events.map((e) => e.id)).toEqual(ids);
+    expect(onB.seqs).toEqual(seqs);
+    expect(onA.seqs).toEqual(seqs);
+
+    // And the other way round: appended on B, seen on A.
+    const back = await appendEvents(B.app, org.id, [{ type: 'operation.failed' }]);
+    await onA.waitForCount(12, 3000);
+    expect(onA.events.at(-1)!.id).toBe(back[0]);
+  });
+
+  it.skipIf(!onPostgres())('concurrent writers on both processes: each subscriber sees every event exactly once, in seq order', async () => {
+    const B = b!;
+    const { org, token } = await buildOrgWithToken(t, ['events:read']);
+    const onA = await subscribeLive(t, client(t.origin, token));
+    const onB = await subscribeLive({ app: B.app }, client(B.origin, token));
+    const writes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => appendEvents(i % 2 ? B.app : t.app, org.id, [{ subjectId: `op_${i}` }])),
+    );
+    await t.app.sequencer.flush();
+    await B.app.sequencer.flush();
+    const ids = writes.flat();
+    const seqs = (await seqsOf(t.app, ids)).sort((x, y) => x - y);
+    await onA.waitForCount(20, 4000);
+    await onB.waitForCount(20, 4000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(onA.seqs).toEqual(seqs);
+    expect(onB.seqs).toEqual(seqs);
+  });
+
+  it.skipIf(!onPostgres())('unsubscribing on B releases B’s listener', async () => {
+    const B = b!;
+    const { token } = await buildOrgWithToken(t, ['events:read']);
+    const c = client(B.origin, token);
+    await subscribeLive({ app: B.app }, c);
+    expect(B.app.stream.subscriberCount).toBe(1);
+    await c.dispose();
+    await waitUntil(() => B.app.stream.subscriberCount === 0, 'B’s listener released');
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { startTestApp } from '../support/app.ts';
+import { buildOrgWithToken } from '../support/factories.ts';
+import { SseSubscription, subscribeLive, waitUntil, withTimeout, wsClient } from '../support/stream-client.ts';
+
+/**
+ * Stopping the server with open subscriptions (graphql-ws and SSE) finishes
+ * promptly, well inside the shutdown grace period, and ends them for clients.
+ */
+describe('shutdown with open subscriptions', () => {
+  it('app.stop() returns promptly and every subscriber sees its stream end', async () => {
+    const t = await startTestApp();
+    let stopped = false;
+    try {
+      const { token } = await buildOrgWithToken(t, ['events:read']);
+      const c = wsClient(t, `Bearer ${token}`);
+      const ws1 = await subscribeLive(t, c);
+      const ws2 = await subscribeLive(t, c);
+      const sse = new SseSubscription(t.origin, token);
+      await waitUntil(() => t.app.stream.subscriberCount === 3, 'the SSE listener');
+
+      const started = Date.now();
+      await withTimeout(t.app.stop(), 4000, 'app.stop() with open subscriptions');
+      stopped = true;
+      // The default grace period is 10 s: stopping must not wait for it.
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(t.app.stream.subscriberCount).toBe(0);
+      await waitUntil(() => ws1.completed && ws2.completed, 'graphql-ws subscribers to be told', 3000);
+      await withTimeout(sse.done, 3000, 'the SSE response to end');
+      expect(sse.ended).toBe(true);
+      await c.dispose();
+    } finally {
+      if (!stopped) await t.app.stop().catch(() => {});
+      await t.database.drop();
+    }
+  });
+});
