@@ -21,6 +21,10 @@ import { platformPipeline } from '../rest/platform/pipeline.ts';
 import { webhookEndpointRoutes } from '../rest/platform/webhook-endpoints.ts';
 import { eventRoutes } from '../rest/platform/events.ts';
 import { webhookDeliveryRoutes } from '../rest/platform/webhook-deliveries.ts';
+import { assertionRoutes } from '../rest/platform/assertions.ts';
+import { programRoutes } from '../rest/platform/programs.ts';
+import { enrollmentRoutes } from '../rest/platform/enrollments.ts';
+import { StandingScheduler } from './domain/enrollment/due-evaluation.ts';
 import { ErrorEnvelope } from '../rest/platform/schemas.ts';
 import { operatorEventRoutes } from '../rest/operator/events.ts';
 import { createLogger } from './logger.ts';
@@ -90,6 +94,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const killSwitch = new KillSwitch(deps);
   const gate = new PlatformGate(deps, killSwitch);
   const yoga = createGraphQL(deps, gate, stream, log);
+  const standing = new StandingScheduler(deps);
 
   const koa = new Koa({ proxy: false });
   // koa.callback() composes the middleware present when called: resolve it lazily.
@@ -112,7 +117,14 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const surfaceA = surfaceARoutes(deps);
   const tokens = tokenRoutes(deps);
   const operator = [...operatorRoutes(deps, killSwitch), ...operatorEventRoutes(deps)];
-  const platform = [...webhookEndpointRoutes(deps), ...webhookDeliveryRoutes(deps), ...eventRoutes(deps)];
+  const platform = [
+    ...webhookEndpointRoutes(deps),
+    ...webhookDeliveryRoutes(deps),
+    ...eventRoutes(deps),
+    ...assertionRoutes(deps),
+    ...programRoutes(deps),
+    ...enrollmentRoutes(deps),
+  ];
   const openApiB = () =>
     buildOpenApi(
       {
@@ -198,6 +210,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     await stream.start();
     sequencer.start();
     sequencer.kick(); // events a previous run committed but did not sequence
+    standing.start();
     if (config.webhook.worker) webhooks.start();
     maintenance = startMaintenance(deps);
     await new Promise<void>((resolve, reject) => {
@@ -226,6 +239,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     }
     maintenance?.stop();
     await webhooks.stop();
+    await standing.stop();
     await sequencer.stop();
     await stream.stop();
     if (!opts.db) await db.close();

@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   idempotency_key_in_use: 409,
   operation_conflict: 409,
   resource_conflict: 409,
+  invalid_state_transition: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -21,6 +21,7 @@ export const ID_PREFIX = {
   deployment: 'dep',
   program: 'prog',
   enrollment: 'enr',
+  requirement: 'req',
   delivery: 'msg',
   attempt: 'atmpt',
 } as const;

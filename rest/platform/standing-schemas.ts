@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+/** Response shapes of assertions, programs and enrollments, for the OpenAPI document. */
+const time = z.string().describe('ISO 8601 timestamp');
+const list = <T extends z.ZodType>(item: T) => z.object({ object: z.literal('list'), data: z.array(item), has_more: z.boolean() });
+
+export const Assertion = z.object({
+  id: z.string().describe('prefix asrt_; addresses one event, never the claim'),
+  object: z.literal('assertion'),
+  entity: z.string().describe('prefix ent_'),
+  key: z.string(),
+  action: z.enum(['asserted', 'revoked']),
+  value: z.number().nullable().describe('booleans are stored as 1 or 0; null on a revocation'),
+  expires_at: time.nullable(),
+  effective_at: time,
+  livemode: z.boolean(),
+  created_at: time,
+});
+export const AssertionList = list(Assertion);
+export const AssertionRevocation = z.object({
+  object: z.literal('assertion_revocation'),
+  entity: z.string().nullable(),
+  key: z.string(),
+  revoked: z.boolean().describe('true when a revoked event was appended (201); false when the claim was already absent (200)'),
+  assertion: Assertion.nullable(),
+});
+
+export const ProgramRequirement = z.object({
+  id: z.string().describe('prefix req_'),
+  object: z.literal('program_requirement'),
+  program: z.string(),
+  metric: z.string().describe('assert:<key>'),
+  operator: z.enum(['exists', 'gte', 'lte', 'eq', 'neq']),
+  threshold: z.number().nullable(),
+  created_at: time,
+});
+export const ProgramRequirementList = list(ProgramRequirement);
+export const DeletedProgramRequirement = z.object({ id: z.string(), object: z.literal('program_requirement'), deleted: z.literal(true) });
+
+export const Program = z.object({
+  id: z.string().describe('prefix prog_'),
+  object: z.literal('program'),
+  brand: z.string(),
+  name: z.string(),
+  grace_period_seconds: z.number().int(),
+  requirements: z.array(ProgramRequirement),
+  livemode: z.boolean(),
+  created_at: time,
+  updated_at: time,
+});
+export const ProgramList = list(Program);
+
+export const Enrollment = z.object({
+  id: z.string().describe('prefix enr_'),
+  object: z.literal('enrollment'),
+  program: z.string(),
+  entity: z.string(),
+  status: z.enum(['pending', 'approved', 'rejected', 'active']),
+  standing: z.enum(['not_qualified', 'qualified', 'grace']),
+  grace_ends_at: time.nullable(),
+  evaluation: z.record(z.string(), z.unknown()).nullable().describe('the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements'),
+  evaluated_at: time.nullable(),
+  livemode: z.boolean(),
+  created_at: time,
+  updated_at: time,
+});
+export const EnrollmentList = list(Enrollment);

@@ -1,0 +1,107 @@
+import type { Deps } from '../context.ts';
+import { evaluateEntityStanding } from './standing.ts';
+
+/**
+ * Time-driven standing changes: a claim expiring (no event is written for
+ * that, but standing must follow) and a grace window running out. Work is due
+ * for an active enrollment when
+ *   - one of its entity's claims expired after the enrollment was last
+ *     evaluated (expires_at <= now and evaluated_at < expires_at), or
+ *   - it is in grace and grace_ends_at <= now.
+ * Each due entity is re-evaluated in its own transaction under the entity
+ * lock, which records evaluated_at = now and so clears the condition: running
+ * this twice, or from several processes at once, emits nothing twice.
+ */
+const BATCH = 100;
+
+async function dueEntities(deps: Deps, now: Date): Promise<string[]> {
+  const rows = await deps.db.prisma.$queryRaw<{ entity_id: string }[]>`
+    SELECT DISTINCT e.entity_id FROM enrollment e
+      JOIN assertion_claim c ON c.entity_id = e.entity_id
+     WHERE e.status = 'active' AND c.present AND c.expires_at <= ${now}
+       AND (e.evaluated_at IS NULL OR e.evaluated_at < c.expires_at)
+    UNION
+    SELECT entity_id FROM enrollment
+     WHERE status = 'active' AND standing = 'grace' AND grace_ends_at <= ${now}
+    ORDER BY 1
+    LIMIT ${BATCH}`;
+  return rows.map((r) => r.entity_id);
+}
+
+/** Runs every evaluation due at deps.clock's now; returns the number of standing events emitted. Tests call it directly. */
+export async function runDueEvaluations(deps: Deps): Promise<number> {
+  let emitted = 0;
+  for (;;) {
+    const now = deps.clock.now();
+    const entities = await dueEntities(deps, now);
+    for (const entityId of entities) {
+      emitted += await deps.db.transaction((tx) => evaluateEntityStanding(deps, tx, entityId, { trigger: 'expiry' }));
+    }
+    if (entities.length < BATCH) return emitted;
+  }
+}
+
+/** The next instant at which runDueEvaluations would find work (a future claim expiry or grace end), if any. */
+export async function nextDueAt(deps: Deps): Promise<Date | null> {
+  const now = deps.clock.now();
+  const rows = await deps.db.prisma.$queryRaw<{ at: Date | null }[]>`
+    SELECT LEAST(
+      (SELECT min(c.expires_at) FROM assertion_claim c
+         WHERE c.present AND c.expires_at > ${now}
+           AND EXISTS (SELECT 1 FROM enrollment e WHERE e.entity_id = c.entity_id AND e.status = 'active')),
+      (SELECT min(grace_ends_at) FROM enrollment WHERE status = 'active' AND standing = 'grace' AND grace_ends_at > ${now})
+    ) AS at`;
+  const at = rows[0]?.at;
+  return at ? new Date(at) : null;
+}
+
+/**
+ * Arms one timer for the next due instant, capped at the poll interval so a
+ * change committed by another process (or a clock that is not wall time) is
+ * picked up within one interval: the poller is the backstop.
+ */
+export class StandingScheduler {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly pollIntervalMs = 1000,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.arm(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private arm(delayMs: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), Math.max(0, Math.min(delayMs, this.pollIntervalMs)));
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running || this.stopped) return;
+    let delay = this.pollIntervalMs;
+    this.running = (async () => {
+      try {
+        await runDueEvaluations(this.deps);
+        const next = await nextDueAt(this.deps);
+        if (next) delay = next.getTime() - this.deps.clock.now().getTime();
+      } catch (err) {
+        this.deps.log.error({ err }, 'standing evaluation poll failed');
+      }
+    })();
+    await this.running;
+    this.running = undefined;
+    this.arm(delay);
+  }
+}

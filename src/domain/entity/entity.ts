@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import type { Entity } from '../../db/generated/client.ts';
+import type { Tx } from '../../db/database.ts';
+import type { Deps } from '../context.ts';
+import { DomainError, missing } from '../errors.ts';
+import { isId, newId } from '../id.ts';
+
+/**
+ * Entities are the subjects of claims and enrollments, organization-scoped.
+ * A caller names one either by its `ent_` id or by its own
+ * (`external_user_id`, `issuer`) pair, which resolves to the same entity on
+ * every call and creates it on first use where the route writes.
+ */
+const externalPart = z.string().min(1).max(255);
+
+/** The subject fields, spread into every input schema that addresses an entity. */
+export const subjectFields = {
+  entity: z.string().min(1).optional(),
+  external_user_id: externalPart.optional(),
+  issuer: externalPart.optional(),
+};
+
+export type SubjectInput = { entity?: string; external_user_id?: string; issuer?: string };
+
+export type Subject = { kind: 'entity'; id: string } | { kind: 'external'; externalUserId: string; issuer: string };
+
+/** Exactly one subject form: `entity`, or `external_user_id` with `issuer` (never one of the pair alone). */
+export function subjectOf(input: SubjectInput): Subject {
+  const { entity, external_user_id: ext, issuer } = input;
+  if (entity !== undefined) {
+    if (ext !== undefined || issuer !== undefined) {
+      throw new DomainError('invalid_request', 'Give either entity or external_user_id with issuer, not both', ext !== undefined ? 'external_user_id' : 'issuer');
+    }
+    return { kind: 'entity', id: entity };
+  }
+  if (ext === undefined && issuer === undefined) {
+    throw new DomainError('invalid_request', 'A subject is required: entity, or external_user_id with issuer', 'entity');
+  }
+  if (ext === undefined) throw new DomainError('invalid_request', 'issuer must be sent together with external_user_id', 'external_user_id');
+  if (issuer === undefined) throw new DomainError('invalid_request', 'external_user_id must be sent together with issuer', 'issuer');
+  return { kind: 'external', externalUserId: ext, issuer };
+}
+
+type Reader = Tx | Deps['db']['prisma'];
+
+/** The entity a subject names, or null for an external pair never seen; an unknown `ent_` id is 404. */
+export async function findEntity(db: Reader, organizationId: string, subject: Subject): Promise<Entity | null> {
+  if (subject.kind === 'entity') {
+    const row = isId('entity', subject.id) ? await db.entity.findFirst({ where: { id: subject.id, organizationId } }) : null;
+    if (!row) throw missing('entity', subject.id, 'entity');
+    return row;
+  }
+  return db.entity.findFirst({ where: { organizationId, externalUserId: subject.externalUserId, issuer: subject.issuer } });
+}
+
+/**
+ * The entity a subject names, created on first use for an external pair.
+ * ON CONFLICT DO NOTHING makes concurrent first uses converge on one row.
+ */
+export async function ensureEntity(deps: Deps, tx: Tx, organizationId: string, subject: Subject): Promise<Entity> {
+  const found = await findEntity(tx, organizationId, subject);
+  if (found || subject.kind === 'entity') return found!;
+  await tx.$executeRaw`
+    INSERT INTO entity (id, organization_id, external_user_id, issuer, created_at)
+    VALUES (${newId('entity')}, ${organizationId}, ${subject.externalUserId}, ${subject.issuer}, ${deps.clock.now()})
+    ON CONFLICT (organization_id, issuer, external_user_id) DO NOTHING`;
+  return (await findEntity(tx, organizationId, subject))!;
+}
+
+/**
+ * Serializes every change that reads or writes an entity's claims and
+ * standing: writers of one claim, and evaluations of the entity's
+ * enrollments, take this row lock first. Under READ COMMITTED the statements
+ * after the lock see everything the previous holder committed, so each
+ * evaluation starts from the standing the previous one left.
+ */
+export async function lockEntity(tx: Tx, entityId: string): Promise<void> {
+  await tx.$queryRaw`SELECT id FROM entity WHERE id = ${entityId} FOR UPDATE`;
+}

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { buildOrgWithToken } from '../support/factories.ts';
+import { emitEvent } from '../support/events.ts';
+import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
+
+const SCOPES = ['webhooks:read', 'webhooks:write', 'events:read'];
+let t: TestApp;
+let rx: Receiver;
+beforeAll(async () => {
+  t = await startTestApp(webhookConfig());
+  rx = await startReceiver();
+});
+afterAll(async () => {
+  await t?.stop();
+  await rx?.close();
+});
+
+const typesAt = (path: string) => rx.for(path).map((r) => JSON.parse(r.body).type).sort();
+
+describe('fan-out', () => {
+  it('delivers each event to every enabled, subscribed endpoint of its organization created at or before it, once', async () => {
+    const { org, token } = await buildOrgWithToken(t, SCOPES);
+    const other = await buildOrgWithToken(t, SCOPES);
+    const before = await emitEvent(t, org.id, 'assertion.created'); // before any endpoint: no backfill
+    t.clock.advance(1);
+    const all = await createEndpoint(t, token, { url: rx.url('/all') });
+    const filtered = await createEndpoint(t, token, { url: rx.url('/filtered'), enabled_events: ['assertion.revoked', 'payout.created'] });
+    const legacy = await createEndpoint(t, token, { url: rx.url('/legacy'), enabled_events: ['program_member.created'] });
+    const disabled = await createEndpoint(t, token, { url: rx.url('/disabled') });
+    expect((await t.http.post(`/v1/platform/webhook_endpoints/${disabled.id}`, { status: 'disabled' }, { token })).status).toBe(200);
+    await createEndpoint(t, other.token, { url: rx.url('/other-org') });
+
+    for (const type of ['assertion.created', 'assertion.revoked', 'relationship.created', 'payout.created']) await emitEvent(t, org.id, type);
+    const late = await createEndpoint(t, token, { url: rx.url('/late') });
+    await settle(t);
+
+    expect(typesAt('/all')).toEqual(['assertion.created', 'assertion.revoked', 'payout.created', 'relationship.created']);
+    expect(typesAt('/filtered')).toEqual(['assertion.revoked', 'payout.created']);
+    expect(typesAt('/legacy')).toEqual(['relationship.created']); // legacy spelling receives the canonical event
+    expect(rx.for('/disabled')).toEqual([]);
+    expect(rx.for('/other-org')).toEqual([]);
+    expect(rx.for('/late')).toEqual([]);
+    expect(rx.for('/all').map((r) => r.headers['webhook-id'])).not.toContain(before);
+    expect(await listDeliveries(t, token, late.id)).toEqual([]);
+    expect(await listDeliveries(t, token, disabled.id)).toEqual([]);
+
+    // Exactly once per (endpoint, event), even when fan-out is woken again.
+    await settle(t);
+    const ids = rx.for('/all').map((r) => r.headers['webhook-id']);
+    expect(new Set(ids).size).toBe(4);
+    expect(ids).toHaveLength(4);
+    expect(await listDeliveries(t, token, all.id)).toHaveLength(4);
+    expect(await listDeliveries(t, token, filtered.id)).toHaveLength(2);
+    expect(await listDeliveries(t, token, legacy.id)).toHaveLength(1);
+  });
+
+  it('sends the event exactly as the feed shows it', async () => {
+    const { org, token } = await buildOrgWithToken(t, SCOPES);
+    await createEndpoint(t, token, { url: rx.url('/feed-shape') });
+    const id = await emitEvent(t, org.id, 'payout.settled', { amount: 12 });
+    await settle(t);
+    const [received] = await rx.waitFor(1, '/feed-shape');
+    const feed = await t.http.get('/v1/platform/events', { token });
+    expect(feed.body.data.find((e: { id: string }) => e.id === id)).toEqual(JSON.parse(received!.body));
+    expect(received!.headers['content-type']).toBe('application/json');
+    expect(received!.headers['webhook-id']).toBe(id);
+  });
+});
