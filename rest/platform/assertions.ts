@@ -8,9 +8,8 @@ import {
   mutateAssertion,
   retrieveAssertion,
 } from '../../src/domain/assertion/assertion.ts';
-import { parseInput } from '../../src/domain/validation.ts';
 import type { RouteDef } from '../http/route.ts';
-import { answerMutation } from './mutation-route.ts';
+import { answerMutation, answerRetrieve } from './answer.ts';
 import { callerWith, platformQuery } from './pipeline.ts';
 import { Assertion, AssertionList, AssertionRevocation } from './standing-schemas.ts';
 
@@ -65,11 +64,7 @@ export function assertionRoutes(deps: Deps): RouteDef[] {
       scope: 'assertions:read',
       query: NoAssertionInput,
       success: { status: 200, description: 'The assertion event', schema: Assertion },
-      handler: async (ctx) => {
-        const caller = callerWith(ctx, 'assertions:read');
-        parseInput(NoAssertionInput, platformQuery(ctx));
-        ctx.body = await retrieveAssertion(deps, caller.organization.id, ctx.params.id!);
-      },
+      handler: (ctx) => answerRetrieve(ctx, 'assertions:read', (caller) => retrieveAssertion(deps, caller.organization.id, ctx.params.id!)),
     },
   ];
 }

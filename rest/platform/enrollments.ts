@@ -8,9 +8,8 @@ import {
   retrieveEnrollment,
   type EnrollmentMutation,
 } from '../../src/domain/enrollment/enrollment.ts';
-import { parseInput } from '../../src/domain/validation.ts';
 import type { RouteDef } from '../http/route.ts';
-import { answerMutation } from './mutation-route.ts';
+import { answerMutation, answerRetrieve } from './answer.ts';
 import { callerWith, platformQuery } from './pipeline.ts';
 import { Enrollment, EnrollmentList } from './standing-schemas.ts';
 
@@ -68,11 +67,7 @@ export function enrollmentRoutes(deps: Deps): RouteDef[] {
       scope: 'enrollments:read',
       query: NoEnrollmentInput,
       success: { status: 200, description: 'The enrollment', schema: Enrollment },
-      handler: async (ctx) => {
-        const caller = callerWith(ctx, 'enrollments:read');
-        parseInput(NoEnrollmentInput, platformQuery(ctx));
-        ctx.body = await retrieveEnrollment(deps, caller, ctx.params.id!);
-      },
+      handler: (ctx) => answerRetrieve(ctx, 'enrollments:read', (caller) => retrieveEnrollment(deps, caller, ctx.params.id!)),
     },
   ];
 }

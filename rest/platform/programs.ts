@@ -9,9 +9,8 @@ import {
   mutateProgram,
   retrieveProgram,
 } from '../../src/domain/program/program.ts';
-import { parseInput } from '../../src/domain/validation.ts';
 import type { RouteDef } from '../http/route.ts';
-import { answerMutation } from './mutation-route.ts';
+import { answerMutation, answerRetrieve } from './answer.ts';
 import { callerWith, platformQuery } from './pipeline.ts';
 import { DeletedProgramRequirement, Program, ProgramList, ProgramRequirement, ProgramRequirementList } from './standing-schemas.ts';
 
@@ -59,11 +58,7 @@ export function programRoutes(deps: Deps): RouteDef[] {
       scope: 'programs:read',
       query: NoProgramInput,
       success: { status: 200, description: 'The program', schema: Program },
-      handler: async (ctx) => {
-        const caller = callerWith(ctx, 'programs:read');
-        parseInput(NoProgramInput, platformQuery(ctx));
-        ctx.body = await retrieveProgram(deps, caller, ctx.params.id!);
-      },
+      handler: (ctx) => answerRetrieve(ctx, 'programs:read', (caller) => retrieveProgram(deps, caller, ctx.params.id!)),
     },
     {
       ...common,
@@ -87,11 +82,7 @@ export function programRoutes(deps: Deps): RouteDef[] {
       scope: 'program_requirements:read',
       query: NoProgramInput,
       success: { status: 200, description: 'Every requirement of the program', schema: ProgramRequirementList },
-      handler: async (ctx) => {
-        const caller = callerWith(ctx, 'program_requirements:read');
-        parseInput(NoProgramInput, platformQuery(ctx));
-        ctx.body = await listRequirements(deps, caller, ctx.params.id!);
-      },
+      handler: (ctx) => answerRetrieve(ctx, 'program_requirements:read', (caller) => listRequirements(deps, caller, ctx.params.id!)),
     },
     {
       ...common,
