@@ -27,6 +27,11 @@ import { enrollmentRoutes } from '../rest/platform/enrollments.ts';
 import { StandingScheduler } from './domain/enrollment/due-evaluation.ts';
 import { ErrorEnvelope } from '../rest/platform/schemas.ts';
 import { operatorEventRoutes } from '../rest/operator/events.ts';
+import { operatorWalletRoutes } from '../rest/operator/wallet.ts';
+import { operationRoutes } from '../rest/platform/operations.ts';
+import { distributionRoutes } from '../rest/platform/distributions.ts';
+import { OperationsRunner } from './workers/operations.ts';
+import { distributionHandlers } from './domain/distribution/handlers.ts';
 import { createLogger } from './logger.ts';
 import { errorEnvelope, type EnvelopeKind } from '../rest/http/envelope.ts';
 import { requestContext } from '../rest/http/request-id.ts';
@@ -43,6 +48,8 @@ export interface App {
   gate: PlatformGate;
   sequencer: Sequencer;
   stream: EventStream;
+  /** The operations worker; tests drive it with `operations.drain()`. */
+  operations: OperationsRunner;
   webhooks: WebhookWorker;
   koa: Koa;
   server: Server;
@@ -91,6 +98,8 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const deps: Deps = { ...base, sequencer };
   const webhooks = new WebhookWorker(deps);
   deps.webhooks = webhooks;
+  const operations = new OperationsRunner(deps, distributionHandlers);
+  deps.operations = operations;
   const killSwitch = new KillSwitch(deps);
   const gate = new PlatformGate(deps, killSwitch);
   const yoga = createGraphQL(deps, gate, stream, log);
@@ -106,6 +115,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     gate,
     sequencer,
     stream,
+    operations,
     webhooks,
     koa,
     server,
@@ -116,11 +126,13 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
 
   const surfaceA = surfaceARoutes(deps);
   const tokens = tokenRoutes(deps);
-  const operator = [...operatorRoutes(deps, killSwitch), ...operatorEventRoutes(deps)];
+  const operator = [...operatorRoutes(deps, killSwitch), ...operatorEventRoutes(deps), ...operatorWalletRoutes(deps)];
   const platform = [
     ...webhookEndpointRoutes(deps),
     ...webhookDeliveryRoutes(deps),
     ...eventRoutes(deps),
+    ...operationRoutes(deps),
+    ...distributionRoutes(deps),
     ...assertionRoutes(deps),
     ...programRoutes(deps),
     ...enrollmentRoutes(deps),
@@ -213,6 +225,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     standing.start();
     if (config.webhook.worker) webhooks.start();
     maintenance = startMaintenance(deps);
+    operations.start();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
@@ -238,6 +251,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       });
     }
     maintenance?.stop();
+    await operations.stop();
     await webhooks.stop();
     await standing.stop();
     await sequencer.stop();

@@ -11,8 +11,8 @@ export interface Deps {
   log: Logger;
   /** Wakes the event sequencer; appendEvent calls it after commit. */
   sequencer: { kick(): void };
-  /** The operations worker (src/workers/operations.ts): kicked after an operation is enqueued or woken; told when one changed. */
-  operations?: { kick(): void; changed(id: string): void };
+  /** The operations worker (src/workers/operations.ts): kicked after an operation is enqueued or woken; told when one changed, and waited on by subscriptions. */
+  operations?: { kick(): void; changed(id: string): void; nextChange(id: string, ms: number, signal?: AbortSignal): Promise<void> };
   /** Wakes the webhook delivery worker (absent where none runs); called after a retry commits. */
   webhooks?: { kick(): void };
 }

@@ -21,6 +21,7 @@ export const ID_PREFIX = {
   deployment: 'dep',
   program: 'prog',
   enrollment: 'enr',
+  walletMovement: 'wmv',
   requirement: 'req',
   delivery: 'msg',
   attempt: 'atmpt',

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { OPERATION_STATUSES, WAITING_REASONS } from '../../src/domain/operation/operation.ts';
+import { DISTRIBUTION_STATUSES } from '../../src/domain/distribution/distribution.ts';
+
+/** Response shapes of operations, distributions and deployments, for the OpenAPI document. */
+const time = z.string().describe('ISO 8601 timestamp');
+const subject = z.object({ type: z.string(), id: z.string() });
+
+export const Operation = z.object({
+  id: z.string().describe('prefix op_'),
+  object: z.literal('operation'),
+  subject,
+  kind: z.string().describe('e.g. distribution.launch'),
+  status: z.enum(OPERATION_STATUSES),
+  waiting_reason: z.enum(WAITING_REASONS).nullable().describe('set exactly when status is waiting'),
+  attempts: z.number().int(),
+  max_attempts: z.number().int(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  result: z.record(z.string(), z.unknown()),
+  progress: z.record(z.string(), z.unknown()),
+  target_operation_id: z.string().nullable().describe('on a cancel: the operation it supersedes'),
+  parent_operation_id: z.string().nullable().describe('on a fan-out child: the operation that spawned it'),
+  livemode: z.boolean(),
+  created_at: time,
+  updated_at: time,
+  completed_at: time.nullable(),
+});
+export const OperationEnvelope = z.object({ operation: Operation });
+export const OperationList = z.object({ object: z.literal('list'), data: z.array(Operation), has_more: z.boolean() });
+
+export const Distribution = z.object({
+  id: z.string().describe('prefix dist_'),
+  object: z.literal('distribution'),
+  brand: z.string(),
+  name: z.string(),
+  status: z.enum(DISTRIBUTION_STATUSES),
+  budget: z.number().int().describe('minor units'),
+  budget_reserved: z.number().int().describe('held from the brand wallet, not yet spent'),
+  budget_spent: z.number().int(),
+  livemode: z.boolean(),
+  created_at: time,
+  updated_at: time,
+});
+export const DistributionEnvelope = z.object({ distribution: Distribution });
+export const DistributionOperation = z.object({ operation: Operation, distribution: Distribution });
+export const DistributionList = z.object({ object: z.literal('list'), data: z.array(Distribution), has_more: z.boolean() });
+export const DistributionValidation = z.object({
+  object: z.literal('distribution_validation'),
+  valid: z.literal(true),
+  brand: z.string(),
+  budget: z.number().int(),
+  planned_spend: z.number().int(),
+  deployments: z.number().int(),
+  wallet_balance: z.number().int(),
+  funding_sufficient: z.boolean(),
+});
+
+export const Deployment = z.object({
+  id: z.string().describe('prefix dep_'),
+  object: z.literal('deployment'),
+  distribution: z.string(),
+  provider: z.string(),
+  config: z.record(z.string(), z.unknown()),
+  status: z.string(),
+  livemode: z.boolean(),
+  created_at: time,
+  updated_at: time,
+});
+export const DeploymentEnvelope = z.object({ deployment: Deployment });
+export const DeploymentList = z.object({ object: z.literal('list'), data: z.array(Deployment), has_more: z.boolean() });

@@ -1,0 +1,253 @@
+import type { Deployment, Distribution } from '../../db/generated/client.ts';
+import type { Tx } from '../../db/database.ts';
+import type { Deps } from '../context.ts';
+import { appendEvent } from '../event/event.ts';
+import type { OperationHandler, StepContext, StepOutcome } from '../operation/engine.ts';
+import { LIVE_STATUSES, enqueueOperation, isTerminal, settleOperation } from '../operation/operation.ts';
+import { releaseAll, reserve, spend, walletBalance } from '../wallet/wallet.ts';
+import { deploymentEvent, distributionEvent } from './distribution.ts';
+import { TransientProviderError, providerFor, type ProvisionResult, type TeardownResult } from './provider.ts';
+
+/**
+ * The operation kinds of the distribution family. Each step reads, calls the
+ * provider outside any transaction, then commits its changes, its events and
+ * the operation's next status together (StepContext.commit).
+ */
+type Progress = Record<string, unknown> & { phase?: string };
+const progressOf = (ctx: StepContext) => ctx.op.progress as Progress;
+
+const dist = (tx: Tx, ctx: StepContext) => tx.distribution.findUniqueOrThrow({ where: { id: ctx.op.subjectId } });
+
+async function setDistribution(deps: Deps, tx: Tx, d: Distribution, status: string, extra: Partial<Distribution> = {}) {
+  return tx.distribution.update({ where: { id: d.id }, data: { status, ...extra, updatedAt: deps.clock.now() } });
+}
+
+async function setDeployment(deps: Deps, tx: Tx, dep: Deployment, status: string, event: string | null, opId: string, extra: Record<string, unknown> = {}) {
+  const row = await tx.deployment.update({ where: { id: dep.id }, data: { status, updatedAt: deps.clock.now() } });
+  if (event) await deploymentEvent(deps, tx, event, row, opId, extra);
+  return row;
+}
+
+const moneyOf = (d: Distribution, opId: string) => ({ organizationId: d.organizationId, brandId: d.brandId, distributionId: d.id, operationId: opId });
+
+/** Returns the distribution's unspent hold to the wallet, with `budget.released` when there was any. */
+async function release(deps: Deps, tx: Tx, d: Distribution, opId: string, reason: string) {
+  const released = await releaseAll(deps, tx, moneyOf(d, opId));
+  if (released) {
+    await appendEvent(deps, tx, {
+      organizationId: d.organizationId,
+      type: 'budget.released',
+      subject: { type: 'distribution', id: d.id },
+      data: { amount: released, brand: d.brandId, distribution: d.id, reason },
+      operationId: opId,
+    });
+  }
+}
+
+/** distribution.launch: reserve the budget, fan out one provisioning child per deployment, settle on their outcome. */
+const launch: OperationHandler = {
+  kind: 'distribution.launch',
+  async step(ctx) {
+    const { deps, op } = ctx;
+    switch (progressOf(ctx).phase ?? 'reserve') {
+      case 'reserve':
+        return ctx.commit(async (tx) => {
+          const d = await dist(tx, ctx);
+          const need = Math.max(0, Number(d.budget - d.reserved - d.spent));
+          const budgetEvent = (type: string, data: Record<string, unknown>) =>
+            appendEvent(deps, tx, { organizationId: d.organizationId, type, subject: { type: 'distribution', id: d.id }, data: { amount: need, brand: d.brandId, distribution: d.id, ...data }, operationId: op.id });
+          if (need > 0) {
+            if (!(await reserve(deps, tx, moneyOf(d, op.id), need))) {
+              const balance = await walletBalance(tx, d.brandId);
+              // Announced once, on entering the wait; rechecks while still short stay quiet.
+              if (ctx.op.waitingReason !== 'funding_required') await budgetEvent('budget.reserve_failed', { wallet_balance: balance });
+              return { status: 'waiting', reason: 'funding_required', progress: { phase: 'reserve', required: need, wallet_balance: balance } };
+            }
+            await budgetEvent('budget.reserved', {});
+          }
+          return { status: 'continue', progress: { phase: 'fan_out', reserved: need } };
+        });
+      case 'fan_out':
+        return ctx.commit(async (tx) => {
+          const d = await dist(tx, ctx);
+          const todo = await tx.deployment.findMany({ where: { distributionId: d.id, status: { in: ['pending', 'failed', 'rejected'] } }, orderBy: { id: 'asc' } });
+          for (const dep of todo) {
+            await tx.deployment.update({ where: { id: dep.id }, data: { status: 'provisioning', providerState: {}, updatedAt: deps.clock.now() } });
+            await enqueueOperation(deps, tx, {
+              organizationId: d.organizationId,
+              brandId: d.brandId,
+              subject: { type: 'deployment', id: dep.id },
+              kind: 'deployment.provision',
+              parentOperationId: op.id,
+            });
+          }
+          return { status: 'waiting', reason: 'awaiting_children_settle', progress: { ...progressOf(ctx), phase: 'children', deployments: { total: todo.length, settled: 0 } } };
+        });
+      default:
+        return ctx.commit(async (tx) => {
+          const children = await tx.operation.findMany({ where: { parentOperationId: op.id } });
+          const ok = children.filter((c) => c.status === 'succeeded').length;
+          const settled = children.filter((c) => isTerminal(c.status)).length;
+          const progress = { ...progressOf(ctx), deployments: { total: children.length, settled, succeeded: ok } };
+          if (settled < children.length) return { status: 'waiting', reason: 'awaiting_children_settle', progress };
+          return finishLaunch(deps, tx, await dist(tx, ctx), op.id, ok, children.length, progress);
+        });
+    }
+  },
+  /** A canceled launch supersedes its live children; the cancel operation then tears down what they left. */
+  cancel: (ctx) =>
+    ctx.commit(async (tx) => {
+      const live = await tx.operation.findMany({ where: { parentOperationId: ctx.op.id, status: { in: [...LIVE_STATUSES] } } });
+      for (const child of live) {
+        await settleOperation(ctx.deps, tx, child.id, { status: 'canceled', canceledAs: 'operation.superseded', result: { superseded_by: ctx.op.cancelRequestedBy } });
+      }
+      return { status: 'canceled', result: { canceled_by: ctx.op.cancelRequestedBy } };
+    }),
+};
+
+async function finishLaunch(deps: Deps, tx: Tx, d: Distribution, opId: string, ok: number, total: number, progress: Progress): Promise<StepOutcome> {
+  if (ok === 0) {
+    await release(deps, tx, d, opId, 'launch_failed');
+    const row = await setDistribution(deps, tx, d, 'failed');
+    await distributionEvent(deps, tx, 'distribution.failed', row, opId);
+    return { status: 'failed', error: { code: 'all_deployments_failed', message: `None of the ${total} deployments came up` }, result: { distribution_status: 'failed' }, progress };
+  }
+  const deployments = await tx.deployment.findMany({ where: { distributionId: d.id } });
+  if (ok === total && deployments.every((x) => x.status === 'completed')) {
+    await release(deps, tx, d, opId, 'completed');
+    const row = await setDistribution(deps, tx, await tx.distribution.findUniqueOrThrow({ where: { id: d.id } }), 'completed');
+    await distributionEvent(deps, tx, 'distribution.completed', row, opId);
+    return { status: 'succeeded', result: { distribution_status: 'completed', deployments_succeeded: ok, deployments_total: total } };
+  }
+  const status = ok === total ? 'active' : 'partially_active';
+  const row = await setDistribution(deps, tx, d, status);
+  await distributionEvent(deps, tx, 'distribution.live', row, opId, { partial: ok < total });
+  const result = { distribution_status: status, deployments_succeeded: ok, deployments_total: total };
+  if (ok === total) return { status: 'succeeded', result };
+  return { status: 'partial', result, error: { code: 'some_deployments_failed', message: `${total - ok} of ${total} deployments did not come up` } };
+}
+
+/** deployment.provision: one deployment through its provider; may wait on the provider's review. */
+const provision: OperationHandler = {
+  kind: 'deployment.provision',
+  async step(ctx) {
+    const { deps } = ctx;
+    const dep = await deps.db.prisma.deployment.findUniqueOrThrow({ where: { id: ctx.op.subjectId } });
+    const adapter = providerFor(dep.provider);
+    const opId = ctx.op.id;
+    const fail = (status: 'failed' | 'rejected', event: string | null, code: string, message: string) =>
+      ctx.commit(async (tx) => {
+        await setDeployment(deps, tx, dep, status, event, opId, { reason: message });
+        return { status: 'failed', error: { code, message } };
+      });
+    if (dep.status === 'in_review') {
+      const decision = adapter.review(dep);
+      if (!decision) return ctx.commit(async () => ({ status: 'waiting', reason: 'provider_review' }));
+      if (decision === 'reject') return fail('rejected', 'deployment.rejected', 'provider_rejected', 'The provider rejected the placement after review');
+    }
+    let result: ProvisionResult;
+    try {
+      result = await adapter.provision(dep, ctx.op.attempts);
+    } catch (e) {
+      if (!(e instanceof TransientProviderError)) throw e;
+      if (ctx.op.attempts >= ctx.op.maxAttempts) return fail('failed', null, 'provider_unavailable', `${e.message}; gave up after ${ctx.op.attempts} attempts`);
+      return ctx.commit(async () => ({ status: 'retry', error: { code: 'provider_unavailable', message: e.message } }));
+    }
+    if (result.state === 'failed') return fail('failed', null, 'provider_failed', result.reason);
+    if (result.state === 'review') {
+      return ctx.commit(async (tx) => {
+        await setDeployment(deps, tx, dep, 'in_review', null, opId);
+        return { status: 'waiting', reason: 'provider_review' };
+      });
+    }
+    const active = result;
+    return ctx.commit(async (tx) => {
+      const row = await setDeployment(deps, tx, dep, 'active', 'deployment.activated', opId);
+      const d = await tx.distribution.findUniqueOrThrow({ where: { id: dep.distributionId } });
+      await spend(deps, tx, moneyOf(d, opId), active.spend);
+      if (active.drifted) await deploymentEvent(deps, tx, 'deployment.drifted', row, opId, { detail: 'The live placement differs from the requested config' });
+      if (active.complete) await setDeployment(deps, tx, row, 'completed', 'deployment.completed', opId);
+      return { status: 'succeeded', result: { deployment_status: active.complete ? 'completed' : 'active', spent: active.spend } };
+    });
+  },
+};
+
+/** distribution.pause and distribution.resume: every placement through its provider, then the distribution. */
+function pauseResume(kind: 'distribution.pause' | 'distribution.resume'): OperationHandler {
+  const pausing = kind === 'distribution.pause';
+  return {
+    kind,
+    async step(ctx) {
+      const { deps } = ctx;
+      const deps_ = await deps.db.prisma.deployment.findMany({ where: { distributionId: ctx.op.subjectId, status: pausing ? 'active' : 'paused' } });
+      for (const dep of deps_) await (pausing ? providerFor(dep.provider).pause(dep) : providerFor(dep.provider).resume(dep));
+      return ctx.commit(async (tx) => {
+        for (const dep of deps_) {
+          await setDeployment(deps, tx, dep, pausing ? 'paused' : 'active', pausing ? 'deployment.paused' : 'deployment.activated', ctx.op.id, pausing ? {} : { resumed: true });
+        }
+        const d = await dist(tx, ctx);
+        const row = pausing
+          ? await setDistribution(deps, tx, d, 'paused', { pausedFrom: d.status })
+          : await setDistribution(deps, tx, d, d.pausedFrom ?? 'active', { pausedFrom: null });
+        await distributionEvent(deps, tx, pausing ? 'distribution.paused' : 'distribution.resumed', row, ctx.op.id);
+        return { status: 'succeeded', result: { distribution_status: row.status, deployments: deps_.length } };
+      });
+    },
+  };
+}
+
+const TEARDOWN_FROM = ['pending', 'provisioning', 'in_review', 'active', 'paused'];
+
+/**
+ * distribution.cancel (control plane): wait for the targeted mutation to
+ * settle (awaiting_target_settle), ask every placement to tear down
+ * (awaiting_cleanup while a provider is still at it), release the unspent
+ * budget and mark the distribution canceled. Failed teardowns make it partial.
+ */
+const cancel: OperationHandler = {
+  kind: 'distribution.cancel',
+  async step(ctx) {
+    const { deps, op } = ctx;
+    const phase = progressOf(ctx).phase ?? 'target';
+    if (phase === 'target') {
+      return ctx.commit(async (tx) => {
+        const target = op.targetOperationId ? await tx.operation.findUnique({ where: { id: op.targetOperationId } }) : null;
+        if (target && !isTerminal(target.status)) return { status: 'waiting', reason: 'awaiting_target_settle', progress: { phase } };
+        return {
+          status: 'continue',
+          progress: { phase: 'teardown', target_outcome: target?.status ?? null, target_finished_first: target ? target.status !== 'canceled' : null },
+        };
+      });
+    }
+    if (phase === 'teardown') {
+      return ctx.commit(async (tx) => {
+        const todo = await tx.deployment.findMany({ where: { distributionId: op.subjectId, status: { in: TEARDOWN_FROM } } });
+        for (const dep of todo) await setDeployment(deps, tx, dep, 'canceling', 'deployment.cancel_requested', op.id);
+        return { status: 'continue', progress: { ...progressOf(ctx), phase: 'cleanup' } };
+      });
+    }
+    const canceling = await deps.db.prisma.deployment.findMany({ where: { distributionId: op.subjectId, status: 'canceling' } });
+    const results: [Deployment, TeardownResult][] = [];
+    for (const dep of canceling) results.push([dep, await providerFor(dep.provider).teardown(dep)]);
+    return ctx.commit(async (tx) => {
+      for (const [dep, r] of results) {
+        if (r.state === 'done') await setDeployment(deps, tx, dep, 'canceled', 'deployment.canceled', op.id);
+        if (r.state === 'failed') await setDeployment(deps, tx, dep, 'cleanup_failed', 'deployment.cleanup_failed', op.id, { reason: r.reason });
+      }
+      const pending = results.filter(([, r]) => r.state === 'pending').length;
+      const progress = { ...progressOf(ctx), cleanup_pending: pending };
+      if (pending) return { status: 'waiting', reason: 'awaiting_cleanup', progress };
+      const d = await dist(tx, ctx);
+      await release(deps, tx, d, op.id, 'canceled');
+      const row = await setDistribution(deps, tx, await dist(tx, ctx), 'canceled');
+      await distributionEvent(deps, tx, 'distribution.canceled', row, op.id);
+      const failed = (await tx.deployment.findMany({ where: { distributionId: d.id, status: 'cleanup_failed' }, select: { id: true } })).map((x) => x.id);
+      const p = progressOf(ctx);
+      const result = { target_operation_id: op.targetOperationId, target_outcome: p.target_outcome ?? null, target_finished_first: p.target_finished_first ?? null, cleanup_failed: failed };
+      if (!failed.length) return { status: 'succeeded', result, progress };
+      return { status: 'partial', result, progress, error: { code: 'cleanup_failed', message: `Teardown failed for ${failed.length} deployment(s); they may still be live at the provider` } };
+    });
+  },
+};
+
+export const distributionHandlers: OperationHandler[] = [launch, provision, pauseResume('distribution.pause'), pauseResume('distribution.resume'), cancel];

@@ -1,0 +1,241 @@
+import { z } from 'zod';
+import type { Operation, Prisma } from '../../db/generated/client.ts';
+import type { Tx } from '../../db/database.ts';
+import type { Deps } from '../context.ts';
+import { appendEvent } from '../event/event.ts';
+import { DomainError, isUniqueViolation, missing } from '../errors.ts';
+import { isId, newId, normalizeId, type IdKind } from '../id.ts';
+import { parseInput } from '../validation.ts';
+
+/**
+ * Operations: the polled handle of every asynchronous mutation. This module
+ * owns the row's shape, its public form, creation (with the one-live-per-
+ * subject rule the database enforces) and the terminal transition with its
+ * `operation.*` event. The runner that moves operations lives in engine.ts.
+ */
+export const OPERATION_STATUSES = ['pending', 'running', 'waiting', 'succeeded', 'partial', 'failed', 'canceled'] as const;
+export type OperationStatus = (typeof OPERATION_STATUSES)[number];
+export const LIVE_STATUSES = ['pending', 'running', 'waiting'] as const satisfies readonly OperationStatus[];
+export const TERMINAL_STATUSES = ['succeeded', 'partial', 'failed', 'canceled'] as const satisfies readonly OperationStatus[];
+export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
+
+export const WAITING_REASONS = ['funding_required', 'provider_review', 'awaiting_target_settle', 'awaiting_children_settle', 'awaiting_cleanup'] as const;
+export type WaitingReason = (typeof WAITING_REASONS)[number];
+
+export const isTerminal = (status: string): status is TerminalStatus => (TERMINAL_STATUSES as readonly string[]).includes(status);
+
+/** Mutations hold the subject exclusively; a cancel runs on the control plane beside them. */
+export type Plane = 'mutation' | 'control';
+
+export interface OperationError {
+  code: string;
+  message: string;
+  [k: string]: unknown;
+}
+
+export interface PublicOperation {
+  id: string;
+  object: 'operation';
+  subject: { type: string; id: string };
+  kind: string;
+  status: OperationStatus;
+  waiting_reason: WaitingReason | null;
+  attempts: number;
+  max_attempts: number;
+  error: OperationError | null;
+  result: Record<string, unknown>;
+  progress: Record<string, unknown>;
+  target_operation_id: string | null;
+  parent_operation_id: string | null;
+  livemode: boolean;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+export function presentOperation(row: Operation): PublicOperation {
+  return {
+    id: row.id,
+    object: 'operation',
+    subject: { type: row.subjectType, id: row.subjectId },
+    kind: row.kind,
+    status: row.status as OperationStatus,
+    waiting_reason: row.status === 'waiting' ? (row.waitingReason as WaitingReason) : null,
+    attempts: row.attempts,
+    max_attempts: row.maxAttempts,
+    error: (row.error as OperationError | null) ?? null,
+    result: row.result as Record<string, unknown>,
+    progress: row.progress as Record<string, unknown>,
+    target_operation_id: row.targetOperationId,
+    parent_operation_id: row.parentOperationId,
+    livemode: row.livemode,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    completed_at: row.completedAt?.toISOString() ?? null,
+  };
+}
+
+export interface NewOperation {
+  organizationId: string;
+  brandId?: string | null;
+  subject: { type: string; id: string };
+  kind: string;
+  plane?: Plane;
+  targetOperationId?: string | null;
+  parentOperationId?: string | null;
+  progress?: Record<string, unknown>;
+}
+
+/**
+ * Inserts a pending operation. The partial unique index
+ * `operation_one_live_per_subject` is the rule: a second live operation on
+ * the same subject and plane fails here (on PostgreSQL a concurrent insert
+ * waits for the first to commit, then fails), whatever the caller read before.
+ */
+export async function enqueueOperation(deps: Deps, tx: Tx, o: NewOperation): Promise<Operation> {
+  const now = deps.clock.now();
+  try {
+    const row = await tx.operation.create({
+      data: {
+        id: newId('operation'),
+        organizationId: o.organizationId,
+        brandId: o.brandId ?? null,
+        subjectType: o.subject.type,
+        subjectId: o.subject.id,
+        kind: o.kind,
+        plane: o.plane ?? 'mutation',
+        maxAttempts: deps.config.operations.maxAttempts,
+        targetOperationId: o.targetOperationId ?? null,
+        parentOperationId: o.parentOperationId ?? null,
+        progress: (o.progress ?? {}) as Prisma.InputJsonObject,
+        runAfter: now,
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+    deps.db.afterCommit(tx, () => deps.operations?.kick());
+    return row;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw operationConflict(o.subject);
+    throw e;
+  }
+}
+
+export const operationConflict = (subject: { type: string; id: string }) =>
+  new DomainError('operation_conflict', `The ${subject.type} ${subject.id} already has a live operation; wait for it to settle or cancel it`, null);
+
+/** The live operation of a subject on a plane, if any. */
+export function liveOperation(db: Tx | Deps['db']['prisma'], subject: { type: string; id: string }, plane: Plane = 'mutation') {
+  return db.operation.findFirst({ where: { subjectType: subject.type, subjectId: subject.id, plane, status: { in: [...LIVE_STATUSES] } } });
+}
+
+/** Makes waiting operations due now (their blocker may have cleared); the runner picks them up after commit. */
+export async function wakeOperations(deps: Deps, tx: Tx, where: Prisma.OperationWhereInput): Promise<number> {
+  const { count } = await tx.operation.updateMany({ where: { ...where, status: 'waiting' }, data: { runAfter: deps.clock.now() } });
+  if (count) deps.db.afterCommit(tx, () => deps.operations?.kick());
+  return count;
+}
+
+export interface Settlement {
+  status: TerminalStatus;
+  result?: Record<string, unknown>;
+  error?: OperationError | null;
+  progress?: Record<string, unknown>;
+  /** For `canceled`: an explicit cancel (default) or a newer decision that made it moot. */
+  canceledAs?: 'operation.canceled' | 'operation.superseded';
+}
+
+const EVENT_OF: Record<TerminalStatus, string> = {
+  succeeded: 'operation.succeeded',
+  partial: 'operation.succeeded',
+  failed: 'operation.failed',
+  canceled: 'operation.canceled',
+};
+
+/**
+ * Moves an operation to a terminal status, appends its `operation.*` event
+ * and wakes whoever waits on it (its parent, a cancel targeting it), all in
+ * the caller's transaction. Only a live operation settles: false otherwise.
+ */
+export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlement): Promise<boolean> {
+  const now = deps.clock.now();
+  const { count } = await tx.operation.updateMany({
+    where: { id, status: { in: [...LIVE_STATUSES] } },
+    data: {
+      status: s.status,
+      waitingReason: null,
+      error: s.error ? (s.error as Prisma.InputJsonObject) : undefined,
+      ...(s.result ? { result: s.result as Prisma.InputJsonObject } : {}),
+      ...(s.progress ? { progress: s.progress as Prisma.InputJsonObject } : {}),
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      updatedAt: now,
+      completedAt: now,
+    },
+  });
+  if (!count) return false;
+  const row = await tx.operation.findUniqueOrThrow({ where: { id } });
+  await appendEvent(deps, tx, {
+    organizationId: row.organizationId,
+    type: s.status === 'canceled' ? (s.canceledAs ?? 'operation.canceled') : EVENT_OF[s.status],
+    subject: { type: row.subjectType, id: row.subjectId },
+    data: { object: presentOperation(row) },
+    operationId: row.id,
+  });
+  const waiters: Prisma.OperationWhereInput[] = [{ targetOperationId: id }];
+  if (row.parentOperationId) waiters.push({ id: row.parentOperationId });
+  await wakeOperations(deps, tx, { OR: waiters });
+  deps.db.afterCommit(tx, () => deps.operations?.changed(id));
+  return true;
+}
+
+const SUBJECT_KINDS: Record<string, IdKind> = { distribution: 'distribution', deployment: 'deployment' };
+
+export const ListOperationsInput = z.strictObject({
+  subject_type: z.string().min(1).max(64).optional(),
+  subject_id: z.string().min(1).max(128).optional(),
+  status: z.string().optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  starting_after: z.string().min(1).optional(),
+});
+
+/** `subject_id` as given, prefixed, or a bare uuid (with or without dashes) matched against every subject kind it could be. */
+function subjectIds(raw: string, type: string | undefined): string[] {
+  if (raw.includes('_')) return [raw];
+  const kinds = type ? [SUBJECT_KINDS[type]].filter((k): k is IdKind => !!k) : Object.values(SUBJECT_KINDS);
+  return kinds.map((k) => normalizeId(k, raw)).filter((id): id is string => id !== null);
+}
+
+export function assertStatus(status: string | undefined, param = 'status'): OperationStatus | undefined {
+  if (status === undefined) return undefined;
+  if (!(OPERATION_STATUSES as readonly string[]).includes(status)) {
+    throw new DomainError('invalid_status', `Unknown operation status '${status}'; use one of ${OPERATION_STATUSES.join(', ')}`, param);
+  }
+  return status as OperationStatus;
+}
+
+async function findOperation(db: Deps['db']['prisma'], organizationId: string, id: string, param: string | null = null) {
+  const row = isId('operation', id) ? await db.operation.findFirst({ where: { id, organizationId } }) : null;
+  if (!row) throw missing('operation', id, param);
+  return row;
+}
+
+export async function retrieveOperation(deps: Deps, organizationId: string, id: string): Promise<PublicOperation> {
+  return presentOperation(await findOperation(deps.db.prisma, organizationId, id));
+}
+
+/** Newest first, paged backward by creation (ids are time-ordered). */
+export async function listOperations(deps: Deps, organizationId: string, raw: unknown) {
+  const input = parseInput(ListOperationsInput, raw);
+  const status = assertStatus(input.status);
+  const cursor = input.starting_after ? await findOperation(deps.db.prisma, organizationId, input.starting_after, 'starting_after') : undefined;
+  const where: Prisma.OperationWhereInput = {
+    organizationId,
+    ...(input.subject_type ? { subjectType: input.subject_type } : {}),
+    ...(input.subject_id ? { subjectId: { in: subjectIds(input.subject_id, input.subject_type) } } : {}),
+    ...(status ? { status } : {}),
+    ...(cursor ? { id: { lt: cursor.id } } : {}),
+  };
+  const rows = await deps.db.prisma.operation.findMany({ where, orderBy: { id: 'desc' }, take: input.limit + 1 });
+  return { object: 'list' as const, data: rows.slice(0, input.limit).map(presentOperation), has_more: rows.length > input.limit };
+}
