@@ -1,6 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
-import { checkLiteralHost, guardedLookup, type AddressPolicy } from './address-guard.ts';
+import { AddressRefused, checkLiteralHost, guardedLookup, type AddressPolicy } from './address-guard.ts';
 
 /**
  * One delivery attempt over HTTP: POST, no redirects followed, a hard
@@ -76,7 +76,9 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
       },
     });
     const timer = setTimeout(() => finish(statusCode === null ? `timeout after ${opts.timeoutMs} ms` : null), opts.timeoutMs);
-    req.on('error', (e: NodeJS.ErrnoException) => finish(e.code && !e.message.includes(e.code) ? `${e.code}: ${e.message}` : e.message));
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      finish(e instanceof AddressRefused || !e.code || e.message.includes(e.code) ? e.message : `${e.code}: ${e.message}`),
+    );
     req.on('response', (res) => {
       statusCode = res.statusCode ?? null;
       res.on('data', (chunk: Buffer) => {

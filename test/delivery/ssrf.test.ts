@@ -1,0 +1,67 @@
+import type { LookupAddress } from 'node:dns';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkAddress, guardedLookup } from '../../src/domain/webhook/address-guard.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { buildOrgWithToken } from '../support/factories.ts';
+import { emitEvent } from '../support/events.ts';
+import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
+
+const STRICT = { allowPrivateNetworks: false, allowLoopback: true };
+
+describe('SSRF guard over HTTP (private networks not allowed)', () => {
+  let t: TestApp;
+  let rx: Receiver;
+  beforeAll(async () => {
+    t = await startTestApp(webhookConfig({ retryScheduleMs: [0] }));
+    rx = await startReceiver();
+  });
+  afterAll(async () => {
+    await t?.stop();
+    await rx?.close();
+  });
+
+  it('refuses private, metadata and loopback-by-DNS addresses and records the refusal as the attempt error; literal loopback URLs are delivered', async () => {
+    const { org, token } = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
+    const { port } = new URL(rx.url());
+    const refused = {
+      private: await createEndpoint(t, token, { url: 'https://10.0.0.1/hook' }),
+      metadata: await createEndpoint(t, token, { url: 'https://169.254.169.254/latest/meta-data' }),
+      // `vm` resolves to 127.0.0.1 through /etc/hosts: a loopback address reached by DNS, not named in the URL.
+      byDns: await createEndpoint(t, token, { url: `https://vm:${port}/hook` }),
+    };
+    const loopback = await createEndpoint(t, token, { url: rx.url('/local') });
+    await emitEvent(t, org.id);
+    await settle(t);
+    for (const [name, ep] of Object.entries(refused)) {
+      const [d] = await listDeliveries(t, token, ep.id);
+      expect(d, name).toMatchObject({ status: 'exhausted', last_status_code: null });
+      expect(d.attempt_log[0].error, name).toMatch(/^refused to connect to .*: (private|linkLocal|loopback) address$/);
+    }
+    expect(rx.received.filter((r) => r.path === '/hook')).toEqual([]);
+    expect((await listDeliveries(t, token, loopback.id))[0]).toMatchObject({ status: 'succeeded' });
+  });
+});
+
+describe('SSRF guard at connect time', () => {
+  const resolvingTo = (address: string) => (_h: string, _o: unknown, cb: (e: null, a: LookupAddress[]) => void) => cb(null, [{ address, family: 4 }]);
+  const lookup = (policy: typeof STRICT, host: string, address: string) =>
+    new Promise<string>((resolve, reject) =>
+      guardedLookup(policy, host, resolvingTo(address) as never)(host, {}, (err, a) => (err ? reject(err) : resolve(a as string))),
+    );
+
+  it('refuses a hostname resolving to the metadata address unless private networks are allowed', async () => {
+    await expect(lookup(STRICT, 'metadata.attacker.example', '169.254.169.254')).rejects.toThrow(/linkLocal address/);
+    await expect(lookup({ ...STRICT, allowPrivateNetworks: true }, 'metadata.attacker.example', '169.254.169.254')).resolves.toBe('169.254.169.254');
+    await expect(lookup(STRICT, 'hooks.example.com', '93.184.215.14')).resolves.toBe('93.184.215.14');
+  });
+
+  it('classifies addresses with ipaddr.js ranges, IPv4-mapped IPv6 included', () => {
+    for (const a of ['10.1.2.3', '172.16.0.1', '192.168.1.1', '100.64.0.1', '::ffff:10.0.0.1', 'fd00::1', 'fe80::1', '0.0.0.0']) {
+      expect(() => checkAddress(STRICT, 'h', a), a).toThrow(/refused/);
+    }
+    expect(() => checkAddress(STRICT, 'h', '127.0.0.1')).toThrow(/loopback/);
+    expect(() => checkAddress(STRICT, 'localhost', '127.0.0.1')).not.toThrow();
+    expect(() => checkAddress({ ...STRICT, allowLoopback: false }, 'localhost', '127.0.0.1')).toThrow(/loopback/);
+    expect(() => checkAddress(STRICT, 'h', '8.8.8.8')).not.toThrow();
+  });
+});
