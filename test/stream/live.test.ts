@@ -79,7 +79,21 @@ describe('live events over graphql-ws', () => {
       expect(err.message).toContain(types.at(-1));
       await waitUntil(() => sub.completed, 'the failed subscription to complete');
     }
+    const both = new Subscription(client(a.token), { types: ['payout.nope', 'operation.succeeded', 'budget.nope'] });
+    const err = await both.firstError();
+    expect(err.extensions).toMatchObject({ code: 'invalid_event_type', param: 'types' });
+    expect(err.message).toContain('payout.nope');
+    expect(err.message).toContain('budget.nope');
     expect(t.app.stream.subscriberCount).toBe(0);
+  });
+
+  it('a legacy relationship spelling in types receives the canonical relationship.* event', async () => {
+    const a = await buildOrgWithToken(t, ['events:read']);
+    const sub = await subscribeLive(t, client(a.token), { types: ['program_member.created', 'relationship.created'] });
+    const ids = await appendEvents(t.app, a.org.id, [{ type: 'relationship.activated' }, { type: 'relationship.created' }]);
+    await sub.waitForCount(1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sub.events.map((e) => [e.id, e.type])).toEqual([[ids[1], 'relationship.created']]);
   });
 
   it('startingAfter (a seq) replays every later event then continues live, with no gap or duplicate at the seam under concurrent appends', async () => {

@@ -1,5 +1,6 @@
 import { DomainError } from '../../domain/errors.ts';
 import { assertPublicType, cursorSeq, pageEvents, retrieveEvent, type PublicEvent } from '../../domain/event/event.ts';
+import { canonicalEventType } from '../../domain/event/types.ts';
 import { builder } from '../builder.ts';
 
 /** The event log: feed as a connection, one event by id, and the live stream. */
@@ -65,6 +66,21 @@ builder.queryField('event', (t) =>
   }),
 );
 
+/**
+ * The `types` filter of a subscription: public types, and the legacy
+ * relationship spellings standing for their canonical `relationship.*` type
+ * (only canonical names are emitted). Any other entry is invalid_event_type,
+ * naming every offender.
+ */
+function subscriptionTypes(entries: readonly string[] | null | undefined): string[] | undefined {
+  if (!entries?.length) return undefined;
+  const unknown = entries.filter((e) => canonicalEventType(e) === undefined);
+  if (unknown.length) {
+    throw new DomainError('invalid_event_type', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. Public types: see GET /v1/platform/openapi.json`, 'types');
+  }
+  return [...new Set(entries.map((e) => canonicalEventType(e)!))];
+}
+
 builder.subscriptionType({});
 
 builder.subscriptionField('events', (t) =>
@@ -75,10 +91,10 @@ builder.subscriptionField('events', (t) =>
     authScopes: { scope: 'events:read' },
     args: { types: t.arg.stringList(), startingAfter: t.arg.string({ description: 'A seq number or an evt_ id' }) },
     subscribe: async (_root, args, ctx) => {
-      for (const type of args.types ?? []) assertPublicType(type, 'types');
+      const types = subscriptionTypes(args.types);
       const org = ctx.caller.organization.id;
       return ctx.stream.subscribe(org, {
-        types: args.types ?? undefined,
+        types,
         startingAfter: args.startingAfter == null ? undefined : await cursorSeq(ctx.deps, org, args.startingAfter),
       });
     },
