@@ -1,0 +1,277 @@
+import { Argument, Command } from 'commander';
+import { OperatorClient, PlatformClient, TokenClient, webhooks, type Operation } from '../client/index.ts';
+import { required, resolveCredentials, UsageError, type CredentialFlags } from './credentials.ts';
+import { clientEvent, streamEvents, type WireEvent } from './event-stream.ts';
+import { EXIT, exitCodeFor, print, reportError, table, type OutputOptions } from './output.ts';
+
+/**
+ * `platform`: the operator's and developer's command line. API commands talk
+ * HTTP through the client library (src/client); only start, migrate and
+ * bootstrap load server code.
+ */
+type Globals = CredentialFlags & OutputOptions;
+
+const program = new Command('platform')
+  .description('Run and operate the platform API, and talk to it from the terminal')
+  .option('--json', 'print results (and errors, on stderr) as JSON for scripts')
+  .option('--origin <url>', 'API origin (env PLATFORM_ORIGIN; default from the credentials file, else http://127.0.0.1:4000)')
+  .option('--api-key <key>', 'platform token sk_<brand>_live_... (env PLATFORM_API_KEY)')
+  .option('--user-token <token>', 'dashboard user token ut_... (env PLATFORM_USER_TOKEN)')
+  .option('--operator-token <token>', 'operator token (env PLATFORM_OPERATOR_TOKEN)')
+  .option('--credentials <file>', 'dev credentials file (env PLATFORM_CREDENTIALS; default ./.data/dev-credentials.json)')
+  .showHelpAfterError()
+  .exitOverride();
+
+/** Runs a command body; maps any failure to a message and an exit code. */
+function run<A extends unknown[]>(body: (g: Globals, ...args: A) => Promise<number | void>) {
+  return async (...args: A) => {
+    const g = program.opts<Globals>();
+    try {
+      process.exitCode = (await body(g, ...args)) ?? EXIT.ok;
+    } catch (err) {
+      reportError(g, err);
+      process.exitCode = exitCodeFor(err);
+    }
+  };
+}
+
+const creds = (g: Globals) => resolveCredentials(g);
+const platformClient = (g: Globals) => {
+  const c = creds(g);
+  return { client: new PlatformClient({ apiKey: required(c.apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'), origin: c.origin }), ...c };
+};
+const tokenClient = (g: Globals) => {
+  const c = creds(g);
+  return new TokenClient({ userToken: required(c.userToken, 'user token', '--user-token', 'PLATFORM_USER_TOKEN'), dashboardBaseUrl: c.origin });
+};
+const operatorClient = (g: Globals) => {
+  const c = creds(g);
+  return new OperatorClient({ operatorToken: required(c.operatorToken, 'operator token', '--operator-token', 'PLATFORM_OPERATOR_TOKEN'), origin: c.origin });
+};
+
+// ── Server ────────────────────────────────────────────────────────────────
+
+program
+  .command('start')
+  .description('start the server (same as npm start: migrate, bootstrap on an empty embedded database, listen)')
+  .action(async () => {
+    const { start } = await import('./server-commands.ts');
+    await start();
+  });
+
+program
+  .command('migrate')
+  .description('apply pending database migrations (DATABASE_URL, or the embedded PGlite in DATA_DIR)')
+  .action(
+    run(async (g) => {
+      const { migrate } = await import('./server-commands.ts');
+      const out = await migrate();
+      print(g, out, () => (out.applied.length ? `Applied to ${out.database}:\n${out.applied.map((m) => `  ${m}`).join('\n')}` : `${out.database} is up to date`));
+    }),
+  );
+
+program
+  .command('bootstrap')
+  .description('migrate, then create the development organization and credentials file on an empty database')
+  .action(
+    run(async (g) => {
+      const { bootstrap } = await import('./server-commands.ts');
+      const out = await bootstrap();
+      print(g, out, () => (out.created ? `Bootstrapped; credentials written to ${out.file} (mode 0600)` : `The database already holds an organization; nothing done (credentials: ${out.file})`));
+    }),
+  );
+
+// ── Tokens (dashboard user token) ────────────────────────────────────────────
+
+const tokens = program.command('tokens').description('manage platform tokens (dashboard user token)');
+
+tokens
+  .command('list')
+  .description('list tokens, newest first (metadata only)')
+  .action(
+    run(async (g) => {
+      const list = await tokenClient(g).list();
+      print(g, list, () =>
+        table([['ID', 'NAME', 'STATUS', 'PREFIX', 'SCOPES', 'LAST USED'], ...list.map((t) => [t.id, t.name, t.status, t.tokenPrefix, String(t.scopes.length), t.lastUsedAt ?? '-'])]),
+      );
+    }),
+  );
+
+tokens
+  .command('create')
+  .description('create a token; its secret is printed once')
+  .requiredOption('--name <name>', 'a name for the token')
+  .requiredOption('--scope <scope...>', 'scopes to grant (repeat or space-separate)')
+  .option('--expires-at <date>', 'RFC 3339 expiry')
+  .action(
+    run(async (g, o: { name: string; scope: string[]; expiresAt?: string }) => {
+      const out = await tokenClient(g).create({ name: o.name, scopes: o.scope.flatMap((s) => s.split(',')), expiresAt: o.expiresAt });
+      print(g, out, () => `Created ${out.token.id} (${out.token.scopes.join(' ')})\nSecret (shown once): ${out.secret}`);
+    }),
+  );
+
+tokens
+  .command('revoke <tokenId>')
+  .description('revoke a token; later use answers 401')
+  .action(
+    run(async (g, id: string) => {
+      const out = await tokenClient(g).revoke(id);
+      print(g, out, () => `Revoked ${id}`);
+    }),
+  );
+
+tokens
+  .command('rotate <tokenId>')
+  .description('revoke a token and issue a replacement with the same scopes; the new secret is printed once')
+  .action(
+    run(async (g, id: string) => {
+      const out = await tokenClient(g).rotate(id);
+      print(g, out, () => `Revoked ${id}; replacement ${out.token.id}\nSecret (shown once): ${out.secret}`);
+    }),
+  );
+
+// ── Operator ──────────────────────────────────────────────────────────────
+
+program
+  .command('kill-switch')
+  .description('engage, release or show the kill switch (operator token); engaged, Surface B answers 503 developer_access_paused')
+  .addArgument(new Argument('<state>', 'on, off or status').choices(['on', 'off', 'status']))
+  .action(
+    run(async (g, state: 'on' | 'off' | 'status') => {
+      const op = operatorClient(g);
+      const out = state === 'status' ? await op.killSwitch() : await op.setKillSwitch(state === 'on');
+      print(g, out, () => `Kill switch ${out.engaged ? 'ENGAGED' : 'released'}${out.updatedAt ? ` (since ${out.updatedAt})` : ''}`);
+    }),
+  );
+
+const wallet = program.command('wallet').description('brand wallets (operator token)');
+wallet
+  .command('top-up <brand> <amount>')
+  .description('credit a brand wallet (brand id or slug; amount in minor units); wakes operations waiting on funding')
+  .option('--idempotency-key <key>', 'reuse a key to make a retried top-up safe')
+  .action(
+    run(async (g, brand: string, amount: string, o: { idempotencyKey?: string }) => {
+      const n = Number(amount);
+      if (!Number.isInteger(n) || n <= 0) throw new UsageError(`amount must be a positive integer (minor units), got '${amount}'`);
+      const out = await operatorClient(g).topUpWallet(brand, { amount: n }, { idempotencyKey: o.idempotencyKey });
+      print(g, out, () => `Topped up ${brand} by ${n}${out.balance !== undefined ? `; balance ${out.balance}` : ''}`);
+    }),
+  );
+
+// ── Events ────────────────────────────────────────────────────────────────
+
+const events = program.command('events').description('the event feed and the live event stream');
+
+events
+  .command('tail')
+  .description('stream live events to the terminal (graphql-ws) until Ctrl-C')
+  .option('--type <type...>', 'only these public event types')
+  .option('--starting-after <seq>', 'replay the feed after this seq or evt_ id first')
+  .action(
+    run(async (g, o: { type?: string[]; startingAfter?: string }) => {
+      const { origin, apiKey } = creds(g);
+      const stream = streamEvents(
+        {
+          origin,
+          apiKey: required(apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'),
+          types: o.type,
+          startingAfter: o.startingAfter,
+          onConnected: () => !g.json && process.stderr.write(`Tailing events from ${origin}${o.type ? ` (${o.type.join(', ')})` : ''}; Ctrl-C to stop\n`),
+        },
+        (e) => {
+          const event = clientEvent(e);
+          process.stdout.write(g.json ? JSON.stringify(event) + '\n' : `${formatEvent(e)}\n`);
+        },
+      );
+      return untilInterrupted(stream);
+    }),
+  );
+
+program
+  .command('listen')
+  .description('forward live events to a local URL, signed like real deliveries with a session secret')
+  .requiredOption('--forward-to <url>', 'where to POST each event, e.g. http://localhost:3000/webhooks')
+  .option('--events <type...>', 'only these public event types')
+  .option('--secret <whsec>', 'sign with this secret instead of a fresh session secret')
+  .action(
+    run(async (g, o: { forwardTo: string; events?: string[]; secret?: string }) => {
+      const { origin, apiKey } = creds(g);
+      const secret = o.secret ?? webhooks.generateSecret();
+      process.stderr.write(`Forwarding events to ${o.forwardTo}\nSession signing secret: ${secret}\n`);
+      const stream = streamEvents({ origin, apiKey: required(apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'), types: o.events }, async (e) => {
+        const body = JSON.stringify(e);
+        const headers = await webhooks.sign(body, secret, { id: e.id });
+        const started = Date.now();
+        const outcome = await fetch(o.forwardTo, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'platform-cli-listen', ...headers }, body, signal: AbortSignal.timeout(15_000) }).then(
+          (r) => ({ status: r.status, ok: r.ok }),
+          (err: Error) => ({ status: 0, ok: false, error: err.message }),
+        );
+        const line = { event: e.id, type: e.type, seq: e.seq, status: outcome.status, ok: outcome.ok, durationMs: Date.now() - started };
+        process.stdout.write(g.json ? JSON.stringify(line) + '\n' : `${formatEvent(e)}  -> ${outcome.status || 'failed'} (${line.durationMs} ms)\n`);
+      });
+      return untilInterrupted(stream);
+    }),
+  );
+
+// ── Operations ────────────────────────────────────────────────────────────
+
+const operations = program.command('operations').description('asynchronous operations');
+
+operations
+  .command('wait <operationId>')
+  .description('poll an operation until it is terminal, showing progress; exit 0 succeeded, 5 partial/failed/canceled, 4 timed out')
+  .option('--timeout-ms <ms>', 'give up after this long (the operation keeps running)', '60000')
+  .option('--interval-ms <ms>', 'poll interval', '1000')
+  .action(
+    run(async (g, id: string, o: { timeoutMs: string; intervalMs: string }) => {
+      const { client } = platformClient(g);
+      let lastLine = '';
+      const op = await client.operations.wait(id, {
+        timeoutMs: Number(o.timeoutMs),
+        intervalMs: Number(o.intervalMs),
+        onPoll: (p) => {
+          const line = progressLine(p);
+          if (line !== lastLine && !g.json) process.stderr.write(`${line}\n`);
+          lastLine = line;
+        },
+      });
+      print(g, op, () => `${op.id} ${op.status}${op.error ? `: ${JSON.stringify(op.error)}` : ''}`);
+      return op.status === 'succeeded' ? EXIT.ok : EXIT.operationNotSucceeded;
+    }),
+  );
+
+function progressLine(op: Operation): string {
+  const progress = op.progress && Object.keys(op.progress).length ? ` ${Object.entries(op.progress).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')}` : '';
+  return `${op.id} ${op.kind} ${op.status}${op.waitingReason ? ` (${op.waitingReason})` : ''} attempt ${op.attempts}/${op.maxAttempts}${progress}`;
+}
+
+function formatEvent(e: WireEvent): string {
+  return `#${e.seq}  ${e.created_at}  ${e.type.padEnd(24)}  ${e.id}  ${e.subject.type}/${e.subject.id}  ${JSON.stringify(e.data)}`;
+}
+
+/** Streams until SIGINT/SIGTERM (exit 0) or a stream error (thrown, mapped to an exit code). */
+async function untilInterrupted(stream: { done: Promise<void>; close(): void }): Promise<number> {
+  const stop = () => stream.close();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await stream.done;
+    return EXIT.ok;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  // commander's own exits (help, version, usage errors) under exitOverride.
+  const e = err as { code?: string; exitCode?: number };
+  if (e.code === 'commander.helpDisplayed' || e.code === 'commander.help' || e.code === 'commander.version') process.exitCode = EXIT.ok;
+  else if (typeof e.exitCode === 'number') process.exitCode = EXIT.usage;
+  else {
+    reportError(program.opts<Globals>(), err);
+    process.exitCode = exitCodeFor(err);
+  }
+}
