@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { drain, launch, op, sandbox, tenant, verb } from './helpers.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 } });
+});
+afterAll(() => t?.stop());
+
+/** A failed distribution: the one state from which it can be launched again. */
+async function failedDistribution(who: Awaited<ReturnType<typeof tenant>>) {
+  const { distribution } = await launch(t, who, { deployments: [sandbox({ outcome: 'fail' })] });
+  await drain(t);
+  return distribution.id as string;
+}
+
+const liveLaunches = (id: string) =>
+  t.app.deps.db.prisma.operation.count({ where: { subjectId: id, kind: 'distribution.launch', status: { in: ['pending', 'running', 'waiting'] } } });
+
+describe('one live mutation per subject', () => {
+  it('50 concurrent launches with different keys: one operation, 409 operation_conflict for the rest', async () => {
+    const who = await tenant(t);
+    const id = await failedDistribution(who);
+    const results = await Promise.all(Array.from({ length: 50 }, () => verb(t, who, id, 'launch')));
+    const accepted = results.filter((r) => r.status === 202);
+    const conflicts = results.filter((r) => r.status === 409);
+    expect(accepted).toHaveLength(1);
+    expect(conflicts).toHaveLength(49);
+    for (const c of conflicts) expect(c.body.error.code).toBe('operation_conflict');
+    expect(await liveLaunches(id)).toBe(1);
+    await drain(t);
+    expect((await op(t, who, accepted[0]!.body.operation.id)).status).toBe('failed');
+  });
+
+  it('50 concurrent launches sharing an Idempotency-Key: every one answers the same operation', async () => {
+    const who = await tenant(t);
+    const id = await failedDistribution(who);
+    const key = randomUUID();
+    const results = await Promise.all(Array.from({ length: 50 }, () => verb(t, who, id, 'launch', key)));
+    const codes = new Set(results.map((r) => r.status));
+    expect([...codes], results.find((r) => r.status !== 202)?.text).toEqual([202]);
+    expect(new Set(results.map((r) => r.body.operation.id)).size).toBe(1);
+    expect(results.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(49);
+    expect(await liveLaunches(id)).toBe(1);
+  });
+
+  it('the database refuses a second live mutation even when the read-then-write check is skipped', async () => {
+    const who = await tenant(t);
+    const id = await failedDistribution(who);
+    const base = { organizationId: who.orgId, subjectType: 'distribution', subjectId: id, kind: 'distribution.launch', runAfter: new Date() };
+    await t.app.deps.db.prisma.operation.create({ data: { id: `op_${randomUUID().replaceAll('-', '')}`, ...base } });
+    await expect(t.app.deps.db.prisma.operation.create({ data: { id: `op_${randomUUID().replaceAll('-', '')}`, ...base } })).rejects.toMatchObject({ code: 'P2002' });
+    // The control plane is separate: a cancel may coexist.
+    await t.app.deps.db.prisma.operation.create({ data: { id: `op_${randomUUID().replaceAll('-', '')}`, ...base, kind: 'distribution.cancel', plane: 'control' } });
+  });
+
+  it('launching an active distribution is refused without creating an operation', async () => {
+    const who = await tenant(t);
+    const { distribution } = await launch(t, who, { deployments: [sandbox()] });
+    expect((await verb(t, who, distribution.id, 'launch')).body.error.code).toBe('operation_conflict');
+    await drain(t);
+    const res = await verb(t, who, distribution.id, 'launch');
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('resource_conflict');
+    expect(await liveLaunches(distribution.id)).toBe(0);
+  });
+});
