@@ -3,5 +3,6 @@ import './viewer.ts';
 import './unit.ts';
 import './event.ts';
 import './webhook-endpoint.ts';
+import './webhook-delivery.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -16,7 +16,7 @@ import type { GraphQLContext } from '../context.ts';
  * Webhook endpoints in GraphQL: the same domain functions and the same
  * idempotent mutation runner as REST, so a key replays identically on both.
  */
-const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('WebhookEndpoint').implement({
+export const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('WebhookEndpoint').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     url: t.exposeString('url'),
