@@ -25,6 +25,8 @@ export interface Credentials {
   operatorToken?: string;
   /** The dev credentials file, when one was read. */
   file?: string;
+  /** Brands listed in that file, to resolve a slug to an id. */
+  brands: { id: string; slug: string }[];
 }
 
 /** The JSON the bootstrap writes (see issue 2 and the README). */
@@ -33,6 +35,7 @@ interface DevCredentialsFile {
   operator_token?: string;
   user_token?: string;
   platform_token?: { secret?: string };
+  brands?: { id: string; slug: string }[];
 }
 
 export const DEFAULT_ORIGIN = 'http://127.0.0.1:4000';
@@ -59,6 +62,7 @@ export function resolveCredentials(flags: CredentialFlags, env: NodeJS.ProcessEn
     userToken: flags.userToken ?? env.PLATFORM_USER_TOKEN ?? dev.user_token,
     operatorToken: flags.operatorToken ?? env.PLATFORM_OPERATOR_TOKEN ?? dev.operator_token,
     file,
+    brands: dev.brands ?? [],
   };
 }
 

@@ -147,14 +147,15 @@ program
 const wallet = program.command('wallet').description('brand wallets (operator token)');
 wallet
   .command('top-up <brand> <amount>')
-  .description('credit a brand wallet (brand id or slug; amount in minor units); wakes operations waiting on funding')
-  .option('--idempotency-key <key>', 'reuse a key to make a retried top-up safe')
+  .description('credit a brand wallet (brand id, or a slug from the credentials file; amount in minor units); wakes launches waiting on funding')
   .action(
-    run(async (g, brand: string, amount: string, o: { idempotencyKey?: string }) => {
+    run(async (g, brand: string, amount: string) => {
       const n = Number(amount);
       if (!Number.isInteger(n) || n <= 0) throw new UsageError(`amount must be a positive integer (minor units), got '${amount}'`);
-      const out = await operatorClient(g).topUpWallet(brand, { amount: n }, { idempotencyKey: o.idempotencyKey });
-      print(g, out, () => `Topped up ${brand} by ${n}${out.balance !== undefined ? `; balance ${out.balance}` : ''}`);
+      const c = creds(g);
+      const brandId = brand.startsWith('brand_') ? brand : (c.brands.find((b) => b.slug === brand)?.id ?? brand);
+      const out = await operatorClient(g).topUpWallet(brandId, { amount: n });
+      print(g, out, () => `Topped up ${brand} by ${n}; balance ${out.balance}`);
     }),
   );
 

@@ -3,7 +3,7 @@
  * so it runs in Node 20+ and in browsers; it imports nothing from the server.
  */
 export { PlatformClient, SURFACE_B_PATH, type PlatformClientOptions } from './platform-client.ts';
-export { ScopeClient, TokenClient, OperatorClient, type PlatformScope, type PlatformToken, type Unit, type OkResponse } from './surface-a.ts';
+export { ScopeClient, TokenClient, OperatorClient, type PlatformScope, type PlatformToken, type Unit, type OkResponse, type Wallet } from './surface-a.ts';
 export { PlatformError, isPlatformError } from './error.ts';
 export { webhooks, verify as verifyWebhook, sign as signWebhook, generateSecret as generateWebhookSecret, type WebhookHeaders, type VerifyOptions, type SignOptions } from './webhooks.ts';
 export { toCamelCase, toSnakeCase } from './key-case.ts';
@@ -12,5 +12,6 @@ export type { RequestOptions, FetchLike } from './request-sender.ts';
 export { isTerminal, type WaitOptions, type OperationListParams } from './resources/operations.ts';
 export type { WebhookEndpointCreateParams, WebhookEndpointUpdateParams } from './resources/webhook-endpoints.ts';
 export type { EventListParams } from './resources/events.ts';
+export type { DistributionCreateParams } from './resources/distributions.ts';
 export type { AssertionCreateParams, AssertionRevokeParams, AssertionListParams } from './resources/assertions.ts';
 export * from './resources/types.ts';

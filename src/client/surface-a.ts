@@ -36,6 +36,14 @@ export interface PlatformToken {
   createdAt?: string;
 }
 
+export interface Wallet {
+  object: 'wallet';
+  brand: string;
+  /** Minor units. */
+  balance: number;
+  updatedAt: string | null;
+}
+
 export interface OkResponse {
   ok?: boolean;
   success?: boolean;
@@ -141,8 +149,16 @@ export class OperatorClient {
     return (await this.sender.request({ method: 'POST', path: '/kill_switch', body: { engaged }, options })).body;
   }
 
-  /** Credits a brand's wallet (brand id or slug); `amount` in the wallet's minor units. */
-  async topUpWallet(brand: string, params: { amount: number; [k: string]: unknown }, options?: RequestOptions): Promise<Record<string, any>> {
-    return (await this.sender.request({ method: 'POST', path: `/brands/${encodeURIComponent(brand)}/wallet/top_up`, body: params, idempotent: true, options })).body;
+  /**
+   * Credits a brand's wallet (brand id; amount in minor units) and wakes
+   * launches waiting on funding. The route takes no Idempotency-Key, so a
+   * top-up is retried on 429 only, never on a 5xx that may have credited.
+   */
+  async topUpWallet(brandId: string, params: { amount: number }, options?: RequestOptions): Promise<Wallet> {
+    return (await this.sender.request({ method: 'POST', path: `/brands/${encodeURIComponent(brandId)}/wallet/top_up`, body: params, options })).body;
+  }
+
+  async wallet(brandId: string, options?: RequestOptions): Promise<Wallet> {
+    return (await this.sender.request({ method: 'GET', path: `/brands/${encodeURIComponent(brandId)}/wallet`, options })).body;
   }
 }

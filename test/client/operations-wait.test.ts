@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PlatformClient, PlatformError } from '../../src/client/index.ts';
 
 /**
- * The operations routes are not served yet, so wait() runs against a fake
+ * wait() against the real server is in distributions.test.ts (succeeded,
+ * partial, timeout on funding_required). Here every terminal status and the
+ * poll sequence are driven deterministically by a fake
  * `GET /v1/platform/operations/:id` on a local node:http server that plays a
  * scripted sequence of statuses per operation id (the last one repeats).
  */

@@ -1,53 +1,67 @@
 import type { PagePromise } from '../list.ts';
 import type { RequestOptions } from '../request-sender.ts';
-import { Resource, path, type ListParams } from './resource.ts';
-import type { Deployment, Distribution, Operation } from './types.ts';
+import { Resource, path } from './resource.ts';
+import type { Deployment, Distribution, DistributionOperation, DistributionValidation } from './types.ts';
+
+export interface DistributionCreateParams {
+  name: string;
+  /** Minor units, reserved from the brand wallet. */
+  budget: number;
+  deployments: { provider: string; config?: Record<string, unknown> }[];
+}
 
 /**
- * Distributions and their deployments. The spec fixes only `POST
- * /distributions` (create and launch, answering the launch operation);
- * the other verbs follow DESIGN.md: routes of the same family, each
- * answering the operation that carries it out (poll it with operations.wait).
- * Payloads are passed through (camelCase in, snake_case on the wire).
+ * Distributions (brand-scoped: the client's `brand`) and their deployments.
+ * Every verb that does real work answers 202 with `{ operation, distribution }`;
+ * poll the operation with `operations.wait`. The Idempotency-Key of a launch
+ * also dedupes the operation: a replay returns the same one.
  */
 export class Distributions extends Resource {
-  /** Creates and launches; resolves with the `distribution.launch` operation (202). The key dedupes the launch too. */
-  create(params: Record<string, unknown>, options?: RequestOptions): Promise<Operation> {
-    return this.one({ method: 'POST', path: '/distributions', body: params, idempotent: true, options }, 'operation');
+  /** Creates and launches. */
+  create(params: DistributionCreateParams, options?: RequestOptions): Promise<DistributionOperation> {
+    return this.one({ method: 'POST', path: '/distributions', body: { ...params }, idempotent: true, options });
   }
 
   /** Dry run: creates nothing and moves no money. */
-  validate(params: Record<string, unknown>, options?: RequestOptions): Promise<Record<string, any>> {
-    return this.one({ method: 'POST', path: '/distributions/validate', body: params, idempotent: true, options });
+  validate(params: DistributionCreateParams, options?: RequestOptions): Promise<DistributionValidation> {
+    return this.one({ method: 'POST', path: '/distributions/validate', body: { ...params }, idempotent: true, options });
   }
 
   retrieve(id: string, options?: RequestOptions): Promise<Distribution> {
     return this.one({ method: 'GET', path: path('/distributions/{id}', id), options }, 'distribution');
   }
 
-  list(params: ListParams = {}, options?: RequestOptions): PagePromise<Distribution> {
+  /** Newest first. */
+  list(params: { status?: string; limit?: number; startingAfter?: string } = {}, options?: RequestOptions): PagePromise<Distribution> {
     return this.page('/distributions', params, options);
   }
 
-  pause(id: string, options?: RequestOptions): Promise<Operation> {
+  /** Relaunch (e.g. after a failed launch); reuses a launch that waits on funding. */
+  launch(id: string, options?: RequestOptions): Promise<DistributionOperation> {
+    return this.verb(id, 'launch', options);
+  }
+
+  pause(id: string, options?: RequestOptions): Promise<DistributionOperation> {
     return this.verb(id, 'pause', options);
   }
 
-  resume(id: string, options?: RequestOptions): Promise<Operation> {
+  resume(id: string, options?: RequestOptions): Promise<DistributionOperation> {
     return this.verb(id, 'resume', options);
   }
 
-  cancel(id: string, options?: RequestOptions): Promise<Operation> {
+  /** Runs on the control plane: may coexist with the launch it cancels. */
+  cancel(id: string, options?: RequestOptions): Promise<DistributionOperation> {
     return this.verb(id, 'cancel', options);
   }
 
-  private verb(id: string, verb: string, options?: RequestOptions): Promise<Operation> {
-    return this.one({ method: 'POST', path: path(`/distributions/{id}/${verb}`, id), idempotent: true, options }, 'operation');
+  private verb(id: string, verb: string, options?: RequestOptions): Promise<DistributionOperation> {
+    return this.one({ method: 'POST', path: path(`/distributions/{id}/${verb}`, id), idempotent: true, options });
   }
 }
 
 export class Deployments extends Resource {
-  list(params: ListParams & { distribution?: string } = {}, options?: RequestOptions): PagePromise<Deployment> {
+  /** Newest first; `distribution` filters to one distribution's deployments. */
+  list(params: { distribution?: string; limit?: number; startingAfter?: string } = {}, options?: RequestOptions): PagePromise<Deployment> {
     return this.page('/deployments', params, options);
   }
 

@@ -63,22 +63,51 @@ export interface Operation extends Timestamped {
   result: Record<string, any>;
   progress: Record<string, any>;
   targetOperationId: string | null;
+  /** On a fan-out child: the operation that spawned it. */
+  parentOperationId?: string | null;
+  updatedAt?: string;
   completedAt: string | null;
 }
 
-/** Fields of distributions and deployments are not fixed by the spec; ids and `object` are. */
-export interface Distribution extends Partial<Timestamped> {
+export interface Distribution extends Timestamped {
   id: string;
   object: 'distribution';
-  status?: string;
-  [field: string]: unknown;
+  brand: string;
+  name: string;
+  /** e.g. `active`, `partially_active`, `paused`, `canceled`. */
+  status: string;
+  /** Minor units. */
+  budget: number;
+  budgetReserved: number;
+  budgetSpent: number;
+  updatedAt: string;
 }
 
-export interface Deployment extends Partial<Timestamped> {
+export interface Deployment extends Timestamped {
   id: string;
   object: 'deployment';
-  status?: string;
-  [field: string]: unknown;
+  distribution: string;
+  provider: string;
+  config: Record<string, any>;
+  status: string;
+  updatedAt: string;
+}
+
+/** What every distribution verb answers (202): the operation doing the work, and the distribution. */
+export interface DistributionOperation {
+  operation: Operation;
+  distribution: Distribution;
+}
+
+export interface DistributionValidation {
+  object: 'distribution_validation';
+  valid: true;
+  brand: string;
+  budget: number;
+  plannedSpend: number;
+  deployments: number;
+  walletBalance: number;
+  fundingSufficient: boolean;
 }
 
 /** A claim's subject: an entity, or an external user id with its issuer (always together). */
