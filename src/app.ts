@@ -181,6 +181,10 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     ctx.body = openApiB();
   });
 
+  koa.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET') return; // a streaming (SSE) client went away
+    log.error({ err }, 'unhandled Koa error');
+  });
   koa.use(requestContext(log));
   koa.use(async (ctx, next) => {
     if (ctx.path !== '/graphql' && !ctx.path.startsWith('/graphql/')) return next();
