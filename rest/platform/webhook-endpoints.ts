@@ -1,36 +1,28 @@
 import type { Context } from 'koa';
-import { z } from 'zod';
 import type { Deps } from '../../src/domain/context.ts';
-import { runMutation } from '../../src/domain/platform/mutation.ts';
 import {
   CreateWebhookEndpointInput,
   ListWebhookEndpointsInput,
+  NoWebhookEndpointInput,
   UpdateWebhookEndpointInput,
-  createWebhookEndpoint,
-  deleteWebhookEndpoint,
   listWebhookEndpoints,
+  mutateWebhookEndpoint,
   retrieveWebhookEndpoint,
-  rotateWebhookEndpointSecret,
-  updateWebhookEndpoint,
+  type WebhookEndpointMutation,
 } from '../../src/domain/webhook/endpoint.ts';
-import { parseInput } from '../../src/domain/validation.ts';
 import type { RouteDef } from '../http/route.ts';
-import { callerWith, idempotencyKeyOf, platformBody, platformQuery } from './pipeline.ts';
+import { answerMutation, answerRetrieve } from './answer.ts';
+import { callerWith, platformQuery } from './pipeline.ts';
 import { DeletedWebhookEndpoint, WebhookEndpointEnvelope, WebhookEndpointList } from './schemas.ts';
 
 /** Webhook endpoints: organization-scoped; the Service-Brand header does not apply. */
 export function webhookEndpointRoutes(deps: Deps): RouteDef[] {
   const common = { tag: 'Webhook endpoints', auth: 'platform' as const, errors: [400, 401, 403, 404, 409, 429, 503] };
 
-  const NoInput = z.strictObject({});
-  /** Scope check, idempotency and the effect in one transaction; answers the stored (or replayed) response. */
-  const mutate = async (ctx: Context, name: string, input: unknown, effect: Parameters<typeof runMutation>[3]) => {
-    const caller = callerWith(ctx, 'webhooks:write');
-    const out = await runMutation(deps, caller, { name, target: ctx.params.id, input, idempotencyKey: idempotencyKeyOf(ctx) }, effect);
-    if (out.replayed) ctx.set('Idempotent-Replayed', 'true');
-    ctx.status = out.status;
-    ctx.body = out.body;
-  };
+  const mutate = (ctx: Context, op: WebhookEndpointMutation['op']) =>
+    answerMutation(deps, ctx, 'webhooks:write', (caller, input, key) =>
+      mutateWebhookEndpoint(deps, caller, op === 'create' ? { op, input } : { op, id: ctx.params.id!, input }, key),
+    );
 
   return [
     {
@@ -43,14 +35,7 @@ export function webhookEndpointRoutes(deps: Deps): RouteDef[] {
       body: CreateWebhookEndpointInput,
       idempotent: true,
       success: { status: 201, description: 'The wrapped endpoint, with `secret`', schema: WebhookEndpointEnvelope },
-      handler: async (ctx) => {
-        callerWith(ctx, 'webhooks:write');
-        const body = await platformBody(deps, ctx);
-        await mutate(ctx, 'webhook_endpoints.create', body, async (tx) => ({
-          status: 201,
-          body: { webhook_endpoint: await createWebhookEndpoint(deps, tx, ctx.state.caller.organization.id, body) },
-        }));
-      },
+      handler: (ctx) => mutate(ctx, 'create'),
     },
     {
       ...common,
@@ -73,13 +58,12 @@ export function webhookEndpointRoutes(deps: Deps): RouteDef[] {
       operationId: 'retrieveWebhookEndpoint',
       summary: 'Retrieve a webhook endpoint (without its secret)',
       scope: 'webhooks:read',
-      query: NoInput,
+      query: NoWebhookEndpointInput,
       success: { status: 200, description: 'The wrapped endpoint', schema: WebhookEndpointEnvelope },
-      handler: async (ctx) => {
-        const caller = callerWith(ctx, 'webhooks:read');
-        parseInput(NoInput, platformQuery(ctx));
-        ctx.body = { webhook_endpoint: await retrieveWebhookEndpoint(deps, caller.organization.id, ctx.params.id!) };
-      },
+      handler: (ctx) =>
+        answerRetrieve(ctx, 'webhooks:read', async (caller) => ({
+          webhook_endpoint: await retrieveWebhookEndpoint(deps, caller.organization.id, ctx.params.id!),
+        })),
     },
     {
       ...common,
@@ -91,14 +75,7 @@ export function webhookEndpointRoutes(deps: Deps): RouteDef[] {
       body: UpdateWebhookEndpointInput,
       idempotent: true,
       success: { status: 200, description: 'The wrapped endpoint', schema: WebhookEndpointEnvelope },
-      handler: async (ctx) => {
-        callerWith(ctx, 'webhooks:write');
-        const body = await platformBody(deps, ctx);
-        await mutate(ctx, 'webhook_endpoints.update', body, async (tx) => ({
-          status: 200,
-          body: { webhook_endpoint: await updateWebhookEndpoint(deps, tx, ctx.state.caller.organization.id, ctx.params.id!, body) },
-        }));
-      },
+      handler: (ctx) => mutate(ctx, 'update'),
     },
     {
       ...common,
@@ -109,15 +86,7 @@ export function webhookEndpointRoutes(deps: Deps): RouteDef[] {
       scope: 'webhooks:write',
       idempotent: true,
       success: { status: 200, description: 'The wrapped endpoint with its new `secret`', schema: WebhookEndpointEnvelope },
-      handler: async (ctx) => {
-        callerWith(ctx, 'webhooks:write');
-        const body = await platformBody(deps, ctx);
-        parseInput(NoInput, body);
-        await mutate(ctx, 'webhook_endpoints.rotate_secret', body, async (tx) => ({
-          status: 200,
-          body: { webhook_endpoint: await rotateWebhookEndpointSecret(deps, tx, ctx.state.caller.organization.id, ctx.params.id!) },
-        }));
-      },
+      handler: (ctx) => mutate(ctx, 'rotate_secret'),
     },
     {
       ...common,
@@ -128,12 +97,7 @@ export function webhookEndpointRoutes(deps: Deps): RouteDef[] {
       scope: 'webhooks:write',
       idempotent: true,
       success: { status: 200, description: 'Deleted', schema: DeletedWebhookEndpoint },
-      handler: async (ctx) => {
-        await mutate(ctx, 'webhook_endpoints.delete', null, async (tx) => ({
-          status: 200,
-          body: await deleteWebhookEndpoint(deps, tx, ctx.state.caller.organization.id, ctx.params.id!),
-        }));
-      },
+      handler: (ctx) => mutate(ctx, 'delete'),
     },
   ];
 }

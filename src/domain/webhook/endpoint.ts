@@ -6,6 +6,9 @@ import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { canonicalEventType } from '../event/types.ts';
+import type { StoredResponse } from '../idempotency/idempotency.ts';
+import { runMutation } from '../platform/mutation.ts';
+import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput } from '../validation.ts';
 import { exhaustEndpointDeliveries } from './lease.ts';
 
@@ -38,19 +41,24 @@ const url = z
   });
 
 const enabledEvents = z.array(z.string()).max(ENABLED_EVENTS_MAX, `at most ${ENABLED_EVENTS_MAX} entries`);
+/** null = no description (create) or clear it (update). */
+const description = z.string().max(DESCRIPTION_MAX, `at most ${DESCRIPTION_MAX} characters`).nullable();
 
 export const CreateWebhookEndpointInput = z.strictObject({
   url,
-  description: z.string().max(DESCRIPTION_MAX, `at most ${DESCRIPTION_MAX} characters`).optional(),
+  description: description.optional(),
   enabled_events: enabledEvents.optional(),
 });
 
 export const UpdateWebhookEndpointInput = z.strictObject({
   url: url.optional(),
-  description: z.string().max(DESCRIPTION_MAX, `at most ${DESCRIPTION_MAX} characters`).nullable().optional(),
+  description: description.optional(),
   enabled_events: enabledEvents.optional(),
   status: z.enum(['enabled', 'disabled']).optional(),
 });
+
+/** rotate_secret and delete take no parameters. */
+export const NoWebhookEndpointInput = z.strictObject({});
 
 export const ListWebhookEndpointsInput = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(20),
@@ -92,14 +100,14 @@ export const generateWebhookSecret = () => `whsec_${randomBytes(32).toString('ba
 
 function checkEventTypes(entries: string[] | undefined): string[] | undefined {
   if (!entries) return undefined;
-  const offenders = entries.filter((e) => !canonicalEventType(e));
+  const offenders = [...new Set(entries.filter((e) => !canonicalEventType(e)))];
   if (offenders.length) {
     throw new DomainError('invalid_event_type', `Unknown event type(s): ${offenders.join(', ')}`, 'enabled_events');
   }
   return [...new Set(entries)];
 }
 
-export async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, raw: unknown) {
+async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, raw: unknown) {
   const input = parseInput(CreateWebhookEndpointInput, raw);
   const events = checkEventTypes(input.enabled_events) ?? [];
   const now = deps.clock.now();
@@ -140,7 +148,7 @@ export async function listWebhookEndpoints(deps: Deps, organizationId: string, r
   return { object: 'list' as const, data: rows.slice(0, input.limit).map((r) => presentWebhookEndpoint(r)), has_more: rows.length > input.limit };
 }
 
-export async function updateWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, id: string, raw: unknown) {
+async function updateWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, id: string, raw: unknown) {
   const row = await findEndpoint(tx, organizationId, id);
   const input = parseInput(UpdateWebhookEndpointInput, raw);
   const events = checkEventTypes(input.enabled_events);
@@ -159,7 +167,8 @@ export async function updateWebhookEndpoint(deps: Deps, tx: Tx, organizationId: 
 }
 
 /** Installs a fresh secret; the one it replaces keeps signing for 24 h (an older previous one is dropped). */
-export async function rotateWebhookEndpointSecret(deps: Deps, tx: Tx, organizationId: string, id: string) {
+async function rotateWebhookEndpointSecret(deps: Deps, tx: Tx, organizationId: string, id: string, raw: unknown) {
+  parseInput(NoWebhookEndpointInput, raw);
   const row = await findEndpoint(tx, organizationId, id);
   const now = deps.clock.now();
   const updated = await tx.webhookEndpoint.update({
@@ -176,10 +185,44 @@ export async function rotateWebhookEndpointSecret(deps: Deps, tx: Tx, organizati
 }
 
 /** Hard delete: the row and both secrets are gone. */
-export async function deleteWebhookEndpoint(_deps: Deps, tx: Tx, organizationId: string, id: string) {
+async function deleteWebhookEndpoint(tx: Tx, organizationId: string, id: string, raw: unknown) {
+  parseInput(NoWebhookEndpointInput, raw);
   const row = await findEndpoint(tx, organizationId, id);
   await tx.webhookEndpoint.delete({ where: { id: row.id } });
   return { id: row.id, object: 'webhook_endpoint' as const, deleted: true as const };
+}
+
+export type WebhookEndpointMutation =
+  | { op: 'create'; input: unknown }
+  | { op: 'update' | 'rotate_secret' | 'delete'; id: string; input: unknown };
+
+/**
+ * Every webhook-endpoint mutation, from REST or GraphQL: idempotency (keyed by
+ * the operation, the path id and the input) and the effect in one
+ * transaction. The stored response is the REST one (status and wire body),
+ * so a key replays identically whichever transport used it first.
+ */
+export function mutateWebhookEndpoint(
+  deps: Deps,
+  caller: SurfaceBCaller,
+  m: WebhookEndpointMutation,
+  idempotencyKey?: string,
+): Promise<StoredResponse & { replayed: boolean }> {
+  const org = caller.organization.id;
+  const id = m.op === 'create' ? undefined : m.id;
+  const req = { name: `webhook_endpoints.${m.op}`, target: id, input: m.input, idempotencyKey };
+  return runMutation(deps, caller, req, async (tx) => {
+    switch (m.op) {
+      case 'create':
+        return { status: 201, body: { webhook_endpoint: await createWebhookEndpoint(deps, tx, org, m.input) } };
+      case 'update':
+        return { status: 200, body: { webhook_endpoint: await updateWebhookEndpoint(deps, tx, org, m.id, m.input) } };
+      case 'rotate_secret':
+        return { status: 200, body: { webhook_endpoint: await rotateWebhookEndpointSecret(deps, tx, org, m.id, m.input) } };
+      case 'delete':
+        return { status: 200, body: await deleteWebhookEndpoint(tx, org, m.id, m.input) };
+    }
+  });
 }
 
 /** The secrets a delivery signs with right now: current first, then the previous one inside its overlap window. */

@@ -1,15 +1,15 @@
-import type { Tx } from '../../db/database.ts';
-import { runMutation } from '../../domain/platform/mutation.ts';
+import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import { DomainError } from '../../domain/errors.ts';
+import { validateIdempotencyKey } from '../../domain/idempotency/idempotency.ts';
 import {
-  createWebhookEndpoint,
-  deleteWebhookEndpoint,
   listWebhookEndpoints,
+  mutateWebhookEndpoint,
   retrieveWebhookEndpoint,
-  rotateWebhookEndpointSecret,
-  updateWebhookEndpoint,
   type PublicWebhookEndpoint,
+  type WebhookEndpointMutation,
 } from '../../domain/webhook/endpoint.ts';
 import { builder } from '../builder.ts';
+import { given, listConnection } from '../connection.ts';
 import type { GraphQLContext } from '../context.ts';
 
 /**
@@ -37,33 +37,45 @@ const DeletedWebhookEndpoint = builder.objectRef<{ id: string; deleted: boolean 
 
 const WebhookEndpointStatus = builder.enumType('WebhookEndpointStatus', { values: ['enabled', 'disabled'] as const });
 
-const compact = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));
+/** Top-level mutation fields of the operation (through fragments), to apply the header only to a single-mutation operation. */
+function rootFieldCount(set: SelectionSetNode, info: GraphQLResolveInfo): number {
+  return set.selections.reduce((n, s) => {
+    if (s.kind === Kind.FIELD) return n + 1;
+    const inner = s.kind === Kind.INLINE_FRAGMENT ? s.selectionSet : info.fragments[s.name.value]?.selectionSet;
+    return n + (inner ? rootFieldCount(inner, info) : 0);
+  }, 0);
+}
 
-async function mutate<T>(
-  ctx: GraphQLContext,
-  name: string,
-  target: string | undefined,
-  input: unknown,
-  idempotencyKey: string | null | undefined,
-  effect: (tx: Tx) => Promise<unknown>,
-): Promise<T> {
-  const out = await runMutation(ctx.deps, ctx.caller, { name, target, input, idempotencyKey: idempotencyKey ?? ctx.idempotencyKey }, async (tx) => ({
-    status: 200,
-    body: await effect(tx),
-  }));
-  return out.body as T;
+/**
+ * The mutation's idempotency key: its `idempotencyKey` argument, else the
+ * `Idempotency-Key` header, which only a single-mutation operation may use
+ * (one key cannot stand for several effects).
+ */
+export function graphqlIdempotencyKey(ctx: GraphQLContext, info: GraphQLResolveInfo, arg: string | null | undefined): string | undefined {
+  if (arg != null) return validateIdempotencyKey(arg, 'idempotencyKey');
+  if (ctx.idempotencyKey === undefined) return undefined;
+  if (rootFieldCount(info.operation.selectionSet, info) > 1) {
+    throw new DomainError(
+      'invalid_request',
+      'The Idempotency-Key header applies to single-mutation operations; give each mutation its own idempotencyKey argument',
+      'Idempotency-Key',
+    );
+  }
+  return ctx.idempotencyKey;
+}
+
+async function mutate(ctx: GraphQLContext, info: GraphQLResolveInfo, m: WebhookEndpointMutation, idempotencyKey: string | null | undefined) {
+  return (await mutateWebhookEndpoint(ctx.deps, ctx.caller, m, graphqlIdempotencyKey(ctx, info, idempotencyKey))).body;
 }
 
 const unwrap = (b: unknown) => (b as { webhook_endpoint: PublicWebhookEndpoint }).webhook_endpoint;
 
 builder.queryField('webhookEndpoints', (t) =>
-  t.field({
-    type: [WebhookEndpoint],
-    description: 'Webhook endpoints, newest first (scope webhooks:read)',
+  t.connection({
+    type: WebhookEndpoint,
+    description: 'Webhook endpoints, newest first (scope webhooks:read). Pages backward with first (1..100, default 20) and after; cursors are endpoint ids.',
     authScopes: { scope: 'webhooks:read' },
-    args: { limit: t.arg.int(), startingAfter: t.arg.id() },
-    resolve: async (_r, a, ctx) =>
-      (await listWebhookEndpoints(ctx.deps, ctx.caller.organization.id, compact({ limit: a.limit, starting_after: a.startingAfter }))).data,
+    resolve: (_r, a, ctx) => listConnection(a, (paging) => listWebhookEndpoints(ctx.deps, ctx.caller.organization.id, paging)),
   }),
 );
 
@@ -88,14 +100,8 @@ builder.mutationField('createWebhookEndpoint', (t) =>
       enabledEvents: t.arg.stringList(),
       idempotencyKey: t.arg.string(IDEMPOTENCY_KEY),
     },
-    resolve: async (_r, a, ctx) => {
-      const input = compact({ url: a.url, description: a.description, enabled_events: a.enabledEvents });
-      return unwrap(
-        await mutate(ctx, 'webhook_endpoints.create', undefined, input, a.idempotencyKey, async (tx) => ({
-          webhook_endpoint: await createWebhookEndpoint(ctx.deps, tx, ctx.caller.organization.id, input),
-        })),
-      );
-    },
+    resolve: async (_r, a, ctx, info) =>
+      unwrap(await mutate(ctx, info, { op: 'create', input: given({ url: a.url, description: a.description, enabled_events: a.enabledEvents }) }, a.idempotencyKey)),
   }),
 );
 
@@ -111,14 +117,9 @@ builder.mutationField('updateWebhookEndpoint', (t) =>
       status: t.arg({ type: WebhookEndpointStatus }),
       idempotencyKey: t.arg.string(IDEMPOTENCY_KEY),
     },
-    resolve: async (_r, a, ctx) => {
-      const id = String(a.id);
-      const input = compact({ url: a.url, description: a.description, enabled_events: a.enabledEvents, status: a.status });
-      return unwrap(
-        await mutate(ctx, 'webhook_endpoints.update', id, input, a.idempotencyKey, async (tx) => ({
-          webhook_endpoint: await updateWebhookEndpoint(ctx.deps, tx, ctx.caller.organization.id, id, input),
-        })),
-      );
+    resolve: async (_r, a, ctx, info) => {
+      const input = given({ url: a.url, description: a.description, enabled_events: a.enabledEvents, status: a.status });
+      return unwrap(await mutate(ctx, info, { op: 'update', id: String(a.id), input }, a.idempotencyKey));
     },
   }),
 );
@@ -128,14 +129,7 @@ builder.mutationField('rotateWebhookEndpointSecret', (t) =>
     type: WebhookEndpoint,
     authScopes: { scope: 'webhooks:write' },
     args: { id: t.arg.id({ required: true }), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
-    resolve: async (_r, a, ctx) => {
-      const id = String(a.id);
-      return unwrap(
-        await mutate(ctx, 'webhook_endpoints.rotate_secret', id, {}, a.idempotencyKey, async (tx) => ({
-          webhook_endpoint: await rotateWebhookEndpointSecret(ctx.deps, tx, ctx.caller.organization.id, id),
-        })),
-      );
-    },
+    resolve: async (_r, a, ctx, info) => unwrap(await mutate(ctx, info, { op: 'rotate_secret', id: String(a.id), input: {} }, a.idempotencyKey)),
   }),
 );
 
@@ -144,11 +138,6 @@ builder.mutationField('deleteWebhookEndpoint', (t) =>
     type: DeletedWebhookEndpoint,
     authScopes: { scope: 'webhooks:write' },
     args: { id: t.arg.id({ required: true }), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
-    resolve: async (_r, a, ctx) => {
-      const id = String(a.id);
-      return mutate<{ id: string; deleted: boolean }>(ctx, 'webhook_endpoints.delete', id, null, a.idempotencyKey, (tx) =>
-        deleteWebhookEndpoint(ctx.deps, tx, ctx.caller.organization.id, id),
-      );
-    },
+    resolve: async (_r, a, ctx, info) => (await mutate(ctx, info, { op: 'delete', id: String(a.id), input: {} }, a.idempotencyKey)) as { id: string; deleted: boolean },
   }),
 );
