@@ -1,0 +1,82 @@
+import { expect } from 'vitest';
+import type { TestApp } from '../support/app.ts';
+import type { HttpResponse } from '../support/http.ts';
+
+/** Webhook-endpoint helpers shared by the REST, GraphQL and idempotency suites. */
+export const WE = '/v1/platform/webhook_endpoints';
+export const WRITE = ['webhooks:read', 'webhooks:write'];
+
+export const key = (k: string) => ({ 'Idempotency-Key': k });
+
+/** REST calls as one token. */
+export function rest(t: TestApp, token: string) {
+  return {
+    create: (body: unknown, headers: Record<string, string> = {}) => t.http.post(WE, body, { token, headers }),
+    list: (qs = '', headers: Record<string, string> = {}) => t.http.get(`${WE}${qs}`, { token, headers }),
+    get: (id: string) => t.http.get(`${WE}/${id}`, { token }),
+    update: (id: string, body: unknown, headers: Record<string, string> = {}) => t.http.post(`${WE}/${id}`, body, { token, headers }),
+    rotate: (id: string, headers: Record<string, string> = {}) => t.http.post(`${WE}/${id}/rotate_secret`, undefined, { token, headers }),
+    del: (id: string, headers: Record<string, string> = {}) => t.http.request('DELETE', `${WE}/${id}`, undefined, { token, headers }),
+  };
+}
+
+/** Creates an endpoint and returns it (with its secret). */
+export async function createEndpoint(t: TestApp, token: string, body: Record<string, unknown> = {}) {
+  const res = await rest(t, token).create({ url: 'https://hooks.example.com/in', ...body });
+  expect(res.status, res.text).toBe(201);
+  return res.body.webhook_endpoint;
+}
+
+/** A Surface B error: status, the envelope's exact keys, code, param, and request_id = Request-Id header. */
+export function expectError(res: HttpResponse, status: number, code: string, param?: string | null) {
+  expect(res.status, res.text).toBe(status);
+  expect(Object.keys(res.body)).toEqual(['error']);
+  expect(Object.keys(res.body.error).sort()).toEqual(['code', 'message', 'param', 'request_id']);
+  expect(res.body.error.code, res.text).toBe(code);
+  expect(typeof res.body.error.message).toBe('string');
+  if (param !== undefined) expect(res.body.error.param).toBe(param);
+  expect(res.body.error.request_id).toBe(res.headers.get('request-id'));
+}
+
+/** The error body without the per-request id, to compare two errors. */
+export const errorShape = (res: HttpResponse) => ({ status: res.status, code: res.body.error.code, param: res.body.error.param, message: res.body.error.message });
+
+export async function endpointCount(t: TestApp, organizationId: string) {
+  return t.app.deps.db.prisma.webhookEndpoint.count({ where: { organizationId } });
+}
+
+export const ENDPOINT_FIELDS = `id url description enabledEvents status secret rotatedAt livemode createdAt updatedAt`;
+
+export const GQL = {
+  create: `mutation($url: String!, $description: String, $enabledEvents: [String!], $idempotencyKey: String) {
+    createWebhookEndpoint(url: $url, description: $description, enabledEvents: $enabledEvents, idempotencyKey: $idempotencyKey) { ${ENDPOINT_FIELDS} } }`,
+  list: `query($first: Int, $after: String) { webhookEndpoints(first: $first, after: $after) {
+    edges { cursor node { ${ENDPOINT_FIELDS} } } pageInfo { hasNextPage endCursor } } }`,
+  get: `query($id: ID!) { webhookEndpoint(id: $id) { ${ENDPOINT_FIELDS} } }`,
+  update: `mutation($id: ID!, $url: String, $description: String, $enabledEvents: [String!], $status: WebhookEndpointStatus, $idempotencyKey: String) {
+    updateWebhookEndpoint(id: $id, url: $url, description: $description, enabledEvents: $enabledEvents, status: $status, idempotencyKey: $idempotencyKey) { ${ENDPOINT_FIELDS} } }`,
+  rotate: `mutation($id: ID!, $idempotencyKey: String) { rotateWebhookEndpointSecret(id: $id, idempotencyKey: $idempotencyKey) { ${ENDPOINT_FIELDS} } }`,
+  del: `mutation($id: ID!, $idempotencyKey: String) { deleteWebhookEndpoint(id: $id, idempotencyKey: $idempotencyKey) { id deleted } }`,
+};
+
+/** The REST endpoint object in the GraphQL spelling (what the GraphQL type exposes). */
+export function camel(e: Record<string, any>) {
+  return {
+    id: e.id,
+    url: e.url,
+    description: e.description,
+    enabledEvents: e.enabled_events,
+    status: e.status,
+    secret: e.secret ?? null,
+    rotatedAt: e.rotated_at,
+    livemode: e.livemode,
+    createdAt: e.created_at,
+    updatedAt: e.updated_at,
+  };
+}
+
+/** The single GraphQL error of a response: its code (and the data field is null). */
+export function gqlCode(res: HttpResponse) {
+  expect(res.body.errors, res.text).toHaveLength(1);
+  return res.body.errors![0].extensions.code as string;
+}
