@@ -14,8 +14,14 @@ export interface ServerProcess {
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-export async function spawnServer(env: Record<string, string>, startTimeoutMs = 45_000): Promise<ServerProcess> {
-  const child = spawn(resolve(ROOT, 'node_modules/.bin/tsx'), ['src/main.ts'], {
+/**
+ * `direct` runs node with the tsx loader instead of the tsx launcher, so the
+ * child IS the server: a SIGKILL reaches it (the launcher cannot relay
+ * SIGKILL and would leave the server running as an orphan).
+ */
+export async function spawnServer(env: Record<string, string>, startTimeoutMs = 45_000, opts: { direct?: boolean } = {}): Promise<ServerProcess> {
+  const [command, args] = opts.direct ? [process.execPath, ['--import', 'tsx', 'src/main.ts']] : [resolve(ROOT, 'node_modules/.bin/tsx'), ['src/main.ts']];
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { HttpClient } from '../support/http.ts';
+import { buildOrgWithToken } from '../support/factories.ts';
+import { spawnServer, type ServerProcess } from '../support/ops-process.ts';
+import type { TestApp } from '../support/app.ts';
+
+/**
+ * A worker killed with SIGKILL in the middle of an operation: its lease
+ * expires and another process resumes the operation, which then finishes
+ * exactly once (one activation, one more attempt). Runs on the test file's
+ * PostgreSQL database, or on an embedded PGlite directory reopened by the
+ * second process.
+ */
+let database: TestDatabase;
+let dataDir: string;
+const running: ServerProcess[] = [];
+const operatorToken = `op_test_${randomBytes(16).toString('hex')}`;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  dataDir = mkdtempSync(join(tmpdir(), 'ops-crash-'));
+});
+afterAll(async () => {
+  for (const p of running) if (p.child.exitCode === null && p.child.signalCode === null) await p.stop('SIGKILL');
+  await database?.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function server(): Promise<{ proc: ServerProcess; t: TestApp }> {
+  const env: Record<string, string> = {
+    PORT: '0',
+    OPERATOR_TOKEN: operatorToken,
+    BOOTSTRAP: '0',
+    LOG_LEVEL: 'silent',
+    OPERATION_LEASE_MS: '1500',
+    OPERATIONS_POLL_MS: '100',
+    WEBHOOK_WORKER: '0',
+    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : { DATA_DIR: dataDir }),
+  };
+  const proc = await spawnServer(env, 45_000, { direct: true });
+  running.push(proc);
+  return { proc, t: { http: new HttpClient(proc.origin), operatorToken, origin: proc.origin } as unknown as TestApp };
+}
+
+async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+it('a worker killed mid-operation leaves the lease to expire; another process resumes and finishes it once', { timeout: 120_000 }, async () => {
+  const a = await server();
+  const { token } = await buildOrgWithToken(a.t, ['distributions:read', 'distributions:write', 'distributions:launch', 'deployments:read', 'events:read']);
+  const auth = { token, headers: { 'idempotency-key': randomUUID() } };
+  const created = await a.t.http.post('/v1/platform/distributions', { name: 'Crash', budget: 0, deployments: [{ provider: 'sandbox', config: { delay_ms: 4000 } }] }, auth);
+  expect(created.status, created.text).toBe(202);
+  const launchId = created.body.operation.id;
+  const child = await until('the provisioning child to be running', 20_000, async () => {
+    const res = await a.t.http.get('/v1/platform/operations?subject_type=deployment', { token });
+    const c = res.body.data?.[0];
+    return c?.status === 'running' ? c : undefined;
+  });
+  expect(child.attempts).toBe(1);
+  await a.proc.stop('SIGKILL');
+
+  const b = await server();
+  const started = Date.now();
+  const done = await until('the launch to settle on the second process', 30_000, async () => {
+    const res = await b.t.http.get(`/v1/platform/operations/${launchId}`, { token });
+    return ['succeeded', 'partial', 'failed', 'canceled'].includes(res.body.operation?.status) ? res.body.operation : undefined;
+  });
+  expect(done.status).toBe('succeeded');
+  expect(Date.now() - started).toBeLessThan(30_000);
+  const resumed = (await b.t.http.get(`/v1/platform/operations/${child.id}`, { token })).body.operation;
+  expect(resumed).toMatchObject({ status: 'succeeded', attempts: 2 });
+  const deps = (await b.t.http.get(`/v1/platform/deployments?distribution=${created.body.distribution.id}`, { token })).body.data;
+  expect(deps.map((d: any) => d.status)).toEqual(['active']);
+  const evts = await until('the activation event', 10_000, async () => {
+    const res = await b.t.http.get('/v1/platform/events?type=deployment.activated', { token });
+    return res.body.data?.length ? res.body.data : undefined;
+  });
+  expect(evts).toHaveLength(1);
+  await b.proc.stop('SIGTERM');
+});
