@@ -3,6 +3,9 @@ import './viewer.ts';
 import './unit.ts';
 import './event.ts';
 import './webhook-endpoint.ts';
+import './assertion.ts';
+import './program.ts';
+import './enrollment.ts';
 import './webhook-delivery.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });
