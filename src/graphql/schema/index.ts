@@ -7,5 +7,7 @@ import './assertion.ts';
 import './program.ts';
 import './enrollment.ts';
 import './webhook-delivery.ts';
+import './operation.ts';
+import './distribution.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

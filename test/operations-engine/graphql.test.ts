@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { waitUntil, wsClient } from '../support/stream-client.ts';
+import { drain, launch, op, sandbox, tenant, topUp, verb } from './helpers.ts';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 } });
+});
+afterAll(() => t?.stop());
+
+const OP = 'id kind status waitingReason attempts maxAttempts error result progress targetOperationId subject { type id } completedAt';
+const gql = (token: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) => t.http.graphql(query, variables, { token, headers });
+
+/** REST snake_case → GraphQL camelCase, for the fields both expose. */
+const asGraphQL = (o: any) => ({
+  id: o.id,
+  kind: o.kind,
+  status: o.status,
+  waitingReason: o.waiting_reason,
+  attempts: o.attempts,
+  maxAttempts: o.max_attempts,
+  error: o.error,
+  result: o.result,
+  progress: o.progress,
+  targetOperationId: o.target_operation_id,
+  subject: o.subject,
+  completedAt: o.completed_at,
+});
+
+describe('GraphQL parity', () => {
+  it('createDistribution returns the launch operation; operation(id) and operations match REST', async () => {
+    const who = await tenant(t);
+    await topUp(t, who.brand, 100);
+    const res = await gql(
+      who.token,
+      `mutation($d: [DeploymentInput!]!) { createDistribution(name: "G", budget: 100, deployments: $d) { operation { ${OP} } distribution { id status budget } } }`,
+      { d: [{ provider: 'sandbox', config: { outcome: 'fail' } }, { provider: 'sandbox' }] },
+      { 'idempotency-key': randomUUID() },
+    );
+    expect(res.body.errors).toBeUndefined();
+    const created = res.body.data.createDistribution;
+    expect(created.operation).toMatchObject({ kind: 'distribution.launch', status: 'pending', waitingReason: null });
+    expect(created.distribution).toMatchObject({ status: 'launching', budget: 100 });
+    await drain(t);
+    const rest = await op(t, who, created.operation.id);
+    const one = await gql(who.token, `query($id: ID!) { operation(id: $id) { ${OP} } }`, { id: created.operation.id });
+    expect(one.body.data.operation).toEqual(asGraphQL(rest));
+    const list = await gql(who.token, `{ operations(subjectType: "distribution", first: 5) { edges { node { ${OP} } } } }`);
+    const restList = await t.http.get('/v1/platform/operations?subject_type=distribution&limit=5', { token: who.token });
+    expect(list.body.data.operations.edges.map((e: any) => e.node)).toEqual(restList.body.data.map(asGraphQL));
+  });
+
+  it('same error codes: invalid_status, resource_missing, operation_conflict, missing_scope, invalid_request', async () => {
+    const who = await tenant(t);
+    const rest = await t.http.get('/v1/platform/operations?status=done', { token: who.token });
+    const g = await gql(who.token, `{ operations(status: "done") { edges { node { id } } } }`);
+    expect([rest.body.error.code, g.body.errors[0].extensions.code]).toEqual(['invalid_status', 'invalid_status']);
+
+    const missing = `op_${'0'.repeat(32)}`;
+    expect((await t.http.get(`/v1/platform/operations/${missing}`, { token: who.token })).body.error.code).toBe('resource_missing');
+    expect((await gql(who.token, `{ operation(id: "${missing}") { id } }`)).body.errors[0].extensions.code).toBe('resource_missing');
+
+    const { distribution } = await launch(t, who, { deployments: [sandbox()] });
+    expect((await verb(t, who, distribution.id, 'pause')).body.error.code).toBe('operation_conflict');
+    const pause = await gql(who.token, `mutation($id: ID!) { pauseDistribution(id: $id) { operation { id } } }`, { id: distribution.id });
+    expect(pause.body.errors[0].extensions.code).toBe('operation_conflict');
+
+    const reader = await tenant(t, ['distributions:read', 'distributions:write']);
+    const body = { name: 'x', budget: 0, deployments: [sandbox()] };
+    expect((await t.http.post('/v1/platform/distributions', body, { token: reader.token })).body.error).toMatchObject({ code: 'missing_scope', message: 'missing_scope:distributions:launch' });
+    const denied = await gql(reader.token, `mutation { createDistribution(name: "x", budget: 0, deployments: [{provider: "sandbox"}]) { operation { id } } }`);
+    expect(denied.body.errors[0].extensions.code).toBe('missing_scope');
+
+    const bad = await gql(who.token, `mutation { validateDistribution(name: "x", budget: 0, deployments: [{provider: "nope"}]) { valid } }`);
+    const badRest = await t.http.post('/v1/platform/distributions/validate', { ...body, deployments: [{ provider: 'nope' }] }, { token: who.token });
+    expect([badRest.status, badRest.body.error.code, bad.body.errors[0].extensions.code]).toEqual([400, 'invalid_request', 'invalid_request']);
+  });
+
+  it('Subscription.operation pushes every status change until terminal, then completes', async () => {
+    const who = await tenant(t);
+    const { operation, distribution } = await launch(t, who, { budget: 10, deployments: [sandbox()] });
+    const client = wsClient(t, `Bearer ${who.token}`);
+    const seen: any[] = [];
+    let completed = false;
+    const errors: unknown[] = [];
+    client.subscribe(
+      { query: `subscription($id: ID!) { operation(id: $id) { status waitingReason } }`, variables: { id: operation.id } },
+      { next: (m: any) => seen.push(m.data?.operation ?? m), error: (e) => errors.push(e), complete: () => (completed = true) },
+    );
+    try {
+      await waitUntil(() => seen.length >= 1, 'the initial state');
+      await drain(t); // → waiting funding_required
+      await waitUntil(() => seen.some((s) => s.waitingReason === 'funding_required'), () => JSON.stringify(seen));
+      await topUp(t, who.brand, 10);
+      await drain(t);
+      await waitUntil(() => completed, () => `completion; saw ${JSON.stringify(seen)} ${JSON.stringify(errors)}`, 8000);
+      const statuses = seen.map((s) => s.status);
+      expect(statuses[0]).toBe('pending');
+      expect(statuses).toContain('waiting');
+      expect(statuses.at(-1)).toBe('succeeded');
+      expect((await op(t, who, operation.id)).status).toBe('succeeded');
+      void distribution;
+    } finally {
+      await client.dispose();
+    }
+  });
+});
