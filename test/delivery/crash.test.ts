@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app.ts';
@@ -11,6 +12,21 @@ import { startReceiver, type Receiver } from './receiver.ts';
  * Real server processes (`tsx src/main.ts`) on one PostgreSQL database. PGlite
  * is one process's embedded database, so these run only with TEST_DATABASE_URL.
  */
+/** SIGKILL to the server itself: `tsx` runs it as a child process, which a kill of the tsx wrapper alone would leave running. */
+function kill9(c: ServerProcess): Promise<unknown> {
+  const pid = c.child.pid!;
+  let children: number[] = [];
+  try {
+    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  } catch {
+    // no children left
+  }
+  const exited = new Promise((r) => (c.child.exitCode !== null || c.child.signalCode !== null ? r(null) : c.child.once('exit', r)));
+  for (const child of children) process.kill(child, 'SIGKILL');
+  c.child.kill('SIGKILL');
+  return exited;
+}
+
 describe.skipIf(!onPostgres())('webhook workers as separate processes on one PostgreSQL', () => {
   let db: TestDatabase;
   let rx: Receiver;
@@ -39,7 +55,7 @@ describe.skipIf(!onPostgres())('webhook workers as separate processes on one Pos
     rx = await startReceiver();
   });
   afterAll(async () => {
-    await Promise.all(children.map((c) => c.stop('SIGKILL', 2000)));
+    await Promise.all(children.map(kill9));
     await rx?.close();
     await db?.drop();
   });
@@ -74,8 +90,7 @@ describe.skipIf(!onPostgres())('webhook workers as separate processes on one Pos
     const { emit } = await setup(a.origin, 'kill', 20, 100);
     await emit(100); // 20 endpoints × 100 events = 2,000 deliveries
     await rx.waitFor(300, undefined, 20_000);
-    a.child.kill('SIGKILL');
-    await new Promise((r) => a.child.once('exit', r));
+    await kill9(a);
     const atKill = new Set(keysOf('kill')).size;
     expect(atKill).toBeLessThan(2000); // killed mid-run
 
