@@ -45,6 +45,7 @@ export function credentialsFile(flags: CredentialFlags, env: NodeJS.ProcessEnv =
 }
 
 export function resolveCredentials(flags: CredentialFlags, env: NodeJS.ProcessEnv = process.env): Credentials {
+  env = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')); // an empty variable counts as unset
   const path = credentialsFile(flags, env);
   let dev: DevCredentialsFile = {};
   let file: string | undefined;
