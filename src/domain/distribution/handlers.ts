@@ -90,7 +90,7 @@ const launch: OperationHandler = {
           const settled = children.filter((c) => isTerminal(c.status)).length;
           const progress = { ...progressOf(ctx), deployments: { total: children.length, settled, succeeded: ok } };
           if (settled < children.length) return { status: 'waiting', reason: 'awaiting_children_settle', progress };
-          return finishLaunch(deps, tx, await dist(tx, ctx), op.id, ok, children.length, progress);
+          return { ...(await finishLaunch(deps, tx, await dist(tx, ctx), op.id, ok, children.length)), progress };
         });
     }
   },
@@ -105,12 +105,12 @@ const launch: OperationHandler = {
     }),
 };
 
-async function finishLaunch(deps: Deps, tx: Tx, d: Distribution, opId: string, ok: number, total: number, progress: Progress): Promise<StepOutcome> {
+async function finishLaunch(deps: Deps, tx: Tx, d: Distribution, opId: string, ok: number, total: number): Promise<StepOutcome> {
   if (ok === 0) {
     await release(deps, tx, d, opId, 'launch_failed');
     const row = await setDistribution(deps, tx, d, 'failed');
     await distributionEvent(deps, tx, 'distribution.failed', row, opId);
-    return { status: 'failed', error: { code: 'all_deployments_failed', message: `None of the ${total} deployments came up` }, result: { distribution_status: 'failed' }, progress };
+    return { status: 'failed', error: { code: 'all_deployments_failed', message: `None of the ${total} deployments came up` }, result: { distribution_status: 'failed' } };
   }
   const deployments = await tx.deployment.findMany({ where: { distributionId: d.id } });
   if (ok === total && deployments.every((x) => x.status === 'completed')) {
