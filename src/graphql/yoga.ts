@@ -30,6 +30,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
     logging: false,
     landingPage: false,
     graphiql: { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) },
+    plugins: [requestIdOnErrors()],
     maskedErrors: {
       maskError(error, message) {
         const original = (error as { originalError?: unknown }).originalError ?? error;
@@ -62,4 +63,23 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
 
 function requestIdOf(error: unknown): string {
   return ((error as { extensions?: { request_id?: string } }).extensions?.request_id as string) ?? 'unknown';
+}
+
+/**
+ * Resolver errors are masked without access to the request; stamp the HTTP
+ * request id onto them as the result is written, so GraphQL errors carry the
+ * same `request_id` as the `Request-Id` header and REST envelopes.
+ */
+function requestIdOnErrors() {
+  type Result = { errors?: readonly { extensions?: Record<string, unknown> }[] };
+  const stamp = (id: string, result: Result) => {
+    for (const e of result.errors ?? []) if (e.extensions?.request_id === 'unknown') e.extensions.request_id = id;
+  };
+  return {
+    onResultProcess: ({ result, serverContext }: { result: unknown; serverContext: { requestId?: string } }) => {
+      const id = serverContext.requestId;
+      if (!id || (result && typeof result === 'object' && Symbol.asyncIterator in result)) return;
+      for (const r of Array.isArray(result) ? result : [result]) if (r) stamp(id, r as Result);
+    },
+  };
 }

@@ -92,6 +92,8 @@ describe('Surface B request pipeline', () => {
     const gql = await t.http.graphql('{ events(first: 1) { edges { node { id } } } }', {}, { token });
     expect(gql.body.errors[0].extensions.code).toBe('missing_scope');
     expect(gql.body.errors[0].message).toBe('missing_scope:events:read');
+    // Resolver errors carry the request id of the HTTP request, like REST envelopes.
+    expect(gql.body.errors[0].extensions.request_id).toBe(gql.headers.get('request-id'));
   });
 
   it('operations:read is implicit on every token', async () => {

@@ -1,7 +1,7 @@
 import { listAssertions, mutateAssertion, retrieveAssertion, type AssertionRevocation, type PublicAssertion } from '../../domain/assertion/assertion.ts';
 import { builder } from '../builder.ts';
 import { given, listConnection } from '../connection.ts';
-import { graphqlIdempotencyKey } from './webhook-endpoint.ts';
+import { graphqlIdempotencyKey } from '../idempotency.ts';
 
 /** Assertions in GraphQL: the REST routes' domain functions and idempotent runner, field for field. */
 export const Assertion = builder.objectRef<PublicAssertion>('Assertion').implement({

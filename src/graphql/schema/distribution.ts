@@ -15,7 +15,7 @@ import type { PublicOperation } from '../../domain/operation/operation.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 import { listAsConnection, Operation } from './operation.ts';
-import { graphqlIdempotencyKey } from './webhook-endpoint.ts';
+import { graphqlIdempotencyKey } from '../idempotency.ts';
 
 /** Distributions and deployments in GraphQL: the same domain verbs as REST; each mutation returns the operation doing the work. */
 const Distribution = builder.objectRef<PublicDistribution>('Distribution').implement({

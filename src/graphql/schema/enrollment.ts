@@ -3,7 +3,7 @@ import type { PublicEnrollment } from '../../domain/enrollment/presenter.ts';
 import { builder } from '../builder.ts';
 import { given, listConnection } from '../connection.ts';
 import { subjectArgs, subjectInput } from './assertion.ts';
-import { graphqlIdempotencyKey } from './webhook-endpoint.ts';
+import { graphqlIdempotencyKey } from '../idempotency.ts';
 
 /** Enrollments: lifecycle moves and standing with the evaluation that produced it. */
 const EnrollmentStatus = builder.enumType('EnrollmentStatus', { values: ['pending', 'approved', 'rejected', 'active'] as const });

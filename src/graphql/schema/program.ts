@@ -1,7 +1,7 @@
 import { listPrograms, listRequirements, mutateProgram, retrieveProgram, type PublicProgram, type PublicRequirement } from '../../domain/program/program.ts';
 import { builder } from '../builder.ts';
 import { given, listConnection } from '../connection.ts';
-import { graphqlIdempotencyKey } from './webhook-endpoint.ts';
+import { graphqlIdempotencyKey } from '../idempotency.ts';
 
 /** Programs and requirements of the selected brand; creating either takes program_requirements:write. */
 const RequirementOperator = builder.enumType('RequirementOperator', { values: ['exists', 'gte', 'lte', 'eq', 'neq'] as const });

@@ -1,7 +1,7 @@
 import type { PublicUnit } from '../../domain/unit/unit.ts';
-import { validateIdempotencyKey } from '../../domain/idempotency/idempotency.ts';
 import { executeScope } from '../../domain/scope/executor.ts';
 import { builder } from '../builder.ts';
+import { graphqlIdempotencyKey } from '../idempotency.ts';
 import type { GraphQLContext } from '../context.ts';
 
 /**
@@ -37,12 +37,8 @@ const CreateUnitPayload = builder.objectRef<{ unit: PublicUnit; duplicate: boole
   fields: (t) => ({ unit: t.field({ type: Unit, resolve: (p) => p.unit }), duplicate: t.exposeBoolean('duplicate') }),
 });
 
-/** The `idempotencyKey` argument wins over the `Idempotency-Key` header; both are checked like REST's. */
-const keyOf = (ctx: GraphQLContext, arg?: string | null) =>
-  arg != null ? validateIdempotencyKey(arg, 'idempotencyKey') : validateIdempotencyKey(ctx.idempotencyKey);
-
-const exec = async (ctx: GraphQLContext, scope: string, data: Record<string, unknown>, idempotencyKey?: string | null) =>
-  (await executeScope(ctx.deps, ctx.caller, { scope, data, idempotencyKey: keyOf(ctx, idempotencyKey), requestId: ctx.requestId })).result;
+const exec = async (ctx: GraphQLContext, scope: string, data: Record<string, unknown>, idempotencyKey?: string) =>
+  (await executeScope(ctx.deps, ctx.caller, { scope, data, idempotencyKey, requestId: ctx.requestId })).result;
 
 const drop = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));
 
@@ -65,8 +61,13 @@ builder.mutationField('createUnit', (t) =>
       productionId: t.arg.string(),
       idempotencyKey: t.arg.string({ description: 'Overrides the Idempotency-Key header' }),
     },
-    resolve: async (_r, a, ctx) =>
-      (await exec(ctx, 'units:create', drop({ type: a.type, caption: a.caption, production_id: a.productionId }), a.idempotencyKey)) as never,
+    resolve: async (_r, a, ctx, info) =>
+      (await exec(
+        ctx,
+        'units:create',
+        drop({ type: a.type, caption: a.caption, production_id: a.productionId }),
+        graphqlIdempotencyKey(ctx, info, a.idempotencyKey),
+      )) as never,
   }),
 );
 
