@@ -46,21 +46,25 @@ export class Operations extends Resource {
     const timeoutMs = opts.timeoutMs ?? 60_000;
     const intervalMs = opts.intervalMs ?? 1000;
     const deadline = Date.now() + timeoutMs;
+    let last: Operation | undefined;
     for (;;) {
       const remaining = deadline - Date.now();
+      // A poll never outlives the deadline; one cut short by it just ends the wait.
       const op = await this.retrieve(id, { timeoutMs: Math.max(1, Math.min(remaining, 30_000)) }).catch((e: unknown) => {
         if (e instanceof PlatformError && e.code === 'timeout' && Date.now() >= deadline) return undefined;
         throw e;
       });
       if (op) {
+        last = op;
         opts.onPoll?.(op);
         if (isTerminal(op.status)) return op;
       }
       const left = deadline - Date.now();
       if (left <= 0) {
+        const state = last ? `${last.status}${last.waitingReason ? ` (${last.waitingReason})` : ''}` : 'not yet seen';
         throw new PlatformError({
           code: 'operation_wait_timeout',
-          message: `Operation ${id} is still ${op?.status ?? 'unfinished'} after ${timeoutMs} ms; it keeps running, wait again or poll operations.retrieve`,
+          message: `Operation ${id} is still ${state} after ${timeoutMs} ms; it keeps running: wait again or poll operations.retrieve`,
         });
       }
       await sleep(Math.min(intervalMs, left));
