@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Deps } from '../domain/context.ts';
+import type { WebhookEndpoint } from '../db/generated/client.ts';
 import { presentEvent } from '../domain/event/event.ts';
 import { signingSecrets } from '../domain/webhook/endpoint.ts';
 import { FANOUT_BATCH, fanOutBatch } from '../domain/webhook/fanout.ts';
-import { exhaustLeased, leaseDue, recordAttempt, type LeasedDelivery } from '../domain/webhook/lease.ts';
+import { exhaustLeased, leaseDue, recordAttempts, type FinishedAttempt, type LeasedDelivery } from '../domain/webhook/lease.ts';
 import { postWebhook } from '../domain/webhook/send.ts';
 import { webhookHeaders } from '../domain/webhook/signature.ts';
 
@@ -28,6 +29,9 @@ export class WebhookWorker {
   private idle: Promise<void> = Promise.resolve();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly perEndpoint = new Map<string, number>();
+  /** Finished attempts waiting to be recorded: one statement records a whole batch. */
+  private finished: FinishedAttempt[] = [];
+  private flushing: Promise<void> | undefined;
 
   constructor(private readonly deps: Deps) {}
 
@@ -44,6 +48,7 @@ export class WebhookWorker {
     clearInterval(this.timer);
     await this.idle;
     await Promise.all([...this.inFlight]);
+    await this.flush();
   }
 
   kick(fanOut = true): void {
@@ -63,7 +68,8 @@ export class WebhookWorker {
       this.kick();
       await this.idle;
       await Promise.all([...this.inFlight]);
-    } while (this.running || this.inFlight.size > 0);
+      await this.flush();
+    } while (this.running || this.inFlight.size > 0 || this.finished.length > 0);
   }
 
   private async loop(): Promise<void> {
@@ -82,8 +88,8 @@ export class WebhookWorker {
           owner: this.owner,
           leaseMs: cfg.leaseMs,
           limit: free,
-          endpointSlots: (id) => cfg.endpointConcurrency - (this.perEndpoint.get(id) ?? 0),
-          saturated: [...this.perEndpoint].filter(([, n]) => n >= cfg.endpointConcurrency).map(([id]) => id),
+          endpointConcurrency: cfg.endpointConcurrency,
+          busy: new Map([...this.perEndpoint].map(([id, n]) => [id, cfg.endpointConcurrency - n])),
         });
         if (leased.length) await this.dispatch(leased);
         if (leased.length === free) this.again = true;
@@ -96,25 +102,15 @@ export class WebhookWorker {
   }
 
   private async dispatch(leased: LeasedDelivery[]): Promise<void> {
-    const { prisma } = this.deps.db;
-    const [endpoints, events] = await Promise.all([
-      prisma.webhookEndpoint.findMany({ where: { id: { in: [...new Set(leased.map((d) => d.endpoint_id))] } } }),
-      prisma.event.findMany({ where: { id: { in: leased.map((d) => d.event_id) } } }),
-    ]);
-    const endpointById = new Map(endpoints.map((e) => [e.id, e]));
-    const eventById = new Map(events.map((e) => [e.id, e]));
     const disabled: string[] = [];
     for (const d of leased) {
-      const endpoint = endpointById.get(d.endpoint_id);
-      const event = eventById.get(d.event_id);
-      if (!endpoint || !event) continue; // deleted meanwhile: the cascade removed the delivery
-      if (endpoint.status !== 'enabled') {
-        disabled.push(d.id);
+      if (d.endpoint.status !== 'enabled') {
+        disabled.push(d.id); // a fan-out raced the disable
         continue;
       }
-      const body = JSON.stringify(presentEvent(event));
-      const secrets = signingSecrets(endpoint, this.deps.clock.now());
-      this.track(d.endpoint_id, () => this.attempt(d, endpoint.url, secrets, body));
+      const body = JSON.stringify(presentEvent(d.event));
+      const secrets = signingSecrets(d.endpoint as WebhookEndpoint, this.deps.clock.now());
+      this.track(d.endpoint_id, () => this.attempt(d, secrets, body));
     }
     await exhaustLeased(this.deps, this.owner, disabled);
   }
@@ -122,7 +118,7 @@ export class WebhookWorker {
   private track(endpointId: string, run: () => Promise<void>): void {
     this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
     const p: Promise<void> = run()
-      .catch((err) => this.deps.log.error({ err, endpointId }, 'webhook attempt could not be recorded; its lease will expire and it is sent again'))
+      .catch((err) => this.deps.log.error({ err, endpointId }, 'webhook attempt failed unexpectedly; its lease will expire and it is sent again'))
       .finally(() => {
         this.inFlight.delete(p);
         const n = (this.perEndpoint.get(endpointId) ?? 1) - 1;
@@ -133,13 +129,38 @@ export class WebhookWorker {
     this.inFlight.add(p);
   }
 
-  private async attempt(d: LeasedDelivery, url: string, secrets: string[], body: string): Promise<void> {
-    const cfg = this.deps.config.webhook;
+  private async attempt(d: LeasedDelivery, secrets: string[], body: string): Promise<void> {
     const startedAt = this.deps.clock.now();
     // webhook-timestamp is wall-clock time: receivers compare it with their own
     // clock (Standard Webhooks' replay window), whatever the injected clock says.
     const headers = webhookHeaders(secrets, d.event_id, Math.floor(Date.now() / 1000), body);
-    const outcome = await postWebhook(url, { ...headers }, body, cfg);
-    await recordAttempt(this.deps, this.owner, d, startedAt, outcome);
+    const outcome = await postWebhook(d.endpoint.url, { ...headers }, body, this.deps.config.webhook);
+    this.finished.push({ delivery: d, startedAt, outcome });
+    void this.flush();
+  }
+
+  /**
+   * Records the finished attempts. The slot of an attempt frees up when its
+   * request ends, before it is recorded: its lease keeps it from being leased
+   * again meanwhile. A failed flush leaves the leases to expire (sent again).
+   */
+  private flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    if (!this.finished.length) return Promise.resolve();
+    this.flushing = (async () => {
+      try {
+        while (this.finished.length) {
+          const batch = this.finished;
+          this.finished = [];
+          await recordAttempts(this.deps, this.owner, batch).catch((err) =>
+            this.deps.log.error({ err, n: batch.length }, 'webhook attempts could not be recorded; their leases will expire and they are sent again'),
+          );
+          this.kick(false);
+        }
+      } finally {
+        this.flushing = undefined;
+      }
+    })();
+    return this.flushing;
   }
 }

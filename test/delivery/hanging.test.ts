@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { buildOrgWithToken } from '../support/factories.ts';
-import { emitEvent } from '../support/events.ts';
 import { createEndpoint, listDeliveries, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
 
 let t: TestApp;
 let rx: Receiver;
 beforeAll(async () => {
-  // Per-endpoint concurrency 2: a hanging receiver holds at most two of the process's slots.
-  t = await startTestApp(webhookConfig({ retryScheduleMs: [0, 60_000], timeoutMs: 1500, endpointConcurrency: 2, concurrency: 8 }));
+  // Per-endpoint concurrency 5: a hanging receiver holds at most five of the process's slots.
+  t = await startTestApp(webhookConfig({ retryScheduleMs: [0, 60_000], timeoutMs: 3000, endpointConcurrency: 5, concurrency: 16 }));
   rx = await startReceiver();
 });
 afterAll(async () => {
@@ -18,19 +17,36 @@ afterAll(async () => {
 
 it('a hanging receiver times out while the other endpoints keep being served', async () => {
   const { org, token } = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
-  rx.on('/hang', () => {}); // accepts, never answers
+  let open = 0;
+  rx.on('/hang', (req) => {
+    // accepts, never answers
+    open++;
+    req.socket.once('close', () => open--);
+  });
+  const hangingAtFastReceipt: number[] = [];
+  rx.on('/fast', (_req, res) => {
+    hangingAtFastReceipt.push(open);
+    res.end('ok');
+  });
   const hang = await createEndpoint(t, token, { url: rx.url('/hang') });
   await createEndpoint(t, token, { url: rx.url('/fast') });
-  const started = Date.now();
-  for (let i = 0; i < 10; i++) await emitEvent(t, org.id);
-  await rx.waitFor(10, '/fast', 5000);
-  expect(Date.now() - started).toBeLessThan(1500 + 2000); // not stuck behind the hanging endpoint
-  expect(rx.for('/hang').length).toBeLessThanOrEqual(2); // bounded per-endpoint concurrency
+  for (let i = 0; i < 10; i++) {
+    const res = await t.http.post('/operator/events', { organization_id: org.id, type: 'assertion.created', subject: { type: 'entity', id: 'e' } }, { token: t.operatorToken });
+    expect(res.status).toBe(201);
+  }
+  await t.app.sequencer.flush();
+  await rx.waitFor(10, '/fast', 10_000);
+  // The last fast delivery arrived while the hanging receiver still held requests open: nothing waited for it.
+  expect(hangingAtFastReceipt.at(-1)).toBeGreaterThan(0);
   await t.app.webhooks.drain();
+  // Bounded per-endpoint concurrency: a slot frees only when an attempt times out,
+  // so no more than five requests arrive within 2 s of the first (the 3 s timeout runs from before arrival).
+  const arrivals = rx.for('/hang').map((r) => r.at);
+  expect(arrivals.filter((at) => at < arrivals[0]! + 2000)).toHaveLength(5);
   const ds = await listDeliveries(t, token, hang.id, '?limit=100');
   expect(ds).toHaveLength(10);
   for (const d of ds) {
     expect(d).toMatchObject({ status: 'failing', attempts: 1 });
-    expect(d.attempt_log[0].error).toBe('timeout after 1500 ms');
+    expect(d.attempt_log[0].error).toBe('timeout after 3000 ms');
   }
 });
