@@ -5,13 +5,16 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PlatformClient } from '../../src/client/index.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { emitEvent } from '../support/events.ts';
 import { buildOrg, buildToken, type TestOrg } from '../support/factories.ts';
 
 /** The `platform` CLI, spawned as a process (through its bin launcher) against a real server. */
+// Every command is a fresh Node process (about a second each, more on a loaded machine).
+vi.setConfig({ testTimeout: 120_000 });
+
 const BIN = resolve(import.meta.dirname, '../../bin/platform.mjs');
 const cwd = mkdtempSync(join(tmpdir(), 'platform-cli-')); // no ./.data/dev-credentials.json here
 
