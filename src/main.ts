@@ -3,8 +3,29 @@ import { loadConfig } from './config.ts';
 
 const config = loadConfig();
 const app = await buildApp(config);
-await app.start();
 const { log } = app.deps;
+
+// Signals are handled from the first moment: a SIGTERM during start-up (e.g.
+// while migrations run) waits for start to finish, then drains and exits 0.
+let stopping = false;
+const started = app.start();
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'draining');
+    started
+      .then(() => app.stop())
+      .then(
+        () => process.exit(0),
+        (err) => {
+          log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+  });
+}
+await started;
 const u = app.urls;
 console.log(
   [
@@ -26,19 +47,3 @@ console.log(
     .filter((l) => l !== '')
     .join('\n'),
 );
-
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'draining');
-    app.stop().then(
-      () => process.exit(0),
-      (err) => {
-        log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  });
-}
