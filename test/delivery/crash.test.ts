@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app.ts';
@@ -9,20 +8,12 @@ import { spawnServer, type ServerProcess } from '../support/ops-process.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
 /**
- * Real server processes (`tsx src/main.ts`) on one PostgreSQL database. PGlite
- * is one process's embedded database, so these run only with TEST_DATABASE_URL.
+ * Real server processes (node with the tsx loader, as `npm start` runs it) on
+ * one PostgreSQL database. PGlite is one process's embedded database, so these
+ * run only with TEST_DATABASE_URL.
  */
-/** SIGKILL to the server itself: `tsx` runs it as a child process, which a kill of the tsx wrapper alone would leave running. */
 function kill9(c: ServerProcess): Promise<unknown> {
-  const pid = c.child.pid!;
-  let children: number[] = [];
-  try {
-    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
-  } catch {
-    // no children left
-  }
   const exited = new Promise((r) => (c.child.exitCode !== null || c.child.signalCode !== null ? r(null) : c.child.once('exit', r)));
-  for (const child of children) process.kill(child, 'SIGKILL');
   c.child.kill('SIGKILL');
   return exited;
 }

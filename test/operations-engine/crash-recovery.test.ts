@@ -42,7 +42,7 @@ async function server(): Promise<{ proc: ServerProcess; t: TestApp }> {
     WEBHOOK_WORKER: '0',
     ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : { DATA_DIR: dataDir }),
   };
-  const proc = await spawnServer(env, 45_000, { direct: true });
+  const proc = await spawnServer(env);
   running.push(proc);
   return { proc, t: { http: new HttpClient(proc.origin), operatorToken, origin: proc.origin } as unknown as TestApp };
 }

@@ -15,11 +15,12 @@ export interface ServerProcess {
 const ROOT = resolve(import.meta.dirname, '../..');
 
 /**
- * `direct` runs node with the tsx loader instead of the tsx launcher, so the
- * child IS the server: a SIGKILL reaches it (the launcher cannot relay
- * SIGKILL and would leave the server running as an orphan).
+ * Runs the server the way `npm start` does: node with the tsx loader, so the
+ * child IS the server and signals reach it directly (the tsx launcher relays
+ * SIGTERM only if the child answers within 30 ms, which a loaded machine
+ * misses, and cannot relay SIGKILL at all). `direct: false` uses the launcher.
  */
-export async function spawnServer(env: Record<string, string>, startTimeoutMs = 45_000, opts: { direct?: boolean } = {}): Promise<ServerProcess> {
+export async function spawnServer(env: Record<string, string>, startTimeoutMs = 45_000, opts: { direct?: boolean } = { direct: true }): Promise<ServerProcess> {
   const [command, args] = opts.direct ? [process.execPath, ['--import', 'tsx', 'src/main.ts']] : [resolve(ROOT, 'node_modules/.bin/tsx'), ['src/main.ts']];
   const child = spawn(command, args, {
     cwd: ROOT,
