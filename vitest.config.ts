@@ -13,6 +13,9 @@ export default defineConfig({
     // Each file starts its own server on its own database (in-memory PGlite, or a
     // fresh database in TEST_DATABASE_URL's cluster), so files run in parallel.
     pool: 'forks',
+    // Tests mostly wait on sockets and the database: on a 2-core machine the
+    // default (cores - 1 = one worker) leaves the CPU idle, four keep it busy.
+    maxWorkers: 4,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     env: { NODE_ENV: 'test' },
