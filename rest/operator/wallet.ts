@@ -42,10 +42,11 @@ export function operatorWalletRoutes(deps: Deps): RouteDef[] {
       operationId: 'topUpBrandWallet',
       summary: 'Add money to a brand wallet; launches waiting on funding retry at once',
       body: TopUpInput,
-      success: { status: 200, description: 'The wallet after the top-up' },
+      idempotent: true,
+      success: { status: 200, description: 'The wallet after the top-up (a replayed Idempotency-Key answers the stored result)' },
       handler: async (ctx) => {
         const body = await operatorBody(ctx);
-        ctx.body = await topUpWallet(deps, ctx.params.brand!, body);
+        ctx.body = await topUpWallet(deps, ctx.params.brand!, body, ctx.get('idempotency-key') || undefined);
       },
     },
     ...SANDBOX_CALLBACKS.map(

@@ -151,11 +151,13 @@ export class OperatorClient {
 
   /**
    * Credits a brand's wallet (brand id; amount in minor units) and wakes
-   * launches waiting on funding. The route takes no Idempotency-Key, so a
-   * top-up is retried on 429 only, never on a 5xx that may have credited.
+   * launches waiting on funding. Sent with an Idempotency-Key (generated
+   * unless given), so a retry after a 5xx credits once.
    */
   async topUpWallet(brandId: string, params: { amount: number }, options?: RequestOptions): Promise<Wallet> {
-    return (await this.sender.request({ method: 'POST', path: `/brands/${encodeURIComponent(brandId)}/wallet/top_up`, body: params, options })).body;
+    return (
+      await this.sender.request({ method: 'POST', path: `/brands/${encodeURIComponent(brandId)}/wallet/top_up`, body: params, options, idempotent: true })
+    ).body;
   }
 
   async wallet(brandId: string, options?: RequestOptions): Promise<Wallet> {

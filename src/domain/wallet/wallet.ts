@@ -4,6 +4,7 @@ import type { Deps } from '../context.ts';
 import { missing } from '../errors.ts';
 import { newId } from '../id.ts';
 import { wakeOperations } from '../operation/operation.ts';
+import { fingerprint, runIdempotent, validateIdempotencyKey } from '../idempotency/idempotency.ts';
 import { parseInput } from '../validation.ts';
 
 /**
@@ -101,18 +102,26 @@ export async function retrieveWallet(deps: Deps, brand: string): Promise<PublicW
  * Operator top-up. Adds money and wakes the brand's launches that wait on
  * funding in the same transaction, so they retry their reservation at once.
  */
-export async function topUpWallet(deps: Deps, brand: string, raw: unknown): Promise<PublicWallet> {
+export async function topUpWallet(deps: Deps, brand: string, raw: unknown, idempotencyKey?: string): Promise<PublicWallet> {
   const input = parseInput(TopUpInput, raw);
+  const key = validateIdempotencyKey(idempotencyKey);
   const b = await brandOf(deps, brand);
-  await deps.db.transaction(async (tx) => {
-    const now = deps.clock.now();
-    await tx.brandWallet.upsert({
-      where: { brandId: b.id },
-      create: { brandId: b.id, organizationId: b.organizationId, balance: input.amount, updatedAt: now },
-      update: { balance: { increment: input.amount }, updatedAt: now },
-    });
-    await record(deps, tx, { organizationId: b.organizationId, brandId: b.id }, 'top_up', input.amount);
-    await wakeOperations(deps, tx, { brandId: b.id, waitingReason: 'funding_required' });
-  });
-  return retrieveWallet(deps, b.id);
+  // Money moves: a retried top-up with the same Idempotency-Key replays instead of crediting twice.
+  const out = await runIdempotent(
+    deps,
+    key ? { namespace: `operator:wallet:${b.id}`, key, fingerprint: fingerprint('wallet.top_up', input) } : undefined,
+    async (tx) => {
+      const now = deps.clock.now();
+      const w = await tx.brandWallet.upsert({
+        where: { brandId: b.id },
+        create: { brandId: b.id, organizationId: b.organizationId, balance: input.amount, updatedAt: now },
+        update: { balance: { increment: input.amount }, updatedAt: now },
+      });
+      await record(deps, tx, { organizationId: b.organizationId, brandId: b.id }, 'top_up', input.amount);
+      await wakeOperations(deps, tx, { brandId: b.id, waitingReason: 'funding_required' });
+      const body: PublicWallet = { object: 'wallet', brand: b.id, balance: Number(w.balance), updated_at: w.updatedAt.toISOString() };
+      return { status: 200, body };
+    },
+  );
+  return out.body as PublicWallet;
 }
