@@ -94,7 +94,7 @@ const steady = {
   p99ms: +pct(latencies, 99).toFixed(1),
   maxms: +Math.max(...latencies).toFixed(1),
 };
-console.log(JSON.stringify({ database: deps.db.kind, endpoints: N, events: M, burst, steady }, null, 2));
+console.log(JSON.stringify({ database: deps.db.kind, endpoints: N, events: M, burst, steady, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }, null, 2));
 await app.stop();
 receiver.close();
 process.exit(0);

@@ -1,0 +1,36 @@
+import type { Row } from './run.ts';
+
+/**
+ * A dependency-free SVG bar chart of every ratio to its baseline (one bar per
+ * database), with the target drawn as a tick, so the README can show the
+ * latest run without a browser or a plotting library.
+ */
+export function renderChart(rows: Row[]): string {
+  const bars = rows.filter((r) => r.ratio);
+  const rowH = 26;
+  const left = 330;
+  const width = 760;
+  const scaleMax = Math.max(1, ...bars.map((b) => b.ratio!.value));
+  const x = (v: number) => left + (v / scaleMax) * (width - left - 60);
+  const height = 40 + bars.length * rowH + 30;
+  const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="100%" height="100%" fill="white"/>`,
+    `<text x="10" y="20" font-size="14" font-weight="bold">Throughput as a fraction of the baseline (same run); tick = target</text>`,
+  ];
+  bars.forEach((b, i) => {
+    const y = 36 + i * rowH;
+    const r = b.ratio!;
+    const met = r.target === undefined || r.value >= r.target;
+    out.push(`<text x="10" y="${y + 14}">${esc(`S${b.scenario} ${b.database}: ${b.name.split(',')[0]!.slice(0, 42)} / ${r.of}`)}</text>`);
+    out.push(`<rect x="${left}" y="${y + 3}" width="${Math.max(1, x(r.value) - left)}" height="${rowH - 8}" fill="${met ? '#3a7' : '#d54'}"/>`);
+    out.push(`<text x="${x(r.value) + 4}" y="${y + 14}">${r.value}</text>`);
+    if (r.target !== undefined) out.push(`<line x1="${x(r.target)}" x2="${x(r.target)}" y1="${y}" y2="${y + rowH - 2}" stroke="black" stroke-width="2"/>`);
+  });
+  const axisY = 36 + bars.length * rowH + 4;
+  out.push(`<line x1="${left}" x2="${x(scaleMax)}" y1="${axisY}" y2="${axisY}" stroke="#888"/>`);
+  for (let v = 0; v <= scaleMax + 1e-9; v += 0.25) out.push(`<text x="${x(v) - 8}" y="${axisY + 14}" fill="#555">${v}</text>`);
+  out.push('</svg>');
+  return out.join('\n') + '\n';
+}
