@@ -23,6 +23,7 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     const again = await rest(t, token).create({ enabled_events: ['payout.created'], url: body.url }, key('create-1'));
     expect(again.status, again.text).toBe(201);
     expect(again.body).toEqual(first.body);
+    expect(again.text).toBe(first.text); // byte for byte: keys keep their order
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.headers.get('request-id')).not.toBe(first.headers.get('request-id'));
     expect(await endpointCount(t, org.id)).toBe(1);

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "idempotency_record" ALTER COLUMN "response_body" SET DATA TYPE JSON;
