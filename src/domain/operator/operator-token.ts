@@ -1,3 +1,4 @@
+import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { constantTimeEqual, generateSecret, hashSecret } from '../secret.ts';
@@ -16,10 +17,10 @@ export async function operatorTokenHash(deps: Deps): Promise<string | undefined>
   return (row?.value as { hash?: string } | null)?.hash;
 }
 
-export async function generateOperatorToken(deps: Deps): Promise<string> {
+export async function generateOperatorToken(deps: Deps, tx: Tx): Promise<string> {
   if (deps.config.operatorToken) return deps.config.operatorToken;
   const secret = generateSecret(OPERATOR_TOKEN_PREFIX);
-  await deps.db.prisma.systemSetting.upsert({
+  await tx.systemSetting.upsert({
     where: { key: KEY },
     create: { key: KEY, value: { hash: hashSecret(secret) } },
     update: { value: { hash: hashSecret(secret) } },

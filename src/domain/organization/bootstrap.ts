@@ -1,11 +1,11 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Deps } from '../context.ts';
-import { isDomainError } from '../errors.ts';
+import { isUniqueViolation } from '../errors.ts';
 import { generateOperatorToken } from '../operator/operator-token.ts';
 import { ALL_SCOPES } from '../scope/catalogue.ts';
 import { insertPlatformToken } from '../token/platform-token.ts';
-import { createOrganization } from './organization.ts';
+import { insertOrganization } from './organization.ts';
 
 export interface ServiceUrls {
   base_url: string;
@@ -30,32 +30,39 @@ export interface DevCredentials extends ServiceUrls {
  */
 export async function bootstrapIfEmpty(deps: Deps, urls: ServiceUrls): Promise<DevCredentials | undefined> {
   if ((await deps.db.prisma.organization.count()) > 0) return undefined;
-  let created;
+  // One transaction: a crash part-way leaves an empty database that bootstraps
+  // again on the next start, never an organization without credentials.
+  let credentials: DevCredentials;
   try {
-    created = await createOrganization(deps, {
-      name: 'Development',
-      slug: 'dev',
-      brands: [
-        { slug: 'dev', name: 'Dev' },
-        { slug: 'second', name: 'Second' },
-      ],
+    credentials = await deps.db.transaction(async (tx) => {
+      const created = await insertOrganization(deps, tx, {
+        name: 'Development',
+        slug: 'dev',
+        brands: [
+          { slug: 'dev', name: 'Dev' },
+          { slug: 'second', name: 'Second' },
+        ],
+      });
+      const { token, secret } = await insertPlatformToken(deps, tx, {
+        organizationId: created.organization.id,
+        userId: created.user.id,
+        name: 'bootstrap (all scopes)',
+        scopes: ALL_SCOPES,
+      });
+      return {
+        ...urls,
+        operator_token: await generateOperatorToken(deps, tx),
+        organization: { id: created.organization.id, slug: created.organization.slug, name: created.organization.name },
+        brands: created.brands.map((b) => ({ id: b.id, slug: b.slug })),
+        user_token: created.user_token,
+        platform_token: { id: token.id, secret, scopes: token.scopes },
+      };
     });
   } catch (e) {
     // Another process sharing this PostgreSQL database bootstrapped first: not an error.
-    if (isDomainError(e) && e.code === 'resource_conflict') return undefined;
+    if (isUniqueViolation(e)) return undefined;
     throw e;
   }
-  const { token, secret } = await deps.db.transaction((tx) =>
-    insertPlatformToken(deps, tx, { organizationId: created.organization.id, userId: created.user.id, name: 'bootstrap (all scopes)', scopes: ALL_SCOPES }),
-  );
-  const credentials: DevCredentials = {
-    ...urls,
-    operator_token: await generateOperatorToken(deps),
-    organization: { id: created.organization.id, slug: created.organization.slug, name: created.organization.name },
-    brands: created.brands.map((b) => ({ id: b.id, slug: b.slug })),
-    user_token: created.user_token,
-    platform_token: { id: token.id, secret, scopes: token.scopes },
-  };
   const file = deps.config.bootstrapFile;
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
