@@ -9,6 +9,7 @@ import { openDatabase, type Database } from './db/database.ts';
 import type { Deps } from './domain/context.ts';
 import { DomainError } from './domain/errors.ts';
 import { KillSwitch } from './domain/operator/kill-switch.ts';
+import { CredentialCache } from './domain/token/credential-cache.ts';
 import { bootstrapIfEmpty, type DevCredentials, type ServiceUrls } from './domain/organization/bootstrap.ts';
 import { createGraphQL } from './graphql/yoga.ts';
 import { attachGraphQLWebSocket } from './graphql/ws.ts';
@@ -95,7 +96,8 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     stream.pull();
     webhooks.kick();
   });
-  const deps: Deps = { ...base, sequencer };
+  const credentials = new CredentialCache(base);
+  const deps: Deps = { ...base, sequencer, credentials };
   const webhooks = new WebhookWorker(deps);
   deps.webhooks = webhooks;
   const operations = new OperationsRunner(deps, distributionHandlers);
@@ -224,6 +226,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'migrations applied');
     await stream.start();
+    await credentials.start();
     sequencer.start();
     sequencer.kick(); // events a previous run committed but did not sequence
     standing.start();
@@ -260,6 +263,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     await standing.stop();
     await sequencer.stop();
     await stream.stop();
+    await credentials.stop();
     if (!opts.db) await db.close();
   }
 

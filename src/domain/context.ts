@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import type { CredentialCache } from './token/credential-cache.ts';
 
 /** What every domain function may use. Transports build it once per process. */
 export interface Deps {
@@ -15,6 +16,8 @@ export interface Deps {
   operations?: { kick(): void; changed(id: string): void; nextChange(id: string, ms: number, signal?: AbortSignal): Promise<void> };
   /** Wakes the webhook delivery worker (absent where none runs); called after a retry commits. */
   webhooks?: { kick(): void };
+  /** Cache of authenticated tokens and brands with cross-process invalidation (absent: every request reads the database). */
+  credentials?: CredentialCache;
 }
 
 export interface OrganizationRef {

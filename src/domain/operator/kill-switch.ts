@@ -4,8 +4,9 @@ import { parseInput } from '../validation.ts';
 
 /**
  * The operator kill switch lives in the database so every process sees it.
- * Each process caches the value for at most KILL_SWITCH_TTL_MS, and the
- * process that flips it updates its own cache at once.
+ * Each process caches the value for at most KILL_SWITCH_TTL_MS; a flip is
+ * announced like a credential change (NOTIFY on PostgreSQL), which drops the
+ * cached value in every process at once.
  */
 const KEY = 'kill_switch';
 export const KILL_SWITCH_TTL_MS = 1000;
@@ -19,9 +20,13 @@ export const SetKillSwitchInput = z.strictObject({ engaged: z.boolean() });
 
 export class KillSwitch {
   private cached: { state: KillSwitchState; at: number } | undefined;
-  constructor(private readonly deps: Deps) {}
+  constructor(private readonly deps: Deps) {
+    deps.credentials?.subscribe(() => (this.cached = undefined));
+  }
 
-  async state(): Promise<KillSwitchState> {
+  /** `asOf`: the request's arrival (performance.now()); with a credential cache, changes announced before it are seen. */
+  async state(asOf = performance.now()): Promise<KillSwitchState> {
+    if (this.deps.credentials && !(await this.deps.credentials.fresh(asOf))) this.cached = undefined;
     const now = Date.now();
     if (this.cached && now - this.cached.at < KILL_SWITCH_TTL_MS) return this.cached.state;
     const row = await this.deps.db.prisma.systemSetting.findUnique({ where: { key: KEY } });
@@ -30,8 +35,8 @@ export class KillSwitch {
     return state;
   }
 
-  async engaged(): Promise<boolean> {
-    return (await this.state()).engaged;
+  async engaged(asOf?: number): Promise<boolean> {
+    return (await this.state(asOf)).engaged;
   }
 
   async set(raw: unknown): Promise<KillSwitchState> {
@@ -42,6 +47,7 @@ export class KillSwitch {
       create: { key: KEY, value: { engaged }, updatedAt },
       update: { value: { engaged }, updatedAt },
     });
+    await this.deps.credentials?.announce(this.deps.db.prisma);
     const state = { engaged, updated_at: updatedAt.toISOString() };
     this.cached = { state, at: Date.now() };
     return state;

@@ -46,20 +46,26 @@ export class PlatformGate {
 }
 
 async function authorizePlatformRequest(deps: Deps, gate: PlatformGate, h: PlatformRequestHeaders): Promise<SurfaceBCaller> {
-  if (await gate.killSwitch.engaged()) {
+  // One freshness point for the whole request: cached state must include every change committed before it arrived.
+  const asOf = performance.now();
+  if (await gate.killSwitch.engaged(asOf)) {
     throw new DomainError('developer_access_paused', 'Developer access is paused by the operator; retry later');
   }
   if (h.bearer) classifyKey(h.bearer, deps.config.keyBrand);
   if (!h.bearer) {
     throw new DomainError('platform_token_required', 'Authorization: Bearer sk_<brand>_live_... is required (no body token, no cookie)');
   }
-  const caller = await authenticatePlatformKey(deps, h.bearer);
+  const caller = await authenticatePlatformKey(deps, h.bearer, asOf);
   const rateLimit = gate.buckets.take(caller.tokenId);
-  return { ...caller, rateLimit, brand: await selectBrand(deps, caller.organization.id, h.brand) };
+  return { ...caller, rateLimit, brand: await selectBrand(deps, caller.organization.id, h.brand, asOf) };
 }
 
 /** The `Service-Brand` brand (id or slug), else the organization's oldest brand. */
-export async function selectBrand(deps: Deps, organizationId: string, wanted: string | undefined): Promise<Brand> {
+export async function selectBrand(deps: Deps, organizationId: string, wanted: string | undefined, asOf = performance.now()): Promise<Brand> {
+  const key = `${organizationId}\u0000${wanted ?? ''}`;
+  const cached = deps.credentials && (await deps.credentials.fresh(asOf)) ? deps.credentials.brand(key) : undefined;
+  if (cached) return cached;
+  const generation = deps.credentials?.current ?? 0;
   const select = { id: true, slug: true, name: true } as const;
   const brand =
     wanted === undefined || wanted === ''
@@ -69,5 +75,6 @@ export async function selectBrand(deps: Deps, organizationId: string, wanted: st
     // Same answer whether the brand is another organization's or nowhere: existence never leaks.
     throw new DomainError('brand_not_found', `No brand '${wanted ?? ''}' in this organization`, 'Service-Brand');
   }
+  deps.credentials?.storeBrand(generation, key, brand);
   return brand;
 }

@@ -8,10 +8,10 @@ import { authenticatePlatformSecret } from './platform-token.ts';
  * Surface B, GraphQL): test-mode prefixes are refused first, a publishable
  * key is never enough, anything else must be a live, active secret key.
  */
-export async function authenticatePlatformKey(deps: Deps, key: string): Promise<PlatformCaller> {
+export async function authenticatePlatformKey(deps: Deps, key: string, asOf = performance.now()): Promise<PlatformCaller> {
   const kind = classifyKey(key, deps.config.keyBrand);
   if (kind === 'publishable') {
     throw new DomainError('publishable_key_not_allowed', 'Publishable keys (pk_live_) only work for partner-connect flows; use a secret key');
   }
-  return authenticatePlatformSecret(deps, key);
+  return authenticatePlatformSecret(deps, key, asOf);
 }

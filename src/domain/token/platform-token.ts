@@ -116,6 +116,7 @@ export async function revokePlatformToken(deps: Deps, organizationId: string, ra
   await deps.db.transaction(async (tx) => {
     const row = await findOwnedToken(tx, organizationId, token_id);
     if (!row.revokedAt) await tx.platformToken.update({ where: { id: row.id }, data: { revokedAt: deps.clock.now() } });
+    await deps.credentials?.announce(tx);
   });
 }
 
@@ -132,7 +133,7 @@ export async function rotatePlatformToken(deps: Deps, organizationId: string, us
     // Conditional update: two concurrent rotations cannot both succeed.
     const revoked = await tx.platformToken.updateMany({ where: { id: row.id, revokedAt: null }, data: { revokedAt: now } });
     if (revoked.count !== 1) throw new DomainError('invalid_request', `Token ${row.id} is revoked and cannot be rotated`, 'token_id');
-    return insertPlatformToken(deps, tx, {
+    const issued = await insertPlatformToken(deps, tx, {
       organizationId,
       userId,
       name: row.name,
@@ -140,6 +141,8 @@ export async function rotatePlatformToken(deps: Deps, organizationId: string, us
       expiresAt: row.expiresAt,
       replacesTokenId: row.id,
     });
+    await deps.credentials?.announce(tx);
+    return issued;
   });
 }
 
@@ -151,19 +154,38 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  * probe learns nothing). `last_used_at` is written at most once a minute per
  * token to keep authentication read-only on the hot path.
  */
-export async function authenticatePlatformSecret(deps: Deps, secret: string): Promise<PlatformCaller> {
+export async function authenticatePlatformSecret(deps: Deps, secret: string, asOf = performance.now()): Promise<PlatformCaller> {
   const prefix = secretKeyPrefix(deps.config.keyBrand);
   const invalid = new DomainError('invalid_token', 'The platform token is unknown, revoked or expired');
   if (!hasValidChecksum(secret, prefix)) throw invalid;
   const hash = hashSecret(secret);
+  const now = deps.clock.now();
+  const cache = deps.credentials;
+  const hit = cache && (await cache.fresh(asOf)) ? cache.token(hash, Date.now()) : undefined;
+  if (hit) {
+    if (hit.expiresAt && hit.expiresAt <= now) throw invalid;
+    if (!hit.lastUsedAt || now.getTime() - hit.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+      hit.lastUsedAt = now;
+      await touchLastUsed(deps, hit.caller.tokenId, now);
+    }
+    return hit.caller;
+  }
+  const generation = cache?.current ?? 0;
   const row = await deps.db.prisma.platformToken.findUnique({
     where: { tokenHash: hash },
     include: { organization: { select: { id: true, slug: true, name: true } } },
   });
-  const now = deps.clock.now();
   if (!row || !constantTimeEqual(row.tokenHash, hash) || tokenStatus(row, now) !== 'active') throw invalid;
-  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
-    await deps.db.prisma.platformToken.update({ where: { id: row.id }, data: { lastUsedAt: now } }).catch(() => {});
+  let lastUsedAt = row.lastUsedAt;
+  if (!lastUsedAt || now.getTime() - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
+    lastUsedAt = now;
+    await touchLastUsed(deps, row.id, now);
   }
-  return { organization: row.organization, tokenId: row.id, scopes: effectiveScopes(row.scopes) };
+  const caller = { organization: row.organization, tokenId: row.id, scopes: effectiveScopes(row.scopes) };
+  cache?.storeToken(generation, hash, { caller, expiresAt: row.expiresAt, lastUsedAt });
+  return caller;
+}
+
+function touchLastUsed(deps: Deps, tokenId: string, now: Date): Promise<unknown> {
+  return deps.db.prisma.platformToken.update({ where: { id: tokenId }, data: { lastUsedAt: now } }).catch(() => {});
 }

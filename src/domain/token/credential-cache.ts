@@ -1,0 +1,190 @@
+import pg from 'pg';
+import type { PrismaClient } from '../../db/generated/client.ts';
+import type { Tx } from '../../db/database.ts';
+import type { Deps, PlatformCaller } from '../context.ts';
+import type { Brand } from '../platform/request-auth.ts';
+
+/**
+ * Per-process cache of authenticated platform tokens and selected brands, so
+ * an authenticated request costs no database round trip.
+ *
+ * Invariant: a revoked or rotated token fails on the very next request, on
+ * every process. Every change to a credential announces itself: on
+ * PostgreSQL with NOTIFY from inside the changing transaction (queued for
+ * every listening process at commit), in embedded mode (one process) after
+ * commit. Each announcement empties the cache. Before a request may trust a
+ * cached entry, this process's LISTEN connection completes one round trip
+ * that started after the request arrived (`fresh(asOf)`): PostgreSQL
+ * delivers pending notifications before answering it, so every change
+ * committed before the request has been applied. Concurrent requests share
+ * that round trip, which costs far less than the lookups it replaces. A
+ * lookup that started before an announcement never stores its (possibly
+ * stale) row: the generation it read under has moved on. Without a working
+ * LISTEN connection nothing is trusted. Expiry is checked against the clock
+ * on every hit; `last_used_at` keeps its once-a-minute write.
+ */
+export const CREDENTIALS_CHANNEL = 'platform_credentials';
+const MAX_ENTRIES = 10_000;
+/** Backstop for a notification lost while the LISTEN connection reconnects. */
+const MAX_AGE_MS = 60_000;
+
+export interface CachedToken {
+  caller: PlatformCaller;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+  cachedAt: number;
+}
+
+export class CredentialCache {
+  private tokens = new Map<string, CachedToken>();
+  private brands = new Map<string, { brand: Brand; cachedAt: number }>();
+  private generation = 0;
+  private listenClient: pg.Client | undefined;
+  private listening: boolean;
+  /** Start time of the newest completed sync round trip, and the round trips in flight and queued. */
+  private syncedAsOf = -1;
+  private inFlight: Promise<boolean> | undefined;
+  private queued: Promise<boolean> | undefined;
+  private readonly onInvalidate = new Set<() => void>();
+  private retry: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: Pick<Deps, 'db' | 'config' | 'log'>) {
+    // Embedded mode is one process: in-process invalidation is complete.
+    this.listening = deps.db.kind === 'pglite';
+  }
+
+  async start(): Promise<void> {
+    if (this.deps.db.kind === 'postgres' && this.deps.config.databaseUrl) await this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retry);
+    this.listening = false;
+    await this.listenClient?.end().catch(() => {});
+  }
+
+  /** Also called on every invalidation (the kill switch drops its cached state). */
+  subscribe(fn: () => void): void {
+    this.onInvalidate.add(fn);
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.deps.config.databaseUrl });
+    const lost = (err?: unknown) => {
+      if (this.listenClient !== client) return;
+      this.listenClient = undefined;
+      this.listening = false;
+      this.invalidate();
+      if (this.stopped) return;
+      this.deps.log.warn({ err }, 'credential LISTEN connection lost; authenticating from the database until it is back');
+      this.retry = setTimeout(() => void this.connect().catch(() => {}), 1000);
+      this.retry.unref();
+    };
+    client.on('error', lost);
+    client.on('end', () => lost());
+    client.on('notification', () => this.invalidate());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CREDENTIALS_CHANNEL}`);
+    } catch (err) {
+      await client.end().catch(() => {});
+      this.deps.log.warn({ err }, 'credential LISTEN failed; authenticating from the database');
+      if (!this.stopped) {
+        this.retry = setTimeout(() => void this.connect().catch(() => {}), 1000);
+        this.retry.unref();
+      }
+      return;
+    }
+    this.listenClient = client;
+    this.invalidate(); // anything cached before is from before we listened
+    this.listening = true;
+  }
+
+  invalidate(): void {
+    this.generation++;
+    this.tokens.clear();
+    this.brands.clear();
+    for (const fn of this.onInvalidate) fn();
+  }
+
+  /**
+   * True once every credential change committed before `asOf` (a
+   * performance.now() time) has been applied to this cache; false when the
+   * cache cannot be trusted (no LISTEN connection).
+   */
+  async fresh(asOf: number): Promise<boolean> {
+    if (!this.listening) return false;
+    if (this.deps.db.kind !== 'postgres') return true;
+    if (this.syncedAsOf >= asOf) return true;
+    if (!this.inFlight) return (this.inFlight = this.sync());
+    this.queued ??= this.inFlight.then(() => {
+      this.queued = undefined;
+      return (this.inFlight = this.sync());
+    });
+    return this.queued;
+  }
+
+  private sync(): Promise<boolean> {
+    const client = this.listenClient;
+    if (!client) return Promise.resolve(false);
+    const startedAt = performance.now();
+    const run: Promise<boolean> = client.query('SELECT 1').then(
+      () => {
+        this.syncedAsOf = Math.max(this.syncedAsOf, startedAt);
+        return this.listening && this.listenClient === client;
+      },
+      () => false,
+    );
+    void run.then(() => {
+      if (this.inFlight === run) this.inFlight = undefined;
+    });
+    return run;
+  }
+
+  /** The generation a lookup runs under; pass it back to `storeToken`/`storeBrand`. */
+  get current(): number {
+    return this.generation;
+  }
+
+  token(hash: string, now: number): CachedToken | undefined {
+    const hit = this.tokens.get(hash);
+    if (hit && now - hit.cachedAt > MAX_AGE_MS) {
+      this.tokens.delete(hash);
+      return undefined;
+    }
+    return hit;
+  }
+
+  storeToken(generation: number, hash: string, entry: Omit<CachedToken, 'cachedAt'>): void {
+    if (!this.listening || generation !== this.generation) return;
+    if (this.tokens.size >= MAX_ENTRIES) this.tokens.clear();
+    this.tokens.set(hash, { ...entry, cachedAt: Date.now() });
+  }
+
+  brand(key: string): Brand | undefined {
+    const hit = this.brands.get(key);
+    if (hit && Date.now() - hit.cachedAt > MAX_AGE_MS) {
+      this.brands.delete(key);
+      return undefined;
+    }
+    return hit?.brand;
+  }
+
+  storeBrand(generation: number, key: string, brand: Brand): void {
+    if (!this.listening || generation !== this.generation) return;
+    if (this.brands.size >= MAX_ENTRIES) this.brands.clear();
+    this.brands.set(key, { brand, cachedAt: Date.now() });
+  }
+
+  /**
+   * Announces a credential change from inside its transaction (or right
+   * after a plain write): NOTIFY on PostgreSQL, reaching every process at
+   * commit; in this process the cache is emptied once the change commits.
+   */
+  async announce(tx: Tx | PrismaClient): Promise<void> {
+    this.deps.db.afterCommit(tx, () => this.invalidate());
+    if (this.deps.db.kind === 'postgres') await tx.$queryRaw`SELECT pg_notify(${CREDENTIALS_CHANNEL}, '')::text`;
+  }
+}
