@@ -16,7 +16,8 @@ export default defineConfig({
     // Tests mostly wait on sockets and the database: on a 2-core machine the
     // default (cores - 1 = one worker) leaves the CPU idle, four keep it busy.
     maxWorkers: 4,
-    testTimeout: 30_000,
+    // Generous: a shared 2-core machine can be slow; every wait inside a test is bounded on its own.
+    testTimeout: 60_000,
     hookTimeout: 60_000,
     env: { NODE_ENV: 'test' },
   },

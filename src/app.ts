@@ -133,6 +133,10 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   // koa.callback() composes the middleware present when called: resolve it lazily.
   let handler: ReturnType<Koa['callback']> | undefined;
   const server = createServer((req, res) => (handler ??= koa.callback())(req, res));
+  // Idle keep-alive sockets outlive typical client pools (Node's fetch keeps
+  // them 4 s): a server closing first races the client's next request (ECONNRESET).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   const app: App = {
     deps,
     killSwitch,

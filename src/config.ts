@@ -28,6 +28,7 @@ const Env = z.object({
   CREATE_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(3600),
   RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(100),
   RATE_LIMIT_BURST: z.coerce.number().int().positive().default(200),
+  EVENT_STREAM_POLL_MS: z.coerce.number().int().positive().default(1000),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().positive().default(24 * 3600),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().nonnegative().default(10_000),
   OPERATIONS_WORKER: bool.optional(),
@@ -76,6 +77,8 @@ export type Config = {
   createRateWindowSeconds: number;
   rateLimitPerSecond: number;
   rateLimitBurst: number;
+  /** Backstop poll of the live event stream, in case a NOTIFY is lost. */
+  eventStreamPollMs: number;
   idempotencyTtlSeconds: number;
   shutdownGraceMs: number;
   operations: OperationsConfig;
@@ -140,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     createRateWindowSeconds: e.CREATE_RATE_WINDOW_SECONDS,
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND,
     rateLimitBurst: e.RATE_LIMIT_BURST,
+    eventStreamPollMs: e.EVENT_STREAM_POLL_MS,
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     operations: {

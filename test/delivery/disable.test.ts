@@ -8,7 +8,8 @@ const SCOPES = ['webhooks:read', 'webhooks:write'];
 let t: TestApp;
 let rx: Receiver;
 beforeAll(async () => {
-  t = await startTestApp(webhookConfig({ retryScheduleMs: [0, 1000, 5000] }));
+  // The held request must outlast the steps between its start and release() even on a loaded machine.
+  t = await startTestApp(webhookConfig({ retryScheduleMs: [0, 1000, 5000], timeoutMs: 30_000, leaseMs: 45_000 }));
   rx = await startReceiver();
 });
 afterAll(async () => {

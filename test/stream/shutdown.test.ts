@@ -8,8 +8,9 @@ import { SseSubscription, subscribeLive, waitUntil, withTimeout, wsClient } from
  * promptly, well inside the shutdown grace period, and ends them for clients.
  */
 describe('shutdown with open subscriptions', () => {
-  it('app.stop() returns promptly and every subscriber sees its stream end', async () => {
-    const t = await startTestApp();
+  it('app.stop() returns promptly and every subscriber sees its stream end', { timeout: 90_000 }, async () => {
+    const grace = 60_000;
+    const t = await startTestApp({ shutdownGraceMs: grace });
     let stopped = false;
     try {
       const { token } = await buildOrgWithToken(t, ['events:read']);
@@ -20,13 +21,13 @@ describe('shutdown with open subscriptions', () => {
       await waitUntil(() => t.app.stream.subscriberCount === 3, 'the SSE listener');
 
       const started = Date.now();
-      await withTimeout(t.app.stop(), 4000, 'app.stop() with open subscriptions');
+      await withTimeout(t.app.stop(), grace / 2, 'app.stop() with open subscriptions');
       stopped = true;
-      // The default grace period is 10 s: stopping must not wait for it.
-      expect(Date.now() - started).toBeLessThan(2000);
+      // Open subscriptions must not hold the server for its grace period (a generous ratio, not a wall-clock bound).
+      expect(Date.now() - started).toBeLessThan(grace / 4);
       expect(t.app.stream.subscriberCount).toBe(0);
-      await waitUntil(() => ws1.completed && ws2.completed, 'graphql-ws subscribers to be told', 3000);
-      await withTimeout(sse.done, 3000, 'the SSE response to end');
+      await waitUntil(() => ws1.completed && ws2.completed, 'graphql-ws subscribers to be told', 15_000);
+      await withTimeout(sse.done, 15_000, 'the SSE response to end');
       expect(sse.ended).toBe(true);
       await c.dispose();
     } finally {

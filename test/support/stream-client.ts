@@ -2,7 +2,7 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { buildApp, type App } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
 import { appendEvent } from '../../src/domain/event/event.ts';
 import type { TestApp } from './app.ts';
 
@@ -46,7 +46,7 @@ export function wsClient(t: { origin: string }, authorization: string | null, ex
 }
 
 /** Bounded wait: resolves when `cond()` holds, rejects with `what` after `ms`. */
-export async function waitUntil(cond: () => boolean, what: string | (() => string), ms = 5000): Promise<void> {
+export async function waitUntil(cond: () => boolean, what: string | (() => string), ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${typeof what === 'string' ? what : what()}`);
@@ -95,14 +95,14 @@ export class Subscription {
     return this.events.map((e) => e.seq);
   }
 
-  waitForCount(n: number, ms = 5000): Promise<void> {
+  waitForCount(n: number, ms = 15_000): Promise<void> {
     return waitUntil(() => this.events.length >= n || this.errors.length > 0, () => `${n} events (got ${JSON.stringify(this.seqs)})`, ms).then(() => {
       if (this.errors.length && this.events.length < n) throw new Error(`subscription errored: ${JSON.stringify(this.errors)}`);
     });
   }
 
   /** Resolves with the first error (or rejects when none arrives in time). */
-  async firstError(ms = 5000): Promise<GraphQLErrorLike> {
+  async firstError(ms = 15_000): Promise<GraphQLErrorLike> {
     await waitUntil(() => this.errors.length > 0, 'a subscription error', ms);
     return this.errors[0]!;
   }
@@ -162,7 +162,7 @@ export async function seqsOf(app: App, ids: string[]): Promise<number[]> {
  * own sequencer and LISTEN connection). The caller stops it; the database
  * belongs to the first app.
  */
-export async function startSecondApp(t: TestApp): Promise<{ app: App; origin: string; stop(): Promise<void> }> {
+export async function startSecondApp(t: TestApp, overrides: Partial<Config> = {}): Promise<{ app: App; origin: string; stop(): Promise<void> }> {
   const config = loadConfig(
     { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
     {
@@ -172,6 +172,7 @@ export async function startSecondApp(t: TestApp): Promise<{ app: App; origin: st
       dataDir: t.database.dataDir,
       bootstrap: false,
       operatorToken: t.operatorToken,
+      ...overrides,
     },
   );
   const app = await buildApp(config, { clock: new ManualClock() });

@@ -40,7 +40,7 @@ export class EventStream {
       await client.query(`LISTEN ${EVENTS_CHANNEL}`);
       this.listenClient = client;
     }
-    this.timer = setInterval(() => this.pull(), 1000);
+    this.timer = setInterval(() => this.pull(), this.deps.config.eventStreamPollMs);
     this.timer.unref();
   }
 
