@@ -8,8 +8,8 @@ import type { Row } from './run.ts';
 export function renderChart(rows: Row[]): string {
   const bars = rows.filter((r) => r.ratio);
   const rowH = 26;
-  const left = 330;
-  const width = 760;
+  const left = 430;
+  const width = 880;
   const scaleMax = Math.max(1, ...bars.map((b) => b.ratio!.value));
   const x = (v: number) => left + (v / scaleMax) * (width - left - 60);
   const height = 40 + bars.length * rowH + 30;
