@@ -10,6 +10,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from '../src/app.ts';
+import { benchTenant } from './tenant.ts';
 import { loadConfig } from '../src/config.ts';
 import { appendEvent } from '../src/domain/event/event.ts';
 
@@ -41,15 +42,8 @@ const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', PORT: '0', BOOTST
 const app = await buildApp(config);
 await app.start();
 const origin = app.urls.api_origin;
-const post = async (path: string, body: unknown, token: string) => {
-  const res = await fetch(origin + path, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<any>;
-};
-const slug = `bench-${Date.now()}`;
-const created = await post('/operator/organizations', { name: slug, slug, brands: [{ slug: 'main', name: 'Main' }] }, operatorToken);
-const tok = await post('/platform/tokens/create', { name: 'bench', scopes: ['webhooks:write'] }, created.user_token);
-for (let i = 0; i < N; i++) await post('/v1/platform/webhook_endpoints', { url: `http://127.0.0.1:${port}/e${i}` }, tok.secret);
+const { post, created, secret } = await benchTenant(origin, operatorToken, ['webhooks:write']);
+for (let i = 0; i < N; i++) await post('/v1/platform/webhook_endpoints', { url: `http://127.0.0.1:${port}/e${i}` }, secret);
 const orgId = created.organization.id as string;
 const { deps } = app;
 

@@ -24,6 +24,7 @@ import Koa from 'koa';
 import pg from 'pg';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { buildApp, type App } from '../src/app.ts';
+import { benchTenant } from './tenant.ts';
 import { loadConfig } from '../src/config.ts';
 import { appendEvent, presentEvent } from '../src/domain/event/event.ts';
 import { PUBLIC_EVENT_TYPES } from '../src/domain/event/types.ts';
@@ -150,18 +151,13 @@ async function startTarget(kind: 'pglite' | 'postgres', databaseUrl?: string): P
   const app = await buildApp(config);
   await app.start();
   const origin = app.urls.api_origin;
-  const post = async (path: string, body: unknown, token: string) => {
-    const res = await fetch(origin + path, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return res.json() as Promise<any>;
-  };
-  const slug = `bench-${Date.now()}`;
-  const created = await post('/operator/organizations', { name: slug, slug, brands: [{ slug: 'main', name: 'Main' }] }, OPERATOR);
-  const tok = await post(
-    '/platform/tokens/create',
-    { name: 'bench', scopes: ['events:read', 'assertions:write', 'distributions:read', 'distributions:write', 'distributions:launch'] },
-    created.user_token,
-  );
+  const { created, secret } = await benchTenant(origin, OPERATOR, [
+    'events:read',
+    'assertions:write',
+    'distributions:read',
+    'distributions:write',
+    'distributions:launch',
+  ]);
   const rawPool = databaseUrl ? new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS }) : undefined;
   const query = rawPool
     ? (sql: string, params: unknown[]) => rawPool.query(sql, params as any[])
@@ -171,7 +167,7 @@ async function startTarget(kind: 'pglite' | 'postgres', databaseUrl?: string): P
     app,
     origin,
     orgId: created.organization.id,
-    secret: tok.secret,
+    secret,
     query,
     rawPool,
     databaseUrl,
