@@ -18,6 +18,8 @@ type Behaviour = (req: IncomingMessage, res: ServerResponse) => void;
 export interface Receiver {
   url(path?: string): string;
   received: Received[];
+  /** TCP connections accepted so far (a refused destination must never open one). */
+  connections(): number;
   /** How `path` answers from now on (default 200 `ok`). */
   on(path: string, behaviour: Behaviour): void;
   for(path: string): Received[];
@@ -38,12 +40,15 @@ export async function startReceiver(): Promise<Receiver> {
       else res.end('ok');
     });
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   const forPath = (path?: string) => (path ? received.filter((r) => r.path === path) : received);
   return {
     url: (path = '/') => `http://127.0.0.1:${port}${path}`,
     received,
+    connections: () => connections,
     on: (path, b) => behaviours.set(path, b),
     for: forPath,
     async waitFor(n, path, timeoutMs = 10_000) {
@@ -62,10 +67,14 @@ export async function startReceiver(): Promise<Receiver> {
   };
 }
 
-/** Webhook configuration for tests: defaults with a short schedule and fast polling. */
+/**
+ * Webhook configuration for tests: defaults with a short schedule and fast
+ * polling. Loopback delivery is on explicitly: the receivers listen on
+ * 127.0.0.1, and the default is off when the server runs on PostgreSQL.
+ */
 export function webhookConfig(over: Partial<WebhookConfig> = {}): { webhook: WebhookConfig } {
   const base = loadConfig({}).webhook;
-  return { webhook: { ...base, retryScheduleMs: [0, 1000, 5000], timeoutMs: 2000, leaseMs: 5000, pollMs: 20, ...over } };
+  return { webhook: { ...base, retryScheduleMs: [0, 1000, 5000], timeoutMs: 2000, leaseMs: 5000, pollMs: 20, allowLoopback: true, ...over } };
 }
 
 export async function createEndpoint(t: TestApp, token: string, body: Record<string, unknown>) {

@@ -4,6 +4,7 @@ import { checkAddress, guardedLookup } from '../../src/domain/webhook/address-gu
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { buildOrgWithToken } from '../support/factories.ts';
 import { emitEvent } from '../support/events.ts';
+import { WE, expectError } from '../platform/webhook-endpoints-helpers.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
 
 const STRICT = { allowPrivateNetworks: false, allowLoopback: true };
@@ -20,25 +21,44 @@ describe('SSRF guard over HTTP (private networks not allowed)', () => {
     await rx?.close();
   });
 
-  it('refuses private, metadata and loopback-by-DNS addresses and records the refusal as the attempt error; literal loopback URLs are delivered', async () => {
+  it('refuses private and metadata literals at create, loopback reached by DNS at delivery; literal loopback URLs are delivered', async () => {
     const { org, token } = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
     const { port } = new URL(rx.url());
-    const refused = {
-      private: await createEndpoint(t, token, { url: 'https://10.0.0.1/hook' }),
-      metadata: await createEndpoint(t, token, { url: 'https://169.254.169.254/latest/meta-data' }),
-      // `vm` resolves to 127.0.0.1 through /etc/hosts: a loopback address reached by DNS, not named in the URL.
-      byDns: await createEndpoint(t, token, { url: `https://vm:${port}/hook` }),
-    };
+    for (const url of ['https://10.0.0.1/hook', 'https://169.254.169.254/latest/meta-data']) {
+      expectError(await t.http.post(WE, { url }, { token }), 400, 'invalid_request', 'url');
+    }
+    // `vm` resolves to 127.0.0.1 through /etc/hosts: a loopback address reached by DNS, not named in the URL.
+    const byDns = await createEndpoint(t, token, { url: `https://vm:${port}/hook` });
     const loopback = await createEndpoint(t, token, { url: rx.url('/local') });
     await emitEvent(t, org.id);
     await settle(t);
-    for (const [name, ep] of Object.entries(refused)) {
-      const [d] = await listDeliveries(t, token, ep.id);
-      expect(d, name).toMatchObject({ status: 'exhausted', last_status_code: null });
-      expect(d.attempt_log[0].error, name).toMatch(/^refused to connect to .*: (private|linkLocal|loopback) address$/);
-    }
+    const [d] = await listDeliveries(t, token, byDns.id);
+    expect(d).toMatchObject({ status: 'exhausted', last_status_code: null });
+    expect(d.attempt_log[0].error).toBe('destination_refused: vm resolves to a loopback address');
     expect(rx.received.filter((r) => r.path === '/hook')).toEqual([]);
     expect((await listDeliveries(t, token, loopback.id))[0]).toMatchObject({ status: 'succeeded' });
+  });
+
+  it('never follows a redirect, to another host or its own', async () => {
+    const { org, token } = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
+    for (const [path, location] of [
+      ['/moved-away', 'http://169.254.169.254/latest/meta-data'],
+      ['/moved-here', rx.url('/target')],
+    ]) {
+      rx.on(path!, (_req, res) => {
+        res.writeHead(307, { location });
+        res.end();
+      });
+    }
+    const away = await createEndpoint(t, token, { url: rx.url('/moved-away') });
+    const here = await createEndpoint(t, token, { url: rx.url('/moved-here') });
+    await emitEvent(t, org.id);
+    await settle(t);
+    for (const ep of [away, here]) {
+      const [d] = await listDeliveries(t, token, ep.id);
+      expect(d).toMatchObject({ status: 'exhausted', last_status_code: 307, last_error: 'redirect not followed' });
+    }
+    expect(rx.for('/target')).toEqual([]);
   });
 });
 

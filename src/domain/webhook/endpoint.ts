@@ -10,6 +10,7 @@ import type { StoredResponse } from '../idempotency/idempotency.ts';
 import { runMutation } from '../platform/mutation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput } from '../validation.ts';
+import { refusedDestination } from './address-guard.ts';
 import { exhaustEndpointDeliveries } from './lease.ts';
 
 /**
@@ -21,6 +22,7 @@ export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 export const DESCRIPTION_MAX = 500;
 export const ENABLED_EVENTS_MAX = 100;
 
+/** The spec's URL rule: the only hosts plain http may name. Whether this server delivers to them is checkDestination's. */
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 const url = z
@@ -98,6 +100,17 @@ export function presentWebhookEndpoint(row: WebhookEndpoint, withSecret = false)
 /** Standard Webhooks secret form: `whsec_` + base64 of 32 random bytes. */
 export const generateWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
+/**
+ * The deployment's network policy on top of the URL rule: a URL the delivery
+ * guard would refuse from its text alone (a loopback host while loopback
+ * delivery is off, a private or special literal address) is refused here, so
+ * the tenant learns it now rather than from failed attempts.
+ */
+function checkDestination(deps: Deps, url: string): void {
+  const reason = refusedDestination(deps.config.webhook, new URL(url));
+  if (reason) throw new DomainError('invalid_request', `Invalid url: ${reason}`, 'url');
+}
+
 function checkEventTypes(entries: string[] | undefined): string[] | undefined {
   if (!entries) return undefined;
   const offenders = [...new Set(entries.filter((e) => !canonicalEventType(e)))];
@@ -109,6 +122,7 @@ function checkEventTypes(entries: string[] | undefined): string[] | undefined {
 
 async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, raw: unknown) {
   const input = parseInput(CreateWebhookEndpointInput, raw);
+  checkDestination(deps, input.url);
   const events = checkEventTypes(input.enabled_events) ?? [];
   const now = deps.clock.now();
   const row = await tx.webhookEndpoint.create({
@@ -151,6 +165,7 @@ export async function listWebhookEndpoints(deps: Deps, organizationId: string, r
 async function updateWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, id: string, raw: unknown) {
   const row = await findEndpoint(tx, organizationId, id);
   const input = parseInput(UpdateWebhookEndpointInput, raw);
+  if (input.url !== undefined) checkDestination(deps, input.url);
   const events = checkEventTypes(input.enabled_events);
   const updated = await tx.webhookEndpoint.update({
     where: { id: row.id },
