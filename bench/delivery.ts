@@ -38,7 +38,16 @@ await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
 const { port } = receiver.address() as AddressInfo;
 
 const operatorToken = 'op_bench_0123456789abcdef';
-const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', PORT: '0', BOOTSTRAP: '0', OPERATOR_TOKEN: operatorToken, DATA_DIR: process.env.DATA_DIR ?? 'memory://' });
+// The receiver is on 127.0.0.1: loopback delivery on explicitly (its default is off on PostgreSQL).
+const config = loadConfig({
+  ...process.env,
+  LOG_LEVEL: 'warn',
+  PORT: '0',
+  BOOTSTRAP: '0',
+  OPERATOR_TOKEN: operatorToken,
+  DATA_DIR: process.env.DATA_DIR ?? 'memory://',
+  WEBHOOK_ALLOW_LOOPBACK: '1',
+});
 const app = await buildApp(config);
 await app.start();
 const origin = app.urls.api_origin;

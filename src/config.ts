@@ -91,7 +91,11 @@ export interface WebhookConfig {
   timeoutMs: number;
   /** Deliver to private, link-local and metadata addresses (never in multi-tenant production). */
   allowPrivateNetworks: boolean;
-  /** Deliver to URLs whose host is literally localhost, 127.0.0.1 or [::1] (the URL rule admits them). */
+  /**
+   * Deliver to URLs that name a loopback host (localhost, 127.0.0.1, [::1]: the spec's URL rule admits them over
+   * http). Default on with the embedded database (development), off on PostgreSQL (a deployment): a loopback
+   * target is one of the server's own local services, and its reply would be shown to the tenant.
+   */
   allowLoopback: boolean;
   /** In-flight attempts per process, overall and per endpoint. */
   concurrency: number;
@@ -126,7 +130,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const e = parsed.data;
   const dataDir = e.DATA_DIR === 'memory://' ? e.DATA_DIR : resolve(e.DATA_DIR);
-  const embedded = !e.DATABASE_URL;
+  // Defaults that depend on the database follow the one the server will run on, an override included.
+  const embedded = !('databaseUrl' in overrides ? overrides.databaseUrl : e.DATABASE_URL);
   return {
     host: e.HOST,
     port: e.PORT,
@@ -159,7 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       retryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       allowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS ?? false,
-      allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK ?? true,
+      allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK ?? embedded,
       concurrency: e.WEBHOOK_CONCURRENCY,
       endpointConcurrency: e.WEBHOOK_ENDPOINT_CONCURRENCY,
       pollMs: e.WEBHOOK_POLL_MS,

@@ -34,6 +34,8 @@ describe.skipIf(!onPostgres())('webhook workers as separate processes on one Pos
     WEBHOOK_LEASE_MS: '3000',
     WEBHOOK_POLL_MS: '100',
     WEBHOOK_ENDPOINT_CONCURRENCY: '2',
+    // The receiver is on 127.0.0.1 and the servers run on PostgreSQL, where loopback delivery is off by default.
+    WEBHOOK_ALLOW_LOOPBACK: '1',
   });
   const spawn = async () => {
     const c = await spawnServer(env());

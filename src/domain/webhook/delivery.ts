@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { WebhookAttempt, WebhookDelivery } from '../../db/generated/client.ts';
+import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../db/generated/client.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
@@ -8,6 +8,7 @@ import { isId } from '../id.ts';
 import { runMutation } from '../platform/mutation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput } from '../validation.ts';
+import { namesLoopback } from './address-guard.ts';
 import { findEndpoint } from './endpoint.ts';
 
 /**
@@ -45,7 +46,7 @@ export interface PublicWebhookDelivery {
   attempt_log: PublicWebhookAttempt[];
 }
 
-export function presentDelivery(row: WebhookDelivery & { attemptLog: WebhookAttempt[] }, eventType: string | null): PublicWebhookDelivery {
+export function presentDelivery(row: WebhookDelivery & { attemptLog: WebhookAttempt[] }, eventType: string | null, showExcerpts: boolean): PublicWebhookDelivery {
   const status = row.status as DeliveryStatus;
   return {
     id: row.id,
@@ -68,15 +69,26 @@ export function presentDelivery(row: WebhookDelivery & { attemptLog: WebhookAtte
         duration_ms: a.durationMs,
         status_code: a.statusCode,
         error: a.error,
-        response_excerpt: a.responseExcerpt,
+        response_excerpt: showExcerpts ? a.responseExcerpt : null,
       })),
   };
 }
 
-async function present(db: Tx | Deps['db']['prisma'], rows: (WebhookDelivery & { attemptLog: WebhookAttempt[] })[]) {
+/**
+ * A loopback target's reply is a local service talking: it is shown to the
+ * tenant only while loopback delivery is enabled (attempts recorded before it
+ * was turned off keep their excerpt in the database, out of sight).
+ */
+function showsExcerpts(deps: Deps, endpoint: WebhookEndpoint): boolean {
+  if (deps.config.webhook.allowLoopback) return true;
+  return URL.canParse(endpoint.url) && !namesLoopback(new URL(endpoint.url).hostname);
+}
+
+async function present(deps: Deps, db: Tx | Deps['db']['prisma'], endpoint: WebhookEndpoint, rows: (WebhookDelivery & { attemptLog: WebhookAttempt[] })[]) {
   const events = await db.event.findMany({ where: { id: { in: rows.map((r) => r.eventId) } }, select: { id: true, type: true } });
   const types = new Map(events.map((e) => [e.id, e.type]));
-  return rows.map((r) => presentDelivery(r, types.get(r.eventId) ?? null));
+  const excerpts = showsExcerpts(deps, endpoint);
+  return rows.map((r) => presentDelivery(r, types.get(r.eventId) ?? null, excerpts));
 }
 
 export const ListWebhookDeliveriesInput = z.strictObject({
@@ -102,7 +114,7 @@ export async function listWebhookDeliveries(deps: Deps, organizationId: string, 
     take: input.limit + 1,
     include: { attemptLog: true },
   });
-  return { object: 'list' as const, data: await present(deps.db.prisma, rows.slice(0, input.limit)), has_more: rows.length > input.limit };
+  return { object: 'list' as const, data: await present(deps, deps.db.prisma, endpoint, rows.slice(0, input.limit)), has_more: rows.length > input.limit };
 }
 
 export type WebhookDeliverySummary = Record<DeliveryStatus, number>;
@@ -136,7 +148,7 @@ async function retryWebhookDelivery(deps: Deps, tx: Tx, organizationId: string, 
     include: { attemptLog: true },
   });
   deps.db.afterCommit(tx, () => deps.webhooks?.kick());
-  const [delivery] = await present(tx, [updated]);
+  const [delivery] = await present(deps, tx, endpoint, [updated]);
   return delivery!;
 }
 
