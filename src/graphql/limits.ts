@@ -41,7 +41,14 @@ const tooComplex = (message: string) => new DomainError('query_too_complex', mes
 
 export function graphqlLimits(limits: GraphQLLimits): Plugin[] {
   // armor builds its own error ("Syntax Error: ..."): refuse with the catalogue's instead.
-  const refuse = { propagateOnRejection: false, onReject: [(_: unknown, e: GraphQLError) => { throw tooComplex(e.message.replace(/^Syntax Error: /, '')); }] };
+  const refuse = {
+    propagateOnRejection: false,
+    onReject: [
+      (_: unknown, e: GraphQLError) => {
+        throw tooComplex(e.message.replace(/^Syntax Error: /, ''));
+      },
+    ],
+  };
   return [
     maxTokensPlugin({ n: limits.maxTokens, ...refuse }),
     maxDepthPlugin({ n: limits.maxDepth, ...refuse }),
