@@ -19,6 +19,7 @@ import { Sequencer } from './domain/event/sequencer.ts';
 import { EventStream } from './domain/event/stream.ts';
 import { WebhookWorker } from './workers/webhook-delivery.ts';
 import { PlatformGate } from './domain/platform/request-auth.ts';
+import { TokenBuckets } from './domain/platform/rate-limit.ts';
 import { platformPipeline } from '../rest/platform/pipeline.ts';
 import { webhookEndpointRoutes } from '../rest/platform/webhook-endpoints.ts';
 import { eventRoutes } from '../rest/platform/events.ts';
@@ -152,8 +153,10 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     stop,
   };
 
-  const surfaceA = surfaceARoutes(deps);
-  const tokens = tokenRoutes(deps);
+  // Surface A and token management: their own per-credential buckets, apart from Surface B's.
+  const surfaceABuckets = new TokenBuckets(config.surfaceARateLimitPerSecond, config.surfaceARateLimitBurst, () => deps.clock.now().getTime());
+  const surfaceA = surfaceARoutes(deps, surfaceABuckets);
+  const tokens = tokenRoutes(deps, surfaceABuckets);
   const operator = [...operatorRoutes(deps, killSwitch), ...operatorEventRoutes(deps), ...operatorWalletRoutes(deps)];
   const platform = [
     ...webhookEndpointRoutes(deps),
@@ -182,7 +185,8 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       {
         title: 'Platform API, Surface A (scope executor)',
         version: SPEC_VERSION,
-        description: 'Scope registry, scope executor, smoke test and units. Token management lives at the dashboard base URL.',
+        description:
+          'Scope registry, scope executor, smoke test and units. Token management lives at the dashboard base URL. 429 rate_limited (a token bucket per token, with Retry-After and RateLimit-* headers) is an extension to the spec, which lists 400, 401 and 403.',
         serverUrl: app.urls.base_url,
         errorSchema: ErrorResponse,
       },

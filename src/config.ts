@@ -28,6 +28,13 @@ const Env = z.object({
   CREATE_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(3600),
   RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(100),
   RATE_LIMIT_BURST: z.coerce.number().int().positive().default(200),
+  SURFACE_A_RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(100),
+  SURFACE_A_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(200),
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(12),
+  GRAPHQL_MAX_ALIASES: z.coerce.number().int().nonnegative().default(20),
+  GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(2000),
+  GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().nonnegative().default(50),
+  GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(100),
   EVENT_STREAM_POLL_MS: z.coerce.number().int().positive().default(1000),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().positive().default(24 * 3600),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().nonnegative().default(10_000),
@@ -75,8 +82,13 @@ export type Config = {
   bodyLimitBytes: number;
   createRateLimit: number;
   createRateWindowSeconds: number;
+  /** Surface B and GraphQL: one bucket per platform token, charged by request cost. */
   rateLimitPerSecond: number;
   rateLimitBurst: number;
+  /** Surface A and token management: one bucket per platform or user token, 1 per request. */
+  surfaceARateLimitPerSecond: number;
+  surfaceARateLimitBurst: number;
+  graphqlLimits: GraphQLLimits;
   /** Backstop poll of the live event stream, in case a NOTIFY is lost. */
   eventStreamPollMs: number;
   idempotencyTtlSeconds: number;
@@ -107,6 +119,17 @@ export interface WebhookConfig {
   worker: boolean;
 }
 
+/** What one GraphQL document may ask for; anything beyond is refused before execution. */
+export interface GraphQLLimits {
+  maxDepth: number;
+  maxAliases: number;
+  /** Lexical tokens of the document, checked while parsing. */
+  maxTokens: number;
+  maxDirectives: number;
+  /** Rate-limit tokens one operation may cost (see requestCost); at most the Surface B burst, so it can ever pass. */
+  maxCost: number;
+}
+
 /** The operations engine (src/domain/operation/engine.ts). */
 export interface OperationsConfig {
   /** Run the operations worker in this process (tests drive it with drain() instead). */
@@ -129,6 +152,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.GRAPHQL_MAX_COST > e.RATE_LIMIT_BURST) {
+    throw new Error(`Invalid configuration:\n  GRAPHQL_MAX_COST: ${e.GRAPHQL_MAX_COST} exceeds RATE_LIMIT_BURST (${e.RATE_LIMIT_BURST}); such a query could never be admitted`);
+  }
   const dataDir = e.DATA_DIR === 'memory://' ? e.DATA_DIR : resolve(e.DATA_DIR);
   // Defaults that depend on the database follow the one the server will run on, an override included.
   const embedded = !('databaseUrl' in overrides ? overrides.databaseUrl : e.DATABASE_URL);
@@ -148,6 +174,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     createRateWindowSeconds: e.CREATE_RATE_WINDOW_SECONDS,
     rateLimitPerSecond: e.RATE_LIMIT_PER_SECOND,
     rateLimitBurst: e.RATE_LIMIT_BURST,
+    surfaceARateLimitPerSecond: e.SURFACE_A_RATE_LIMIT_PER_SECOND,
+    surfaceARateLimitBurst: e.SURFACE_A_RATE_LIMIT_BURST,
+    graphqlLimits: {
+      maxDepth: e.GRAPHQL_MAX_DEPTH,
+      maxAliases: e.GRAPHQL_MAX_ALIASES,
+      maxTokens: e.GRAPHQL_MAX_TOKENS,
+      maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
+      maxCost: e.GRAPHQL_MAX_COST,
+    },
     eventStreamPollMs: e.EVENT_STREAM_POLL_MS,
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,

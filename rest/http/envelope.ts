@@ -1,6 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { DomainError, isDomainError } from '../../src/domain/errors.ts';
+import { setRateLimitHeaders } from './rate-limit.ts';
 
 /**
  * The two error envelopes, written in one place each.
@@ -22,6 +23,9 @@ export function writeError(ctx: Context, kind: EnvelopeKind, err: DomainError): 
   ctx.status = err.status;
   const retryAfter = err.details.retry_after;
   if (typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
+  if (err.code === 'rate_limited' && typeof err.details.limit === 'number' && typeof retryAfter === 'number') {
+    setRateLimitHeaders(ctx, { limit: err.details.limit, remaining: 0, resetSeconds: retryAfter });
+  }
   if (err.code === 'method_not_allowed' && typeof err.details.allow === 'string') ctx.set('Allow', err.details.allow);
   ctx.body =
     kind === 'surface_b'

@@ -1,8 +1,10 @@
 import type { Context, Middleware } from 'koa';
 import type { Deps } from '../../src/domain/context.ts';
 import { DomainError, missingScope } from '../../src/domain/errors.ts';
+import { DEFAULT_LIST_LIMIT, requestCost } from '../../src/domain/platform/rate-limit.ts';
 import type { PlatformGate, SurfaceBCaller } from '../../src/domain/platform/request-auth.ts';
 import { bearer, readJsonBody } from '../http/body.ts';
+import { setRateLimitHeaders } from '../http/rate-limit.ts';
 
 /**
  * Surface B request pipeline for REST: authenticate (kill switch, test mode,
@@ -11,13 +13,18 @@ import { bearer, readJsonBody } from '../http/body.ts';
  */
 export function platformPipeline(gate: PlatformGate): Middleware {
   return async (ctx, next) => {
-    const caller = await gate.authorize({ bearer: bearer(ctx), brand: ctx.get('service-brand') || undefined });
-    ctx.set('RateLimit-Limit', String(caller.rateLimit.limit));
-    ctx.set('RateLimit-Remaining', String(caller.rateLimit.remaining));
-    ctx.set('RateLimit-Reset', String(caller.rateLimit.resetSeconds));
+    const cost = requestCost(listItemsOf(ctx));
+    const caller = await gate.authorize({ bearer: bearer(ctx), brand: ctx.get('service-brand') || undefined }, cost);
+    setRateLimitHeaders(ctx, caller.rateLimit);
     ctx.state.caller = caller;
     await next();
   };
+}
+
+/** The list items a REST request asks for: its `limit` (validated later by the route), else the default page. */
+function listItemsOf(ctx: Context): number {
+  const limit = Number(ctx.query.limit);
+  return Number.isInteger(limit) && limit > 0 ? limit : DEFAULT_LIST_LIMIT;
 }
 
 export function callerWith(ctx: Context, scope: string): SurfaceBCaller {

@@ -2,13 +2,17 @@ import type { Context } from 'koa';
 import type { Deps, PlatformCaller } from '../../src/domain/context.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { validateIdempotencyKey } from '../../src/domain/idempotency/idempotency.ts';
+import type { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
 import { authenticatePlatformKey } from '../../src/domain/token/authenticate.ts';
 import { bearer, readJsonBody } from '../http/body.ts';
+import { setRateLimitHeaders } from '../http/rate-limit.ts';
 
 /**
  * Surface A requests: the bearer header is preferred; the deprecated body
  * fields `token` and `idempotency_key` are still honoured and removed from
  * the input before validation. Returns the caller and the remaining body.
+ * Each request takes one token from the caller's Surface A bucket (not the
+ * Surface B one): the body is read first, as it may carry the credential.
  */
 export interface SurfaceARequest {
   caller: PlatformCaller;
@@ -16,7 +20,7 @@ export interface SurfaceARequest {
   idempotencyKey?: string;
 }
 
-export async function surfaceARequest(deps: Deps, ctx: Context): Promise<SurfaceARequest> {
+export async function surfaceARequest(deps: Deps, buckets: TokenBuckets, ctx: Context): Promise<SurfaceARequest> {
   const raw = await readJsonBody(ctx, deps.config.bodyLimitBytes);
   if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
     throw new DomainError('invalid_request', 'The request body must be a JSON object');
@@ -29,6 +33,7 @@ export async function surfaceARequest(deps: Deps, ctx: Context): Promise<Surface
   const key = header ?? (bodyToken as string | undefined);
   if (!key) throw new DomainError('invalid_token', 'A platform token is required: Authorization: Bearer sk_..._live_...');
   const caller = await authenticatePlatformKey(deps, key);
+  setRateLimitHeaders(ctx, buckets.take(caller.tokenId));
   const headerKey = ctx.get('idempotency-key') || undefined;
   const idempotencyKey = headerKey
     ? validateIdempotencyKey(headerKey)

@@ -2,6 +2,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Deps } from '../../src/domain/context.ts';
 import { isDomainError } from '../../src/domain/errors.ts';
+import type { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
 import type { Quota } from '../../src/domain/scope/create-rate-limit.ts';
 import { ExecInput, executeScope, executeScopeRequest, scopeRegistry, type ExecuteResult } from '../../src/domain/scope/executor.ts';
 import { CreateUnitInput, ListUnitsInput, UnitIdInput } from '../../src/domain/unit/unit.ts';
@@ -34,15 +35,16 @@ async function withQuotaHeaders(ctx: Context, run: () => Promise<ExecuteResult>)
 }
 
 /** The `/units/*` routes are sugar over the scope executor: same checks, same audit. */
-function unitRoute(deps: Deps, scope: string, ctx: Context) {
+function unitRoute(deps: Deps, buckets: TokenBuckets, scope: string, ctx: Context) {
   return async () => {
-    const { caller, input, idempotencyKey } = await surfaceARequest(deps, ctx);
+    const { caller, input, idempotencyKey } = await surfaceARequest(deps, buckets, ctx);
     const out = await withQuotaHeaders(ctx, () => executeScope(deps, caller, { scope, data: input, idempotencyKey, requestId: ctx.state.requestId }));
     ctx.body = out.result;
   };
 }
 
-export function surfaceARoutes(deps: Deps): RouteDef[] {
+/** `buckets`: the per-token request rate limit of Surface A (429 is an extension: the spec lists 400, 401 and 403). */
+export function surfaceARoutes(deps: Deps, buckets: TokenBuckets): RouteDef[] {
   return [
     {
       method: 'GET',
@@ -68,9 +70,9 @@ export function surfaceARoutes(deps: Deps): RouteDef[] {
       idempotent: true,
       deprecatedBodyFields: DEPRECATED_WITH_KEY,
       success: { status: 200, description: 'The scope result; `object` is what the scope produced', schema: S.ExecResponse },
-      errors: [400, 401, 403],
+      errors: [400, 401, 403, 429],
       handler: async (ctx) => {
-        const { caller, input, idempotencyKey } = await surfaceARequest(deps, ctx);
+        const { caller, input, idempotencyKey } = await surfaceARequest(deps, buckets, ctx);
         const out = await withQuotaHeaders(ctx, () => executeScopeRequest(deps, caller, input, { idempotencyKey, requestId: ctx.state.requestId }));
         ctx.body = { ok: true, scope: out.entry, mode: out.entry.mode, object: out.result, token_id: caller.tokenId };
       },
@@ -85,9 +87,9 @@ export function surfaceARoutes(deps: Deps): RouteDef[] {
       body: z.strictObject({}),
       deprecatedBodyFields: DEPRECATED,
       success: { status: 200, description: 'The token works', schema: S.SmokeResponse },
-      errors: [400, 401, 403],
+      errors: [400, 401, 403, 429],
       handler: async (ctx) => {
-        const { caller, input } = await surfaceARequest(deps, ctx);
+        const { caller, input } = await surfaceARequest(deps, buckets, ctx);
         parseInput(z.strictObject({}), input);
         ctx.body = {
           ok: true,
@@ -111,8 +113,8 @@ export function surfaceARoutes(deps: Deps): RouteDef[] {
       body: ListUnitsInput,
       deprecatedBodyFields: DEPRECATED,
       success: { status: 200, description: 'A page of units', schema: S.UnitsListResponse },
-      errors: [400, 401, 403],
-      handler: (ctx) => unitRoute(deps, 'units:read', ctx)(),
+      errors: [400, 401, 403, 429],
+      handler: (ctx) => unitRoute(deps, buckets, 'units:read', ctx)(),
     },
     {
       method: 'POST',
@@ -126,8 +128,8 @@ export function surfaceARoutes(deps: Deps): RouteDef[] {
       idempotent: true,
       deprecatedBodyFields: DEPRECATED_WITH_KEY,
       success: { status: 200, description: 'The unit; `duplicate` is true on an idempotent replay', schema: S.UnitCreateResponse },
-      errors: [400, 401, 403],
-      handler: (ctx) => unitRoute(deps, 'units:create', ctx)(),
+      errors: [400, 401, 403, 429],
+      handler: (ctx) => unitRoute(deps, buckets, 'units:create', ctx)(),
     },
     {
       method: 'POST',
@@ -140,8 +142,8 @@ export function surfaceARoutes(deps: Deps): RouteDef[] {
       body: UnitIdInput,
       deprecatedBodyFields: DEPRECATED,
       success: { status: 200, description: 'Deleted', schema: S.OkResponse },
-      errors: [400, 401, 403, 404],
-      handler: (ctx) => unitRoute(deps, 'units:delete', ctx)(),
+      errors: [400, 401, 403, 404, 429],
+      handler: (ctx) => unitRoute(deps, buckets, 'units:delete', ctx)(),
     },
   ];
 }

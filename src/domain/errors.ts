@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   idempotency_key_reused: 400,
   test_mode_not_yet_available: 400,
   brand_not_found: 400,
+  query_too_complex: 400,
   invalid_token: 401,
   platform_token_required: 401,
   user_token_required: 401,

@@ -2,6 +2,8 @@ import type { Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { ExecutionArgs, GraphQLError } from 'graphql';
+import { isDomainError } from '../domain/errors.ts';
+import { toGraphQLError } from './errors.ts';
 import type { Yoga } from './yoga.ts';
 
 /**
@@ -24,13 +26,15 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
           socket: ctx.extra.socket,
           params,
         });
+        // The limits (src/graphql/limits.ts) refuse a document by throwing from parse or validate.
         let document;
+        let errors: readonly GraphQLError[];
         try {
           document = parse(params.query);
+          errors = validate(schema, document);
         } catch (e) {
-          return [e as GraphQLError];
+          return [isDomainError(e) ? toGraphQLError(e, 'unknown') : (e as GraphQLError)];
         }
-        const errors = validate(schema, document);
         if (errors.length) return errors;
         let contextValue;
         try {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Deps } from '../domain/context.ts';
@@ -6,7 +7,8 @@ import { DomainError, isDomainError } from '../domain/errors.ts';
 import type { PlatformGate } from '../domain/platform/request-auth.ts';
 import type { EventStream } from '../domain/event/stream.ts';
 import type { GraphQLContext } from './context.ts';
-import { toGraphQLError } from './errors.ts';
+import { asInvalidRequest, isRequestError, toGraphQLError } from './errors.ts';
+import { graphqlLimits, type CostContext } from './limits.ts';
 import { schema } from './schema/index.ts';
 
 export type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
@@ -21,7 +23,9 @@ function bearerOf(header: string | null | undefined): string | null {
  * graphql-yoga over the Pothos schema. Every operation is authenticated by
  * the Surface B pipeline in the context factory (HTTP and graphql-ws alike);
  * error masking stays on and only catalogued DomainErrors pass through, with
- * their `code` in `extensions`.
+ * their `code` in `extensions`. Request errors (variables that do not
+ * coerce, documents that do not parse or validate, an unknown operation) are
+ * the client's: `invalid_request`, never logged as server errors.
  */
 export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStream, log: Logger): Yoga {
   return createYoga<Record<string, unknown>, GraphQLContext>({
@@ -30,17 +34,25 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
     logging: false,
     landingPage: false,
     graphiql: { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) },
-    plugins: [requestIdOnErrors()],
+    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors()],
     maskedErrors: {
       maskError(error, message) {
+        // Thrown before execution (by the limits while parsing or validating): it refuses the whole request.
+        if (isDomainError(error)) return toGraphQLError(error, 'unknown', 'always');
         const original = (error as { originalError?: unknown }).originalError ?? error;
         if (isDomainError(original)) return toGraphQLError(original, requestIdOf(error));
+        if (isRequestError(error)) return asInvalidRequest(error);
         if (original && (original as { extensions?: { code?: string } }).extensions?.code) return error as Error;
         log.error({ err: original }, 'unhandled GraphQL error');
         return toGraphQLError(new DomainError('internal_error', message), requestIdOf(error));
       },
     },
-    context: async ({ request, connectionParams, requestId: httpRequestId }: { request?: Request; connectionParams?: Record<string, unknown>; requestId?: string }) => {
+    context: async ({
+      request,
+      connectionParams,
+      requestId: httpRequestId,
+      requestCost,
+    }: { request?: Request; connectionParams?: Record<string, unknown>; requestId?: string } & CostContext) => {
       // HTTP requests reuse the Koa request id (also in the Request-Id header); WebSocket operations get their own.
       const requestId = httpRequestId ?? `req_${randomBytes(12).toString('hex')}`;
       const header = (name: string) => {
@@ -48,13 +60,13 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
         return typeof fromWs === 'string' ? fromWs : (request?.headers.get(name) ?? null);
       };
       try {
-        const caller = await gate.authorize({
-          bearer: bearerOf(header('authorization')),
-          brand: header('service-brand') ?? undefined,
-        });
+        const caller = await gate.authorize(
+          { bearer: bearerOf(header('authorization')), brand: header('service-brand') ?? undefined },
+          requestCost ?? 1,
+        );
         return { deps, gate, stream, caller, requestId, idempotencyKey: header('idempotency-key') ?? undefined };
       } catch (e) {
-        if (isDomainError(e)) throw toGraphQLError(e, requestId, true);
+        if (isDomainError(e)) throw toGraphQLError(e, requestId, 'always');
         throw e;
       }
     },
@@ -66,20 +78,29 @@ function requestIdOf(error: unknown): string {
 }
 
 /**
- * Resolver errors are masked without access to the request; stamp the HTTP
- * request id onto them as the result is written, so GraphQL errors carry the
- * same `request_id` as the `Request-Id` header and REST envelopes.
+ * Every error leaves with a catalogue code and the request id. Validation
+ * errors (never masked: they are results, not exceptions) become
+ * `invalid_request` as they are made, for HTTP and graphql-ws alike; errors
+ * masked without access to the request get the HTTP request id, the same as
+ * the `Request-Id` header and REST envelopes. Errors are copied, never
+ * changed: validation results are cached and shared between requests.
  */
-function requestIdOnErrors() {
-  type Result = { errors?: readonly { extensions?: Record<string, unknown> }[] };
-  const stamp = (id: string, result: Result) => {
-    for (const e of result.errors ?? []) if (e.extensions?.request_id === 'unknown') e.extensions.request_id = id;
+function catalogueCodesOnErrors() {
+  type Result = { errors?: readonly GraphQLError[] };
+  const stamp = (id: string, e: GraphQLError): GraphQLError => {
+    const requestId = e.extensions?.request_id;
+    if (requestId && requestId !== 'unknown') return e;
+    return new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, extensions: { ...e.extensions, request_id: id } });
   };
+  const stampAll = (id: string, r: Result): Result => (r.errors?.length ? { ...r, errors: r.errors.map((e) => stamp(id, e)) } : r);
   return {
-    onResultProcess: ({ result, serverContext }: { result: unknown; serverContext: { requestId?: string } }) => {
+    onValidate: () => ({ valid, result, setResult }: { valid: boolean; result: readonly GraphQLError[]; setResult: (r: GraphQLError[]) => void }) => {
+      if (!valid) setResult(result.map(asInvalidRequest));
+    },
+    onResultProcess: ({ result, setResult, serverContext }: { result: unknown; setResult: (r: unknown) => void; serverContext: { requestId?: string } }) => {
       const id = serverContext.requestId;
-      if (!id || (result && typeof result === 'object' && Symbol.asyncIterator in result)) return;
-      for (const r of Array.isArray(result) ? result : [result]) if (r) stamp(id, r as Result);
+      if (!id || !result || (typeof result === 'object' && Symbol.asyncIterator in result)) return;
+      setResult(Array.isArray(result) ? result.map((r: Result) => stampAll(id, r)) : stampAll(id, result as Result));
     },
   };
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
 import { buildApp, type App } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -19,7 +20,8 @@ export interface TestApp {
   stop(): Promise<void>;
 }
 
-export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+/** `log` replaces the silent logger, e.g. to assert what a request logs. */
+export async function startTestApp(overrides: Partial<Config> = {}, opts: { log?: Logger } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const operatorToken = `op_test_${randomBytes(16).toString('hex')}`;
   const config = loadConfig(
@@ -35,7 +37,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
     },
   );
   const clock = new ManualClock();
-  const app = await buildApp(config, { clock });
+  const app = await buildApp(config, { clock, log: opts.log });
   await app.start();
   const origin = app.urls.api_origin;
   return {

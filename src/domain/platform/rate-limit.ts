@@ -1,15 +1,31 @@
 import { DomainError } from '../errors.ts';
 
 /**
- * Surface B request rate limit: a token bucket per platform token, refilled
- * at RATE_LIMIT_PER_SECOND up to RATE_LIMIT_BURST. Buckets live in process
- * memory: with N processes a token may reach N times the rate, which bounds
- * abuse without a database round trip on every request.
+ * Request rate limits: a token bucket per credential, refilled at `perSecond`
+ * up to `burst`. Surface B and GraphQL share one set of buckets (per platform
+ * token) and charge each request its cost; Surface A and token management
+ * have their own set (per platform or user token), 1 per request. Buckets
+ * live in process memory: with N processes a token may reach N times the
+ * rate, which bounds abuse without a database round trip on every request.
  */
 export interface RateLimitState {
   limit: number;
   remaining: number;
   resetSeconds: number;
+}
+
+/** The spec's default page size, what a list request that names no size asks for. */
+export const DEFAULT_LIST_LIMIT = 20;
+const ITEMS_PER_TOKEN = 100;
+
+/**
+ * What one request costs, the same rule for REST and GraphQL: 1 token, plus 1
+ * per started 100 list items requested beyond the first 100. So a page of up
+ * to 100 (`GET /events?limit=100`, `events(first: 100)`) costs 1, and 3,000
+ * aliased pages of 100 cost 3,000, not 1.
+ */
+export function requestCost(listItems: number): number {
+  return 1 + Math.ceil(Math.max(0, listItems - ITEMS_PER_TOKEN) / ITEMS_PER_TOKEN);
 }
 
 export class TokenBuckets {
@@ -21,18 +37,21 @@ export class TokenBuckets {
     private readonly now: () => number,
   ) {}
 
-  take(key: string): RateLimitState {
+  take(key: string, cost = 1): RateLimitState {
     const t = this.now();
     const b = this.buckets.get(key) ?? { tokens: this.burst, at: t };
     b.tokens = Math.min(this.burst, b.tokens + ((t - b.at) / 1000) * this.perSecond);
     b.at = t;
     this.buckets.set(key, b);
     if (this.buckets.size > 100_000) this.evictFull(t);
-    if (b.tokens < 1) {
-      const retryAfter = Math.max(1, Math.ceil((1 - b.tokens) / this.perSecond));
-      throw new DomainError('rate_limited', `Too many requests for this token; retry after ${retryAfter} s`, null, { retry_after: retryAfter });
+    if (b.tokens < cost) {
+      const retryAfter = Math.max(1, Math.ceil((cost - b.tokens) / this.perSecond));
+      throw new DomainError('rate_limited', `Too many requests for this token; retry after ${retryAfter} s`, null, {
+        retry_after: retryAfter,
+        limit: this.burst,
+      });
     }
-    b.tokens -= 1;
+    b.tokens -= cost;
     return {
       limit: this.burst,
       remaining: Math.floor(b.tokens),

@@ -40,12 +40,13 @@ export class PlatformGate {
     this.buckets = new TokenBuckets(deps.config.rateLimitPerSecond, deps.config.rateLimitBurst, () => deps.clock.now().getTime());
   }
 
-  authorize(h: PlatformRequestHeaders): Promise<SurfaceBCaller> {
-    return authorizePlatformRequest(this.deps, this, h);
+  /** `cost`: what the request is charged in rate-limit tokens (requestCost of the list items it asks for). */
+  authorize(h: PlatformRequestHeaders, cost = 1): Promise<SurfaceBCaller> {
+    return authorizePlatformRequest(this.deps, this, h, cost);
   }
 }
 
-async function authorizePlatformRequest(deps: Deps, gate: PlatformGate, h: PlatformRequestHeaders): Promise<SurfaceBCaller> {
+async function authorizePlatformRequest(deps: Deps, gate: PlatformGate, h: PlatformRequestHeaders, cost: number): Promise<SurfaceBCaller> {
   // One freshness point for the whole request: cached state must include every change committed before it arrived.
   const asOf = performance.now();
   if (await gate.killSwitch.engaged(asOf)) {
@@ -56,7 +57,7 @@ async function authorizePlatformRequest(deps: Deps, gate: PlatformGate, h: Platf
     throw new DomainError('platform_token_required', 'Authorization: Bearer sk_<brand>_live_... is required (no body token, no cookie)');
   }
   const caller = await authenticatePlatformKey(deps, h.bearer, asOf);
-  const rateLimit = gate.buckets.take(caller.tokenId);
+  const rateLimit = gate.buckets.take(caller.tokenId, cost);
   return { ...caller, rateLimit, brand: await selectBrand(deps, caller.organization.id, h.brand, asOf) };
 }
 

@@ -8,6 +8,8 @@ import { constantTimeEqual, displayPrefix, generateSecret, hashSecret, hasValidC
 export const USER_TOKEN_PREFIX = 'ut_';
 
 export interface UserCaller {
+  /** The user token's id: token management is rate-limited per user token. */
+  tokenId: string;
   userId: string;
   organizationId: string;
 }
@@ -26,5 +28,5 @@ export async function authenticateUserToken(deps: Deps, secret: string): Promise
   const hash = hashSecret(secret);
   const row = await deps.db.prisma.userToken.findUnique({ where: { tokenHash: hash }, include: { user: true } });
   if (!row || row.revokedAt || !constantTimeEqual(row.tokenHash, hash)) throw invalid;
-  return { userId: row.userId, organizationId: row.user.organizationId };
+  return { tokenId: row.id, userId: row.userId, organizationId: row.user.organizationId };
 }
