@@ -37,6 +37,12 @@ const Env = z.object({
   GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(100),
   EVENT_STREAM_POLL_MS: z.coerce.number().int().positive().default(1000),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().positive().default(24 * 3600),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().positive().default(1_000),
+  HTTP_MAX_STREAMS: z.coerce.number().int().positive().default(10_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().nonnegative().default(10_000),
   OPERATIONS_WORKER: bool.optional(),
   OPERATIONS_POLL_MS: z.coerce.number().int().positive().default(1000),
@@ -93,6 +99,7 @@ export type Config = {
   eventStreamPollMs: number;
   idempotencyTtlSeconds: number;
   shutdownGraceMs: number;
+  http: HttpLimits;
   operations: OperationsConfig;
   webhook: WebhookConfig;
 };
@@ -128,6 +135,22 @@ export interface GraphQLLimits {
   maxDirectives: number;
   /** Rate-limit tokens one operation may cost (see requestCost); at most the Surface B burst, so it can ever pass. */
   maxCost: number;
+}
+
+/** How the HTTP server treats slow, idle and numerous clients (src/http/server-limits.ts). */
+export interface HttpLimits {
+  /** A request's headers must arrive within this time of its first byte. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this time. */
+  requestTimeoutMs: number;
+  /** A plain request or response with no byte either way for this long is closed (WebSocket and SSE streams are exempt). */
+  idleTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this long; longer than clients' pools keep theirs. */
+  keepAliveTimeoutMs: number;
+  /** Open connections serving plain requests; more are refused. */
+  maxConnections: number;
+  /** Open WebSocket and SSE streams (live subscribers), a budget of their own. */
+  maxStreams: number;
 }
 
 /** The operations engine (src/domain/operation/engine.ts). */
@@ -186,6 +209,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     eventStreamPollMs: e.EVENT_STREAM_POLL_MS,
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    http: {
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: Math.max(e.HTTP_REQUEST_TIMEOUT_MS, e.HTTP_HEADERS_TIMEOUT_MS),
+      idleTimeoutMs: e.HTTP_IDLE_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+      maxStreams: e.HTTP_MAX_STREAMS,
+    },
     operations: {
       worker: e.OPERATIONS_WORKER ?? true,
       pollMs: e.OPERATIONS_POLL_MS,
