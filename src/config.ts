@@ -5,6 +5,9 @@ import { z } from 'zod';
  * All configuration, read once from the environment. Defaults make
  * `npm start` work on a fresh clone (embedded PGlite under ./.data).
  */
+/** Operations one process runs at once; the pool (10 connections) keeps room for requests, since runs hold one only inside a transaction. */
+export const DEFAULT_OPERATIONS_CONCURRENCY = 4;
+
 const bool = z
   .enum(['0', '1', 'true', 'false', ''])
   .transform((v) => v === '1' || v === 'true');
@@ -46,6 +49,7 @@ const Env = z.object({
   SHUTDOWN_GRACE_MS: z.coerce.number().int().nonnegative().default(10_000),
   OPERATIONS_WORKER: bool.optional(),
   OPERATIONS_POLL_MS: z.coerce.number().int().positive().default(1000),
+  OPERATIONS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(DEFAULT_OPERATIONS_CONCURRENCY),
   OPERATION_LEASE_MS: z.coerce.number().int().positive().default(30_000),
   OPERATION_RECHECK_MS: z.coerce.number().int().positive().default(60_000),
   OPERATION_RETRY_BASE_MS: z.coerce.number().int().positive().default(2000),
@@ -159,6 +163,8 @@ export interface OperationsConfig {
   worker: boolean;
   /** Worker tick: how often it looks for due operations. */
   pollMs: number;
+  /** Operations this process's worker runs at once (DEFAULT_OPERATIONS_CONCURRENCY when a hand-built config leaves it out). */
+  concurrency?: number;
   /** How long a claimed operation stays hidden from other workers without a heartbeat. */
   leaseMs: number;
   /** Backstop: a waiting operation rechecks its blocker this long after it last did, woken or not. */
@@ -220,6 +226,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     operations: {
       worker: e.OPERATIONS_WORKER ?? true,
       pollMs: e.OPERATIONS_POLL_MS,
+      concurrency: e.OPERATIONS_CONCURRENCY,
       leaseMs: e.OPERATION_LEASE_MS,
       recheckMs: e.OPERATION_RECHECK_MS,
       retryBaseMs: e.OPERATION_RETRY_BASE_MS,
