@@ -34,6 +34,8 @@ interface Ledger {
   events: string[];
   /** Writes whose outcome the client cannot know (an error or no answer). */
   indeterminate: number;
+  /** How those failed: `<status> <code>`, or `no answer`. */
+  failures: Record<string, number>;
   /** Acknowledged operation ids. */
   operations: string[];
 }
@@ -102,7 +104,7 @@ describe.skipIf(!onPostgres())('chaos (PostgreSQL only: several processes share 
       .post('/operator/events', { organization_id: orgId, type: 'assertion.created', subject: { type: 'entity', id: `ent_${ledger.events.length}` }, data: {} }, { token: operatorToken })
       .catch(() => undefined);
     if (res?.status === 201) ledger.events.push(res.body.id);
-    else ledger.indeterminate++;
+    else failed(ledger, res);
   }
 
   async function launch(t: TestApp, token: string, ledger: Ledger, delayMs: number): Promise<void> {
@@ -111,7 +113,13 @@ describe.skipIf(!onPostgres())('chaos (PostgreSQL only: several processes share 
       .post('/v1/platform/distributions', { name: 'Chaos', budget: 0, deployments }, { token, headers: { 'idempotency-key': randomUUID() } })
       .catch(() => undefined);
     if (res?.status === 202) ledger.operations.push(res.body.operation.id);
-    else ledger.indeterminate++;
+    else failed(ledger, res);
+  }
+
+  function failed(ledger: Ledger, res: { status: number; body: any } | undefined) {
+    ledger.indeterminate++;
+    const how = res ? `${res.status} ${res.body?.error?.code ?? res.body?.error}` : 'no answer';
+    ledger.failures[how] = (ledger.failures[how] ?? 0) + 1;
   }
 
   /** The receiver's side of the count: acknowledged events received per endpoint, missing ones, and repeats (of any event). */
@@ -151,6 +159,7 @@ describe.skipIf(!onPostgres())('chaos (PostgreSQL only: several processes share 
     const report = {
       events_acknowledged: ledger.events.length,
       writes_indeterminate: ledger.indeterminate,
+      failures: ledger.failures,
       deliveries_expected: c.expected,
       deliveries_received: c.received,
       lost: c.lost,
@@ -167,7 +176,7 @@ describe.skipIf(!onPostgres())('chaos (PostgreSQL only: several processes share 
   it('kill -9 of the server mid-delivery and mid-operations: a new process delivers every acknowledged event and settles every operation', { timeout: 90_000 }, async () => {
     const a = await spawn();
     const { org, token, paths } = await tenant(a.t, 'kill', 10, 50);
-    const ledger: Ledger = { events: [], indeterminate: 0, operations: [] };
+    const ledger: Ledger = { events: [], indeterminate: 0, failures: {}, operations: [] };
     for (let i = 0; i < 6; i++) await launch(a.t, token, ledger, 1500);
     for (let i = 0; i < 100; i++) await append(a.t, org.id, ledger);
     expect(ledger.indeterminate).toBe(0);
@@ -185,7 +194,7 @@ describe.skipIf(!onPostgres())('chaos (PostgreSQL only: several processes share 
   it('a PostgreSQL restart under load loses no acknowledged event and leaves no operation stuck', { timeout: 90_000 }, async () => {
     const { t } = survivor;
     const { org, token, paths } = await tenant(t, 'restart', 5, 10);
-    const ledger: Ledger = { events: [], indeterminate: 0, operations: [] };
+    const ledger: Ledger = { events: [], indeterminate: 0, failures: {}, operations: [] };
     for (let i = 0; i < 4; i++) await launch(t, token, ledger, 1000);
 
     // A steady writer for a few seconds; the cluster goes down (immediately, as in a crash) and back up meanwhile.
@@ -201,6 +210,8 @@ describe.skipIf(!onPostgres())('chaos (PostgreSQL only: several processes share 
     const r = await settle('PostgreSQL restart', t, token, ledger, paths, 45_000);
     expect(r.live).toEqual([]);
     expect(r.lost).toBe(0);
+    // While the database is away a write is refused as retryable (503 with Retry-After), never a 500.
+    expect(Object.keys(ledger.failures).filter((how) => how !== '503 service_unavailable' && how !== 'no answer')).toEqual([]);
     expect((await t.http.get('/readyz')).status).toBe(200);
   });
 });
