@@ -221,7 +221,9 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   koa.use(requestContext(log));
   koa.use(async (ctx, next) => {
     if (ctx.path !== '/graphql' && !ctx.path.startsWith('/graphql/')) return next();
-    if (/text\/event-stream|multipart\/mixed/.test(ctx.get('accept')) && !http.streamRoom()) {
+    // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
+    // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
+    if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom()) {
       ctx.status = 503;
       ctx.body = { errors: [{ message: 'Too many live streams on this server; retry later', extensions: { code: 'service_unavailable', request_id: ctx.state.requestId } }] };
       return;
