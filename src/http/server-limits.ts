@@ -73,7 +73,6 @@ export function createApiServer(limits: HttpLimits, log: Logger, listener: Reque
     socket.once('close', () => (streams.has(socket) ? counts.streams-- : counts.plain--));
   });
   // Registered before the WebSocket server's own listener, so a refused upgrade never reaches it.
-  // Registered before the WebSocket server's own listener, so a refused upgrade never reaches it.
   server.on('upgrade', (_req, socket: Socket) => {
     if (counts.streams >= limits.maxStreams) return refuse(socket, 'streams');
     toStream(socket);

@@ -57,7 +57,7 @@ describe.skipIf(!onPostgres())('chaos (PostgreSQL only: several processes share 
     rx = await startReceiver();
   }, 60_000);
   afterAll(async () => {
-    await Promise.all(children.map(kill9));
+    await Promise.all(children.map((c) => c.stop('SIGKILL')));
     await rx?.close();
     if (pgDir) await execFileAsync(PG_THROWAWAY, ['stop', pgDir]).catch(() => {});
     if (pgRoot) rmSync(pgRoot, { recursive: true, force: true });
@@ -181,7 +181,7 @@ describe.skipIf(!onPostgres())('chaos (PostgreSQL only: several processes share 
     for (let i = 0; i < 100; i++) await append(a.t, org.id, ledger);
     expect(ledger.indeterminate).toBe(0);
     await rx.waitFor(150, undefined, 20_000);
-    await kill9(a.proc);
+    await a.proc.stop('SIGKILL');
     const atKill = count(ledger, paths);
     expect(atKill.received).toBeLessThan(atKill.expected); // killed mid-run
 
@@ -215,9 +215,3 @@ describe.skipIf(!onPostgres())('chaos (PostgreSQL only: several processes share 
     expect((await t.http.get('/readyz')).status).toBe(200);
   });
 });
-
-function kill9(c: ServerProcess): Promise<unknown> {
-  const exited = new Promise((r) => (c.child.exitCode !== null || c.child.signalCode !== null ? r(null) : c.child.once('exit', r)));
-  c.child.kill('SIGKILL');
-  return exited;
-}
