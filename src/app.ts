@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Router from '@koa/router';
@@ -36,6 +36,7 @@ import { distributionRoutes } from '../rest/platform/distributions.ts';
 import { OperationsRunner } from './workers/operations.ts';
 import { distributionHandlers } from './domain/distribution/handlers.ts';
 import { createLogger } from './logger.ts';
+import { createApiServer, isClientAbort, type ApiServer } from './http/server-limits.ts';
 import { errorEnvelope, type EnvelopeKind } from '../rest/http/envelope.ts';
 import { requestContext } from '../rest/http/request-id.ts';
 import { mount, type RouteDef } from '../rest/http/route.ts';
@@ -56,6 +57,8 @@ export interface App {
   webhooks: WebhookWorker;
   koa: Koa;
   server: Server;
+  /** Open connections per budget (plain requests, live streams) and how many were refused. */
+  connections: ApiServer['counts'];
   /** Resolved after start(): the URLs and, on a fresh embedded database, the bootstrap credentials. */
   urls: ServiceUrls;
   credentials?: DevCredentials;
@@ -133,11 +136,8 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const koa = new Koa({ proxy: false });
   // koa.callback() composes the middleware present when called: resolve it lazily.
   let handler: ReturnType<Koa['callback']> | undefined;
-  const server = createServer((req, res) => (handler ??= koa.callback())(req, res));
-  // Idle keep-alive sockets outlive typical client pools (Node's fetch keeps
-  // them 4 s): a server closing first races the client's next request (ECONNRESET).
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
+  const http = createApiServer(config.http, log, (req, res) => (handler ??= koa.callback())(req, res));
+  const { server } = http;
   const app: App = {
     deps,
     killSwitch,
@@ -148,6 +148,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     webhooks,
     koa,
     server,
+    connections: http.counts,
     urls: urlsFor(config.publicOrigin ?? `http://${config.host}:${config.port}`),
     start,
     stop,
@@ -214,12 +215,19 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   });
 
   koa.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET') return; // a streaming (SSE) client went away
-    log.error({ err }, 'unhandled Koa error');
+    if (isClientAbort(err)) log.debug({ err: { code: err.code, message: err.message } }, 'client went away mid-request');
+    else log.error({ err }, 'unhandled Koa error');
   });
   koa.use(requestContext(log));
   koa.use(async (ctx, next) => {
     if (ctx.path !== '/graphql' && !ctx.path.startsWith('/graphql/')) return next();
+    // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
+    // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
+    if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom()) {
+      ctx.status = 503;
+      ctx.body = { errors: [{ message: 'Too many live streams on this server; retry later', extensions: { code: 'service_unavailable', request_id: ctx.state.requestId } }] };
+      return;
+    }
     const request = await graphqlRequest(ctx, config.bodyLimitBytes);
     if (!request) return;
     const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId });
@@ -229,7 +237,10 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     const type = response.headers.get('content-type') ?? '';
     if (!response.body) ctx.body = null;
     else if (type.includes('json')) ctx.body = await response.text();
-    else ctx.body = response.body as unknown as NodeJS.ReadableStream;
+    else {
+      http.admitStream(ctx.res);
+      ctx.body = response.body as unknown as NodeJS.ReadableStream;
+    }
   });
   koa.use(root.routes());
   for (const r of [surface('/api', 'surface_a', log, surfaceA), surface('', 'surface_a', log, [...tokens, ...operator])]) {

@@ -5,6 +5,9 @@ import { z } from 'zod';
  * All configuration, read once from the environment. Defaults make
  * `npm start` work on a fresh clone (embedded PGlite under ./.data).
  */
+/** Operations one process runs at once; the pool (10 connections) keeps room for requests, since runs hold one only inside a transaction. */
+export const DEFAULT_OPERATIONS_CONCURRENCY = 4;
+
 const bool = z
   .enum(['0', '1', 'true', 'false', ''])
   .transform((v) => v === '1' || v === 'true');
@@ -37,9 +40,16 @@ const Env = z.object({
   GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(100),
   EVENT_STREAM_POLL_MS: z.coerce.number().int().positive().default(1000),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().positive().default(24 * 3600),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().positive().default(1_000),
+  HTTP_MAX_STREAMS: z.coerce.number().int().positive().default(10_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().nonnegative().default(10_000),
   OPERATIONS_WORKER: bool.optional(),
   OPERATIONS_POLL_MS: z.coerce.number().int().positive().default(1000),
+  OPERATIONS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(DEFAULT_OPERATIONS_CONCURRENCY),
   OPERATION_LEASE_MS: z.coerce.number().int().positive().default(30_000),
   OPERATION_RECHECK_MS: z.coerce.number().int().positive().default(60_000),
   OPERATION_RETRY_BASE_MS: z.coerce.number().int().positive().default(2000),
@@ -93,6 +103,7 @@ export type Config = {
   eventStreamPollMs: number;
   idempotencyTtlSeconds: number;
   shutdownGraceMs: number;
+  http: HttpLimits;
   operations: OperationsConfig;
   webhook: WebhookConfig;
 };
@@ -130,12 +141,30 @@ export interface GraphQLLimits {
   maxCost: number;
 }
 
+/** How the HTTP server treats slow, idle and numerous clients (src/http/server-limits.ts). */
+export interface HttpLimits {
+  /** A request's headers must arrive within this time of its first byte. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this time. */
+  requestTimeoutMs: number;
+  /** A plain request or response with no byte either way for this long is closed (WebSocket and SSE streams are exempt). */
+  idleTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this long; longer than clients' pools keep theirs. */
+  keepAliveTimeoutMs: number;
+  /** Open connections serving plain requests; more are refused. */
+  maxConnections: number;
+  /** Open WebSocket and SSE streams (live subscribers), a budget of their own. */
+  maxStreams: number;
+}
+
 /** The operations engine (src/domain/operation/engine.ts). */
 export interface OperationsConfig {
   /** Run the operations worker in this process (tests drive it with drain() instead). */
   worker: boolean;
   /** Worker tick: how often it looks for due operations. */
   pollMs: number;
+  /** Operations this process's worker runs at once (DEFAULT_OPERATIONS_CONCURRENCY when a hand-built config leaves it out). */
+  concurrency?: number;
   /** How long a claimed operation stays hidden from other workers without a heartbeat. */
   leaseMs: number;
   /** Backstop: a waiting operation rechecks its blocker this long after it last did, woken or not. */
@@ -186,9 +215,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     eventStreamPollMs: e.EVENT_STREAM_POLL_MS,
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    http: {
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: Math.max(e.HTTP_REQUEST_TIMEOUT_MS, e.HTTP_HEADERS_TIMEOUT_MS),
+      idleTimeoutMs: e.HTTP_IDLE_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+      maxStreams: e.HTTP_MAX_STREAMS,
+    },
     operations: {
       worker: e.OPERATIONS_WORKER ?? true,
       pollMs: e.OPERATIONS_POLL_MS,
+      concurrency: e.OPERATIONS_CONCURRENCY,
       leaseMs: e.OPERATION_LEASE_MS,
       recheckMs: e.OPERATION_RECHECK_MS,
       retryBaseMs: e.OPERATION_RETRY_BASE_MS,

@@ -1,6 +1,6 @@
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { DomainError, isDomainError } from '../../src/domain/errors.ts';
+import { databaseUnavailable, DomainError, isDomainError } from '../../src/domain/errors.ts';
 import { setRateLimitHeaders } from './rate-limit.ts';
 
 /**
@@ -14,6 +14,11 @@ export type EnvelopeKind = 'surface_a' | 'surface_b';
 
 function toDomainError(e: unknown, log: Logger, requestId: string): DomainError {
   if (isDomainError(e)) return e;
+  const unavailable = databaseUnavailable(e);
+  if (unavailable) {
+    log.warn({ err: e, request_id: requestId }, 'database unavailable');
+    return unavailable;
+  }
   log.error({ err: e, request_id: requestId }, 'unhandled error');
   return new DomainError('internal_error', 'An internal error occurred; retry later or contact support with the request id');
 }

@@ -65,3 +65,30 @@ export const missingScope = (scope: string) =>
 /** Prisma's unique-constraint violation, mapped once here at the domain boundary. */
 export const isUniqueViolation = (e: unknown): boolean =>
   typeof e === 'object' && e !== null && (e as { code?: string }).code === 'P2002';
+
+/** SQLSTATEs of a database that is down, restarting or full: class 08 (connection), 57P01-03 (shutdown, starting up), 53300 (too many connections). */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/;
+const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1017', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
+
+/**
+ * A database that cannot be reached right now (restarting, failing over, out
+ * of connections) is the server's transient state, not a fault in the
+ * request: 503 `service_unavailable` with Retry-After, mapped once here.
+ * Looks through Prisma's wrapping (driver adapter error, cause chain).
+ */
+export function databaseUnavailable(e: unknown): DomainError | undefined {
+  const seen: unknown[] = [e];
+  for (let i = 0; i < seen.length && i < 8; i++) {
+    const x = seen[i] as { code?: unknown; originalCode?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | null;
+    if (!x || typeof x !== 'object') continue;
+    for (const code of [x.code, x.originalCode]) {
+      if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return unavailable();
+    }
+    // node-postgres gives a connection lost mid-query no code, only this message.
+    if (typeof x.message === 'string' && x.message.startsWith('Connection terminated')) return unavailable();
+    seen.push(x.cause, x.meta?.driverAdapterError);
+  }
+  return undefined;
+}
+
+const unavailable = () => new DomainError('service_unavailable', 'The database is unavailable for a moment; retry shortly', null, { retry_after: 1 });

@@ -3,7 +3,7 @@ import { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Deps } from '../domain/context.ts';
-import { DomainError, isDomainError } from '../domain/errors.ts';
+import { databaseUnavailable, DomainError, isDomainError } from '../domain/errors.ts';
 import type { PlatformGate } from '../domain/platform/request-auth.ts';
 import type { EventStream } from '../domain/event/stream.ts';
 import type { GraphQLContext } from './context.ts';
@@ -43,6 +43,11 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
         if (isDomainError(original)) return toGraphQLError(original, requestIdOf(error));
         if (isRequestError(error)) return asInvalidRequest(error);
         if (original && (original as { extensions?: { code?: string } }).extensions?.code) return error as Error;
+        const unavailable = databaseUnavailable(original);
+        if (unavailable) {
+          log.warn({ err: original }, 'database unavailable');
+          return toGraphQLError(unavailable, requestIdOf(error));
+        }
         log.error({ err: original }, 'unhandled GraphQL error');
         return toGraphQLError(new DomainError('internal_error', message), requestIdOf(error));
       },

@@ -31,15 +31,19 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function server(): Promise<{ proc: ServerProcess; t: TestApp }> {
+const LEASE_MS = 1500;
+const TERMINAL = ['succeeded', 'partial', 'failed', 'canceled'];
+
+async function server(extra: Record<string, string> = {}): Promise<{ proc: ServerProcess; t: TestApp }> {
   const env: Record<string, string> = {
     PORT: '0',
     OPERATOR_TOKEN: operatorToken,
     BOOTSTRAP: '0',
     LOG_LEVEL: 'silent',
-    OPERATION_LEASE_MS: '1500',
+    OPERATION_LEASE_MS: String(LEASE_MS),
     OPERATIONS_POLL_MS: '100',
     WEBHOOK_WORKER: '0',
+    ...extra,
     ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : { DATA_DIR: dataDir }),
   };
   const proc = await spawnServer(env);
@@ -76,7 +80,7 @@ it('a worker killed mid-operation leaves the lease to expire; another process re
   const started = Date.now();
   const done = await until('the launch to settle on the second process', 30_000, async () => {
     const res = await b.t.http.get(`/v1/platform/operations/${launchId}`, { token });
-    return ['succeeded', 'partial', 'failed', 'canceled'].includes(res.body.operation?.status) ? res.body.operation : undefined;
+    return TERMINAL.includes(res.body.operation?.status) ? res.body.operation : undefined;
   });
   expect(done.status).toBe('succeeded');
   expect(Date.now() - started).toBeLessThan(30_000);
@@ -89,5 +93,42 @@ it('a worker killed mid-operation leaves the lease to expire; another process re
     return res.body.data?.length ? res.body.data : undefined;
   });
   expect(evts).toHaveLength(1);
+  await b.proc.stop('SIGTERM');
+});
+
+it('kill -9 with launches in flight (parents waiting on children, children mid-call): all settle within a few leases of the restart, not the recheck', { timeout: 120_000 }, async () => {
+  // Every child's provider call takes DELAY_MS. The recheck is far beyond the bound, so recovery cannot lean on it.
+  const DELAY_MS = 2000;
+  const env = { OPERATION_RECHECK_MS: '600000', OPERATIONS_CONCURRENCY: '16' };
+  const a = await server(env);
+  const { token } = await buildOrgWithToken(a.t, ['distributions:read', 'distributions:write', 'distributions:launch', 'deployments:read']);
+  const launches: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    const deployments = [0, 1].map(() => ({ provider: 'sandbox', config: { delay_ms: DELAY_MS } }));
+    const res = await a.t.http.post('/v1/platform/distributions', { name: `Crash ${i}`, budget: 0, deployments }, { token, headers: { 'idempotency-key': randomUUID() } });
+    expect(res.status, res.text).toBe(202);
+    launches.push(res.body.operation.id);
+  }
+  const operations = async (t: TestApp) => (await t.http.get('/v1/platform/operations?limit=100', { token })).body.data as { id: string; status: string; kind: string }[];
+  await until('launches waiting on their children, children mid-call', 30_000, async () => {
+    const ops = await operations(a.t);
+    const waiting = ops.filter((o) => o.kind === 'distribution.launch' && o.status === 'waiting').length;
+    const running = ops.filter((o) => o.kind === 'deployment.provision' && o.status === 'running').length;
+    return waiting >= 2 && running >= 1 ? true : undefined;
+  });
+  await a.proc.stop('SIGKILL');
+
+  const b = await server(env);
+  const started = Date.now();
+  const settled = await until('every operation to settle on the new process', 60_000, async () => {
+    const ops = await operations(b.t);
+    return ops.every((o) => TERMINAL.includes(o.status)) ? ops : undefined;
+  });
+  const ms = Date.now() - started;
+  expect(settled).toHaveLength(6 + 12);
+  expect(settled.filter((o) => launches.includes(o.id)).map((o) => o.status)).toEqual(Array(6).fill('succeeded'));
+  // The dead leases expire, every child's call runs again, parents settle as their children do: a few leases
+  // and one call, where one call after another would take 12 × DELAY_MS and a missed wake-up the 600 s recheck.
+  expect(ms).toBeLessThan(3 * LEASE_MS + DELAY_MS + 3000);
   await b.proc.stop('SIGTERM');
 });
