@@ -37,6 +37,7 @@ import { distributionHandlers } from './domain/distribution/handlers.ts';
 import { createLogger } from './logger.ts';
 import { createApiServer, isClientAbort, type ApiServer } from './http/server-limits.ts';
 import { errorEnvelope } from '../rest/http/envelope.ts';
+import { restInputGuard } from '../rest/http/input-guard.ts';
 import { requestContext } from '../rest/http/request-id.ts';
 import { exactRouter, mount, type RouteDef } from '../rest/http/route.ts';
 import { buildOpenApi } from '../rest/http/openapi.ts';
@@ -242,6 +243,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     }
   });
   koa.use(errorEnvelope(log));
+  koa.use(restInputGuard());
   koa.use(root.routes());
   for (const r of [surface('/api', surfaceA), surface('', [...tokens, ...operator])]) {
     koa.use(r.routes());

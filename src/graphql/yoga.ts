@@ -8,6 +8,7 @@ import type { PlatformGate } from '../domain/platform/request-auth.ts';
 import type { EventStream } from '../domain/event/stream.ts';
 import type { GraphQLContext } from './context.ts';
 import { asInvalidRequest, isRequestError, toGraphQLError } from './errors.ts';
+import { inputGuard } from './input-guard.ts';
 import { graphqlLimits, type CostContext } from './limits.ts';
 import { schema } from './schema/index.ts';
 
@@ -34,7 +35,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
     logging: false,
     landingPage: false,
     graphiql: { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) },
-    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors()],
+    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors(), inputGuard()],
     maskedErrors: {
       maskError(error, message) {
         // Thrown before execution (by the limits while parsing or validating): it refuses the whole request.
