@@ -99,6 +99,12 @@ function surface(prefix: string, routes: RouteDef[]) {
  */
 async function graphqlRequest(ctx: Koa.Context, limit: number) {
   if (ctx.method !== 'POST') return ctx.req;
+  // JSON only, as on REST: Yoga answers other bodies (text/plain...) with an empty 204. (`is` is null without a body.)
+  if (ctx.is('application/json', '+json') === false) {
+    ctx.status = 415;
+    ctx.body = { errors: [{ message: 'GraphQL POST bodies must be JSON (Content-Type: application/json)', extensions: { code: 'unsupported_media_type', request_id: ctx.state.requestId } }] };
+    return undefined;
+  }
   let body: string;
   try {
     body = await getRawBody(ctx.req, { length: ctx.request.length, limit, encoding: 'utf8' });
