@@ -22,7 +22,8 @@ beforeAll(async () => {
 });
 afterAll(() => t?.stop());
 
-const send = (method: string, path: string, who: keyof typeof auth, body?: string) => rawRequest(t.origin, method, path, auth[who], body);
+const send = (method: string, path: string, who: keyof typeof auth, body?: string) =>
+  rawRequest(t.origin, method, path, body === undefined ? auth[who] : { ...auth[who], 'content-type': 'application/json' }, body);
 
 function expectNotFound(res: RawResponse, path: string, surface: 'a' | 'b') {
   expect(res.status, `${path}: ${res.text}`).toBe(404);
