@@ -3,6 +3,7 @@ import { MAX_INPUT_DEPTH } from '../../src/domain/input-guard.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { buildOrgWithToken } from '../support/factories.ts';
 import type { HttpResponse } from '../support/http.ts';
+import { wsClient } from '../support/stream-client.ts';
 
 /**
  * One input boundary per transport (src/domain/input-guard.ts): text that
@@ -163,5 +164,23 @@ describe('GraphQL', () => {
       const res = await t.http.request('POST', '/graphql', undefined, { token, raw, headers: { 'idempotency-key': `gdeep-${depth}` } });
       expectGraphQLRefused(res, 'v');
     }
+  });
+
+  it('over graphql-ws the same plugin refuses variables, and connection params are checked like headers', async () => {
+    const once = async (params: Record<string, unknown>, query: string, variables: Record<string, unknown>) => {
+      const client = wsClient(t, `Bearer ${token}`, params);
+      try {
+        return await new Promise<{ next?: any; error?: any }>((resolve) => {
+          client.subscribe({ query, variables }, { next: (next) => resolve({ next }), error: (error) => resolve({ error }), complete: () => resolve({}) });
+        });
+      } finally {
+        await client.dispose();
+      }
+    };
+    const refused = await once({}, 'mutation($n: String!) { createProgram(name: $n) { id } }', { n: NUL });
+    expect(refused.next?.errors?.[0]?.extensions, JSON.stringify(refused)).toMatchObject({ code: 'invalid_request', param: 'n' });
+    const brand = await once({ 'service-brand': NUL }, '{ viewer { scopes } }', {});
+    const errors = brand.error ?? brand.next?.errors;
+    expect(errors?.[0]?.extensions, JSON.stringify(brand)).toMatchObject({ code: 'invalid_request', param: 'service-brand' });
   });
 });
