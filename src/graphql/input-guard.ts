@@ -11,7 +11,8 @@ import { toGraphQLError } from './errors.ts';
  * coerces or resolves anything. It hooks execute and subscribe, which HTTP
  * and graphql-ws share, so both are covered. A refused request is a request
  * error like a variable that does not coerce: `invalid_request` with the
- * offending variable's path as `param`, HTTP status per GraphQL-over-HTTP.
+ * offending variable's path as `param`, HTTP 400 (under either media type,
+ * as Yoga answers variable errors).
  */
 export function inputGuard(): Plugin<GraphQLContext> {
   const check = (args: ExecutionArgs, stop: (result: ExecutionResult) => void) => {
@@ -20,7 +21,7 @@ export function inputGuard(): Plugin<GraphQLContext> {
       for (const [name, value] of Object.entries(args.variableValues ?? {})) guardInput(value, name);
     } catch (e) {
       if (!isDomainError(e)) throw e;
-      stop({ errors: [toGraphQLError(e, (args.contextValue as GraphQLContext).requestId, 'spec')] });
+      stop({ errors: [toGraphQLError(e, (args.contextValue as GraphQLContext).requestId, 'always')] });
     }
   };
   return {
