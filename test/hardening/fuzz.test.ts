@@ -25,10 +25,12 @@ import { rawRequest, type RawResponse } from '../support/raw-http.ts';
  * with the response's request id; no stack trace, secret or database error
  * text in an error body.
  *
- * FUZZ_RUNS (default 4000 requests, split REST/GraphQL) and FUZZ_SEED
+ * FUZZ_RUNS (default 3000 requests, split REST/GraphQL) and FUZZ_SEED
  * (printed each run) reproduce or widen a run, e.g. FUZZ_RUNS=20000.
  */
-const RUNS = Number(process.env.FUZZ_RUNS ?? 4000);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
+/** About 15 s alone on a 2-core machine; the bound is for a loaded one (and for FUZZ_RUNS runs, scaled). */
+const TIMEOUT_MS = Math.max(240_000, RUNS * 80);
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const REST_RUNS = Math.round(RUNS * 0.7);
 const GRAPHQL_RUNS = RUNS - REST_RUNS;
@@ -477,9 +479,9 @@ describe('fuzz', () => {
     const ops = [...operationsOf(docs[0]!.body, '/api'), ...operationsOf(docs[1]!.body, '/v1/platform')];
     expect(ops.length).toBeGreaterThan(30);
     await fuzz(restRequest(ops), REST_RUNS, false);
-  });
+  }, TIMEOUT_MS);
 
   it(`GraphQL: ${GRAPHQL_RUNS} malformed operations from the schema: no 5xx, coded errors, no traces, secrets or SQL`, async () => {
     await fuzz(graphqlRequest(), GRAPHQL_RUNS, true);
-  });
+  }, TIMEOUT_MS);
 });
