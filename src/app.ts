@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import Router from '@koa/router';
 import getRawBody from 'raw-body';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
@@ -37,9 +36,10 @@ import { OperationsRunner } from './workers/operations.ts';
 import { distributionHandlers } from './domain/distribution/handlers.ts';
 import { createLogger } from './logger.ts';
 import { createApiServer, isClientAbort, type ApiServer } from './http/server-limits.ts';
-import { errorEnvelope, type EnvelopeKind } from '../rest/http/envelope.ts';
+import { errorEnvelope } from '../rest/http/envelope.ts';
+import { restInputGuard } from '../rest/http/input-guard.ts';
 import { requestContext } from '../rest/http/request-id.ts';
-import { mount, type RouteDef } from '../rest/http/route.ts';
+import { exactRouter, mount, type RouteDef } from '../rest/http/route.ts';
 import { buildOpenApi } from '../rest/http/openapi.ts';
 import { surfaceARoutes } from '../rest/surface-a/routes.ts';
 import { ErrorResponse } from '../rest/surface-a/schemas.ts';
@@ -84,10 +84,9 @@ function urlsFor(origin: string): ServiceUrls {
   };
 }
 
-/** Mounts route declarations under a prefix with the surface's error envelope. */
-function surface(prefix: string, kind: EnvelopeKind, log: Logger, routes: RouteDef[]): Router {
-  const router = new Router({ prefix });
-  router.use(errorEnvelope(kind, log));
+/** Mounts route declarations under a prefix. */
+function surface(prefix: string, routes: RouteDef[]) {
+  const router = exactRouter(prefix);
   mount(router, routes);
   return router;
 }
@@ -100,6 +99,12 @@ function surface(prefix: string, kind: EnvelopeKind, log: Logger, routes: RouteD
  */
 async function graphqlRequest(ctx: Koa.Context, limit: number) {
   if (ctx.method !== 'POST') return ctx.req;
+  // JSON only, as on REST: Yoga answers other bodies (text/plain...) with an empty 204. (`is` is null without a body.)
+  if (ctx.is('application/json', '+json') === false) {
+    ctx.status = 415;
+    ctx.body = { errors: [{ message: 'GraphQL POST bodies must be JSON (Content-Type: application/json)', extensions: { code: 'unsupported_media_type', request_id: ctx.state.requestId } }] };
+    return undefined;
+  }
   let body: string;
   try {
     body = await getRawBody(ctx.req, { length: ctx.request.length, limit, encoding: 'utf8' });
@@ -194,7 +199,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       surfaceA,
     );
 
-  const root = new Router();
+  const root = exactRouter();
   root.get('/healthz', (ctx) => {
     ctx.body = { ok: true };
   });
@@ -220,7 +225,8 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   });
   koa.use(requestContext(log));
   koa.use(async (ctx, next) => {
-    if (ctx.path !== '/graphql' && !ctx.path.startsWith('/graphql/')) return next();
+    // Exact, like every REST route: `/GraphQL` and `/graphql/` are 404 below.
+    if (ctx.path !== '/graphql') return next();
     // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
     // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
     if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom()) {
@@ -242,26 +248,22 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       ctx.body = response.body as unknown as NodeJS.ReadableStream;
     }
   });
+  koa.use(errorEnvelope(log));
+  koa.use(restInputGuard());
   koa.use(root.routes());
-  for (const r of [surface('/api', 'surface_a', log, surfaceA), surface('', 'surface_a', log, [...tokens, ...operator])]) {
+  for (const r of [surface('/api', surfaceA), surface('', [...tokens, ...operator])]) {
     koa.use(r.routes());
   }
   // Surface B: the pipeline runs for every path under the prefix, known or not,
   // so even a 404 is only answered to an authenticated caller.
-  const surfaceB = new Router({ prefix: '/v1/platform' });
-  surfaceB.use(errorEnvelope('surface_b', log), platformPipeline(gate));
+  const surfaceB = exactRouter('/v1/platform');
+  surfaceB.use(platformPipeline(gate));
   mount(surfaceB, platform);
   surfaceB.all('/{*rest}', async (ctx) => {
     throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
   });
   koa.use(surfaceB.routes());
   // Anything unmatched: a 404 in the envelope of the surface the path belongs to.
-  koa.use(
-    errorEnvelope(
-      'surface_a',
-      log,
-    ),
-  );
   koa.use(async (ctx) => {
     throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
   });

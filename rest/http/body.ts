@@ -1,10 +1,12 @@
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { DomainError } from '../../src/domain/errors.ts';
+import { guardInput } from '../../src/domain/input-guard.ts';
 
 /**
  * Reads a JSON request body with a size limit. No body is `undefined`; a body
- * that is not JSON, is malformed, or is too large is a clear 4xx.
+ * that is not JSON, is malformed, too large, too deep or holds unstorable
+ * text is a clear 4xx. Every REST body is read here.
  */
 export async function readJsonBody(ctx: Context, limitBytes: number): Promise<unknown> {
   const length = ctx.request.length;
@@ -22,11 +24,14 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
     throw new DomainError('invalid_request', 'Could not read the request body');
   }
   if (text.trim() === '') return undefined;
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch {
     throw new DomainError('invalid_request', 'Malformed JSON in request body');
   }
+  guardInput(body);
+  return body;
 }
 
 /** The bearer credential of `Authorization`, `null` when the header is absent, `''` when it is not a bearer. */

@@ -44,12 +44,22 @@ export function writeError(ctx: Context, kind: EnvelopeKind, err: DomainError): 
         };
 }
 
-export function errorEnvelope(kind: EnvelopeKind, log: Logger): Middleware {
+/**
+ * Surface B owns `/v1/`; everything else (Surface A, token management,
+ * operator, unknown paths) answers in Surface A's shape. The prefix is
+ * compared without case and with repeated slashes folded so a Surface B
+ * client that mistypes a path (`/V1/platform/...`, `//v1/...`) still gets an
+ * error it can parse; routing itself is exact (rest/http/route.ts).
+ */
+export const envelopeKindOf = (path: string): EnvelopeKind => (/^\/+v1(\/|$)/i.test(path) ? 'surface_b' : 'surface_a');
+
+/** The one error handler of the REST stack: every error thrown below it is answered in its path's envelope. */
+export function errorEnvelope(log: Logger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (e) {
-      writeError(ctx, kind, toDomainError(e, log, ctx.state.requestId));
+      writeError(ctx, envelopeKindOf(ctx.path), toDomainError(e, log, ctx.state.requestId));
     }
   };
 }

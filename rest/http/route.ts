@@ -1,4 +1,4 @@
-import type Router from '@koa/router';
+import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import { DomainError } from '../../src/domain/errors.ts';
@@ -28,6 +28,18 @@ export interface RouteDef {
   success: { status: number; description: string; schema?: z.ZodType };
   errors: number[];
   handler: (ctx: Context) => Promise<void>;
+}
+
+/**
+ * Every router matches paths exactly, like Stripe's: case-sensitive, a
+ * trailing slash is a different path, and nothing is decoded or normalized
+ * before matching (`%65vents`, `//`, `..` match no route). Koa's own
+ * defaults are case-insensitive with an optional trailing slash, and a
+ * router whose routes and middleware disagree on that runs a handler
+ * without its pipeline: no router is built any other way.
+ */
+export function exactRouter(prefix?: string): Router {
+  return new Router({ prefix, sensitive: true, strict: true });
 }
 
 export function mount(router: Router, routes: RouteDef[]): void {

@@ -4,10 +4,12 @@ import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Deps } from '../domain/context.ts';
 import { databaseUnavailable, DomainError, isDomainError } from '../domain/errors.ts';
+import { guardInput } from '../domain/input-guard.ts';
 import type { PlatformGate } from '../domain/platform/request-auth.ts';
 import type { EventStream } from '../domain/event/stream.ts';
 import type { GraphQLContext } from './context.ts';
 import { asInvalidRequest, isRequestError, toGraphQLError } from './errors.ts';
+import { inputGuard } from './input-guard.ts';
 import { graphqlLimits, type CostContext } from './limits.ts';
 import { schema } from './schema/index.ts';
 
@@ -34,7 +36,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
     logging: false,
     landingPage: false,
     graphiql: { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) },
-    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors()],
+    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors(), inputGuard()],
     maskedErrors: {
       maskError(error, message) {
         // Thrown before execution (by the limits while parsing or validating): it refuses the whole request.
@@ -62,7 +64,9 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
       const requestId = httpRequestId ?? `req_${randomBytes(12).toString('hex')}`;
       const header = (name: string) => {
         const fromWs = connectionParams?.[name] ?? connectionParams?.[name.toLowerCase()];
-        return typeof fromWs === 'string' ? fromWs : (request?.headers.get(name) ?? null);
+        if (typeof fromWs !== 'string') return request?.headers.get(name) ?? null;
+        guardInput(fromWs, name); // HTTP's parser refuses a NUL in a header; connection params are plain JSON
+        return fromWs;
       };
       try {
         const caller = await gate.authorize(

@@ -94,7 +94,7 @@ export interface ExecuteResult {
 
 const auditOf = (deps: Deps, caller: PlatformCaller, scope: string, requestId: string) =>
   (outcome: 'allowed' | 'refused' | 'replayed', reason?: string) =>
-    recordAudit(deps, { organizationId: caller.organization.id, tokenId: caller.tokenId, scope: scope.slice(0, 200).replaceAll('\u0000', '\uFFFD'), outcome, reason, requestId });
+    recordAudit(deps, { organizationId: caller.organization.id, tokenId: caller.tokenId, scope: scope.slice(0, 200), outcome, reason, requestId });
 
 /** The `/scopes_exec` envelope: which scope to execute, and its input. */
 export const ExecInput = z.strictObject({

@@ -8,17 +8,14 @@ import { isId, newId } from '../id.ts';
 /** Units are Surface A's content items: created as `draft`, published through `units:publish`. */
 export const UNITS_PER_PAGE_MAX = 100;
 
-/** PostgreSQL text cannot hold NUL; refuse it as bad input instead of failing at the database. */
-const text = () => z.string().refine((v) => !v.includes('\u0000'), 'must not contain NUL characters');
-
 export const ListUnitsInput = z.strictObject({
   page: z.number().int().min(1).default(1),
   per_page: z.number().int().min(1).max(UNITS_PER_PAGE_MAX).default(25),
 });
 export const CreateUnitInput = z.strictObject({
-  type: text().trim().min(1).max(64),
-  caption: text().max(10_000),
-  production_id: text().min(1).max(200).optional(),
+  type: z.string().trim().min(1).max(64),
+  caption: z.string().max(10_000),
+  production_id: z.string().min(1).max(200).optional(),
 });
 export const UnitIdInput = z.strictObject({ unit_id: z.string().min(1) });
 

@@ -1,0 +1,26 @@
+import type { Middleware } from 'koa';
+import { DomainError } from '../../src/domain/errors.ts';
+import { guardInput, isStorableText } from '../../src/domain/input-guard.ts';
+
+/** Request headers whose values reach the domain (the bearer is only hashed and compared). */
+const DOMAIN_HEADERS = ['idempotency-key', 'service-brand'];
+
+/**
+ * The REST input boundary for everything but the body (readJsonBody guards
+ * bodies): the path, the query string and the headers the domain reads must
+ * hold storable text. A `%00` in the path would otherwise reach an id lookup
+ * as U+0000 once the router decodes the parameter.
+ */
+export function restInputGuard(): Middleware {
+  return async (ctx, next) => {
+    if (/%00/i.test(ctx.path)) throw new DomainError('invalid_request', 'The path contains an encoded NUL character (%00)', 'path');
+    for (const [name, value] of Object.entries(ctx.query)) {
+      if (!isStorableText(name)) throw new DomainError('invalid_request', 'A query parameter name contains a NUL character or an unpaired surrogate');
+      guardInput(value, name);
+    }
+    for (const name of DOMAIN_HEADERS) guardInput(ctx.get(name), headerName(name));
+    await next();
+  };
+}
+
+const headerName = (name: string) => name.replace(/(^|-)[a-z]/g, (c) => c.toUpperCase());
