@@ -21,10 +21,13 @@ export function platformPipeline(gate: PlatformGate): Middleware {
   };
 }
 
+/** Every Surface B list takes `limit` 1 to 100; a value outside it is refused by the route's validation (400), not charged. */
+const MAX_LIST_LIMIT = 100;
+
 /** The list items a REST request asks for: its `limit` (validated later by the route), else the default page. */
 function listItemsOf(ctx: Context): number {
   const limit = Number(ctx.query.limit);
-  return Number.isInteger(limit) && limit > 0 ? limit : DEFAULT_LIST_LIMIT;
+  return Number.isInteger(limit) && limit > 0 && limit <= MAX_LIST_LIMIT ? limit : DEFAULT_LIST_LIMIT;
 }
 
 export function callerWith(ctx: Context, scope: string): SurfaceBCaller {

@@ -179,6 +179,14 @@ describe('the rate limiter charges GraphQL and REST by the same cost', () => {
     expect((await small.http.graphql(`{ ${pages(5)} }`, {}, { token })).status).toBe(429);
   });
 
+  it('a REST limit out of range is refused by validation (400) and charged as one request, not priced as a huge page', async () => {
+    const { token } = await buildOrgWithToken(small, ['events:read']);
+    const res = await small.http.get('/v1/platform/events?limit=9007199254740992', { token });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'invalid_request', param: 'limit' });
+    expect(remaining(res)).toBe(9);
+  });
+
   it('a token whose bucket cannot pay the cost gets 429 rate_limited with Retry-After; cheaper requests still pass', async () => {
     const { token } = await buildOrgWithToken(small, ['events:read']);
     for (let i = 0; i < 2; i++) {
