@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { buildApp, type App } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { openDatabase } from '../../src/db/database.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { HttpClient } from './http.ts';
 
@@ -35,7 +36,9 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
     },
   );
   const clock = new ManualClock();
-  const app = await buildApp(config, { clock });
+  // PGlite starts from the migrated template's dump; the app leaves a database it was given open.
+  const db = database.template ? await openDatabase({ dataDir: config.dataDir, loadDataDir: database.template }) : undefined;
+  const app = await buildApp(config, { clock, db });
   await app.start();
   const origin = app.urls.api_origin;
   return {
@@ -47,6 +50,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
     database,
     stop: async () => {
       await app.stop();
+      await db?.close();
       await database.drop();
     },
   };
