@@ -27,7 +27,6 @@ import { assertionRoutes } from '../rest/platform/assertions.ts';
 import { programRoutes } from '../rest/platform/programs.ts';
 import { enrollmentRoutes } from '../rest/platform/enrollments.ts';
 import { StandingScheduler } from './domain/enrollment/due-evaluation.ts';
-import { ErrorEnvelope } from '../rest/platform/schemas.ts';
 import { operatorEventRoutes } from '../rest/operator/events.ts';
 import { operatorWalletRoutes } from '../rest/operator/wallet.ts';
 import { operationRoutes } from '../rest/platform/operations.ts';
@@ -38,11 +37,10 @@ import { createLogger } from './logger.ts';
 import { errorEnvelope, type EnvelopeKind } from '../rest/http/envelope.ts';
 import { requestContext } from '../rest/http/request-id.ts';
 import { mount, type RouteDef } from '../rest/http/route.ts';
-import { buildOpenApi } from '../rest/http/openapi.ts';
 import { surfaceARoutes } from '../rest/surface-a/routes.ts';
-import { ErrorResponse } from '../rest/surface-a/schemas.ts';
 import { tokenRoutes } from '../rest/dashboard/tokens.ts';
 import { operatorRoutes } from '../rest/operator/operator.ts';
+import { serviceRoutes } from '../rest/service/routes.ts';
 
 export interface App {
   deps: Deps;
@@ -165,49 +163,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     ...programRoutes(deps),
     ...enrollmentRoutes(deps),
   ];
-  const openApiB = () =>
-    buildOpenApi(
-      {
-        title: 'Platform API, Surface B',
-        version: '1',
-        description:
-          'Webhook endpoints, the event feed, assertions and operations. Bearer platform token; Idempotency-Key on every mutation; errors as { error: { code, message, param, request_id } }.',
-        serverUrl: `${app.urls.api_origin}/v1/platform`,
-        errorSchema: ErrorEnvelope,
-      },
-      platform,
-    );
-  const openApiA = () =>
-    buildOpenApi(
-      {
-        title: 'Platform API, Surface A (scope executor)',
-        version: SPEC_VERSION,
-        description: 'Scope registry, scope executor, smoke test and units. Token management lives at the dashboard base URL.',
-        serverUrl: app.urls.base_url,
-        errorSchema: ErrorResponse,
-      },
-      surfaceA,
-    );
-
-  const root = new Router();
-  root.get('/healthz', (ctx) => {
-    ctx.body = { ok: true };
-  });
-  root.get('/readyz', async (ctx) => {
-    try {
-      await db.ping();
-      ctx.body = { ok: true, database: db.kind };
-    } catch {
-      ctx.status = 503;
-      ctx.body = { ok: false, database: db.kind };
-    }
-  });
-  root.get('/api/openapi.json', (ctx) => {
-    ctx.body = openApiA();
-  });
-  root.get('/v1/platform/openapi.json', (ctx) => {
-    ctx.body = openApiB();
-  });
+  const service = serviceRoutes(db, { urls: () => app.urls, surfaceA, platform, dashboard: [...tokens, ...operator], specVersion: SPEC_VERSION });
 
   koa.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET') return; // a streaming (SSE) client went away
@@ -227,8 +183,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     else if (type.includes('json')) ctx.body = await response.text();
     else ctx.body = response.body as unknown as NodeJS.ReadableStream;
   });
-  koa.use(root.routes());
-  for (const r of [surface('/api', 'surface_a', log, surfaceA), surface('', 'surface_a', log, [...tokens, ...operator])]) {
+  for (const r of [surface('/api', 'surface_a', log, surfaceA), surface('', 'surface_a', log, [...tokens, ...operator, ...service])]) {
     koa.use(r.routes());
   }
   // Surface B: the pipeline runs for every path under the prefix, known or not,
