@@ -178,7 +178,7 @@ async function openApiProbes(): Promise<Probe[]> {
         const send = (ids: Ids) => {
           let url = base + path;
           for (const [param, kind] of pathKinds) url = url.replace(param, ids[kind!]);
-          if (queryKinds.length) url += `?${new URLSearchParams(queryKinds.map(([name, kind]) => [name, ids[kind]]))}`;
+          if (queryKinds.length) url += `?${new URLSearchParams(queryKinds.map(([name, kind]) => [name, ids[kind!]]))}`;
           const headers = { 'idempotency-key': randomUUID() };
           return t.http.request(method.toUpperCase(), url, body?.(ids), { token, headers });
         };
