@@ -10,6 +10,8 @@ export default defineConfig({
   resolve: { alias: { graphql: require.resolve('graphql') } },
   test: {
     include: ['test/**/*.test.ts'],
+    // Migrates once per run; every file's database is a copy of that template.
+    globalSetup: ['test/support/global-setup.ts'],
     // Each file starts its own server on its own database (in-memory PGlite, or a
     // fresh database in TEST_DATABASE_URL's cluster), so files run in parallel.
     pool: 'forks',

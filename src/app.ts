@@ -27,7 +27,6 @@ import { assertionRoutes } from '../rest/platform/assertions.ts';
 import { programRoutes } from '../rest/platform/programs.ts';
 import { enrollmentRoutes } from '../rest/platform/enrollments.ts';
 import { StandingScheduler } from './domain/enrollment/due-evaluation.ts';
-import { ErrorEnvelope } from '../rest/platform/schemas.ts';
 import { operatorEventRoutes } from '../rest/operator/events.ts';
 import { operatorWalletRoutes } from '../rest/operator/wallet.ts';
 import { operationRoutes } from '../rest/platform/operations.ts';
@@ -40,11 +39,10 @@ import { errorEnvelope } from '../rest/http/envelope.ts';
 import { restInputGuard } from '../rest/http/input-guard.ts';
 import { requestContext } from '../rest/http/request-id.ts';
 import { exactRouter, mount, type RouteDef } from '../rest/http/route.ts';
-import { buildOpenApi } from '../rest/http/openapi.ts';
 import { surfaceARoutes } from '../rest/surface-a/routes.ts';
-import { ErrorResponse } from '../rest/surface-a/schemas.ts';
 import { tokenRoutes } from '../rest/dashboard/tokens.ts';
 import { operatorRoutes } from '../rest/operator/operator.ts';
+import { serviceRoutes } from '../rest/service/routes.ts';
 
 export interface App {
   deps: Deps;
@@ -174,50 +172,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     ...programRoutes(deps),
     ...enrollmentRoutes(deps),
   ];
-  const openApiB = () =>
-    buildOpenApi(
-      {
-        title: 'Platform API, Surface B',
-        version: '1',
-        description:
-          'Webhook endpoints, the event feed, assertions and operations. Bearer platform token; Idempotency-Key on every mutation; errors as { error: { code, message, param, request_id } }.',
-        serverUrl: `${app.urls.api_origin}/v1/platform`,
-        errorSchema: ErrorEnvelope,
-      },
-      platform,
-    );
-  const openApiA = () =>
-    buildOpenApi(
-      {
-        title: 'Platform API, Surface A (scope executor)',
-        version: SPEC_VERSION,
-        description:
-          'Scope registry, scope executor, smoke test and units. Token management lives at the dashboard base URL. 429 rate_limited (a token bucket per token, with Retry-After and RateLimit-* headers) is an extension to the spec, which lists 400, 401 and 403.',
-        serverUrl: app.urls.base_url,
-        errorSchema: ErrorResponse,
-      },
-      surfaceA,
-    );
-
-  const root = exactRouter();
-  root.get('/healthz', (ctx) => {
-    ctx.body = { ok: true };
-  });
-  root.get('/readyz', async (ctx) => {
-    try {
-      await db.ping();
-      ctx.body = { ok: true, database: db.kind };
-    } catch {
-      ctx.status = 503;
-      ctx.body = { ok: false, database: db.kind };
-    }
-  });
-  root.get('/api/openapi.json', (ctx) => {
-    ctx.body = openApiA();
-  });
-  root.get('/v1/platform/openapi.json', (ctx) => {
-    ctx.body = openApiB();
-  });
+  const service = serviceRoutes(db, { urls: () => app.urls, surfaceA, platform, dashboard: [...tokens, ...operator], specVersion: SPEC_VERSION });
 
   koa.on('error', (err: NodeJS.ErrnoException) => {
     if (isClientAbort(err)) log.debug({ err: { code: err.code, message: err.message } }, 'client went away mid-request');
@@ -250,8 +205,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   });
   koa.use(errorEnvelope(log));
   koa.use(restInputGuard());
-  koa.use(root.routes());
-  for (const r of [surface('/api', surfaceA), surface('', [...tokens, ...operator])]) {
+  for (const r of [surface('/api', surfaceA), surface('', [...tokens, ...operator, ...service])]) {
     koa.use(r.routes());
   }
   // Surface B: the pipeline runs for every path under the prefix, known or not,

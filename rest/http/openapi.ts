@@ -78,6 +78,9 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
         content: { 'application/json': { schema: r.success.schema ? stripMeta(toSchema(r.success.schema, 'output')) : { type: 'object' } } },
       },
     };
+    for (const o of r.otherResponses ?? []) {
+      responses[o.status] = { description: o.description, content: { 'application/json': { schema: stripMeta(toSchema(o.schema, 'output')) } } };
+    }
     for (const status of r.errors) {
       responses[status] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     }

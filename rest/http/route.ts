@@ -26,6 +26,8 @@ export interface RouteDef {
   idempotent?: boolean;
   deprecatedBodyFields?: Record<string, string>;
   success: { status: number; description: string; schema?: z.ZodType };
+  /** Documented responses that are neither the success nor the surface's error envelope. */
+  otherResponses?: { status: number; description: string; schema: z.ZodType }[];
   errors: number[];
   handler: (ctx: Context) => Promise<void>;
 }

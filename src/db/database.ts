@@ -5,7 +5,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient, Prisma } from './generated/client.ts';
-import { applyMigrations } from './schema-engine.ts';
+import { applyMigrations, migrationsUpToDate } from './schema-engine.ts';
 
 export { Prisma };
 export type Tx = Prisma.TransactionClient;
@@ -39,11 +39,13 @@ export interface DatabaseOptions {
   databaseUrl?: string;
   /** PGlite data directory, or `memory://` for an in-memory database. */
   dataDir: string;
+  /** PGlite only: a data directory dump (PGlite's dumpDataDir) to start from instead of an empty cluster. */
+  loadDataDir?: Blob;
   poolSize?: number;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openPglite(opts.dataDir);
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openPglite(opts.dataDir, opts.loadDataDir);
 }
 
 const TX_OPTIONS = { maxWait: 10_000, timeout: 20_000 } as const;
@@ -81,7 +83,10 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     pool,
     transaction: hooks.run,
     afterCommit: hooks.afterCommit,
-    migrate: () => applyMigrations(new PrismaPg({ connectionString: url, max: 1 })),
+    migrate: async () =>
+      (await migrationsUpToDate(async (sql) => (await pool.query(sql)).rows))
+        ? []
+        : applyMigrations(new PrismaPg({ connectionString: url, max: 1 })),
     ping: async () => {
       await pool.query('select 1');
     },
@@ -92,9 +97,9 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
   if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true });
-  const client = dataDir === 'memory://' ? new PGlite() : new PGlite(dataDir);
+  const client = new PGlite(dataDir, { loadDataDir });
   await client.waitReady;
   const factory: SqlMigrationAwareDriverAdapterFactory = new PrismaPGlite(client);
   const prisma = new PrismaClient({ adapter: factory });
@@ -113,7 +118,8 @@ async function openPglite(dataDir: string): Promise<Database> {
     pglite: client,
     transaction,
     afterCommit: hooks.afterCommit,
-    migrate: () => applyMigrations(factory),
+    migrate: async () =>
+      (await migrationsUpToDate(async (sql) => (await client.query(sql)).rows)) ? [] : applyMigrations(factory),
     ping: async () => {
       await client.query('select 1');
     },

@@ -73,6 +73,30 @@ export function migrationList() {
 
 const noFilter = { externalTables: [], externalEnums: [] };
 
+/** Runs one SQL statement on the database being migrated and returns its rows. */
+export type RowQuery = (sql: string) => Promise<unknown[]>;
+
+/**
+ * True when `_prisma_migrations` records every folder migration as finished
+ * and none as failed. Booting the wasm engine costs seconds, so `start` and
+ * every test database cloned from a migrated template skip it then; anything
+ * else (no table, a pending or failed migration) goes to the engine, which
+ * applies or reports exactly as `prisma migrate deploy` would.
+ */
+export async function migrationsUpToDate(query: RowQuery): Promise<boolean> {
+  let rows: { migration_name: string; finished: boolean }[];
+  try {
+    rows = (await query(
+      'select migration_name, finished_at is not null as finished from _prisma_migrations where rolled_back_at is null',
+    )) as typeof rows;
+  } catch {
+    return false; // no table yet: a fresh database
+  }
+  if (rows.some((r) => !r.finished)) return false;
+  const applied = new Set(rows.map((r) => r.migration_name));
+  return migrationList().migrationDirectories.every((d) => applied.has(d.path));
+}
+
 /** Applies every pending migration; returns the names just applied. */
 export async function applyMigrations(adapterFactory: SqlMigrationAwareDriverAdapterFactory): Promise<string[]> {
   return withSchemaEngine(adapterFactory, async (engine) => {

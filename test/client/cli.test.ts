@@ -231,7 +231,8 @@ describe('platform migrate and bootstrap', () => {
   it('migrate applies the migrations to an embedded database; bootstrap writes the credentials file', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'platform-cli-data-'));
     const server = { DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent', PORT: '4999' };
-    const migrated = await run(['--json', 'migrate'], { ...server, DATA_DIR: 'memory://' });
+    // bootstrap then finds the directory migrated and does not boot the schema engine again.
+    const migrated = await run(['--json', 'migrate'], server);
     expect(migrated.code, migrated.stderr).toBe(0);
     const m = JSON.parse(migrated.stdout);
     expect(m.database).toContain('PGlite');

@@ -88,8 +88,10 @@ it('retry re-queues an exhausted delivery for an immediate attempt; idempotent; 
   const r1 = await retry(token, ep.id, d.id, 'retry-1');
   expect(r1.status, r1.text).toBe(200);
   expect(r1.body.webhook_delivery).toMatchObject({ id: d.id, status: 'failing' });
+  // settle() may return before the poll timer's lease of the attempt is recorded: see it on the wire, then settle again for its record.
   await settle(t);
   await rx.waitFor(4, '/flaky');
+  await settle(t);
   const [after] = await listDeliveries(t, token, ep.id);
   expect(after).toMatchObject({ status: 'succeeded', attempts: 4, last_status_code: 204 });
 

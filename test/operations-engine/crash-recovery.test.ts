@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, seedDataDir, type TestDatabase } from '../support/database.ts';
 import { HttpClient } from '../support/http.ts';
 import { buildOrgWithToken } from '../support/factories.ts';
 import { spawnServer, type ServerProcess } from '../support/ops-process.ts';
@@ -24,6 +24,7 @@ const operatorToken = `op_test_${randomBytes(16).toString('hex')}`;
 beforeAll(async () => {
   database = await createTestDatabase();
   dataDir = mkdtempSync(join(tmpdir(), 'ops-crash-'));
+  await seedDataDir(database, dataDir);
 });
 afterAll(async () => {
   for (const p of running) if (p.child.exitCode === null && p.child.signalCode === null) await p.stop('SIGKILL');

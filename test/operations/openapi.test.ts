@@ -73,3 +73,70 @@ describe('openapi', () => {
     expect(doc.paths['/units/create'].post.responses['401'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
   });
 });
+
+describe('dashboard and operations document', () => {
+  it('GET /openapi.json is a valid OpenAPI 3.1 document for token management, the operator interface, health and the documents', async () => {
+    const res = await t.http.get('/openapi.json');
+    expect(res.status).toBe(200);
+    await expect(SwaggerParser.validate(structuredClone(res.body))).resolves.toBeTruthy();
+    expect(res.body.servers).toEqual([{ url: t.origin }]);
+    const ops = operations(res.body).map(([method, path, op]) => `${method} ${path} ${JSON.stringify(op.security)}`);
+    expect(ops.sort()).toEqual(
+      [
+        'GET /platform/tokens [{"userToken":[]}]',
+        'POST /platform/tokens/create [{"userToken":[]}]',
+        'POST /platform/tokens/revoke [{"userToken":[]}]',
+        'POST /platform/tokens/rotate [{"userToken":[]}]',
+        'POST /operator/organizations [{"operatorToken":[]}]',
+        'GET /operator/kill_switch [{"operatorToken":[]}]',
+        'POST /operator/kill_switch [{"operatorToken":[]}]',
+        'POST /operator/events [{"operatorToken":[]}]',
+        'GET /operator/brands/{brand}/wallet [{"operatorToken":[]}]',
+        'POST /operator/brands/{brand}/wallet/top_up [{"operatorToken":[]}]',
+        ...['review', 'cleanup'].map((n) => `POST /operator/sandbox/deployments/{id}/${n} [{"operatorToken":[]}]`),
+        'GET /healthz []',
+        'GET /readyz []',
+        'GET /openapi.json []',
+        'GET /api/openapi.json []',
+        'GET /v1/platform/openapi.json []',
+      ].sort(),
+    );
+    const ready = res.body.paths['/readyz'].get.responses;
+    expect(ready['503'].content['application/json'].schema.properties).toHaveProperty('database');
+    const create = res.body.paths['/platform/tokens/create'].post;
+    expect(create.requestBody.content['application/json'].schema.properties).toHaveProperty('scopes');
+    expect(create.responses['401'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+  });
+
+  it('every route the server mounts is in exactly one OpenAPI document, under that document’s server URL', async () => {
+    const documented: string[] = [];
+    for (const path of ['/openapi.json', '/api/openapi.json', '/v1/platform/openapi.json']) {
+      const doc = (await t.http.get(path)).body;
+      const base = new URL(doc.servers[0].url).pathname.replace(/\/$/, '');
+      for (const [method, p] of operations(doc)) documented.push(`${method} ${base}${p.replace(/\{(\w+)\}/g, ':$1')}`);
+    }
+    expect(new Set(documented).size, 'a route documented twice').toBe(documented.length);
+    const mounted = mountedRoutes(t);
+    expect(mounted.length).toBeGreaterThan(50);
+    expect(documented.sort()).toEqual(mounted.sort());
+  });
+});
+
+function operations(doc: any): [string, string, any][] {
+  return Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => [method.toUpperCase(), path, op] as [string, string, any]),
+  );
+}
+
+/** `METHOD /path` for every route on the app's Koa routers (not the 405 and 404 fallbacks, nor HEAD twins of GET). */
+function mountedRoutes(t: TestApp): string[] {
+  const out: string[] = [];
+  for (const mw of t.app.koa.middleware as { router?: { stack: { path: string; methods: string[] }[] } }[]) {
+    for (const layer of mw.router?.stack ?? []) {
+      const methods = layer.methods.filter((m) => m !== 'HEAD');
+      if (methods.length !== 1) continue; // router.use middleware (none) or a router.all fallback (every method)
+      out.push(`${methods[0]} ${layer.path}`);
+    }
+  }
+  return out;
+}

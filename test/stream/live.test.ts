@@ -184,7 +184,7 @@ describe('live events over graphql-ws', () => {
     await waitUntil(() => t.app.stream.subscriberCount === 0, () => `no listener left (have ${t.app.stream.subscriberCount})`);
 
     // Unsubscribing while the replay is still in progress releases it too.
-    await appendEvents(t.app, a.org.id, range(1, 250).map(() => ({})));
+    await appendEvents(t.app, a.org.id, range(1, 250).map(() => ({})), { oneTransaction: true });
     const c2 = client(a.token);
     const s3 = new Subscription(c2, { startingAfter: '0' });
     await waitUntil(() => s3.events.length > 0, 'the replay to start');

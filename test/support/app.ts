@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { buildApp, type App } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { openDatabase } from '../../src/db/database.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 import { HttpClient } from './http.ts';
 
@@ -37,7 +38,9 @@ export async function startTestApp(overrides: Partial<Config> = {}, opts: { log?
     },
   );
   const clock = new ManualClock();
-  const app = await buildApp(config, { clock, log: opts.log });
+  // PGlite starts from the migrated template's dump; the app leaves a database it was given open.
+  const db = database.template ? await openDatabase({ dataDir: config.dataDir, loadDataDir: database.template }) : undefined;
+  const app = await buildApp(config, { clock, db, log: opts.log });
   await app.start();
   const origin = app.urls.api_origin;
   return {
@@ -49,6 +52,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, opts: { log?
     database,
     stop: async () => {
       await app.stop();
+      await db?.close();
       await database.drop();
     },
   };

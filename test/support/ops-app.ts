@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { buildApp, type App } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { createTestDatabase, type TestDatabase } from './database.ts';
+import { createTestDatabase, seedDataDir, type TestDatabase } from './database.ts';
 import { HttpClient } from './http.ts';
 
 /**
@@ -19,10 +19,12 @@ export interface PersistentDatabase extends TestDatabase {
 export async function createPersistentDatabase(): Promise<PersistentDatabase> {
   const dir = mkdtempSync(join(tmpdir(), 'platform-ops-'));
   const db = await createTestDatabase();
+  const dataDir = db.databaseUrl ? 'memory://' : join(dir, 'data');
+  if (!db.databaseUrl) await seedDataDir(db, dataDir);
   return {
     dir,
     databaseUrl: db.databaseUrl,
-    dataDir: db.databaseUrl ? 'memory://' : join(dir, 'data'),
+    dataDir,
     drop: async () => {
       await db.drop();
       rmSync(dir, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import { buildApp, type App } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { appendEvent } from '../../src/domain/event/event.ts';
+import type { Tx } from '../../src/db/database.ts';
 import type { TestApp } from './app.ts';
 
 /**
@@ -131,20 +132,26 @@ export interface AppendSpec {
   data?: Record<string, unknown>;
 }
 
-/** Appends events through the domain (one transaction each), sequenced on return; returns their ids. */
-export async function appendEvents(app: App, organizationId: string, specs: AppendSpec[]): Promise<string[]> {
+/**
+ * Appends events through the domain (one transaction each, or all in one with
+ * `oneTransaction`: hundreds of transactions take tens of seconds on a loaded
+ * machine), sequenced on return; returns their ids.
+ */
+export async function appendEvents(app: App, organizationId: string, specs: AppendSpec[], opts: { oneTransaction?: boolean } = {}): Promise<string[]> {
   const ids: string[] = [];
-  for (const s of specs) {
-    ids.push(
-      await app.deps.db.transaction((tx) =>
-        appendEvent(app.deps, tx, {
-          organizationId,
-          type: s.type ?? 'operation.succeeded',
-          subject: { type: 'operation', id: s.subjectId ?? `op_test_${ids.length}` },
-          data: s.data ?? {},
-        }),
-      ),
-    );
+  const append = (tx: Tx, s: AppendSpec) =>
+    appendEvent(app.deps, tx, {
+      organizationId,
+      type: s.type ?? 'operation.succeeded',
+      subject: { type: 'operation', id: s.subjectId ?? `op_test_${ids.length}` },
+      data: s.data ?? {},
+    });
+  if (opts.oneTransaction) {
+    await app.deps.db.transaction(async (tx) => {
+      for (const s of specs) ids.push(await append(tx, s));
+    });
+  } else {
+    for (const s of specs) ids.push(await app.deps.db.transaction((tx) => append(tx, s)));
   }
   await app.sequencer.flush();
   return ids;

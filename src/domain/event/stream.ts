@@ -142,11 +142,15 @@ export class EventStream {
         void push(presentEvent(e)).then(() => pending--);
       };
       const unlisten = this.listen(organizationId, (e) => (replaying ? held.push(e) : deliver(e)));
+      // A subscriber that leaves mid-replay releases its listener now, not after paging through the rest of the feed.
+      let stopped = false;
+      void stop.then(() => (stopped = true));
       try {
         last = opts.startingAfter ?? (await latestSeq(this.deps as Deps, organizationId));
-        for (;;) {
+        while (!stopped) {
           const page = await pageEvents(this.deps as Deps, organizationId, { after: last, limit: 100, types: opts.types });
           for (const e of page.data) {
+            if (stopped) break;
             last = BigInt(e.seq);
             await push(e);
           }

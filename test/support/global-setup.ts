@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { openDatabase } from '../../src/db/database.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** A migrated database every test database starts from (see test/support/database.ts). */
+    databaseTemplate: { kind: 'pglite'; dumpFile: string } | { kind: 'postgres'; name: string };
+  }
+}
+
+/**
+ * Migrates one database per run instead of one per test file: on PostgreSQL a
+ * template database that each file clones with CREATE DATABASE ... TEMPLATE,
+ * on PGlite a dump of a migrated data directory that each file loads. The
+ * app's start() still migrates, and finds nothing pending.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const admin = process.env.TEST_DATABASE_URL;
+  if (admin) {
+    const name = `tpl_${randomBytes(6).toString('hex')}`;
+    await adminQuery(admin, `CREATE DATABASE ${name}`);
+    const url = new URL(admin);
+    url.pathname = `/${name}`;
+    const db = await openDatabase({ databaseUrl: url.toString(), dataDir: 'memory://', poolSize: 1 });
+    await db.migrate();
+    await db.close();
+    // CREATE DATABASE ... TEMPLATE refuses a template with open sessions (the schema engine's may linger).
+    await adminQuery(admin, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+    await adminQuery(admin, `ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`);
+    project.provide('databaseTemplate', { kind: 'postgres', name });
+    return () => adminQuery(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'platform-test-template-'));
+  const dumpFile = join(dir, 'pgdata.tar');
+  const db = await openDatabase({ dataDir: 'memory://' });
+  await db.migrate();
+  const dump = await db.pglite!.dumpDataDir('none');
+  writeFileSync(dumpFile, Buffer.from(await dump.arrayBuffer()));
+  await db.close();
+  project.provide('databaseTemplate', { kind: 'pglite', dumpFile });
+  return async () => rmSync(dir, { recursive: true, force: true });
+}
+
+export async function adminQuery(admin: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
