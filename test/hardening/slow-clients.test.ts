@@ -76,11 +76,11 @@ describe('slow clients', () => {
       drip(c.socket, 'a'.repeat(1000));
     });
 
-    // A generous bound (the timeouts are 400 and 800 ms; Node's defaults would keep them 60 and 300 s).
-    const headerMs = await Promise.all([...partial, ...silent].map((c) => c.closed(10_000)));
-    const bodyMs = await Promise.all(slowBody.map((c) => c.closed(10_000)));
-    expect(Math.max(...headerMs)).toBeLessThan(limits.headersTimeoutMs * 8);
-    expect(Math.max(...bodyMs)).toBeLessThan(limits.requestTimeoutMs * 8);
+    // The server must close them before the drip could ever complete a request (6.6 s of headers, 100 s of
+    // body) and long before Node's defaults would (60 and 300 s); the timeouts themselves are 400 and 800 ms.
+    // A loaded machine delays the close by seconds, so the bound is the drip, not a multiple of the timeout.
+    await Promise.all([...partial, ...silent].map((c) => c.closed(6_000)));
+    await Promise.all(slowBody.map((c) => c.closed(20_000)));
     for (const c of [...partial, ...silent]) expect(c.received()).toMatch(/^(HTTP\/1\.1 408|$)/);
     expect(errorLines().map((l) => JSON.stringify(l).slice(0, 600))).toEqual([]);
   });
