@@ -295,6 +295,10 @@ describe('cross-tenant matrix', () => {
     }
     expect(probes.length).toBeGreaterThan(50);
 
+    // Quiesce first: deliveries of our set-up's later events (the launch's operation events) settle in the background.
+    await t.app.operations.drain();
+    await t.app.sequencer.flush();
+    await settle(t);
     const before = await ourState();
     const leaks: string[] = [];
     for (const probe of probes) {
@@ -306,8 +310,9 @@ describe('cross-tenant matrix', () => {
       if (JSON.stringify(onOurs) !== JSON.stringify(onMissing)) leaks.push(`${probe.name}\n  ours:    ${onOurs.status} ${onOurs.body}\n  missing: ${onMissing.status} ${onMissing.body}`);
     }
     expect(leaks, leaks.join('\n')).toEqual([]);
-    await settle(t);
     await t.app.operations.drain();
+    await t.app.sequencer.flush();
+    await settle(t);
     expect(await ourState()).toEqual(before);
   });
 });
