@@ -40,9 +40,12 @@ it('a hanging receiver times out while the other endpoints keep being served', a
   expect(hangingAtFastReceipt.at(-1)).toBeGreaterThan(0);
   await t.app.webhooks.drain();
   // Bounded per-endpoint concurrency: a slot frees only when an attempt times out,
-  // so no more than five requests arrive within 2 s of the first (the 3 s timeout runs from before arrival).
+  // so no more than five requests arrive within 2 s of the first (the 3 s timeout runs from before arrival;
+  // the receiver's socket close lags the worker's abort, so counting open sockets would overstate it).
+  // Without the bound all ten arrive together; a loaded machine may spread the first five, so fewer is fine.
   const arrivals = rx.for('/hang').map((r) => r.at);
-  expect(arrivals.filter((at) => at < arrivals[0]! + 2000)).toHaveLength(5);
+  expect(arrivals).toHaveLength(10);
+  expect(arrivals.filter((at) => at < arrivals[0]! + 2000).length).toBeLessThanOrEqual(5);
   const ds = await listDeliveries(t, token, hang.id, '?limit=100');
   expect(ds).toHaveLength(10);
   for (const d of ds) {

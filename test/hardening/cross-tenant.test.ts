@@ -13,6 +13,7 @@ import {
   type GraphQLOutputType,
 } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { emitEvent } from '../support/events.ts';
@@ -76,7 +77,9 @@ let other: { org: TestOrg; token: string };
 
 beforeAll(async () => {
   // Rate limits (and the per-organization create limit) must not answer for the lookup: far above this test's needs.
-  t = await startTestApp({ ...webhookConfig({ allowLoopback: true }), rateLimitBurst: 100_000, createRateLimit: 100_000 });
+  // Operations run only when the test drains them: a background worker could still hold the launch after a drain.
+  const operations = { ...loadConfig({}).operations, worker: false };
+  t = await startTestApp({ ...webhookConfig({ allowLoopback: true }), operations, rateLimitBurst: 100_000, createRateLimit: 100_000 });
   rx = await startReceiver();
   const org = await buildOrg(t);
   const { secret: token, id: tokenId } = await buildToken(t, org, [...ALL_SCOPES]);
