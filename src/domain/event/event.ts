@@ -25,6 +25,9 @@ export interface PublicEvent {
   created_at: string;
 }
 
+/** An event row as readers present it; `position` is internal and never leaves the server. */
+export type EventRecord = Omit<Event, 'position'>;
+
 export interface NewEvent {
   organizationId: string;
   type: string;
@@ -51,7 +54,7 @@ export async function appendEvent(deps: Deps, tx: Tx, e: NewEvent): Promise<stri
   return id;
 }
 
-export function presentEvent(row: Event): PublicEvent {
+export function presentEvent(row: EventRecord): PublicEvent {
   return {
     id: row.id,
     object: 'event',
