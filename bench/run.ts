@@ -26,7 +26,7 @@ import { createSchema, createYoga } from 'graphql-yoga';
 import { buildApp, type App } from '../src/app.ts';
 import { benchTenant } from './tenant.ts';
 import { loadConfig } from '../src/config.ts';
-import { appendEvent, feedPageOfTypes, presentEvent } from '../src/domain/event/event.ts';
+import { appendEvent, feedPageStatement, presentEvent } from '../src/domain/event/event.ts';
 import { PUBLIC_EVENT_TYPES } from '../src/domain/event/types.ts';
 import { newId } from '../src/domain/id.ts';
 import { renderChart } from './chart.ts';
@@ -192,7 +192,7 @@ async function seedFeed(t: Target, n: number) {
 
 /** The floor runs the feed's own statement (the SQL port's) on a raw pool, without the API around it. */
 async function feedPage(t: Target, limit: number) {
-  const { rows: r } = await t.query(feedPageOfTypes.text, [t.orgId, '-1', [...PUBLIC_EVENT_TYPES], limit + 1]);
+  const { rows: r } = await t.query(feedPageStatement.text, [t.orgId, '-1', [...PUBLIC_EVENT_TYPES], limit + 1]);
   return { object: 'list', data: r.slice(0, limit).map(presentEvent), has_more: r.length > limit };
 }
 

@@ -116,18 +116,24 @@ type FeedRow = EventRecord;
 const PUBLIC_TYPE_LIST = [...PUBLIC_EVENT_TYPES];
 const FEED_COLUMNS = `id, type, seq, subject_type AS "subjectType", subject_id AS "subjectId", data, operation_id AS "operationId", livemode, created_at AS "createdAt"`;
 /**
- * One page of the feed on the SQL port (the hottest read). Two statements so
- * each prepared plan fits its case: one type on the (organization_id, type,
- * seq) index, several types (the public vocabulary when unfiltered) on the
- * (organization_id, seq) range with the types as a filter.
+ * One page of the feed on the SQL port (the hottest read), as prepared
+ * statements whose plan holds for any parameters (PostgreSQL switches a
+ * prepared statement to one generic plan). The whole public vocabulary walks
+ * the organization's (organization_id, seq) range, skipping internal types.
+ * A type filter takes up to `limit` rows per type from the
+ * (organization_id, type, seq) index and merges them, so a rare type costs a
+ * few index probes however large the log (`type = ANY(...)` on the seq range
+ * would scan past every other event).
  */
-export const feedPageOfType = statement<[organizationId: string, after: string, type: string, limit: number], FeedRow>(
-  'event_feed_page_of_type',
-  `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND seq > $2::bigint AND type = $3 ORDER BY seq LIMIT $4`,
-);
-export const feedPageOfTypes = statement<[organizationId: string, after: string, types: string[], limit: number], FeedRow>(
-  'event_feed_page_of_types',
+export const feedPageStatement = statement<[organizationId: string, after: string, publicTypes: string[], limit: number], FeedRow>(
+  'event_feed_page',
   `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND seq > $2::bigint AND type = ANY($3::text[]) ORDER BY seq LIMIT $4`,
+);
+export const feedPageOfTypesStatement = statement<[organizationId: string, after: string, types: string[], limit: number], FeedRow>(
+  'event_feed_page_of_types',
+  `SELECT e.* FROM unnest($3::text[]) AS t(type) CROSS JOIN LATERAL (
+     SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND type = t.type AND seq > $2::bigint ORDER BY seq LIMIT $4
+   ) e ORDER BY e.seq LIMIT $4`,
 );
 
 export async function pageEvents(
@@ -136,10 +142,9 @@ export async function pageEvents(
   q: { after: bigint; limit: number; types?: readonly string[] },
 ): Promise<EventPage> {
   const after = String(q.after);
-  const rows =
-    q.types?.length === 1
-      ? await deps.db.sql.rows(feedPageOfType, [organizationId, after, q.types[0]!, q.limit + 1])
-      : await deps.db.sql.rows(feedPageOfTypes, [organizationId, after, q.types?.length ? [...q.types] : PUBLIC_TYPE_LIST, q.limit + 1]);
+  const rows = q.types?.length
+    ? await deps.db.sql.rows(feedPageOfTypesStatement, [organizationId, after, [...q.types], q.limit + 1])
+    : await deps.db.sql.rows(feedPageStatement, [organizationId, after, PUBLIC_TYPE_LIST, q.limit + 1]);
   const data: PublicEvent[] = [];
   for (let i = 0; i < rows.length && i < q.limit; i++) data.push(presentEvent(rows[i]!));
   return { object: 'list', data, has_more: rows.length > q.limit };
