@@ -26,7 +26,7 @@ import { createSchema, createYoga } from 'graphql-yoga';
 import { buildApp, type App } from '../src/app.ts';
 import { benchTenant } from './tenant.ts';
 import { loadConfig } from '../src/config.ts';
-import { appendEvent, presentEvent } from '../src/domain/event/event.ts';
+import { appendEvent, feedPageStatement, presentEvent } from '../src/domain/event/event.ts';
 import { PUBLIC_EVENT_TYPES } from '../src/domain/event/types.ts';
 import { newId } from '../src/domain/id.ts';
 import { renderChart } from './chart.ts';
@@ -190,27 +190,10 @@ async function seedFeed(t: Target, n: number) {
   await t.app.sequencer.flush();
 }
 
-/** The same page query Prisma issues for GET /events (ascending seq, public types, limit + 1). */
-const FEED_SQL = `SELECT id, organization_id, seq, type, subject_type, subject_id, data, operation_id, livemode, created_at
-  FROM event WHERE organization_id = $1 AND seq > $2 AND type = ANY($3) ORDER BY seq ASC LIMIT $4`;
-
+/** The floor runs the feed's own statement (the SQL port's) on a raw pool, without the API around it. */
 async function feedPage(t: Target, limit: number) {
-  const { rows: r } = await t.query(FEED_SQL, [t.orgId, -1, [...PUBLIC_EVENT_TYPES], limit + 1]);
-  const data = r.slice(0, limit).map((x) =>
-    presentEvent({
-      id: x.id,
-      organizationId: x.organization_id,
-      seq: BigInt(x.seq),
-      type: x.type,
-      subjectType: x.subject_type,
-      subjectId: x.subject_id,
-      data: x.data,
-      operationId: x.operation_id,
-      livemode: x.livemode,
-      createdAt: new Date(x.created_at),
-    }),
-  );
-  return { object: 'list', data, has_more: r.length > limit };
+  const { rows: r } = await t.query(feedPageStatement.text, [t.orgId, '-1', [...PUBLIC_EVENT_TYPES], limit + 1]);
+  return { object: 'list', data: r.slice(0, limit).map(presentEvent), has_more: r.length > limit };
 }
 
 /** The floor: a bare Koa handler running the feed SQL with raw `pg` (or PGlite) on the same database. */

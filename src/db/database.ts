@@ -6,6 +6,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient, Prisma } from './generated/client.ts';
 import { applyMigrations, migrationsUpToDate } from './schema-engine.ts';
+import { pgSqlPort, pgliteSqlPort, type SqlPort } from './sql-port.ts';
 
 export { Prisma };
 export type Tx = Prisma.TransactionClient;
@@ -26,6 +27,8 @@ export interface Database {
   afterCommit(tx: Tx | PrismaClient, fn: () => void): void;
   /** Applies pending migrations from prisma/migrations; returns the names applied. */
   migrate(): Promise<string[]>;
+  /** Hand-written statements for hot paths, on the raw driver (see sql-port.ts). */
+  readonly sql: SqlPort;
   /** Cheap liveness query used by /readyz. */
   ping(): Promise<void>;
   /** PostgreSQL only: a pool for LISTEN/NOTIFY and hand-written hot paths. */
@@ -81,6 +84,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     kind: 'postgres',
     prisma,
     pool,
+    sql: pgSqlPort(pool),
     transaction: hooks.run,
     afterCommit: hooks.afterCommit,
     migrate: async () =>
@@ -116,6 +120,7 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
     kind: 'pglite',
     prisma,
     pglite: client,
+    sql: pgliteSqlPort(client),
     transaction,
     afterCommit: hooks.afterCommit,
     migrate: async () =>

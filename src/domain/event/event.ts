@@ -5,6 +5,7 @@ import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { parseInput } from '../validation.ts';
+import { statement } from '../../db/sql-port.ts';
 import { PUBLIC_EVENT_TYPES, isPublicEventType } from './types.ts';
 
 /**
@@ -24,6 +25,13 @@ export interface PublicEvent {
   livemode: boolean;
   created_at: string;
 }
+
+/**
+ * An event row as readers present it (a Prisma row, or a row of the feed
+ * statement). `position` is internal and never leaves the server; `seq` is
+ * int8, which the drivers hand over as bigint, number or string.
+ */
+export type EventRecord = Omit<Event, 'position' | 'organizationId' | 'seq'> & { seq: bigint | number | string | null };
 
 export interface NewEvent {
   organizationId: string;
@@ -51,7 +59,7 @@ export async function appendEvent(deps: Deps, tx: Tx, e: NewEvent): Promise<stri
   return id;
 }
 
-export function presentEvent(row: Event): PublicEvent {
+export function presentEvent(row: EventRecord): PublicEvent {
   return {
     id: row.id,
     object: 'event',
@@ -104,17 +112,42 @@ export async function listEvents(deps: Deps, organizationId: string, raw: unknow
   return pageEvents(deps, organizationId, { after, limit: input.limit, types: input.type ? [input.type] : undefined });
 }
 
+type FeedRow = EventRecord;
+const PUBLIC_TYPE_LIST = [...PUBLIC_EVENT_TYPES];
+const FEED_COLUMNS = `id, type, seq, subject_type AS "subjectType", subject_id AS "subjectId", data, operation_id AS "operationId", livemode, created_at AS "createdAt"`;
+/**
+ * One page of the feed on the SQL port (the hottest read), as prepared
+ * statements whose plan holds for any parameters (PostgreSQL switches a
+ * prepared statement to one generic plan). The whole public vocabulary walks
+ * the organization's (organization_id, seq) range, skipping internal types.
+ * A type filter takes up to `limit` rows per type from the
+ * (organization_id, type, seq) index and merges them, so a rare type costs a
+ * few index probes however large the log (`type = ANY(...)` on the seq range
+ * would scan past every other event).
+ */
+export const feedPageStatement = statement<[organizationId: string, after: string, publicTypes: string[], limit: number], FeedRow>(
+  'event_feed_page',
+  `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND seq > $2::bigint AND type = ANY($3::text[]) ORDER BY seq LIMIT $4`,
+);
+export const feedPageOfTypesStatement = statement<[organizationId: string, after: string, types: string[], limit: number], FeedRow>(
+  'event_feed_page_of_types',
+  `SELECT e.* FROM unnest($3::text[]) AS t(type) CROSS JOIN LATERAL (
+     SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND type = t.type AND seq > $2::bigint ORDER BY seq LIMIT $4
+   ) e ORDER BY e.seq LIMIT $4`,
+);
+
 export async function pageEvents(
   deps: Deps,
   organizationId: string,
   q: { after: bigint; limit: number; types?: readonly string[] },
 ): Promise<EventPage> {
-  const rows = await deps.db.prisma.event.findMany({
-    where: { organizationId, seq: { gt: q.after }, type: { in: q.types?.length ? [...q.types] : [...PUBLIC_EVENT_TYPES] } },
-    orderBy: { seq: 'asc' },
-    take: q.limit + 1,
-  });
-  return { object: 'list', data: rows.slice(0, q.limit).map(presentEvent), has_more: rows.length > q.limit };
+  const after = String(q.after);
+  const rows = q.types?.length
+    ? await deps.db.sql.rows(feedPageOfTypesStatement, [organizationId, after, [...q.types], q.limit + 1])
+    : await deps.db.sql.rows(feedPageStatement, [organizationId, after, PUBLIC_TYPE_LIST, q.limit + 1]);
+  const data: PublicEvent[] = [];
+  for (let i = 0; i < rows.length && i < q.limit; i++) data.push(presentEvent(rows[i]!));
+  return { object: 'list', data, has_more: rows.length > q.limit };
 }
 
 export async function retrieveEvent(deps: Deps, organizationId: string, id: string): Promise<PublicEvent> {

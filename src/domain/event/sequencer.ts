@@ -1,16 +1,21 @@
 import type { Deps } from '../context.ts';
 
 /**
- * Gives committed events their `seq`.
+ * Gives committed events their `seq` (public, per organization) and their
+ * `position` (internal, global).
  *
- * Invariant: a reader paging the feed by `seq` never misses an event. Were
- * `seq` drawn inside each writer's transaction, a transaction holding seq 10
- * could commit after one holding seq 11, and a reader that had already moved
- * past 11 would never see 10. Instead writers insert with seq NULL, and this
- * sequencer numbers committed rows in one short transaction under a
- * cluster-wide advisory lock: sequencing transactions are serialized, so every
- * seq becomes visible only after all smaller ones. Writers never wait on each
- * other, and one NOTIFY per batch (not per event) wakes the other processes.
+ * Invariant: a reader paging an organization's feed by `seq`, or tailing the
+ * whole log by `position`, never misses an event. Were either number drawn
+ * inside each writer's transaction, a transaction holding 10 could commit
+ * after one holding 11, and a reader that had already moved past 11 would
+ * never see 10. Instead writers insert with both NULL, and this sequencer
+ * numbers committed rows in one short transaction under a cluster-wide
+ * advisory lock: sequencing transactions are serialized, so every number
+ * becomes visible only after all smaller ones. Within a batch, positions
+ * follow id order and each organization's seqs continue densely from its own
+ * maximum in position order, so `seq` order equals `position` order inside an
+ * organization (ADR 0005). Writers never wait on each other, and one NOTIFY
+ * per batch (not per event) wakes the other processes.
  */
 const LOCK_KEY = 7_351_001;
 const BATCH = 1000;
@@ -24,8 +29,8 @@ export class Sequencer {
 
   constructor(
     private readonly deps: Omit<Deps, 'sequencer'>,
-    /** Called in this process after a batch commits, with the highest seq it assigned. */
-    private readonly onSequenced: (maxSeq: bigint) => void,
+    /** Called in this process after a batch commits, with the highest position it assigned. */
+    private readonly onSequenced: (maxPosition: bigint) => void,
   ) {}
 
   /** Periodic backstop: picks up rows another process committed but could not sequence (it crashed). */
@@ -77,14 +82,21 @@ export class Sequencer {
     const { db } = this.deps;
     return db.transaction(async (tx) => {
       await tx.$queryRaw`SELECT pg_advisory_xact_lock(${LOCK_KEY})::text`;
+      // `pending` is referenced twice, so PostgreSQL materializes it: nextval runs once per row.
       const [row] = await tx.$queryRaw<{ n: bigint; max: bigint | null }[]>`
-        WITH numbered AS (
-          SELECT id, nextval('event_seq_seq') AS seq
-          FROM (SELECT id FROM event WHERE seq IS NULL ORDER BY id LIMIT ${BATCH}) pending
+        WITH pending AS (
+          SELECT id, organization_id, nextval('event_position_seq') AS position
+          FROM (SELECT id, organization_id FROM event WHERE seq IS NULL ORDER BY id LIMIT ${BATCH}) unsequenced
+        ), top AS (
+          SELECT o.organization_id, coalesce((SELECT max(e.seq) FROM event e WHERE e.organization_id = o.organization_id), 0) AS seq
+          FROM (SELECT DISTINCT organization_id FROM pending) o
+        ), numbered AS (
+          SELECT p.id, p.position, top.seq + row_number() OVER (PARTITION BY p.organization_id ORDER BY p.position) AS seq
+          FROM pending p JOIN top USING (organization_id)
         ), updated AS (
-          UPDATE event e SET seq = numbered.seq FROM numbered WHERE e.id = numbered.id RETURNING e.seq
+          UPDATE event e SET seq = numbered.seq, position = numbered.position FROM numbered WHERE e.id = numbered.id RETURNING e.position
         )
-        SELECT count(*) AS n, max(seq) AS max FROM updated`;
+        SELECT count(*) AS n, max(position) AS max FROM updated`;
       const n = Number(row?.n ?? 0);
       if (n > 0 && row?.max != null) {
         const max = row.max;

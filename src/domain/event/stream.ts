@@ -8,8 +8,9 @@ import { EVENTS_CHANNEL } from './sequencer.ts';
 import { isPublicEventType } from './types.ts';
 
 /**
- * This process's view of the live log. It tails the table by `seq` (one query
- * per sequenced batch, whatever the number of subscribers) and hands each
+ * This process's view of the live log. It tails the whole table by the
+ * internal global `position` (one query per sequenced batch, whatever the
+ * number of subscribers) and hands each
  * event to the subscribers of its organization. It is woken by the local
  * sequencer, by PostgreSQL NOTIFY from other processes, and by a slow timer
  * as a backstop for a lost notification.
@@ -17,7 +18,7 @@ import { isPublicEventType } from './types.ts';
 type Listener = (e: Event) => void;
 
 export class EventStream {
-  private lastSeq = 0n;
+  private lastPosition = 0n;
   private listeners = new Map<string, Set<Listener>>();
   private pulling = false;
   private pullAgain = false;
@@ -30,8 +31,8 @@ export class EventStream {
   constructor(private readonly deps: Omit<Deps, 'sequencer'>) {}
 
   async start(): Promise<void> {
-    const max = await this.deps.db.prisma.event.aggregate({ _max: { seq: true } });
-    this.lastSeq = max._max.seq ?? 0n;
+    const max = await this.deps.db.prisma.event.aggregate({ _max: { position: true } });
+    this.lastPosition = max._max.position ?? 0n;
     if (this.deps.db.kind === 'postgres' && this.deps.config.databaseUrl) {
       const client = new pg.Client({ connectionString: this.deps.config.databaseUrl });
       client.on('error', (err) => this.deps.log.warn({ err }, 'event LISTEN connection failed; falling back to polling'));
@@ -74,9 +75,9 @@ export class EventStream {
       try {
         do {
           this.pullAgain = false;
-          const rows = await this.deps.db.prisma.event.findMany({ where: { seq: { gt: this.lastSeq } }, orderBy: { seq: 'asc' }, take: 1000 });
+          const rows = await this.deps.db.prisma.event.findMany({ where: { position: { gt: this.lastPosition } }, orderBy: { position: 'asc' }, take: 1000 });
           for (const row of rows) {
-            this.lastSeq = row.seq!;
+            this.lastPosition = row.position!;
             if (!isPublicEventType(row.type)) continue;
             for (const l of this.listeners.get(row.organizationId) ?? []) l(row);
           }

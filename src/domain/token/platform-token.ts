@@ -156,14 +156,15 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  */
 export async function authenticatePlatformSecret(deps: Deps, secret: string, asOf = performance.now()): Promise<PlatformCaller> {
   const prefix = secretKeyPrefix(deps.config.keyBrand);
-  const invalid = new DomainError('invalid_token', 'The platform token is unknown, revoked or expired');
-  if (!hasValidChecksum(secret, prefix)) throw invalid;
+  // Built only when thrown: an Error captures a stack trace, which the hot path should not pay for.
+  const invalid = () => new DomainError('invalid_token', 'The platform token is unknown, revoked or expired');
+  if (!hasValidChecksum(secret, prefix)) throw invalid();
   const hash = hashSecret(secret);
   const now = deps.clock.now();
   const cache = deps.credentials;
   const hit = cache && (await cache.fresh(asOf)) ? cache.token(hash, Date.now()) : undefined;
   if (hit) {
-    if (hit.expiresAt && hit.expiresAt <= now) throw invalid;
+    if (hit.expiresAt && hit.expiresAt <= now) throw invalid();
     if (!hit.lastUsedAt || now.getTime() - hit.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       hit.lastUsedAt = now;
       await touchLastUsed(deps, hit.caller.tokenId, now);
@@ -175,7 +176,7 @@ export async function authenticatePlatformSecret(deps: Deps, secret: string, asO
     where: { tokenHash: hash },
     include: { organization: { select: { id: true, slug: true, name: true } } },
   });
-  if (!row || !constantTimeEqual(row.tokenHash, hash) || tokenStatus(row, now) !== 'active') throw invalid;
+  if (!row || !constantTimeEqual(row.tokenHash, hash) || tokenStatus(row, now) !== 'active') throw invalid();
   let lastUsedAt = row.lastUsedAt;
   if (!lastUsedAt || now.getTime() - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     lastUsedAt = now;

@@ -7,17 +7,18 @@ import { subscriptionCovers } from '../event/types.ts';
  *
  * Invariant: every sequenced public event is considered exactly once, and
  * yields one delivery for each endpoint that is enabled, subscribed to its
- * type and was created at or before the event. A single cursor over `seq`
- * (stored in system_setting) advances in the same transaction that inserts
+ * type and was created at or before the event. A single cursor over the
+ * internal global `position` (stored in system_setting; `seq` is per
+ * organization, ADR 0005) advances in the same transaction that inserts
  * the deliveries, under a cluster-wide advisory lock, so concurrent workers
  * in any number of processes never fan out the same range twice, and a crash
- * rolls back both the inserts and the cursor. Because `seq` order is commit
- * order (see the sequencer), no event can appear behind the cursor later.
+ * rolls back both the inserts and the cursor. Because `position` order is
+ * commit order (see the sequencer), no event can appear behind the cursor later.
  * The unique (endpoint_id, event_id) index with ON CONFLICT DO NOTHING is a
  * second guard that makes a replayed range harmless.
  */
 const LOCK_KEY = 7_351_002;
-const CURSOR_KEY = 'webhook_fanout.seq';
+const CURSOR_KEY = 'webhook_fanout.position';
 export const FANOUT_BATCH = 1000;
 
 interface EventRow {
@@ -25,7 +26,7 @@ interface EventRow {
   organization_id: string;
   type: string;
   created_at: Date;
-  seq: bigint;
+  position: bigint;
 }
 interface EndpointRow {
   id: string;
@@ -39,11 +40,11 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<num
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
     await tx.$queryRaw`SELECT pg_advisory_xact_lock(${LOCK_KEY})::text`;
-    const [cursor] = await tx.$queryRaw<{ seq: string }[]>`SELECT value->>'seq' AS seq FROM system_setting WHERE key = ${CURSOR_KEY}`;
-    const after = BigInt(cursor?.seq ?? '0');
+    const [cursor] = await tx.$queryRaw<{ position: string }[]>`SELECT value->>'position' AS position FROM system_setting WHERE key = ${CURSOR_KEY}`;
+    const after = BigInt(cursor?.position ?? '0');
     const events = await tx.$queryRaw<EventRow[]>`
-      SELECT id, organization_id, type, created_at, seq FROM event
-      WHERE seq > ${after} ORDER BY seq LIMIT ${FANOUT_BATCH}`;
+      SELECT id, organization_id, type, created_at, position FROM event
+      WHERE position > ${after} ORDER BY position LIMIT ${FANOUT_BATCH}`;
     if (events.length === 0) return 0;
 
     const orgs = [...new Set(events.map((e) => e.organization_id))];
@@ -71,9 +72,9 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<num
         FROM unnest(${cols.id}::text[], ${cols.org}::text[], ${cols.endpoint}::text[], ${cols.event}::text[]) AS d(id, org, endpoint, event)
         ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
     }
-    const last = String(events.at(-1)!.seq);
+    const last = String(events.at(-1)!.position);
     await tx.$executeRaw`
-      INSERT INTO system_setting (key, value, updated_at) VALUES (${CURSOR_KEY}, jsonb_build_object('seq', ${last}::text), ${now}::timestamptz)
+      INSERT INTO system_setting (key, value, updated_at) VALUES (${CURSOR_KEY}, jsonb_build_object('position', ${last}::text), ${now}::timestamptz)
       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`;
     return events.length;
   });

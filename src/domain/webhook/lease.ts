@@ -1,5 +1,6 @@
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Event, WebhookEndpoint } from '../../db/generated/client.ts';
+import type { EventRecord } from '../event/event.ts';
 import type { Deps } from '../context.ts';
 import { newId } from '../id.ts';
 import type { AttemptOutcome } from './send.ts';
@@ -24,7 +25,7 @@ export interface LeasedDelivery {
   event_id: string;
   attempts: number;
   endpoint: Pick<WebhookEndpoint, 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>;
-  event: Event;
+  event: EventRecord;
 }
 
 export interface LeaseRequest {
