@@ -6,6 +6,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient, Prisma } from './generated/client.ts';
 import { applyMigrations } from './schema-engine.ts';
+import { pgliteBatch, postgresBatch, type Batched } from './batch.ts';
 
 export { Prisma };
 export type Tx = Prisma.TransactionClient;
@@ -24,6 +25,8 @@ export interface Database {
    * once when `tx` is not a transaction). Used to wake the event sequencer.
    */
   afterCommit(tx: Tx | PrismaClient, fn: () => void): void;
+  /** The hot-path SQL port (src/db/batch.ts): one transaction in batches of statements, one round trip each. */
+  readonly batch: Batched;
   /** Applies pending migrations from prisma/migrations; returns the names applied. */
   migrate(): Promise<string[]>;
   /** Cheap liveness query used by /readyz. */
@@ -81,6 +84,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     pool,
     transaction: hooks.run,
     afterCommit: hooks.afterCommit,
+    batch: postgresBatch(pool),
     migrate: () => applyMigrations(new PrismaPg({ connectionString: url, max: 1 })),
     ping: async () => {
       await pool.query('select 1');
@@ -102,17 +106,19 @@ async function openPglite(dataDir: string): Promise<Database> {
   // PGlite is one connection: concurrent interactive transactions fail with
   // P2028 instead of queueing, so embedded mode runs them one at a time.
   let tail: Promise<unknown> = Promise.resolve();
-  const transaction = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => {
-    const run = tail.then(() => hooks.run(fn));
+  const serialize = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn);
     tail = run.catch(() => {});
     return run;
   };
+  const transaction = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => serialize(() => hooks.run(fn));
   return {
     kind: 'pglite',
     prisma,
     pglite: client,
     transaction,
     afterCommit: hooks.afterCommit,
+    batch: pgliteBatch(client, serialize),
     migrate: () => applyMigrations(factory),
     ping: async () => {
       await client.query('select 1');

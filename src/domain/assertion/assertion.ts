@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import type { AssertionClaim, AssertionEvent } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import type { AssertionEvent } from '../../db/generated/client.ts';
+import type { BatchSend } from '../../db/batch.ts';
+import { Prisma } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
-import { appendEvent } from '../event/event.ts';
-import { ensureEntity, findEntity, lockEntity, subjectFields, subjectOf } from '../entity/entity.ts';
-import { claimLive, evaluateEntityStanding } from '../enrollment/standing.ts';
-import type { StoredResponse } from '../idempotency/idempotency.ts';
-import { runMutation } from '../platform/mutation.ts';
+import { findEntity, lockSubject, subjectEntity, subjectFields, subjectOf, type Subject } from '../entity/entity.ts';
+import { parseStandingInputs, planStanding, standingInputs } from '../enrollment/standing.ts';
+import type { BatchedResult } from '../idempotency/idempotency.ts';
+import { runBatchedMutation } from '../platform/mutation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput, timestamp } from '../validation.ts';
 
@@ -82,63 +82,121 @@ export interface AssertionRevocation {
   assertion: PublicAssertion | null;
 }
 
-const sameExpiry = (a: Date | null, b: Date | null) => (a?.getTime() ?? null) === (b?.getTime() ?? null);
+type ClaimChange = { action: 'asserted' | 'revoked'; value: number | null; expiresAt: Date | null };
 
-/**
- * Appends one history row, moves the claim projection to it, records the
- * public event and re-evaluates the entity's standing, all in `tx` and under
- * the entity lock the caller holds.
- */
-async function appendAssertionEvent(
-  deps: Deps,
-  tx: Tx,
-  organizationId: string,
-  entityId: string,
-  claimKey: string,
-  change: { action: 'asserted' | 'revoked'; value: number | null; expiresAt: Date | null },
-): Promise<PublicAssertion> {
-  const now = deps.clock.now();
-  const row = await tx.assertionEvent.create({
-    data: { id: newId('assertion'), organizationId, entityId, key: claimKey, ...change, effectiveAt: now, createdAt: now },
-  });
-  const claim = { eventId: row.id, present: change.action === 'asserted', value: change.value, expiresAt: change.expiresAt, updatedAt: now };
-  await tx.assertionClaim.upsert({
-    where: { entityId_key: { entityId, key: claimKey } },
-    create: { entityId, key: claimKey, organizationId, ...claim },
-    update: claim,
-  });
-  const assertion = presentAssertion(row);
-  await appendEvent(deps, tx, {
-    organizationId,
-    type: change.action === 'asserted' ? 'assertion.created' : 'assertion.revoked',
-    subject: { type: 'assertion', id: row.id },
-    data: { ...assertion },
-  });
-  await evaluateEntityStanding(deps, tx, entityId, { trigger: 'assertion', assertion: row.id }, { alreadyLocked: true });
-  return assertion;
+/** An assertion_event row as row_to_json gives it. */
+function assertionEventRow(j: Record<string, unknown>): AssertionEvent {
+  return {
+    id: j.id as string,
+    organizationId: j.organization_id as string,
+    entityId: j.entity_id as string,
+    key: j.key as string,
+    action: j.action as string,
+    value: j.value as number | null,
+    expiresAt: j.expires_at == null ? null : new Date(j.expires_at as string),
+    effectiveAt: new Date(j.effective_at as string),
+    livemode: j.livemode as boolean,
+    createdAt: new Date(j.created_at as string),
+  };
 }
 
-async function currentClaim(tx: Tx, entityId: string, claimKey: string): Promise<AssertionClaim | null> {
-  return tx.assertionClaim.findUnique({ where: { entityId_key: { entityId, key: claimKey } } });
+/**
+ * The claim write as one statement, run after the entity lock: when `appends`
+ * holds for the current claim (`cur`, `live`), it appends the history row,
+ * moves the claim projection to it and appends the public event, all or
+ * nothing. Answers the entity, whether it appended, and the current event.
+ */
+function writeClaim(organizationId: string, subject: Subject, claimKey: string, row: AssertionEvent, appends: Prisma.Sql): Prisma.Sql {
+  const { value, expiresAt, createdAt: now } = row;
+  const { entity: _, ...data } = presentAssertion(row);
+  return Prisma.sql`
+    WITH ent AS (${subjectEntity(organizationId, subject)}),
+    cur AS (SELECT c.* FROM assertion_claim c, ent WHERE c.entity_id = ent.id AND c.key = ${claimKey}),
+    live AS (SELECT * FROM cur WHERE present AND (expires_at IS NULL OR expires_at > ${now}::timestamptz)),
+    go AS (SELECT id AS entity_id FROM ent WHERE ${appends}),
+    appended AS (
+      INSERT INTO assertion_event (id, organization_id, entity_id, key, action, value, expires_at, effective_at, created_at)
+      SELECT ${row.id}, ${organizationId}, entity_id, ${claimKey}, ${row.action}, ${value}::float8, ${expiresAt}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+      FROM go RETURNING entity_id
+    ),
+    claim AS (
+      INSERT INTO assertion_claim (entity_id, key, organization_id, event_id, present, value, expires_at, updated_at)
+      SELECT entity_id, ${claimKey}, ${organizationId}, ${row.id}, ${row.action === 'asserted'}, ${value}::float8, ${expiresAt}::timestamptz, ${now}::timestamptz
+      FROM appended
+      ON CONFLICT (entity_id, key) DO UPDATE SET event_id = EXCLUDED.event_id, present = EXCLUDED.present, value = EXCLUDED.value,
+        expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at
+    ),
+    feed AS (
+      INSERT INTO event (id, organization_id, type, subject_type, subject_id, data, created_at)
+      SELECT ${newId('event')}, ${organizationId}, ${row.action === 'asserted' ? 'assertion.created' : 'assertion.revoked'}, 'assertion', ${row.id},
+        ${JSON.stringify(data)}::jsonb || jsonb_build_object('entity', entity_id), ${now}::timestamptz
+      FROM appended
+    )
+    SELECT (SELECT id FROM ent) AS entity, EXISTS (SELECT 1 FROM appended) AS appended,
+      (SELECT row_to_json(e) FROM assertion_event e, cur WHERE e.id = cur.event_id) AS current`;
+}
+
+interface ClaimOutcome {
+  /** null: the subject names no entity (an external pair never seen, on revoke). */
+  entity: string | null;
+  /** The appended event, or null when the claim was left as it was. */
+  appended: AssertionEvent | null;
+  current: AssertionEvent | null;
+  /** The standing re-evaluation's statements, to run before the commit. */
+  finish: Prisma.Sql[];
+}
+
+/**
+ * One claim change in one round trip (plus the commit, which carries the
+ * standing writes): lock the entity (creating it on first use of an
+ * external pair), write the claim when `appends` says so, read the standing
+ * inputs of the entity's active enrollments, then plan the re-evaluation.
+ */
+async function changeClaim(
+  deps: Deps,
+  send: BatchSend,
+  organizationId: string,
+  subject: Subject,
+  claimKey: string,
+  change: ClaimChange,
+  appends: Prisma.Sql,
+): Promise<ClaimOutcome> {
+  const now = deps.clock.now();
+  const row: AssertionEvent = {
+    id: newId('assertion'),
+    organizationId,
+    entityId: '',
+    key: claimKey,
+    ...change,
+    effectiveAt: now,
+    livemode: true,
+    createdAt: now,
+  };
+  const lock = lockSubject(deps, organizationId, subject, { create: change.action === 'asserted' });
+  const results = await send([
+    ...lock,
+    writeClaim(organizationId, subject, claimKey, row, appends),
+    standingInputs(Prisma.sql`(SELECT entity_id FROM assertion_event WHERE id = ${row.id})`),
+  ]);
+  const write = results[lock.length]![0]! as { entity: string | null; appended: boolean; current: Record<string, unknown> | null };
+  if (write.entity === null && subject.kind === 'entity') throw missing('entity', subject.id, 'entity');
+  const appended = write.appended ? { ...row, entityId: write.entity! } : null;
+  const inputs = parseStandingInputs(results[lock.length + 1]![0]!.inputs);
+  const plan = planStanding(deps, inputs, { trigger: 'assertion', assertion: row.id }, now);
+  return { entity: write.entity, appended, current: write.current && assertionEventRow(write.current), finish: plan.statements };
 }
 
 /** 201 with a new event when the claim changes (absent → present, new value, new expiry); 200 with the current event otherwise. */
-async function createAssertion(deps: Deps, tx: Tx, organizationId: string, raw: unknown): Promise<StoredResponse> {
+async function createAssertion(deps: Deps, send: BatchSend, organizationId: string, raw: unknown): Promise<BatchedResult> {
   const input = parseInput(CreateAssertionInput, raw);
   const subject = subjectOf(input);
-  const now = deps.clock.now();
-  if (input.expires_at && input.expires_at <= now) throw new DomainError('invalid_request', 'expires_at must be in the future', 'expires_at');
-  const entity = await ensureEntity(deps, tx, organizationId, subject);
-  await lockEntity(tx, entity.id);
-  const claimValue = input.value ?? 1;
+  if (input.expires_at && input.expires_at <= deps.clock.now()) throw new DomainError('invalid_request', 'expires_at must be in the future', 'expires_at');
+  const value = input.value ?? 1;
   const expiresAt = input.expires_at ?? null;
-  const claim = await currentClaim(tx, entity.id, input.key);
-  if (claimLive(claim ?? undefined, now) && claim!.value === claimValue && sameExpiry(claim!.expiresAt, expiresAt)) {
-    const current = await tx.assertionEvent.findUniqueOrThrow({ where: { id: claim!.eventId } });
-    return { status: 200, body: presentAssertion(current) };
-  }
-  const body = await appendAssertionEvent(deps, tx, organizationId, entity.id, input.key, { action: 'asserted', value: claimValue, expiresAt });
-  return { status: 201, body };
+  const changes = Prisma.sql`NOT EXISTS (SELECT 1 FROM live WHERE value = ${value}::float8 AND expires_at IS NOT DISTINCT FROM ${expiresAt}::timestamptz)`;
+  const out = await changeClaim(deps, send, organizationId, subject, input.key, { action: 'asserted', value, expiresAt }, changes);
+  if (!out.appended) return { response: { status: 200, body: presentAssertion(out.current!) }, finish: out.finish, appended: false };
+  return { response: { status: 201, body: presentAssertion(out.appended) }, finish: out.finish, appended: true };
 }
 
 /**
@@ -146,25 +204,23 @@ async function createAssertion(deps: Deps, tx: Tx, organizationId: string, raw: 
  * nothing appended when it was absent (never stated, revoked, or expired).
  * An external pair never seen is an absent claim, not a new entity.
  */
-async function revokeAssertion(deps: Deps, tx: Tx, organizationId: string, raw: unknown): Promise<StoredResponse> {
+async function revokeAssertion(deps: Deps, send: BatchSend, organizationId: string, raw: unknown): Promise<BatchedResult> {
   const input = parseInput(RevokeAssertionInput, raw);
-  const entity = await findEntity(tx, organizationId, subjectOf(input));
-  const absent = { object: 'assertion_revocation' as const, entity: entity?.id ?? null, key: input.key, revoked: false, assertion: null };
-  if (!entity) return { status: 200, body: absent };
-  await lockEntity(tx, entity.id);
-  const claim = await currentClaim(tx, entity.id, input.key);
-  if (!claimLive(claim ?? undefined, deps.clock.now())) return { status: 200, body: absent };
-  const assertion = await appendAssertionEvent(deps, tx, organizationId, entity.id, input.key, { action: 'revoked', value: null, expiresAt: null });
-  return { status: 201, body: { ...absent, revoked: true, assertion } satisfies AssertionRevocation };
+  const live = Prisma.sql`EXISTS (SELECT 1 FROM live)`;
+  const out = await changeClaim(deps, send, organizationId, subjectOf(input), input.key, { action: 'revoked', value: null, expiresAt: null }, live);
+  const absent = { object: 'assertion_revocation' as const, entity: out.entity, key: input.key, revoked: false, assertion: null };
+  if (!out.appended) return { response: { status: 200, body: absent }, finish: out.finish, appended: false };
+  const body: AssertionRevocation = { ...absent, revoked: true, assertion: presentAssertion(out.appended) };
+  return { response: { status: 201, body }, finish: out.finish, appended: true };
 }
 
 export type AssertionMutation = { op: 'create' | 'revoke'; input: unknown };
 
-/** Both assertion mutations, from REST or GraphQL, through the idempotent runner (the stored response is the REST one). */
+/** Both assertion mutations, from REST or GraphQL, through the idempotent runner on the batched SQL port (the stored response is the REST one). */
 export function mutateAssertion(deps: Deps, caller: SurfaceBCaller, m: AssertionMutation, idempotencyKey?: string) {
   const org = caller.organization.id;
-  return runMutation(deps, caller, { name: `assertions.${m.op}`, input: m.input, idempotencyKey }, (tx) =>
-    m.op === 'create' ? createAssertion(deps, tx, org, m.input) : revokeAssertion(deps, tx, org, m.input),
+  return runBatchedMutation(deps, caller, { name: `assertions.${m.op}`, input: m.input, idempotencyKey }, (send) =>
+    m.op === 'create' ? createAssertion(deps, send, org, m.input) : revokeAssertion(deps, send, org, m.input),
   );
 }
 
