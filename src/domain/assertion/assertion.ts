@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import type { AssertionEvent } from '../../db/generated/client.ts';
+import type { AssertionClaim, AssertionEvent } from '../../db/generated/client.ts';
 import type { BatchSend } from '../../db/batch.ts';
 import { Prisma } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { findEntity, lockSubject, subjectEntity, subjectFields, subjectOf, type Subject } from '../entity/entity.ts';
-import { parseStandingInputs, planStanding, standingInputs } from '../enrollment/standing.ts';
+import { insertEvents } from '../event/event.ts';
+import { claimLive, parseStandingInputs, planStanding, standingInputs, type StandingInputs } from '../enrollment/standing.ts';
 import type { BatchedResult } from '../idempotency/idempotency.ts';
 import { runBatchedMutation } from '../platform/mutation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
@@ -84,6 +85,8 @@ export interface AssertionRevocation {
 
 type ClaimChange = { action: 'asserted' | 'revoked'; value: number | null; expiresAt: Date | null };
 
+const sameExpiry = (a: Date | null, b: Date | null) => (a?.getTime() ?? null) === (b?.getTime() ?? null);
+
 /** An assertion_event row as row_to_json gives it. */
 function assertionEventRow(j: Record<string, unknown>): AssertionEvent {
   return {
@@ -100,90 +103,82 @@ function assertionEventRow(j: Record<string, unknown>): AssertionEvent {
   };
 }
 
-/**
- * The claim write as one statement, run after the entity lock: when `appends`
- * holds for the current claim (`cur`, `live`), it appends the history row,
- * moves the claim projection to it and appends the public event, all or
- * nothing. Answers the entity, whether it appended, and the current event.
- */
-function writeClaim(organizationId: string, subject: Subject, claimKey: string, row: AssertionEvent, appends: Prisma.Sql): Prisma.Sql {
-  const { value, expiresAt, createdAt: now } = row;
-  const { entity: _, ...data } = presentAssertion(row);
+/** The current claim with its newest event, read after the entity lock. */
+function currentClaim(entity: Prisma.Sql, claimKey: string): Prisma.Sql {
   return Prisma.sql`
-    WITH ent AS (${subjectEntity(organizationId, subject)}),
-    cur AS (SELECT c.* FROM assertion_claim c, ent WHERE c.entity_id = ent.id AND c.key = ${claimKey}),
-    live AS (SELECT * FROM cur WHERE present AND (expires_at IS NULL OR expires_at > ${now}::timestamptz)),
-    go AS (SELECT id AS entity_id FROM ent WHERE ${appends}),
-    appended AS (
-      INSERT INTO assertion_event (id, organization_id, entity_id, key, action, value, expires_at, effective_at, created_at)
-      SELECT ${row.id}, ${organizationId}, entity_id, ${claimKey}, ${row.action}, ${value}::float8, ${expiresAt}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
-      FROM go RETURNING entity_id
-    ),
-    claim AS (
-      INSERT INTO assertion_claim (entity_id, key, organization_id, event_id, present, value, expires_at, updated_at)
-      SELECT entity_id, ${claimKey}, ${organizationId}, ${row.id}, ${row.action === 'asserted'}, ${value}::float8, ${expiresAt}::timestamptz, ${now}::timestamptz
-      FROM appended
-      ON CONFLICT (entity_id, key) DO UPDATE SET event_id = EXCLUDED.event_id, present = EXCLUDED.present, value = EXCLUDED.value,
-        expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at
-    ),
-    feed AS (
-      INSERT INTO event (id, organization_id, type, subject_type, subject_id, data, created_at)
-      SELECT ${newId('event')}, ${organizationId}, ${row.action === 'asserted' ? 'assertion.created' : 'assertion.revoked'}, 'assertion', ${row.id},
-        ${JSON.stringify(data)}::jsonb || jsonb_build_object('entity', entity_id), ${now}::timestamptz
-      FROM appended
-    )
-    SELECT (SELECT id FROM ent) AS entity, EXISTS (SELECT 1 FROM appended) AS appended,
-      (SELECT row_to_json(e) FROM assertion_event e, cur WHERE e.id = cur.event_id) AS current`;
+    SELECT json_build_object('present', c.present, 'value', c.value, 'expiresAt', c.expires_at, 'event', row_to_json(e)) AS claim
+    FROM assertion_claim c JOIN assertion_event e ON e.id = c.event_id
+    WHERE c.entity_id = (${entity}) AND c.key = ${claimKey}`;
 }
 
-interface ClaimOutcome {
+/** Appends the history row and moves the claim projection to it. */
+function writeClaim(row: AssertionEvent): Prisma.Sql[] {
+  const { id, organizationId, entityId, key: claimKey, action, value, expiresAt, createdAt: now } = row;
+  return [
+    Prisma.sql`INSERT INTO assertion_event (id, organization_id, entity_id, key, action, value, expires_at, effective_at, created_at)
+      VALUES (${id}, ${organizationId}, ${entityId}, ${claimKey}, ${action}, ${value}::float8, ${expiresAt}::timestamptz, ${now}::timestamptz, ${now}::timestamptz)`,
+    Prisma.sql`INSERT INTO assertion_claim (entity_id, key, organization_id, event_id, present, value, expires_at, updated_at)
+      VALUES (${entityId}, ${claimKey}, ${organizationId}, ${id}, ${action === 'asserted'}, ${value}::float8, ${expiresAt}::timestamptz, ${now}::timestamptz)
+      ON CONFLICT (entity_id, key) DO UPDATE SET event_id = EXCLUDED.event_id, present = EXCLUDED.present, value = EXCLUDED.value,
+        expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at`,
+  ];
+}
+
+interface Claim {
   /** null: the subject names no entity (an external pair never seen, on revoke). */
   entity: string | null;
-  /** The appended event, or null when the claim was left as it was. */
-  appended: AssertionEvent | null;
-  current: AssertionEvent | null;
-  /** The standing re-evaluation's statements, to run before the commit. */
-  finish: Prisma.Sql[];
+  current: (Pick<AssertionClaim, 'present' | 'value' | 'expiresAt'> & { event: AssertionEvent }) | null;
+  inputs: StandingInputs;
 }
 
 /**
- * One claim change in one round trip (plus the commit, which carries the
- * standing writes): lock the entity (creating it on first use of an
- * external pair), write the claim when `appends` says so, read the standing
- * inputs of the entity's active enrollments, then plan the re-evaluation.
+ * Everything a claim change reads, in one round trip: the entity's lock
+ * (creating the entity on first use of an external pair), then, seeing what
+ * the lock's previous holder committed, the current claim and the standing
+ * inputs of the entity's active enrollments. Entity null: an external pair
+ * never seen (without `create`); an unknown `ent_` id is 404.
  */
-async function changeClaim(
-  deps: Deps,
-  send: BatchSend,
-  organizationId: string,
-  subject: Subject,
-  claimKey: string,
-  change: ClaimChange,
-  appends: Prisma.Sql,
-): Promise<ClaimOutcome> {
-  const now = deps.clock.now();
-  const row: AssertionEvent = {
-    id: newId('assertion'),
-    organizationId,
-    entityId: '',
-    key: claimKey,
-    ...change,
-    effectiveAt: now,
-    livemode: true,
-    createdAt: now,
+async function readClaim(deps: Deps, send: BatchSend, organizationId: string, subject: Subject, claimKey: string, opts: { create: boolean }): Promise<Claim> {
+  const lock = lockSubject(deps, organizationId, subject, opts);
+  const entity = subjectEntity(organizationId, subject);
+  const results = await send([...lock, currentClaim(entity, claimKey), standingInputs(Prisma.sql`(${entity})`)]);
+  const [locked, [claim], [inputs]] = results.slice(lock.length - 1) as [{ id: string }[], { claim: Record<string, unknown> }[], { inputs: unknown }[]];
+  const current = claim?.claim;
+  if (!locked.length && subject.kind === 'entity') throw missing('entity', subject.id, 'entity');
+  return {
+    entity: locked[0]?.id ?? null,
+    current: current
+      ? {
+          present: current.present as boolean,
+          value: current.value as number | null,
+          expiresAt: current.expiresAt == null ? null : new Date(current.expiresAt as string),
+          event: assertionEventRow(current.event as Record<string, unknown>),
+        }
+      : null,
+    inputs: parseStandingInputs(inputs!.inputs),
   };
-  const lock = lockSubject(deps, organizationId, subject, { create: change.action === 'asserted' });
-  const results = await send([
-    ...lock,
-    writeClaim(organizationId, subject, claimKey, row, appends),
-    standingInputs(Prisma.sql`(SELECT entity_id FROM assertion_event WHERE id = ${row.id})`),
-  ]);
-  const write = results[lock.length]![0]! as { entity: string | null; appended: boolean; current: Record<string, unknown> | null };
-  if (write.entity === null && subject.kind === 'entity') throw missing('entity', subject.id, 'entity');
-  const appended = write.appended ? { ...row, entityId: write.entity! } : null;
-  const inputs = parseStandingInputs(results[lock.length + 1]![0]!.inputs);
-  const plan = planStanding(deps, inputs, { trigger: 'assertion', assertion: row.id }, now);
-  return { entity: write.entity, appended, current: write.current && assertionEventRow(write.current), finish: plan.statements };
+}
+
+/**
+ * Appends the change as statements for the commit's batch: the history row,
+ * the claim projection, then `assertion.*` and any standing events in one
+ * append, and the enrollments' new standing (evaluated with the claim as it
+ * now is). Ids are drawn here, under the entity lock, so one entity's
+ * events are numbered in commit order.
+ */
+function appendChange(deps: Deps, organizationId: string, entityId: string, claimKey: string, change: ClaimChange, inputs: StandingInputs) {
+  const now = deps.clock.now();
+  const row: AssertionEvent = { id: newId('assertion'), organizationId, entityId, key: claimKey, ...change, effectiveAt: now, livemode: true, createdAt: now };
+  const assertion = presentAssertion(row);
+  const claims = [...inputs.claims.filter((c) => c.key !== claimKey), { key: claimKey, present: change.action === 'asserted', value: change.value, expiresAt: change.expiresAt }];
+  const standing = planStanding({ ...inputs, claims }, { trigger: 'assertion', assertion: row.id }, now);
+  const event = {
+    organizationId,
+    type: change.action === 'asserted' ? 'assertion.created' : 'assertion.revoked',
+    subject: { type: 'assertion', id: row.id },
+    data: { ...assertion },
+  };
+  return { assertion, finish: [...writeClaim(row), insertEvents(deps, [event, ...standing.events]), ...standing.statements] };
 }
 
 /** 201 with a new event when the claim changes (absent → present, new value, new expiry); 200 with the current event otherwise. */
@@ -193,10 +188,12 @@ async function createAssertion(deps: Deps, send: BatchSend, organizationId: stri
   if (input.expires_at && input.expires_at <= deps.clock.now()) throw new DomainError('invalid_request', 'expires_at must be in the future', 'expires_at');
   const value = input.value ?? 1;
   const expiresAt = input.expires_at ?? null;
-  const changes = Prisma.sql`NOT EXISTS (SELECT 1 FROM live WHERE value = ${value}::float8 AND expires_at IS NOT DISTINCT FROM ${expiresAt}::timestamptz)`;
-  const out = await changeClaim(deps, send, organizationId, subject, input.key, { action: 'asserted', value, expiresAt }, changes);
-  if (!out.appended) return { response: { status: 200, body: presentAssertion(out.current!) }, finish: out.finish, appended: false };
-  return { response: { status: 201, body: presentAssertion(out.appended) }, finish: out.finish, appended: true };
+  const { entity, current, inputs } = await readClaim(deps, send, organizationId, subject, input.key, { create: true });
+  if (claimLive(current ?? undefined, deps.clock.now()) && current!.value === value && sameExpiry(current!.expiresAt, expiresAt)) {
+    return { response: { status: 200, body: presentAssertion(current!.event) }, finish: [], appended: false };
+  }
+  const { assertion, finish } = appendChange(deps, organizationId, entity!, input.key, { action: 'asserted', value, expiresAt }, inputs);
+  return { response: { status: 201, body: assertion }, finish, appended: true };
 }
 
 /**
@@ -206,12 +203,13 @@ async function createAssertion(deps: Deps, send: BatchSend, organizationId: stri
  */
 async function revokeAssertion(deps: Deps, send: BatchSend, organizationId: string, raw: unknown): Promise<BatchedResult> {
   const input = parseInput(RevokeAssertionInput, raw);
-  const live = Prisma.sql`EXISTS (SELECT 1 FROM live)`;
-  const out = await changeClaim(deps, send, organizationId, subjectOf(input), input.key, { action: 'revoked', value: null, expiresAt: null }, live);
-  const absent = { object: 'assertion_revocation' as const, entity: out.entity, key: input.key, revoked: false, assertion: null };
-  if (!out.appended) return { response: { status: 200, body: absent }, finish: out.finish, appended: false };
-  const body: AssertionRevocation = { ...absent, revoked: true, assertion: presentAssertion(out.appended) };
-  return { response: { status: 201, body }, finish: out.finish, appended: true };
+  const subject = subjectOf(input);
+  const { entity, current, inputs } = await readClaim(deps, send, organizationId, subject, input.key, { create: false });
+  const absent = { object: 'assertion_revocation' as const, entity, key: input.key, revoked: false, assertion: null };
+  if (!entity || !claimLive(current ?? undefined, deps.clock.now())) return { response: { status: 200, body: absent }, finish: [], appended: false };
+  const { assertion, finish } = appendChange(deps, organizationId, entity, input.key, { action: 'revoked', value: null, expiresAt: null }, inputs);
+  const body: AssertionRevocation = { ...absent, revoked: true, assertion };
+  return { response: { status: 201, body }, finish, appended: true };
 }
 
 export type AssertionMutation = { op: 'create' | 'revoke'; input: unknown };

@@ -148,13 +148,13 @@ export function parseStandingInputs(raw: unknown): StandingInputs {
 }
 
 /**
- * One evaluation, set-based: every enrollment's new standing and the
- * events its moves emit, as at most two statements (one UPDATE for all
- * enrollments, one INSERT for all events), whatever the number of
- * enrollments. Run under the entity lock, in the transaction of the cause.
+ * One evaluation, set-based: every enrollment's new standing as one UPDATE
+ * statement, and the events its moves emit (the caller appends them, in one
+ * statement with its own), whatever the number of enrollments. Run under
+ * the entity lock, in the transaction of the cause.
  */
-export function planStanding(deps: Deps, inputs: StandingInputs, cause: EvaluationCause, now: Date): { statements: Prisma.Sql[]; emitted: number } {
-  if (!inputs.enrollments.length) return { statements: [], emitted: 0 };
+export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now: Date): { statements: Prisma.Sql[]; events: NewEvent[] } {
+  if (!inputs.enrollments.length) return { statements: [], events: [] };
   const claims = new Map(inputs.claims.map((c) => [c.key, c]));
   const updates: { id: string; standing: Standing; grace_ends_at: Date | null; evaluation: Evaluation }[] = [];
   const events: NewEvent[] = [];
@@ -182,14 +182,11 @@ export function planStanding(deps: Deps, inputs: StandingInputs, cause: Evaluati
       data: { ...presentEnrollment(updated), previous_status: previous, trigger },
     });
   }
-  const statements = [
-    Prisma.sql`UPDATE enrollment e
+  const update = Prisma.sql`UPDATE enrollment e
       SET standing = u.standing, grace_ends_at = u.grace_ends_at, evaluation = u.evaluation, evaluated_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
       FROM json_to_recordset(${JSON.stringify(updates)}::json) AS u(id text, standing text, grace_ends_at timestamptz, evaluation jsonb)
-      WHERE e.id = u.id`,
-  ];
-  if (events.length) statements.push(insertEvents(deps, events));
-  return { statements, emitted: events.length };
+      WHERE e.id = u.id`;
+  return { statements: [update], events };
 }
 
 /**
@@ -206,8 +203,10 @@ export async function evaluateEntityStanding(
 ): Promise<number> {
   if (!only.alreadyLocked) await lockEntity(tx, entityId);
   const [row] = await tx.$queryRaw<{ inputs: unknown }[]>(standingInputs(Prisma.sql`${entityId}`, only.programId));
-  const plan = planStanding(deps, parseStandingInputs(row!.inputs), cause, deps.clock.now());
+  const plan = planStanding(parseStandingInputs(row!.inputs), cause, deps.clock.now());
   for (const statement of plan.statements) await tx.$executeRaw(statement);
-  if (plan.emitted) deps.db.afterCommit(tx, () => deps.sequencer.kick());
-  return plan.emitted;
+  if (!plan.events.length) return 0;
+  await tx.$executeRaw(insertEvents(deps, plan.events));
+  deps.db.afterCommit(tx, () => deps.sequencer.kick());
+  return plan.events.length;
 }
