@@ -105,8 +105,8 @@ export interface StandingInputs {
 
 /**
  * The statement reading an entity's standing inputs as one `inputs` JSON
- * column. `entity` is an SQL expression for the entity id; when it is NULL
- * (an assertion write that changed nothing) the inputs are empty.
+ * column. `entity` is an SQL expression for the entity id (a subquery on the
+ * batched port, where the id may not be known yet; NULL reads as no inputs).
  */
 export function standingInputs(entity: Prisma.Sql, programId?: string): Prisma.Sql {
   const program = programId ? Prisma.sql`AND e.program_id = ${programId}` : Prisma.empty;
