@@ -11,7 +11,11 @@ import { isId, newId } from '../id.ts';
  * (`external_user_id`, `issuer`) pair, which resolves to the same entity on
  * every call and creates it on first use where the route writes.
  */
-const externalPart = z.string().min(1).max(255);
+const externalPart = z
+  .string()
+  .min(1)
+  .max(255)
+  .refine((v) => !v.includes('\u0000'), 'must not contain NUL characters');
 
 /** The subject fields, spread into every input schema that addresses an entity. */
 export const subjectFields = {
