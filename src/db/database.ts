@@ -7,6 +7,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapt
 import { PrismaClient, Prisma } from './generated/client.ts';
 import { applyMigrations, migrationsUpToDate } from './schema-engine.ts';
 import { pgSqlPort, pgliteSqlPort, type SqlPort } from './sql-port.ts';
+import { pgliteBatch, postgresBatch, type Batched } from './batch.ts';
 
 export { Prisma };
 export type Tx = Prisma.TransactionClient;
@@ -25,6 +26,8 @@ export interface Database {
    * once when `tx` is not a transaction). Used to wake the event sequencer.
    */
   afterCommit(tx: Tx | PrismaClient, fn: () => void): void;
+  /** The hot-path SQL port (src/db/batch.ts): one transaction in batches of statements, one round trip each. */
+  readonly batch: Batched;
   /** Applies pending migrations from prisma/migrations; returns the names applied. */
   migrate(): Promise<string[]>;
   /** Hand-written statements for hot paths, on the raw driver (see sql-port.ts). */
@@ -87,6 +90,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     sql: pgSqlPort(pool),
     transaction: hooks.run,
     afterCommit: hooks.afterCommit,
+    batch: postgresBatch(pool),
     migrate: async () =>
       (await migrationsUpToDate(async (sql) => (await pool.query(sql)).rows))
         ? []
@@ -111,11 +115,12 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
   // PGlite is one connection: concurrent interactive transactions fail with
   // P2028 instead of queueing, so embedded mode runs them one at a time.
   let tail: Promise<unknown> = Promise.resolve();
-  const transaction = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => {
-    const run = tail.then(() => hooks.run(fn));
+  const serialize = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn);
     tail = run.catch(() => {});
     return run;
   };
+  const transaction = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => serialize(() => hooks.run(fn));
   return {
     kind: 'pglite',
     prisma,
@@ -123,6 +128,7 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
     sql: pgliteSqlPort(client),
     transaction,
     afterCommit: hooks.afterCommit,
+    batch: pgliteBatch(client, serialize),
     migrate: async () =>
       (await migrationsUpToDate(async (sql) => (await client.query(sql)).rows)) ? [] : applyMigrations(factory),
     ping: async () => {

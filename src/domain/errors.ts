@@ -62,9 +62,11 @@ export const missing = (what: string, id: string, param: string | null = null) =
 export const missingScope = (scope: string) =>
   new DomainError('missing_scope', `missing_scope:${scope}`, null, { required_scope: scope });
 
-/** Prisma's unique-constraint violation, mapped once here at the domain boundary. */
-export const isUniqueViolation = (e: unknown): boolean =>
-  typeof e === 'object' && e !== null && (e as { code?: string }).code === 'P2002';
+/** A unique-constraint violation from Prisma (P2002) or from the SQL port (SQLSTATE 23505), mapped once here at the domain boundary. */
+export const isUniqueViolation = (e: unknown): boolean => {
+  const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
+  return code === 'P2002' || code === '23505';
+};
 
 /** SQLSTATEs of a database that is down, restarting or full: class 08 (connection), 57P01-03 (shutdown, starting up), 53300 (too many connections). */
 const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/;

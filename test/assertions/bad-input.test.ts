@@ -36,6 +36,8 @@ describe('POST /assertions bad input: 400 invalid_request naming the parameter, 
     ['no subject', { key: 'k', value: 1 }, 'entity'],
     ['entity and an external pair', { entity: 'ent_00000000000000000000000000000000', ...s, key: 'k', value: 1 }, 'external_user_id'],
     ['unknown parameter', { ...s, key: 'k', value: 1, colour: 'red' }, 'colour'],
+    ['NUL in external_user_id (the database cannot store it)', { ...s, external_user_id: 'u\u0000', key: 'k', value: 1 }, 'external_user_id'],
+    ['NUL in issuer', { ...s, issuer: 'https://idp.example/\u0000', key: 'k', value: 1 }, 'issuer'],
   ])('%s', async (_name, body, param) => {
     const { api } = await setup(t);
     expectError(await api.assert(body), 400, 'invalid_request', param);
@@ -61,6 +63,20 @@ describe('POST /assertions bad input: 400 invalid_request naming the parameter, 
     expectError(await api.list({ ...s, limit: 101 }), 400, 'invalid_request', 'limit');
     expectError(await api.list({ ...s, include_expired: 'yes' }), 400, 'invalid_request', 'include_expired');
     await expectNothingAppended(api);
+  });
+});
+
+describe('subject text is data, never SQL', () => {
+  it('quotes, backslashes, SQL and non-ASCII in an external pair resolve to one entity and read back unchanged', async () => {
+    const { api } = await setup(t);
+    const pair = { external_user_id: `o'brien\\'; DROP TABLE entity; --\\x27 $$ E'\\\\'`, issuer: "https://idp.example/ü'\\n\n😀" };
+    const created = expectStatus(await api.assert({ ...pair, key: 'verified' }), 201);
+    expect(expectStatus(await api.assert({ ...pair, key: 'verified' }), 200).id).toBe(created.id);
+    const listed = expectStatus(await api.list(pair), 200);
+    expect(listed.data.map((a: { id: string; entity: string }) => [a.id, a.entity])).toEqual([[created.id, created.entity]]);
+    const other = expectStatus(await api.assert({ ...pair, external_user_id: `${pair.external_user_id} `, key: 'verified' }), 201);
+    expect(other.entity).not.toBe(created.entity);
+    expect(expectStatus(await api.revoke({ ...pair, key: 'verified' }), 201).assertion.entity).toBe(created.entity);
   });
 });
 

@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import type { AssertionClaim, AssertionEvent } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import type { BatchSend } from '../../db/batch.ts';
+import { Prisma } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
-import { appendEvent } from '../event/event.ts';
-import { ensureEntity, findEntity, lockEntity, subjectFields, subjectOf } from '../entity/entity.ts';
-import { claimLive, evaluateEntityStanding } from '../enrollment/standing.ts';
-import type { StoredResponse } from '../idempotency/idempotency.ts';
-import { runMutation } from '../platform/mutation.ts';
+import { findEntity, lockSubject, subjectEntity, subjectFields, subjectOf, type Subject } from '../entity/entity.ts';
+import { insertEvents } from '../event/event.ts';
+import { claimLive, parseStandingInputs, planStanding, standingInputs, type StandingInputs } from '../enrollment/standing.ts';
+import type { BatchedResult } from '../idempotency/idempotency.ts';
+import { runBatchedMutation } from '../platform/mutation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput, timestamp } from '../validation.ts';
 
@@ -82,63 +83,117 @@ export interface AssertionRevocation {
   assertion: PublicAssertion | null;
 }
 
+type ClaimChange = { action: 'asserted' | 'revoked'; value: number | null; expiresAt: Date | null };
+
 const sameExpiry = (a: Date | null, b: Date | null) => (a?.getTime() ?? null) === (b?.getTime() ?? null);
 
+/** An assertion_event row as row_to_json gives it. */
+function assertionEventRow(j: Record<string, unknown>): AssertionEvent {
+  return {
+    id: j.id as string,
+    organizationId: j.organization_id as string,
+    entityId: j.entity_id as string,
+    key: j.key as string,
+    action: j.action as string,
+    value: j.value as number | null,
+    expiresAt: j.expires_at == null ? null : new Date(j.expires_at as string),
+    effectiveAt: new Date(j.effective_at as string),
+    livemode: j.livemode as boolean,
+    createdAt: new Date(j.created_at as string),
+  };
+}
+
+/** The current claim with its newest event, read after the entity lock. */
+function currentClaim(entity: Prisma.Sql, claimKey: string): Prisma.Sql {
+  return Prisma.sql`
+    SELECT json_build_object('present', c.present, 'value', c.value, 'expiresAt', c.expires_at, 'event', row_to_json(e)) AS claim
+    FROM assertion_claim c JOIN assertion_event e ON e.id = c.event_id
+    WHERE c.entity_id = (${entity}) AND c.key = ${claimKey}`;
+}
+
+/** Appends the history row and moves the claim projection to it. */
+function writeClaim(row: AssertionEvent): Prisma.Sql[] {
+  const { id, organizationId, entityId, key: claimKey, action, value, expiresAt, createdAt: now } = row;
+  return [
+    Prisma.sql`INSERT INTO assertion_event (id, organization_id, entity_id, key, action, value, expires_at, effective_at, created_at)
+      VALUES (${id}, ${organizationId}, ${entityId}, ${claimKey}, ${action}, ${value}::float8, ${expiresAt}::timestamptz, ${now}::timestamptz, ${now}::timestamptz)`,
+    Prisma.sql`INSERT INTO assertion_claim (entity_id, key, organization_id, event_id, present, value, expires_at, updated_at)
+      VALUES (${entityId}, ${claimKey}, ${organizationId}, ${id}, ${action === 'asserted'}, ${value}::float8, ${expiresAt}::timestamptz, ${now}::timestamptz)
+      ON CONFLICT (entity_id, key) DO UPDATE SET event_id = EXCLUDED.event_id, present = EXCLUDED.present, value = EXCLUDED.value,
+        expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at`,
+  ];
+}
+
+interface Claim {
+  /** null: the subject names no entity (an external pair never seen, on revoke). */
+  entity: string | null;
+  current: (Pick<AssertionClaim, 'present' | 'value' | 'expiresAt'> & { event: AssertionEvent }) | null;
+  inputs: StandingInputs;
+}
+
 /**
- * Appends one history row, moves the claim projection to it, records the
- * public event and re-evaluates the entity's standing, all in `tx` and under
- * the entity lock the caller holds.
+ * Everything a claim change reads, in one round trip: the entity's lock
+ * (creating the entity on first use of an external pair), then, seeing what
+ * the lock's previous holder committed, the current claim and the standing
+ * inputs of the entity's active enrollments. Entity null: an external pair
+ * never seen (without `create`); an unknown `ent_` id is 404.
  */
-async function appendAssertionEvent(
-  deps: Deps,
-  tx: Tx,
-  organizationId: string,
-  entityId: string,
-  claimKey: string,
-  change: { action: 'asserted' | 'revoked'; value: number | null; expiresAt: Date | null },
-): Promise<PublicAssertion> {
+async function readClaim(deps: Deps, send: BatchSend, organizationId: string, subject: Subject, claimKey: string, opts: { create: boolean }): Promise<Claim> {
+  const lock = lockSubject(deps, organizationId, subject, opts);
+  const entity = subjectEntity(organizationId, subject);
+  const results = await send([...lock, currentClaim(entity, claimKey), standingInputs(Prisma.sql`(${entity})`)]);
+  const [locked, [claim], [inputs]] = results.slice(lock.length - 1) as [{ id: string }[], { claim: Record<string, unknown> }[], { inputs: unknown }[]];
+  const current = claim?.claim;
+  if (!locked.length && subject.kind === 'entity') throw missing('entity', subject.id, 'entity');
+  return {
+    entity: locked[0]?.id ?? null,
+    current: current
+      ? {
+          present: current.present as boolean,
+          value: current.value as number | null,
+          expiresAt: current.expiresAt == null ? null : new Date(current.expiresAt as string),
+          event: assertionEventRow(current.event as Record<string, unknown>),
+        }
+      : null,
+    inputs: parseStandingInputs(inputs!.inputs),
+  };
+}
+
+/**
+ * Appends the change as statements for the commit's batch: the history row,
+ * the claim projection, then `assertion.*` and any standing events in one
+ * append, and the enrollments' new standing (evaluated with the claim as it
+ * now is). Ids are drawn here, under the entity lock, so one entity's
+ * events are numbered in commit order.
+ */
+function appendChange(deps: Deps, organizationId: string, entityId: string, claimKey: string, change: ClaimChange, inputs: StandingInputs) {
   const now = deps.clock.now();
-  const row = await tx.assertionEvent.create({
-    data: { id: newId('assertion'), organizationId, entityId, key: claimKey, ...change, effectiveAt: now, createdAt: now },
-  });
-  const claim = { eventId: row.id, present: change.action === 'asserted', value: change.value, expiresAt: change.expiresAt, updatedAt: now };
-  await tx.assertionClaim.upsert({
-    where: { entityId_key: { entityId, key: claimKey } },
-    create: { entityId, key: claimKey, organizationId, ...claim },
-    update: claim,
-  });
+  const row: AssertionEvent = { id: newId('assertion'), organizationId, entityId, key: claimKey, ...change, effectiveAt: now, livemode: true, createdAt: now };
   const assertion = presentAssertion(row);
-  await appendEvent(deps, tx, {
+  const claims = [...inputs.claims.filter((c) => c.key !== claimKey), { key: claimKey, present: change.action === 'asserted', value: change.value, expiresAt: change.expiresAt }];
+  const standing = planStanding({ ...inputs, claims }, { trigger: 'assertion', assertion: row.id }, now);
+  const event = {
     organizationId,
     type: change.action === 'asserted' ? 'assertion.created' : 'assertion.revoked',
     subject: { type: 'assertion', id: row.id },
     data: { ...assertion },
-  });
-  await evaluateEntityStanding(deps, tx, entityId, { trigger: 'assertion', assertion: row.id }, { alreadyLocked: true });
-  return assertion;
-}
-
-async function currentClaim(tx: Tx, entityId: string, claimKey: string): Promise<AssertionClaim | null> {
-  return tx.assertionClaim.findUnique({ where: { entityId_key: { entityId, key: claimKey } } });
+  };
+  return { assertion, finish: [...writeClaim(row), insertEvents(deps, [event, ...standing.events]), ...standing.statements] };
 }
 
 /** 201 with a new event when the claim changes (absent → present, new value, new expiry); 200 with the current event otherwise. */
-async function createAssertion(deps: Deps, tx: Tx, organizationId: string, raw: unknown): Promise<StoredResponse> {
+async function createAssertion(deps: Deps, send: BatchSend, organizationId: string, raw: unknown): Promise<BatchedResult> {
   const input = parseInput(CreateAssertionInput, raw);
   const subject = subjectOf(input);
-  const now = deps.clock.now();
-  if (input.expires_at && input.expires_at <= now) throw new DomainError('invalid_request', 'expires_at must be in the future', 'expires_at');
-  const entity = await ensureEntity(deps, tx, organizationId, subject);
-  await lockEntity(tx, entity.id);
-  const claimValue = input.value ?? 1;
+  if (input.expires_at && input.expires_at <= deps.clock.now()) throw new DomainError('invalid_request', 'expires_at must be in the future', 'expires_at');
+  const value = input.value ?? 1;
   const expiresAt = input.expires_at ?? null;
-  const claim = await currentClaim(tx, entity.id, input.key);
-  if (claimLive(claim ?? undefined, now) && claim!.value === claimValue && sameExpiry(claim!.expiresAt, expiresAt)) {
-    const current = await tx.assertionEvent.findUniqueOrThrow({ where: { id: claim!.eventId } });
-    return { status: 200, body: presentAssertion(current) };
+  const { entity, current, inputs } = await readClaim(deps, send, organizationId, subject, input.key, { create: true });
+  if (claimLive(current ?? undefined, deps.clock.now()) && current!.value === value && sameExpiry(current!.expiresAt, expiresAt)) {
+    return { response: { status: 200, body: presentAssertion(current!.event) }, finish: [], appended: false };
   }
-  const body = await appendAssertionEvent(deps, tx, organizationId, entity.id, input.key, { action: 'asserted', value: claimValue, expiresAt });
-  return { status: 201, body };
+  const { assertion, finish } = appendChange(deps, organizationId, entity!, input.key, { action: 'asserted', value, expiresAt }, inputs);
+  return { response: { status: 201, body: assertion }, finish, appended: true };
 }
 
 /**
@@ -146,25 +201,24 @@ async function createAssertion(deps: Deps, tx: Tx, organizationId: string, raw: 
  * nothing appended when it was absent (never stated, revoked, or expired).
  * An external pair never seen is an absent claim, not a new entity.
  */
-async function revokeAssertion(deps: Deps, tx: Tx, organizationId: string, raw: unknown): Promise<StoredResponse> {
+async function revokeAssertion(deps: Deps, send: BatchSend, organizationId: string, raw: unknown): Promise<BatchedResult> {
   const input = parseInput(RevokeAssertionInput, raw);
-  const entity = await findEntity(tx, organizationId, subjectOf(input));
-  const absent = { object: 'assertion_revocation' as const, entity: entity?.id ?? null, key: input.key, revoked: false, assertion: null };
-  if (!entity) return { status: 200, body: absent };
-  await lockEntity(tx, entity.id);
-  const claim = await currentClaim(tx, entity.id, input.key);
-  if (!claimLive(claim ?? undefined, deps.clock.now())) return { status: 200, body: absent };
-  const assertion = await appendAssertionEvent(deps, tx, organizationId, entity.id, input.key, { action: 'revoked', value: null, expiresAt: null });
-  return { status: 201, body: { ...absent, revoked: true, assertion } satisfies AssertionRevocation };
+  const subject = subjectOf(input);
+  const { entity, current, inputs } = await readClaim(deps, send, organizationId, subject, input.key, { create: false });
+  const absent = { object: 'assertion_revocation' as const, entity, key: input.key, revoked: false, assertion: null };
+  if (!entity || !claimLive(current ?? undefined, deps.clock.now())) return { response: { status: 200, body: absent }, finish: [], appended: false };
+  const { assertion, finish } = appendChange(deps, organizationId, entity, input.key, { action: 'revoked', value: null, expiresAt: null }, inputs);
+  const body: AssertionRevocation = { ...absent, revoked: true, assertion };
+  return { response: { status: 201, body }, finish, appended: true };
 }
 
 export type AssertionMutation = { op: 'create' | 'revoke'; input: unknown };
 
-/** Both assertion mutations, from REST or GraphQL, through the idempotent runner (the stored response is the REST one). */
+/** Both assertion mutations, from REST or GraphQL, through the idempotent runner on the batched SQL port (the stored response is the REST one). */
 export function mutateAssertion(deps: Deps, caller: SurfaceBCaller, m: AssertionMutation, idempotencyKey?: string) {
   const org = caller.organization.id;
-  return runMutation(deps, caller, { name: `assertions.${m.op}`, input: m.input, idempotencyKey }, (tx) =>
-    m.op === 'create' ? createAssertion(deps, tx, org, m.input) : revokeAssertion(deps, tx, org, m.input),
+  return runBatchedMutation(deps, caller, { name: `assertions.${m.op}`, input: m.input, idempotencyKey }, (send) =>
+    m.op === 'create' ? createAssertion(deps, send, org, m.input) : revokeAssertion(deps, send, org, m.input),
   );
 }
 

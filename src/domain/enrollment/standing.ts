@@ -1,7 +1,7 @@
 import type { AssertionClaim, Enrollment, ProgramRequirement } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
-import { appendEvent } from '../event/event.ts';
+import { insertEvents, type NewEvent } from '../event/event.ts';
 import { lockEntity } from '../entity/entity.ts';
 import { presentEnrollment } from './presenter.ts';
 
@@ -47,7 +47,11 @@ export const ASSERT_METRIC = /^assert:([a-z][a-z0-9_]{0,63})$/;
 export const claimLive = (c: Pick<AssertionClaim, 'present' | 'expiresAt'> | undefined, now: Date): boolean =>
   !!c && c.present && (c.expiresAt === null || c.expiresAt > now);
 
-export function checkRequirement(r: ProgramRequirement, claims: Map<string, AssertionClaim>, now: Date): RequirementResult {
+export function checkRequirement(
+  r: Pick<ProgramRequirement, 'id' | 'metric' | 'operator' | 'threshold'>,
+  claims: Map<string, Pick<AssertionClaim, 'present' | 'value' | 'expiresAt'>>,
+  now: Date,
+): RequirementResult {
   const key = ASSERT_METRIC.exec(r.metric)?.[1];
   const claim = key ? claims.get(key) : undefined;
   const present = claimLive(claim, now);
@@ -92,10 +96,103 @@ export interface EvaluationCause {
   assertion?: string;
 }
 
+/** What an evaluation reads, in one statement: the active enrollments with their program's grace, the requirements, the claims. */
+export interface StandingInputs {
+  enrollments: (Enrollment & { gracePeriodSeconds: number })[];
+  requirements: Pick<ProgramRequirement, 'id' | 'programId' | 'metric' | 'operator' | 'threshold'>[];
+  claims: Pick<AssertionClaim, 'key' | 'present' | 'value' | 'expiresAt'>[];
+}
+
+/**
+ * The statement reading an entity's standing inputs as one `inputs` JSON
+ * column. `entity` is an SQL expression for the entity id (a subquery on the
+ * batched port, where the id may not be known yet; NULL reads as no inputs).
+ */
+export function standingInputs(entity: Prisma.Sql, programId?: string): Prisma.Sql {
+  const program = programId ? Prisma.sql`AND e.program_id = ${programId}` : Prisma.empty;
+  return Prisma.sql`
+    WITH target AS (SELECT ${entity}::text AS id),
+    enr AS (
+      SELECT e.*, p.grace_period_seconds FROM enrollment e JOIN program p ON p.id = e.program_id, target
+      WHERE e.entity_id = target.id AND e.status = 'active' ${program}
+    )
+    SELECT json_build_object(
+      'enrollments', COALESCE((SELECT json_agg(json_build_object(
+        'id', id, 'organizationId', organization_id, 'programId', program_id, 'entityId', entity_id, 'status', status,
+        'standing', standing, 'graceEndsAt', grace_ends_at, 'evaluation', evaluation, 'evaluatedAt', evaluated_at,
+        'createdAt', created_at, 'updatedAt', updated_at, 'gracePeriodSeconds', grace_period_seconds) ORDER BY id) FROM enr), '[]'),
+      'requirements', COALESCE((SELECT json_agg(json_build_object(
+        'id', r.id, 'programId', r.program_id, 'metric', r.metric, 'operator', r.operator, 'threshold', r.threshold) ORDER BY r.id)
+        FROM program_requirement r WHERE r.program_id IN (SELECT program_id FROM enr)), '[]'),
+      'claims', COALESCE((SELECT json_agg(json_build_object('key', c.key, 'present', c.present, 'value', c.value, 'expiresAt', c.expires_at))
+        FROM assertion_claim c, target WHERE c.entity_id = target.id AND EXISTS (SELECT 1 FROM enr)), '[]')
+    ) AS inputs`;
+}
+
+const date = (v: unknown) => (v == null ? null : new Date(v as string));
+
+/** The `inputs` column as typed rows (JSON carries timestamps as text). */
+export function parseStandingInputs(raw: unknown): StandingInputs {
+  const r = raw as StandingInputs;
+  return {
+    enrollments: r.enrollments.map((e) => ({
+      ...e,
+      graceEndsAt: date(e.graceEndsAt),
+      evaluatedAt: date(e.evaluatedAt),
+      createdAt: date(e.createdAt)!,
+      updatedAt: date(e.updatedAt)!,
+    })),
+    requirements: r.requirements,
+    claims: r.claims.map((c) => ({ ...c, expiresAt: date(c.expiresAt) })),
+  };
+}
+
+/**
+ * One evaluation, set-based: every enrollment's new standing as one UPDATE
+ * statement, and the events its moves emit (the caller appends them, in one
+ * statement with its own), whatever the number of enrollments. Run under
+ * the entity lock, in the transaction of the cause.
+ */
+export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now: Date): { statements: Prisma.Sql[]; events: NewEvent[] } {
+  if (!inputs.enrollments.length) return { statements: [], events: [] };
+  const claims = new Map(inputs.claims.map((c) => [c.key, c]));
+  const updates: { id: string; standing: Standing; grace_ends_at: Date | null; evaluation: Evaluation }[] = [];
+  const events: NewEvent[] = [];
+  for (const enrollment of inputs.enrollments) {
+    const results = inputs.requirements.filter((r) => r.programId === enrollment.programId).map((r) => checkRequirement(r, claims, now));
+    const passed = results.every((r) => r.passed);
+    const previous = enrollment.standing as Standing;
+    const move = nextStanding(previous, enrollment.graceEndsAt, passed, now, enrollment.gracePeriodSeconds);
+    const trigger: Trigger = move.graceExpired ? 'grace_expired' : cause.trigger;
+    const evaluation: Evaluation = {
+      trigger,
+      ...(cause.assertion ? { assertion: cause.assertion } : {}),
+      evaluated_at: now.toISOString(),
+      qualified: passed,
+      requirements: results,
+    };
+    updates.push({ id: enrollment.id, standing: move.standing, grace_ends_at: move.graceEndsAt, evaluation });
+    if (!move.emits) continue;
+    const { gracePeriodSeconds: _, ...row } = enrollment;
+    const updated: Enrollment = { ...row, standing: move.standing, graceEndsAt: move.graceEndsAt, evaluation: evaluation as object, evaluatedAt: now, updatedAt: now };
+    events.push({
+      organizationId: enrollment.organizationId,
+      type: move.emits,
+      subject: { type: 'enrollment', id: enrollment.id },
+      data: { ...presentEnrollment(updated), previous_status: previous, trigger },
+    });
+  }
+  const update = Prisma.sql`UPDATE enrollment e
+      SET standing = u.standing, grace_ends_at = u.grace_ends_at, evaluation = u.evaluation, evaluated_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+      FROM json_to_recordset(${JSON.stringify(updates)}::json) AS u(id text, standing text, grace_ends_at timestamptz, evaluation jsonb)
+      WHERE e.id = u.id`;
+  return { statements: [update], events };
+}
+
 /**
  * Re-evaluates the entity's active enrollments (optionally of one program)
- * inside `tx`, taking the entity lock first. Returns the number of standing
- * events emitted.
+ * inside `tx`, taking the entity lock first: one read, then the plan's
+ * statements. Returns the number of standing events emitted.
  */
 export async function evaluateEntityStanding(
   deps: Deps,
@@ -105,59 +202,11 @@ export async function evaluateEntityStanding(
   only: { programId?: string; alreadyLocked?: boolean } = {},
 ): Promise<number> {
   if (!only.alreadyLocked) await lockEntity(tx, entityId);
-  const enrollments = await tx.enrollment.findMany({
-    where: { entityId, status: 'active', ...(only.programId ? { programId: only.programId } : {}) },
-    orderBy: { id: 'asc' },
-  });
-  if (!enrollments.length) return 0;
-  const programIds = [...new Set(enrollments.map((e) => e.programId))];
-  const [programs, requirements, claimRows] = await Promise.all([
-    tx.program.findMany({ where: { id: { in: programIds } } }),
-    tx.programRequirement.findMany({ where: { programId: { in: programIds } }, orderBy: { id: 'asc' } }),
-    tx.assertionClaim.findMany({ where: { entityId } }),
-  ]);
-  const claims = new Map(claimRows.map((c) => [c.key, c]));
-  const now = deps.clock.now();
-  let emitted = 0;
-  for (const enrollment of enrollments) {
-    const program = programs.find((p) => p.id === enrollment.programId)!;
-    const results = requirements.filter((r) => r.programId === program.id).map((r) => checkRequirement(r, claims, now));
-    const passed = results.every((r) => r.passed);
-    if (await applyStanding(deps, tx, enrollment, program.gracePeriodSeconds, passed, results, cause, now)) emitted++;
-  }
-  return emitted;
-}
-
-async function applyStanding(
-  deps: Deps,
-  tx: Tx,
-  enrollment: Enrollment,
-  graceSeconds: number,
-  passed: boolean,
-  results: RequirementResult[],
-  cause: EvaluationCause,
-  now: Date,
-): Promise<boolean> {
-  const previous = enrollment.standing as Standing;
-  const move = nextStanding(previous, enrollment.graceEndsAt, passed, now, graceSeconds);
-  const trigger: Trigger = move.graceExpired ? 'grace_expired' : cause.trigger;
-  const evaluation: Evaluation = {
-    trigger,
-    ...(cause.assertion ? { assertion: cause.assertion } : {}),
-    evaluated_at: now.toISOString(),
-    qualified: passed,
-    requirements: results,
-  };
-  const updated = await tx.enrollment.update({
-    where: { id: enrollment.id },
-    data: { standing: move.standing, graceEndsAt: move.graceEndsAt, evaluation: evaluation as object, evaluatedAt: now, updatedAt: now },
-  });
-  if (!move.emits) return false;
-  await appendEvent(deps, tx, {
-    organizationId: enrollment.organizationId,
-    type: move.emits,
-    subject: { type: 'enrollment', id: enrollment.id },
-    data: { ...presentEnrollment(updated), previous_status: previous, trigger },
-  });
-  return true;
+  const [row] = await tx.$queryRaw<{ inputs: unknown }[]>(standingInputs(Prisma.sql`${entityId}`, only.programId));
+  const plan = planStanding(parseStandingInputs(row!.inputs), cause, deps.clock.now());
+  for (const statement of plan.statements) await tx.$executeRaw(statement);
+  if (!plan.events.length) return 0;
+  await tx.$executeRaw(insertEvents(deps, plan.events));
+  deps.db.afterCommit(tx, () => deps.sequencer.kick());
+  return plan.events.length;
 }

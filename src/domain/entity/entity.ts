@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Entity } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
@@ -11,7 +11,11 @@ import { isId, newId } from '../id.ts';
  * (`external_user_id`, `issuer`) pair, which resolves to the same entity on
  * every call and creates it on first use where the route writes.
  */
-const externalPart = z.string().min(1).max(255);
+const externalPart = z
+  .string()
+  .min(1)
+  .max(255)
+  .refine((v) => !v.includes('\u0000'), 'must not contain NUL characters');
 
 /** The subject fields, spread into every input schema that addresses an entity. */
 export const subjectFields = {
@@ -60,11 +64,35 @@ export async function findEntity(db: Reader, organizationId: string, subject: Su
 export async function ensureEntity(deps: Deps, tx: Tx, organizationId: string, subject: Subject): Promise<Entity> {
   const found = await findEntity(tx, organizationId, subject);
   if (found || subject.kind === 'entity') return found!;
-  await tx.$executeRaw`
-    INSERT INTO entity (id, organization_id, external_user_id, issuer, created_at)
-    VALUES (${newId('entity')}, ${organizationId}, ${subject.externalUserId}, ${subject.issuer}, ${deps.clock.now()})
-    ON CONFLICT (organization_id, issuer, external_user_id) DO NOTHING`;
+  await tx.$executeRaw(createEntity(deps, organizationId, subject));
   return (await findEntity(tx, organizationId, subject))!;
+}
+
+/** ON CONFLICT DO NOTHING makes concurrent first uses of an external pair converge on one row. */
+function createEntity(deps: Deps, organizationId: string, subject: Extract<Subject, { kind: 'external' }>): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO entity (id, organization_id, external_user_id, issuer, created_at)
+    VALUES (${newId('entity')}, ${organizationId}, ${subject.externalUserId}, ${subject.issuer}, ${deps.clock.now()}::timestamptz)
+    ON CONFLICT (organization_id, issuer, external_user_id) DO NOTHING`;
+}
+
+/** The entity a subject names, as a query for statements on the batched SQL port (no row for an unknown subject). */
+export function subjectEntity(organizationId: string, subject: Subject): Prisma.Sql {
+  if (subject.kind === 'entity') return Prisma.sql`SELECT id FROM entity WHERE id = ${subject.id} AND organization_id = ${organizationId}`;
+  return Prisma.sql`SELECT id FROM entity WHERE organization_id = ${organizationId} AND issuer = ${subject.issuer} AND external_user_id = ${subject.externalUserId}`;
+}
+
+/**
+ * ensureEntity (with `create`) or findEntity, then lockEntity, as statements
+ * for one batch of the SQL port; the statements after them in the batch see
+ * what the lock's previous holder committed. An unknown `ent_` id is 404
+ * before any statement runs; whether the entity exists shows in the batch's
+ * later statements (subjectEntity finds no row).
+ */
+export function lockSubject(deps: Deps, organizationId: string, subject: Subject, opts: { create: boolean }): Prisma.Sql[] {
+  if (subject.kind === 'entity' && !isId('entity', subject.id)) throw missing('entity', subject.id, 'entity');
+  const create = opts.create && subject.kind === 'external' ? [createEntity(deps, organizationId, subject)] : [];
+  return [...create, Prisma.sql`${subjectEntity(organizationId, subject)} FOR UPDATE`];
 }
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Event } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
@@ -57,6 +57,28 @@ export async function appendEvent(deps: Deps, tx: Tx, e: NewEvent): Promise<stri
   });
   deps.db.afterCommit(tx, () => deps.sequencer.kick());
   return id;
+}
+
+/**
+ * The same append as one statement for raw SQL (the batched port, or
+ * `$executeRaw`): rows with seq NULL, like appendEvent. The caller wakes the
+ * sequencer after its commit.
+ */
+export function insertEvents(deps: Deps, events: NewEvent[]): Prisma.Sql {
+  const createdAt = deps.clock.now();
+  const rows = events.map((e) => ({
+    id: newId('event'),
+    organization_id: e.organizationId,
+    type: e.type,
+    subject_type: e.subject.type,
+    subject_id: e.subject.id,
+    data: e.data,
+    operation_id: e.operationId ?? null,
+    created_at: createdAt,
+  }));
+  return Prisma.sql`INSERT INTO event (id, organization_id, type, subject_type, subject_id, data, operation_id, created_at)
+    SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
+      AS x(id text, organization_id text, type text, subject_type text, subject_id text, data jsonb, operation_id text, created_at timestamptz)`;
 }
 
 export function presentEvent(row: EventRecord): PublicEvent {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Tx } from '../../db/database.ts';
+import type { BatchSend } from '../../db/batch.ts';
+import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, isUniqueViolation } from '../errors.ts';
 
@@ -53,44 +54,52 @@ export function fingerprint(...parts: unknown[]): string {
   return createHash('sha256').update(JSON.stringify(canonical(parts))).digest('hex');
 }
 
+/** The stored response of an earlier request with the key, a conflict if the key was used for another request, or nothing. */
+async function replay(
+  deps: Deps,
+  req: IdempotencyRequest,
+  conflictCode: ConflictCode,
+): Promise<(StoredResponse & { replayed: boolean }) | undefined> {
+  const row = await deps.db.prisma.idempotencyRecord.findUnique({ where: { namespace_key: { namespace: req.namespace, key: req.key } } });
+  if (!row || row.expiresAt <= deps.clock.now()) return undefined;
+  if (row.fingerprint !== req.fingerprint) {
+    throw new DomainError(
+      conflictCode,
+      `Idempotency-Key '${req.key}' was already used with a different request; use a new key for a new request`,
+      'Idempotency-Key',
+    );
+  }
+  if (row.state !== 'complete') {
+    throw new DomainError('idempotency_key_in_use', `A request with Idempotency-Key '${req.key}' is still in progress`, 'Idempotency-Key');
+  }
+  return { status: row.responseStatus!, body: row.responseBody, replayed: true };
+}
+
+type ConflictCode = 'idempotency_key_conflict' | 'idempotency_key_reused';
+
+/** A concurrent request inserted the key first: replay it once committed, or say it is still running. */
+async function lostRace(deps: Deps, req: IdempotencyRequest, conflictCode: ConflictCode, e: unknown): Promise<StoredResponse & { replayed: boolean }> {
+  if (!isUniqueViolation(e)) throw e;
+  const winner = await replay(deps, req, conflictCode);
+  if (winner) return winner;
+  throw new DomainError('idempotency_key_in_use', `A request with Idempotency-Key '${req.key}' is still in progress`, 'Idempotency-Key');
+}
+
 export async function runIdempotent(
   deps: Deps,
   req: IdempotencyRequest | undefined,
   effect: (tx: Tx) => Promise<StoredResponse>,
-  conflictCode: 'idempotency_key_conflict' | 'idempotency_key_reused' = 'idempotency_key_conflict',
+  conflictCode: ConflictCode = 'idempotency_key_conflict',
 ): Promise<StoredResponse & { replayed: boolean }> {
   if (!req) return { ...(await deps.db.transaction(effect)), replayed: false };
-
-  const replay = async (): Promise<(StoredResponse & { replayed: boolean }) | undefined> => {
-    const row = await deps.db.prisma.idempotencyRecord.findUnique({ where: { namespace_key: { namespace: req.namespace, key: req.key } } });
-    if (!row || row.expiresAt <= deps.clock.now()) return undefined;
-    if (row.fingerprint !== req.fingerprint) {
-      throw new DomainError(
-        conflictCode,
-        `Idempotency-Key '${req.key}' was already used with a different request; use a new key for a new request`,
-        'Idempotency-Key',
-      );
-    }
-    if (row.state !== 'complete') {
-      throw new DomainError('idempotency_key_in_use', `A request with Idempotency-Key '${req.key}' is still in progress`, 'Idempotency-Key');
-    }
-    return { status: row.responseStatus!, body: row.responseBody, replayed: true };
-  };
-
-  const earlier = await replay();
+  const earlier = await replay(deps, req, conflictCode);
   if (earlier) return earlier;
   try {
     const response = await deps.db.transaction(async (tx) => {
       const now = deps.clock.now();
       await tx.idempotencyRecord.deleteMany({ where: { namespace: req.namespace, key: req.key, expiresAt: { lte: now } } });
       await tx.idempotencyRecord.create({
-        data: {
-          namespace: req.namespace,
-          key: req.key,
-          fingerprint: req.fingerprint,
-          createdAt: now,
-          expiresAt: new Date(now.getTime() + deps.config.idempotencyTtlSeconds * 1000),
-        },
+        data: { namespace: req.namespace, key: req.key, fingerprint: req.fingerprint, createdAt: now, expiresAt: expiry(deps, now) },
       });
       const result = await effect(tx);
       await tx.idempotencyRecord.update({
@@ -101,11 +110,69 @@ export async function runIdempotent(
     });
     return { ...response, replayed: false };
   } catch (e) {
-    if (!isUniqueViolation(e)) throw e;
-    const winner = await replay();
-    if (winner) return winner;
-    throw new DomainError('idempotency_key_in_use', `A request with Idempotency-Key '${req.key}' is still in progress`, 'Idempotency-Key');
+    return lostRace(deps, req, conflictCode, e);
   }
+}
+
+/** What an effect on the batched SQL port hands back: its response and the statements that still have to run before the commit. */
+export interface BatchedResult {
+  response: StoredResponse;
+  finish: Prisma.Sql[];
+  /** Whether it appended events (the sequencer is woken after the commit). */
+  appended: boolean;
+}
+
+/**
+ * The same lifecycle on the batched SQL port (src/db/batch.ts): the record's
+ * insert rides in the effect's first batch, its completion in the last one
+ * with the commit, so the key adds no round trip beyond the replay lookup.
+ */
+export async function runIdempotentBatched(
+  deps: Deps,
+  req: IdempotencyRequest | undefined,
+  effect: (send: BatchSend) => Promise<BatchedResult>,
+): Promise<StoredResponse & { replayed: boolean }> {
+  const conflictCode: ConflictCode = 'idempotency_key_conflict';
+  if (req) {
+    const earlier = await replay(deps, req, conflictCode);
+    if (earlier) return earlier;
+  }
+  try {
+    const { response, appended } = await deps.db.batch(async (send) => {
+      let prelude = req ? openRecord(deps, req) : [];
+      const result = await effect(async (statements, opts) => {
+        const rows = await send([...prelude, ...statements], opts);
+        const skip = prelude.length;
+        prelude = [];
+        return rows.slice(skip);
+      });
+      await send([...result.finish, ...(req ? [completeRecord(req, result.response)] : [])], { commit: true });
+      return result;
+    });
+    if (appended) deps.sequencer.kick();
+    return { ...response, replayed: false };
+  } catch (e) {
+    if (!req) throw e;
+    return lostRace(deps, req, conflictCode, e);
+  }
+}
+
+/** Inserts the key's record (dropping an expired one first); a live record with the key fails the insert on the primary key. */
+function openRecord(deps: Deps, req: IdempotencyRequest): Prisma.Sql[] {
+  const now = deps.clock.now();
+  const expiresAt = expiry(deps, now);
+  return [
+    Prisma.sql`DELETE FROM idempotency_record WHERE namespace = ${req.namespace} AND key = ${req.key} AND expires_at <= ${now}::timestamptz`,
+    Prisma.sql`INSERT INTO idempotency_record (namespace, key, fingerprint, created_at, expires_at)
+      VALUES (${req.namespace}, ${req.key}, ${req.fingerprint}, ${now}::timestamptz, ${expiresAt}::timestamptz)`,
+  ];
+}
+
+const expiry = (deps: Deps, now: Date) => new Date(now.getTime() + deps.config.idempotencyTtlSeconds * 1000);
+
+function completeRecord(req: IdempotencyRequest, result: StoredResponse): Prisma.Sql {
+  return Prisma.sql`UPDATE idempotency_record SET state = 'complete', response_status = ${result.status}::int, response_body = ${JSON.stringify(result.body)}::json
+    WHERE namespace = ${req.namespace} AND key = ${req.key}`;
 }
 
 /** Drops records past their TTL; run periodically by the maintenance worker. */

@@ -1,6 +1,15 @@
+import type { BatchSend } from '../../db/batch.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
-import { fingerprint, runIdempotent, validateIdempotencyKey, type StoredResponse } from '../idempotency/idempotency.ts';
+import {
+  fingerprint,
+  runIdempotent,
+  runIdempotentBatched,
+  validateIdempotencyKey,
+  type BatchedResult,
+  type IdempotencyRequest,
+  type StoredResponse,
+} from '../idempotency/idempotency.ts';
 import type { SurfaceBCaller } from './request-auth.ts';
 
 /**
@@ -24,10 +33,20 @@ export async function runMutation(
   req: MutationRequest,
   effect: (tx: Tx) => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
+  return runIdempotent(deps, idempotency(caller, req), effect);
+}
+
+/** The same for a hot-path mutation written on the batched SQL port (src/db/batch.ts). */
+export async function runBatchedMutation(
+  deps: Deps,
+  caller: SurfaceBCaller,
+  req: MutationRequest,
+  effect: (send: BatchSend) => Promise<BatchedResult>,
+): Promise<StoredResponse & { replayed: boolean }> {
+  return runIdempotentBatched(deps, idempotency(caller, req), effect);
+}
+
+function idempotency(caller: SurfaceBCaller, req: MutationRequest): IdempotencyRequest | undefined {
   const key = validateIdempotencyKey(req.idempotencyKey);
-  return runIdempotent(
-    deps,
-    key ? { namespace: `b:${caller.organization.id}`, key, fingerprint: fingerprint(req.name, req.target ?? null, req.input ?? null) } : undefined,
-    effect,
-  );
+  return key ? { namespace: `b:${caller.organization.id}`, key, fingerprint: fingerprint(req.name, req.target ?? null, req.input ?? null) } : undefined;
 }
