@@ -70,7 +70,15 @@ export const isUniqueViolation = (e: unknown): boolean => {
 
 /** SQLSTATEs of a database that is down, restarting or full: class 08 (connection), 57P01-03 (shutdown, starting up), 53300 (too many connections). */
 const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/;
-const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1017', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
+const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
+/** Driver adapter error kinds (@prisma/adapter-pg) for the same states. */
+const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
+/**
+ * node-postgres reports a lost or unusable connection without a code, only in
+ * words, and Prisma may carry them inside a longer message: matched anywhere.
+ */
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|is not queryable|timeout exceeded when trying to connect|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command|ECONNREFUSED|ECONNRESET/;
 
 /**
  * A database that cannot be reached right now (restarting, failing over, out
@@ -81,13 +89,13 @@ const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1017', 'ECONNREFUSED', 'E
 export function databaseUnavailable(e: unknown): DomainError | undefined {
   const seen: unknown[] = [e];
   for (let i = 0; i < seen.length && i < 8; i++) {
-    const x = seen[i] as { code?: unknown; originalCode?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | null;
+    const x = seen[i] as { code?: unknown; originalCode?: unknown; kind?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | null;
     if (!x || typeof x !== 'object') continue;
     for (const code of [x.code, x.originalCode]) {
       if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return unavailable();
     }
-    // node-postgres gives a connection lost mid-query no code, only this message.
-    if (typeof x.message === 'string' && x.message.startsWith('Connection terminated')) return unavailable();
+    if (typeof x.kind === 'string' && UNAVAILABLE_KINDS.has(x.kind)) return unavailable();
+    if (typeof x.message === 'string' && UNAVAILABLE_MESSAGE.test(x.message)) return unavailable();
     seen.push(x.cause, x.meta?.driverAdapterError);
   }
   return undefined;
