@@ -1,7 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Deps } from '../../src/domain/context.ts';
 import { DomainError, missingScope } from '../../src/domain/errors.ts';
-import { DEFAULT_LIST_LIMIT, requestCost } from '../../src/domain/platform/rate-limit.ts';
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, requestCost } from '../../src/domain/platform/rate-limit.ts';
 import type { PlatformGate, SurfaceBCaller } from '../../src/domain/platform/request-auth.ts';
 import { bearer, readJsonBody } from '../http/body.ts';
 import { setRateLimitHeaders } from '../http/rate-limit.ts';
@@ -21,10 +21,7 @@ export function platformPipeline(gate: PlatformGate): Middleware {
   };
 }
 
-/** Every Surface B list takes `limit` 1 to 100; a value outside it is refused by the route's validation (400), not charged. */
-const MAX_LIST_LIMIT = 100;
-
-/** The list items a REST request asks for: its `limit` (validated later by the route), else the default page. */
+/** The list items a REST request asks for: its `limit` (validated later by the route; one outside 1..100 is a 400, not charged), else the default page. */
 function listItemsOf(ctx: Context): number {
   const limit = Number(ctx.query.limit);
   return Number.isInteger(limit) && limit > 0 && limit <= MAX_LIST_LIMIT ? limit : DEFAULT_LIST_LIMIT;

@@ -12,6 +12,7 @@ import type { BatchedResult } from '../idempotency/idempotency.ts';
 import { runBatchedMutation } from '../platform/mutation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput, timestamp } from '../validation.ts';
+import { listLimit } from '../platform/rate-limit.ts';
 
 /**
  * Assertions: claims about an entity, addressed by (entity, key). History is
@@ -40,7 +41,7 @@ export const ListAssertionsInput = z.strictObject({
   ...subjectFields,
   key: key.optional(),
   include_expired: booleanQuery.default(false),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: listLimit,
   starting_after: z.string().min(1).optional(),
 });
 

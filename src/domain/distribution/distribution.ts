@@ -12,6 +12,7 @@ import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput } from '../validation.ts';
 import { amount, walletBalance } from '../wallet/wallet.ts';
 import { providerFor } from './provider.ts';
+import { listLimit } from '../platform/rate-limit.ts';
 
 /**
  * Distributions: a brand's budgeted campaign, placed through provider
@@ -40,13 +41,13 @@ export const NoDistributionInput = z.strictObject({});
 
 export const ListDistributionsInput = z.strictObject({
   status: z.enum(DISTRIBUTION_STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: listLimit,
   starting_after: z.string().min(1).optional(),
 });
 
 export const ListDeploymentsInput = z.strictObject({
   distribution: z.string().min(1).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: listLimit,
   starting_after: z.string().min(1).optional(),
 });
 

@@ -13,6 +13,7 @@ import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput } from '../validation.ts';
 import { presentEnrollment, type PublicEnrollment } from './presenter.ts';
 import { evaluateEntityStanding } from './standing.ts';
+import { listLimit } from '../platform/rate-limit.ts';
 
 /**
  * Enrollments: an entity in a program. Lifecycle `pending → approved →
@@ -27,7 +28,7 @@ export const ListEnrollmentsInput = z.strictObject({
   program: z.string().min(1).optional(),
   ...subjectFields,
   status: z.enum(STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: listLimit,
   starting_after: z.string().min(1).optional(),
 });
 

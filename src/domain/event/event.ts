@@ -7,6 +7,7 @@ import { isId, newId } from '../id.ts';
 import { parseInput } from '../validation.ts';
 import { statement } from '../../db/sql-port.ts';
 import { PUBLIC_EVENT_TYPES, isPublicEventType } from './types.ts';
+import { listLimit } from '../platform/rate-limit.ts';
 
 /**
  * The append-only, organization-scoped event log. `appendEvent` runs inside
@@ -99,7 +100,7 @@ const eventType = z.string().refine(isPublicEventType, { message: 'not a public 
 
 export const ListEventsInput = z.strictObject({
   type: z.string().optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: listLimit,
   starting_after: z.string().min(1).optional(),
 });
 

@@ -6,6 +6,7 @@ import { appendEvent } from '../event/event.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { isId, newId, normalizeId, type IdKind } from '../id.ts';
 import { parseInput } from '../validation.ts';
+import { listLimit } from '../platform/rate-limit.ts';
 
 /**
  * Operations: the polled handle of every asynchronous mutation. This module
@@ -195,7 +196,7 @@ export const ListOperationsInput = z.strictObject({
   subject_type: z.string().min(1).max(64).optional(),
   subject_id: z.string().min(1).max(128).optional(),
   status: z.string().optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: listLimit,
   starting_after: z.string().min(1).optional(),
 });
 

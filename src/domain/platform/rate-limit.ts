@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { DomainError } from '../errors.ts';
 
 /**
@@ -14,8 +15,10 @@ export interface RateLimitState {
   resetSeconds: number;
 }
 
-/** The spec's default page size, what a list request that names no size asks for. */
+/** The spec's page size for every Surface B list: `limit` 1 to 100, default 20 (what a request that names no size asks for). */
 export const DEFAULT_LIST_LIMIT = 20;
+export const MAX_LIST_LIMIT = 100;
+export const listLimit = z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT);
 const ITEMS_PER_TOKEN = 100;
 
 /**

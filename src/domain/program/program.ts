@@ -9,6 +9,7 @@ import type { StoredResponse } from '../idempotency/idempotency.ts';
 import { runMutation } from '../platform/mutation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput } from '../validation.ts';
+import { listLimit } from '../platform/rate-limit.ts';
 
 /**
  * Programs belong to a brand (the one Service-Brand selects) and carry the
@@ -36,7 +37,7 @@ export const CreateRequirementInput = z
   });
 
 export const ListProgramsInput = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: listLimit,
   starting_after: z.string().min(1).optional(),
 });
 

@@ -10,6 +10,7 @@ import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput } from '../validation.ts';
 import { namesLoopback } from './address-guard.ts';
 import { findEndpoint } from './endpoint.ts';
+import { listLimit } from '../platform/rate-limit.ts';
 
 /**
  * Webhook deliveries as the API shows them: one per (endpoint, event), with
@@ -92,7 +93,7 @@ async function present(deps: Deps, db: Tx | Deps['db']['prisma'], endpoint: Webh
 }
 
 export const ListWebhookDeliveriesInput = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: listLimit,
   starting_after: z.string().min(1).optional(),
   status: z.enum(DELIVERY_STATUSES).optional(),
 });

@@ -12,6 +12,7 @@ import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput } from '../validation.ts';
 import { refusedDestination } from './address-guard.ts';
 import { exhaustEndpointDeliveries } from './lease.ts';
+import { listLimit } from '../platform/rate-limit.ts';
 
 /**
  * Webhook endpoints: organization-scoped (brand selection does not apply).
@@ -63,7 +64,7 @@ export const UpdateWebhookEndpointInput = z.strictObject({
 export const NoWebhookEndpointInput = z.strictObject({});
 
 export const ListWebhookEndpointsInput = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  limit: listLimit,
   starting_after: z.string().min(1).optional(),
 });
 
