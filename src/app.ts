@@ -34,6 +34,7 @@ import { distributionRoutes } from '../rest/platform/distributions.ts';
 import { OperationsRunner } from './workers/operations.ts';
 import { distributionHandlers } from './domain/distribution/handlers.ts';
 import { createLogger } from './logger.ts';
+import { answerClientError } from '../rest/http/client-error.ts';
 import { createApiServer, isClientAbort, type ApiServer } from './http/server-limits.ts';
 import { errorEnvelope } from '../rest/http/envelope.ts';
 import { restInputGuard } from '../rest/http/input-guard.ts';
@@ -140,6 +141,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   // koa.callback() composes the middleware present when called: resolve it lazily.
   let handler: ReturnType<Koa['callback']> | undefined;
   const http = createApiServer(config.http, log, (req, res) => (handler ??= koa.callback())(req, res));
+  http.server.on('clientError', answerClientError(log));
   const { server } = http;
   const app: App = {
     deps,
