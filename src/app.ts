@@ -267,6 +267,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     await webhooks.stop();
     await standing.stop();
     await sequencer.stop();
+    gate.streams.stop();
     await stream.stop();
     await credentials.stop();
     if (!opts.db) await db.close();

@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { DomainError } from '../../src/domain/errors.ts';
 import { envelopeKindOf, errorBody } from './envelope.ts';
-import { newRequestId } from './request-id.ts';
+import { newRequestId } from '../../src/domain/id.ts';
 
 /**
  * Requests Node's HTTP parser refuses before any handler runs: headers over

@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { newRequestId } from '../../src/domain/id.ts';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 
 /** Every response carries `Request-Id`; the same id is in error bodies and logs. */
-export const newRequestId = (): string => `req_${randomBytes(12).toString('hex')}`;
-
 export function requestContext(log: Logger): Middleware {
   return async (ctx, next) => {
     const requestId = newRequestId();

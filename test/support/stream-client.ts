@@ -191,6 +191,8 @@ export async function startSecondApp(t: TestApp, overrides: Partial<Config> = {}
 export class SseSubscription {
   readonly events: StreamedEvent[] = [];
   readonly errors: GraphQLErrorLike[] = [];
+  /** The SSE event names received, in order (`next`, `complete`). */
+  readonly frames: string[] = [];
   status = 0;
   contentType = '';
   ended = false;
@@ -238,6 +240,7 @@ export class SseSubscription {
       if (line.startsWith('event:')) event = line.slice(6).trim();
       else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
     }
+    if (data.length || event !== 'message') this.frames.push(event);
     if (event !== 'next' && event !== 'message') return;
     if (!data.length) return;
     const r = JSON.parse(data.join('\n')) as { data?: { events?: StreamedEvent }; errors?: GraphQLErrorLike[] };
