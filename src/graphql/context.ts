@@ -12,6 +12,10 @@ export interface GraphQLContext {
   /** What authorized the operation; a subscription ends when it would no longer (src/graphql/stream-authority.ts). */
   grant: StreamGrant;
   requestId: string;
+  /** `Last-Event-ID` of an SSE request: resume the events subscription after that seq. */
+  lastEventId?: string;
+  /** The seq of the event the events subscription resolved last (the SSE `id:`, src/graphql/sse.ts). */
+  streamCursor?: { seq?: string };
   /** `Idempotency-Key` header of the HTTP request, for single-mutation operations. */
   idempotencyKey?: string;
 }

@@ -10,6 +10,7 @@ import type { EventStream } from '../domain/event/stream.ts';
 import type { GraphQLContext } from './context.ts';
 import { asInvalidRequest, isRequestError, toGraphQLError } from './errors.ts';
 import { inputGuard } from './input-guard.ts';
+import { sseEventIds } from './sse.ts';
 import { endStreamsWhenAccessEnds } from './stream-authority.ts';
 import { graphqlLimits, type CostContext } from './limits.ts';
 import { schema } from './schema/index.ts';
@@ -37,7 +38,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
     logging: false,
     landingPage: false,
     graphiql: { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) },
-    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors(), inputGuard(), endStreamsWhenAccessEnds()],
+    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors(), inputGuard(), sseEventIds(), endStreamsWhenAccessEnds()],
     maskedErrors: {
       maskError(error, message) {
         // Thrown before execution (by the limits while parsing or validating): it refuses the whole request.
@@ -72,7 +73,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
       try {
         const headers = { bearer: bearerOf(header('authorization')), brand: header('service-brand') ?? undefined };
         const caller = await gate.authorize(headers, requestCost ?? 1);
-        return { deps, gate, stream, caller, grant: { headers, caller }, requestId, idempotencyKey: header('idempotency-key') ?? undefined };
+        return { deps, gate, stream, caller, grant: { headers, caller }, requestId, idempotencyKey: header('idempotency-key') ?? undefined, lastEventId: header('last-event-id') ?? undefined };
       } catch (e) {
         if (isDomainError(e)) throw toGraphQLError(e, requestId, 'always');
         throw e;

@@ -199,15 +199,23 @@ export class SseSubscription {
   private readonly abort = new AbortController();
   readonly done: Promise<void>;
 
-  constructor(origin: string, token: string | null, variables: { types?: string[]; startingAfter?: string } = {}) {
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
+  /** The `id:` of each `next` (the event's seq). */
+  readonly ids: (string | undefined)[] = [];
+
+  constructor(
+    origin: string,
+    token: string | null,
+    variables: { types?: string[]; startingAfter?: string } = {},
+    opts: { query?: string; headers?: Record<string, string> } = {},
+  ) {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream', ...opts.headers };
     if (token) headers.authorization = `Bearer ${token}`;
     this.done = (async () => {
       try {
         const res = await fetch(`${origin}/graphql`, {
           method: 'POST',
           headers,
-          body: JSON.stringify({ query: EVENTS_SUBSCRIPTION, variables }),
+          body: JSON.stringify({ query: opts.query ?? EVENTS_SUBSCRIPTION, variables }),
           signal: this.abort.signal,
         });
         this.status = res.status;
@@ -235,14 +243,17 @@ export class SseSubscription {
 
   private onMessage(block: string) {
     let event = 'message';
+    let id: string | undefined;
     const data: string[] = [];
     for (const line of block.split('\n')) {
       if (line.startsWith('event:')) event = line.slice(6).trim();
+      else if (line.startsWith('id:')) id = line.slice(3).trim();
       else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
     }
     if (data.length || event !== 'message') this.frames.push(event);
     if (event !== 'next' && event !== 'message') return;
     if (!data.length) return;
+    this.ids.push(id);
     const r = JSON.parse(data.join('\n')) as { data?: { events?: StreamedEvent }; errors?: GraphQLErrorLike[] };
     if (r.errors?.length) this.errors.push(...r.errors);
     if (r.data?.events) this.events.push(r.data.events);
