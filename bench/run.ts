@@ -94,7 +94,7 @@ const load1 = () => round(os.loadavg()[0]!);
 function push(row: Row) {
   rows.push(row);
   const fig = row.baseline ? `${row.value} of ${row.baseline} (IQR ${round(row.ratio!.q1)}–${round(row.ratio!.q3)}, CPU ratio ${round(row.cpuRatio!.median)})` : `${row.value} ${row.unit}`;
-  log(`${new Date().toISOString().slice(11, 19)} ${row.database} S${row.scenario} ${row.subject}: ${fig}${row.target ? `, target ${row.target}: ${row.met ? 'met' : 'missed'}` : ''}, load ${row.loadavg.join('→')}`);
+  log(`${new Date().toISOString().slice(11, 19)} ${row.database} S${row.scenario} ${row.subject}: ${fig}${row.target ? `, target ${row.target}${row.met == null ? '' : row.met ? ': met' : ': missed'}` : ''}, load ${row.loadavg.join('→')}`);
 }
 
 /** One row per subject of an interleaved comparison. */
@@ -317,8 +317,9 @@ async function scenario4(t: Stack) {
   };
   // 10 endpoints: a burst, then 100 events/s = 1,000 deliveries/s offered (PGlite: a fifth of it; targets apply on PostgreSQL).
   const rate = onPg ? 100 : 20;
-  const ten = await run(`${DB_NAME}_d10`, { endpoints: 10, events: onPg ? (QUICK ? 300 : 1000) : 50, rate, seconds: QUICK ? 3 : 8 });
-  const one = await run(`${DB_NAME}_d1`, { endpoints: 1, events: onPg ? (QUICK ? 1000 : 3000) : 200, rate: 10, seconds: 1 });
+  // PGlite (one connection for everything) delivers tens per second: small runs there, to show it works.
+  const ten = await run(`${DB_NAME}_d10`, { endpoints: 10, events: onPg ? (QUICK ? 200 : 1000) : 20, rate, seconds: onPg ? (QUICK ? 2 : 8) : 1 });
+  const one = await run(`${DB_NAME}_d1`, { endpoints: 1, events: onPg ? (QUICK ? 300 : 2000) : 40, rate: 10, seconds: 1 });
   const base = { scenario: 4, database: t.kind, loadStart };
   pushFigure({ ...base, subject: `webhook delivery burst, 10 endpoints × ${ten.events} events`, unit: 'deliveries/s', value: ten.burst.deliveriesPerSecond, target: { min: 2000 }, extra: { burst: ten.burst } });
   pushFigure({
@@ -486,15 +487,16 @@ async function scenario7(t: Stack, seconds: number) {
 
 /**
  * Type-filtered feed on a rare type as the log grows: two organizations of
- * different sizes in the same table (one `payout.failed` in 10,000 events),
- * the same REST page (`type=payout.failed&limit=100`) interleaved on both;
+ * different sizes in the same table, each with 100 `payout.failed` events
+ * spread through its log (one in 10,000 at 1M), the same REST page (`type=payout.failed&limit=100`) interleaved on both;
  * flat means the large organization's page is served at the small one's
  * rate (ratio ≥ 0.8), and the plan of the statement scans no table.
  */
 async function scenario8(t: Stack) {
-  const loadStart = load1();
   const sizes = LARGE ? [100_000, 1_000_000] : QUICK ? [10_000, 100_000] : [20_000, 200_000];
   const RARE = 'payout.failed';
+  // The same number of rare events in both, so both pages carry the same rows: one in 10,000 events at 1M.
+  const RARE_PER_ORG = 100;
   const orgs: { size: number; orgId: string; secret: string }[] = [];
   for (const size of sizes) {
     const { created, secret } = await benchTenant(t.origin, OPERATOR, ['events:read']);
@@ -503,7 +505,7 @@ async function scenario8(t: Stack) {
     for (let from = 1; from <= size; from += 100_000) {
       await t.query(
         `INSERT INTO event (id, organization_id, seq, type, subject_type, subject_id, data, created_at)
-         SELECT 'evt_' || md5($1 || g::text), $1, g, CASE WHEN g % 10000 = 0 THEN '${RARE}' ELSE 'assertion.created' END, 'entity', 'ent_bench8', '{}'::jsonb, now()
+         SELECT 'evt_' || md5($1 || g::text), $1, g, CASE WHEN g % ${size / RARE_PER_ORG} = 0 THEN '${RARE}' ELSE 'assertion.created' END, 'entity', 'ent_bench8', '{}'::jsonb, now()
          FROM generate_series($2::bigint, $3::bigint) g`,
         [orgId, from, Math.min(size, from + 99_999)],
       );
@@ -524,7 +526,7 @@ async function scenario8(t: Stack) {
   pushComparison(8, t.kind, c, 'req/s', { min: 0.8 });
   const row = rows.at(-1)!;
   const seqScan = scans.some((s) => /Seq Scan on event/.test(s));
-  row.extra = { ...row.extra, plan: scans, seqScanOnEvent: seqScan, sizes, loadStartSeeded: loadStart };
+  row.extra = { ...row.extra, plan: scans, seqScanOnEvent: seqScan, sizes };
   if (seqScan) row.met = false;
   for (const o of orgs) await t.query('DELETE FROM event WHERE organization_id = $1', [o.orgId]);
 }
@@ -576,7 +578,7 @@ async function runOn(kind: 'pglite' | 'postgres') {
     if (ONLY.has(6)) await scenario6(t, QUICK ? 2 : 5);
     if (ONLY.has(7)) await scenario7(t, QUICK ? 2 : 5);
     if (ONLY.has(5)) {
-      const ks = kind === 'postgres' ? (QUICK ? [1000] : [100, 1000, 5000]) : [100];
+      const ks = kind === 'postgres' && !QUICK ? [100, 1000, 5000] : [100];
       for (const k of ks) await scenario5(t, k, k >= 5000 ? 10 : 100, QUICK ? 2 : 5);
     }
     if (ONLY.has(8)) await scenario8(t);
