@@ -120,15 +120,26 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const log = opts.log ?? createLogger(config.logLevel);
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const base = { db, clock: opts.clock ?? systemClock, config, log };
-  const stream = new EventStream(base);
-  const sequencer = new Sequencer(base, () => {
+  // Roles (ADR 0006): an API process runs no background loop, a worker serves no request but the health probes.
+  const serves = config.role !== 'worker';
+  const background = config.role !== 'api';
+  const delivers = background && config.webhook.worker;
+  // Every role sequences what it appends, right after commit. The fan-out is woken by this process's sequencer
+  // and by other processes' NOTIFY (a higher position than this process sequenced), never left to its poll.
+  let sequencedHere = 0n;
+  const stream = new EventStream(base, (position) => {
+    if (delivers && position > sequencedHere) webhooks.kick();
+  });
+  const sequencer = new Sequencer(base, (max) => {
+    sequencedHere = max;
     stream.pull();
-    webhooks.kick();
+    if (delivers) webhooks.kick();
   });
   const credentials = new CredentialCache(base);
   const deps: Deps = { ...base, sequencer, credentials };
   const webhooks = new WebhookWorker(deps);
-  deps.webhooks = webhooks;
+  // A retry requested on an API process is picked up by a worker's poll.
+  if (delivers) deps.webhooks = webhooks;
   const operations = new OperationsRunner(deps, distributionHandlers);
   deps.operations = operations;
   const killSwitch = new KillSwitch(deps);
@@ -179,48 +190,56 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     else log.error({ err }, 'unhandled Koa error');
   });
   koa.use(requestContext(log));
-  koa.use(async (ctx, next) => {
-    // Exact, like every REST route: `/GraphQL` and `/graphql/` are 404 below.
-    if (ctx.path !== '/graphql') return next();
-    // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
-    // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
-    if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom()) {
-      ctx.status = 503;
-      ctx.body = { errors: [{ message: 'Too many live streams on this server; retry later', extensions: { code: 'service_unavailable', request_id: ctx.state.requestId } }] };
-      return;
-    }
-    const request = await graphqlRequest(ctx, config.bodyLimitBytes);
-    if (!request) return;
-    const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId });
-    ctx.status = response.status;
-    response.headers.forEach((value, key) => ctx.append(key, value));
-    // A single JSON result is sent as one string; only streams (SSE, multipart) stay streams.
-    const type = response.headers.get('content-type') ?? '';
-    if (!response.body) ctx.body = null;
-    else if (type.includes('json')) ctx.body = await response.text();
-    else {
-      http.admitStream(ctx.res);
-      ctx.body = response.body as unknown as NodeJS.ReadableStream;
-    }
-  });
-  koa.use(errorEnvelope(log));
-  koa.use(restInputGuard());
-  for (const r of [surface('/api', surfaceA), surface('', [...tokens, ...operator, ...service])]) {
-    koa.use(r.routes());
+  if (serves) mountSurfaces();
+  else {
+    koa.use(errorEnvelope(log));
+    koa.use(surface('', service.filter((r) => r.path === '/healthz' || r.path === '/readyz')).routes());
   }
-  // Surface B: the pipeline runs for every path under the prefix, known or not,
-  // so even a 404 is only answered to an authenticated caller.
-  const surfaceB = exactRouter('/v1/platform');
-  surfaceB.use(platformPipeline(gate));
-  mount(surfaceB, platform);
-  surfaceB.all('/{*rest}', async (ctx) => {
-    throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
-  });
-  koa.use(surfaceB.routes());
   // Anything unmatched: a 404 in the envelope of the surface the path belongs to.
   koa.use(async (ctx) => {
     throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
   });
+
+  function mountSurfaces(): void {
+    koa.use(async (ctx, next) => {
+      // Exact, like every REST route: `/GraphQL` and `/graphql/` are 404 below.
+      if (ctx.path !== '/graphql') return next();
+      // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
+      // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
+      if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom()) {
+        ctx.status = 503;
+        ctx.body = { errors: [{ message: 'Too many live streams on this server; retry later', extensions: { code: 'service_unavailable', request_id: ctx.state.requestId } }] };
+        return;
+      }
+      const request = await graphqlRequest(ctx, config.bodyLimitBytes);
+      if (!request) return;
+      const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId });
+      ctx.status = response.status;
+      response.headers.forEach((value, key) => ctx.append(key, value));
+      // A single JSON result is sent as one string; only streams (SSE, multipart) stay streams.
+      const type = response.headers.get('content-type') ?? '';
+      if (!response.body) ctx.body = null;
+      else if (type.includes('json')) ctx.body = await response.text();
+      else {
+        http.admitStream(ctx.res);
+        ctx.body = response.body as unknown as NodeJS.ReadableStream;
+      }
+    });
+    koa.use(errorEnvelope(log));
+    koa.use(restInputGuard());
+    for (const r of [surface('/api', surfaceA), surface('', [...tokens, ...operator, ...service])]) {
+      koa.use(r.routes());
+    }
+    // Surface B: the pipeline runs for every path under the prefix, known or not,
+    // so even a 404 is only answered to an authenticated caller.
+    const surfaceB = exactRouter('/v1/platform');
+    surfaceB.use(platformPipeline(gate));
+    mount(surfaceB, platform);
+    surfaceB.all('/{*rest}', async (ctx) => {
+      throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
+    });
+    koa.use(surfaceB.routes());
+  }
 
   let started = false;
   let ws: ReturnType<typeof attachGraphQLWebSocket> | undefined;
@@ -228,20 +247,22 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   async function start(): Promise<App> {
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'migrations applied');
-    await stream.start();
-    await credentials.start();
+    await stream.start({ tail: serves });
+    if (serves) await credentials.start();
     sequencer.start();
     sequencer.kick(); // events a previous run committed but did not sequence
-    standing.start();
-    if (config.webhook.worker) webhooks.start();
-    maintenance = startMaintenance(deps);
-    operations.start();
+    if (background) {
+      standing.start();
+      if (config.webhook.worker) webhooks.start();
+      maintenance = startMaintenance(deps);
+      operations.start();
+    }
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
     });
     started = true;
-    ws = attachGraphQLWebSocket(server, yoga);
+    if (serves) ws = attachGraphQLWebSocket(server, yoga);
     const { port } = server.address() as AddressInfo;
     app.urls = urlsFor(config.publicOrigin ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
     if (config.bootstrap) app.credentials = await bootstrapIfEmpty(deps, app.urls);
