@@ -30,6 +30,8 @@ export class EventStream {
   /** Ends each open subscription (with an error); emptied on shutdown. */
   private readonly open = new Set<(err: unknown) => void>();
   private closed = false;
+  /** Off until start(), and for good with `tail: false`: pull() is then a no-op, never a read from position 0. */
+  private tailing = false;
 
   constructor(
     private readonly deps: Omit<Deps, 'sequencer'>,
@@ -42,13 +44,14 @@ export class EventStream {
     if (tail) {
       const max = await this.deps.db.prisma.event.aggregate({ _max: { position: true } });
       this.lastPosition = max._max.position ?? 0n;
+      this.tailing = true;
     }
     if (this.deps.db.kind === 'postgres' && this.deps.config.databaseUrl) {
       const client = new pg.Client({ connectionString: this.deps.config.databaseUrl });
       client.on('error', (err) => this.deps.log.warn({ err }, 'event LISTEN connection failed; falling back to polling'));
       client.on('notification', (n) => {
         if (n.payload && /^\d+$/.test(n.payload)) this.onNotified(BigInt(n.payload));
-        if (tail) this.pull();
+        this.pull();
       });
       await client.connect();
       await client.query(`LISTEN ${EVENTS_CHANNEL}`);
@@ -80,6 +83,7 @@ export class EventStream {
 
   /** Fetches newly sequenced events and dispatches them; calls coalesce. */
   pull(): void {
+    if (!this.tailing) return;
     if (this.pulling) {
       this.pullAgain = true;
       return;
