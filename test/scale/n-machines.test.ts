@@ -3,10 +3,10 @@ import type { Client } from 'graphql-ws';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app.ts';
-import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.ts';
+import { onPostgres } from '../support/database.ts';
 import { buildOrgWithToken } from '../support/factories.ts';
 import { HttpClient } from '../support/http.ts';
-import { spawnServer, type ServerProcess } from '../support/ops-process.ts';
+import { serverProcesses, type ServerProcess } from '../support/ops-process.ts';
 import { SseSubscription, Subscription, waitUntil, wsClient, type StreamedEvent } from '../support/stream-client.ts';
 import { startReceiver, type Received, type Receiver } from '../delivery/receiver.ts';
 
@@ -27,16 +27,14 @@ const HOUR_MS = String(3_600_000);
 const PER_WRITER = 15;
 
 describe.skipIf(!onPostgres())('N machines: two API processes and one worker on one PostgreSQL (PostgreSQL only: PGlite is one process\'s embedded database)', () => {
-  let db: TestDatabase;
+  const fleet = serverProcesses();
   let rx: Receiver;
   const operatorToken = `op_test_${randomBytes(16).toString('hex')}`;
-  const children: ServerProcess[] = [];
   const clients: Client[] = [];
   const sses: SseSubscription[] = [];
-  const spawn = async (role: 'api' | 'worker') => {
-    const c = await spawnServer({
+  const spawn = (role: 'api' | 'worker') =>
+    fleet.spawn({
       PLATFORM_ROLE: role,
-      DATABASE_URL: db.databaseUrl!,
       HOST: '127.0.0.1',
       PORT: '0',
       OPERATOR_TOKEN: operatorToken,
@@ -48,20 +46,15 @@ describe.skipIf(!onPostgres())('N machines: two API processes and one worker on 
       // The receiver is on 127.0.0.1 and the servers run on PostgreSQL, where loopback delivery is off by default.
       WEBHOOK_ALLOW_LOOPBACK: '1',
     });
-    children.push(c);
-    return c;
-  };
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     rx = await startReceiver();
   });
+  // Runs before the fleet's own afterAll (hooks unwind in reverse), which stops the processes and drops the database.
   afterAll(async () => {
     await Promise.all(clients.splice(0).map((c) => c.dispose()));
     await Promise.all(sses.splice(0).map((s) => s.close().catch(() => {})));
-    await Promise.all(children.map((c) => c.stop('SIGTERM', 15_000)));
     await rx?.close();
-    await db?.drop();
   });
 
   it('every event reaches every subscriber on both API processes and every endpoint, in per-organization seq order, with no gap or duplicate', async () => {

@@ -197,7 +197,13 @@ export class SseSubscription {
   private readonly abort = new AbortController();
   readonly done: Promise<void>;
 
-  constructor(origin: string, token: string | null, variables: { types?: string[]; startingAfter?: string } = {}) {
+  /** `onEvent` sees each event as it arrives (the benchmarks time receipt with it). */
+  constructor(
+    origin: string,
+    token: string | null,
+    variables: { types?: string[]; startingAfter?: string } = {},
+    private readonly onEvent: (e: StreamedEvent) => void = () => {},
+  ) {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
     if (token) headers.authorization = `Bearer ${token}`;
     this.done = (async () => {
@@ -242,7 +248,10 @@ export class SseSubscription {
     if (!data.length) return;
     const r = JSON.parse(data.join('\n')) as { data?: { events?: StreamedEvent }; errors?: GraphQLErrorLike[] };
     if (r.errors?.length) this.errors.push(...r.errors);
-    if (r.data?.events) this.events.push(r.data.events);
+    if (r.data?.events) {
+      this.events.push(r.data.events);
+      this.onEvent(r.data.events);
+    }
   }
 
   get seqs(): number[] {
