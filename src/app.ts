@@ -35,7 +35,7 @@ import { OperationsRunner } from './workers/operations.ts';
 import { distributionHandlers } from './domain/distribution/handlers.ts';
 import { createLogger } from './logger.ts';
 import { createApiServer, isClientAbort, type ApiServer } from './http/server-limits.ts';
-import { errorEnvelope } from '../rest/http/envelope.ts';
+import { envelopeKindOf, errorEnvelope, writeError } from '../rest/http/envelope.ts';
 import { restInputGuard } from '../rest/http/input-guard.ts';
 import { requestContext } from '../rest/http/request-id.ts';
 import { exactRouter, mount, type RouteDef } from '../rest/http/route.ts';
@@ -190,56 +190,55 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     else log.error({ err }, 'unhandled Koa error');
   });
   koa.use(requestContext(log));
-  if (serves) mountSurfaces();
-  else {
-    koa.use(errorEnvelope(log));
-    koa.use(surface('', service.filter((r) => r.path === '/healthz' || r.path === '/readyz')).routes());
+  // A worker answers its probes and nothing else: every other path is 404 before any surface sees it.
+  if (!serves) {
+    koa.use(async (ctx, next) => {
+      if (ctx.path === '/healthz' || ctx.path === '/readyz') return next();
+      writeError(ctx, envelopeKindOf(ctx.path), new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`));
+    });
   }
+  koa.use(async (ctx, next) => {
+    // Exact, like every REST route: `/GraphQL` and `/graphql/` are 404 below.
+    if (ctx.path !== '/graphql') return next();
+    // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
+    // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
+    if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom()) {
+      ctx.status = 503;
+      ctx.body = { errors: [{ message: 'Too many live streams on this server; retry later', extensions: { code: 'service_unavailable', request_id: ctx.state.requestId } }] };
+      return;
+    }
+    const request = await graphqlRequest(ctx, config.bodyLimitBytes);
+    if (!request) return;
+    const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId });
+    ctx.status = response.status;
+    response.headers.forEach((value, key) => ctx.append(key, value));
+    // A single JSON result is sent as one string; only streams (SSE, multipart) stay streams.
+    const type = response.headers.get('content-type') ?? '';
+    if (!response.body) ctx.body = null;
+    else if (type.includes('json')) ctx.body = await response.text();
+    else {
+      http.admitStream(ctx.res);
+      ctx.body = response.body as unknown as NodeJS.ReadableStream;
+    }
+  });
+  koa.use(errorEnvelope(log));
+  koa.use(restInputGuard());
+  for (const r of [surface('/api', surfaceA), surface('', [...tokens, ...operator, ...service])]) {
+    koa.use(r.routes());
+  }
+  // Surface B: the pipeline runs for every path under the prefix, known or not,
+  // so even a 404 is only answered to an authenticated caller.
+  const surfaceB = exactRouter('/v1/platform');
+  surfaceB.use(platformPipeline(gate));
+  mount(surfaceB, platform);
+  surfaceB.all('/{*rest}', async (ctx) => {
+    throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
+  });
+  koa.use(surfaceB.routes());
   // Anything unmatched: a 404 in the envelope of the surface the path belongs to.
   koa.use(async (ctx) => {
     throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
   });
-
-  function mountSurfaces(): void {
-    koa.use(async (ctx, next) => {
-      // Exact, like every REST route: `/GraphQL` and `/graphql/` are 404 below.
-      if (ctx.path !== '/graphql') return next();
-      // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
-      // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
-      if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom()) {
-        ctx.status = 503;
-        ctx.body = { errors: [{ message: 'Too many live streams on this server; retry later', extensions: { code: 'service_unavailable', request_id: ctx.state.requestId } }] };
-        return;
-      }
-      const request = await graphqlRequest(ctx, config.bodyLimitBytes);
-      if (!request) return;
-      const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId });
-      ctx.status = response.status;
-      response.headers.forEach((value, key) => ctx.append(key, value));
-      // A single JSON result is sent as one string; only streams (SSE, multipart) stay streams.
-      const type = response.headers.get('content-type') ?? '';
-      if (!response.body) ctx.body = null;
-      else if (type.includes('json')) ctx.body = await response.text();
-      else {
-        http.admitStream(ctx.res);
-        ctx.body = response.body as unknown as NodeJS.ReadableStream;
-      }
-    });
-    koa.use(errorEnvelope(log));
-    koa.use(restInputGuard());
-    for (const r of [surface('/api', surfaceA), surface('', [...tokens, ...operator, ...service])]) {
-      koa.use(r.routes());
-    }
-    // Surface B: the pipeline runs for every path under the prefix, known or not,
-    // so even a 404 is only answered to an authenticated caller.
-    const surfaceB = exactRouter('/v1/platform');
-    surfaceB.use(platformPipeline(gate));
-    mount(surfaceB, platform);
-    surfaceB.all('/{*rest}', async (ctx) => {
-      throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
-    });
-    koa.use(surfaceB.routes());
-  }
 
   let started = false;
   let ws: ReturnType<typeof attachGraphQLWebSocket> | undefined;

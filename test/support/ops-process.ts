@@ -78,8 +78,8 @@ export function serverProcesses(stopWith: (c: ServerProcess) => Promise<unknown>
   const fleet = {
     database: undefined as TestDatabase | undefined,
     children: [] as ServerProcess[],
-    async spawn(env: Record<string, string>): Promise<ServerProcess> {
-      const c = await spawnServer({ DATABASE_URL: fleet.database!.databaseUrl!, ...env });
+    async spawn(env: Record<string, string>, startTimeoutMs?: number): Promise<ServerProcess> {
+      const c = await spawnServer({ DATABASE_URL: fleet.database!.databaseUrl!, ...env }, startTimeoutMs);
       fleet.children.push(c);
       return c;
     },
