@@ -201,13 +201,16 @@ export class SseSubscription {
 
   /** The `id:` of each `next` (the event's seq). */
   readonly ids: (string | undefined)[] = [];
+  private readonly onEvent: (e: StreamedEvent) => void;
 
+  /** `opts.onEvent` sees each event as it arrives (the benchmarks time receipt with it). */
   constructor(
     origin: string,
     token: string | null,
     variables: { types?: string[]; startingAfter?: string } = {},
-    opts: { query?: string; headers?: Record<string, string> } = {},
+    opts: { query?: string; headers?: Record<string, string>; onEvent?: (e: StreamedEvent) => void } = {},
   ) {
+    this.onEvent = opts.onEvent ?? (() => {});
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream', ...opts.headers };
     if (token) headers.authorization = `Bearer ${token}`;
     this.done = (async () => {
@@ -256,7 +259,10 @@ export class SseSubscription {
     this.ids.push(id);
     const r = JSON.parse(data.join('\n')) as { data?: { events?: StreamedEvent }; errors?: GraphQLErrorLike[] };
     if (r.errors?.length) this.errors.push(...r.errors);
-    if (r.data?.events) this.events.push(r.data.events);
+    if (r.data?.events) {
+      this.events.push(r.data.events);
+      this.onEvent(r.data.events);
+    }
   }
 
   get seqs(): number[] {
