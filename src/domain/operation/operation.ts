@@ -186,17 +186,30 @@ const EVENT_OF: Record<TerminalStatus, string> = {
 export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlement): Promise<boolean> {
   const now = deps.clock.now();
   const json = (v: object | null | undefined) => (v ? JSON.stringify(v) : null);
-  // Settles and reads back in one statement; a missing error, result or progress leaves the stored one.
-  const [row] = await tx.$queryRaw<Operation[]>`
-    UPDATE "operation" o SET
-      status = ${s.status}, waiting_reason = NULL,
-      error = COALESCE(${json(s.error)}::jsonb, o.error),
-      result = COALESCE(${json(s.result)}::jsonb, o.result),
-      progress = COALESCE(${json(s.progress)}::jsonb, o.progress),
-      lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}, completed_at = ${now}
-    WHERE o.id = ${id} AND o.status IN ('pending', 'running', 'waiting')
-    RETURNING ${Prisma.raw(OPERATION_COLUMNS)}`;
-  if (!row) return false;
+  // One statement settles, reads back, wakes whoever waits on it (its parent, a cancel targeting it) and, if it woke
+  // any, notifies other processes; a missing error, result or progress leaves the stored one.
+  const [settled] = await tx.$queryRaw<(Operation & { woken: number; notified: number })[]>`
+    WITH o AS (
+      UPDATE "operation" o SET
+        status = ${s.status}, waiting_reason = NULL,
+        error = COALESCE(${json(s.error)}::jsonb, o.error),
+        result = COALESCE(${json(s.result)}::jsonb, o.result),
+        progress = COALESCE(${json(s.progress)}::jsonb, o.progress),
+        lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}, completed_at = ${now}
+      WHERE o.id = ${id} AND o.status IN ('pending', 'running', 'waiting')
+      RETURNING o.*),
+    woken AS (
+      UPDATE "operation" w SET run_after = ${now} FROM o
+      WHERE w.status = 'waiting' AND (w.target_operation_id = o.id OR w.id = o.parent_operation_id)
+      RETURNING w.id),
+    notified AS (SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''}) FROM (SELECT FROM woken LIMIT 1) first)
+    SELECT ${Prisma.raw(OPERATION_COLUMNS)}, (SELECT count(*)::int FROM woken) AS woken, (SELECT count(*)::int FROM notified) AS notified FROM o`;
+  if (!settled) return false;
+  const { woken, notified: _, ...row } = settled;
+  if (woken) {
+    announced.add(tx);
+    deps.db.afterCommit(tx, () => deps.operations?.kick());
+  }
   await appendEvent(deps, tx, {
     organizationId: row.organizationId,
     type: s.status === 'canceled' ? (s.canceledAs ?? 'operation.canceled') : EVENT_OF[s.status],
@@ -204,9 +217,6 @@ export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlem
     data: { object: presentOperation(row) },
     operationId: row.id,
   });
-  const waiters: Prisma.OperationWhereInput[] = [{ targetOperationId: id }];
-  if (row.parentOperationId) waiters.push({ id: row.parentOperationId });
-  await wakeOperations(deps, tx, { OR: waiters });
   deps.db.afterCommit(tx, () => deps.operations?.changed(id));
   return true;
 }
