@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { benchTenant } from './tenant.ts';
+import { BENCH_OPERATOR, benchEnv, benchTenant } from './tenant.ts';
 
 const args = process.argv.slice(2);
 const flag = (name: string, def: string) => {
@@ -42,23 +42,10 @@ pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
 } as typeof query;
 
 const dataDir = db === 'pglite' ? mkdtempSync(join(os.tmpdir(), 'bench-ops-')) : 'memory://';
-const OPERATOR = 'op_bench_0123456789abcdef';
-const config = loadConfig({
-  ...process.env,
-  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal',
-  HOST: '127.0.0.1',
-  PORT: '0',
-  BOOTSTRAP: '0',
-  OPERATOR_TOKEN: OPERATOR,
-  DATA_DIR: dataDir,
-  DATABASE_URL: db === 'pglite' ? '' : db,
-  RATE_LIMIT_PER_SECOND: '10000000',
-  RATE_LIMIT_BURST: '10000000',
-});
-const app = await buildApp(config);
+const app = await buildApp(loadConfig(benchEnv(dataDir, db === 'pglite' ? '' : db)));
 await app.start();
 const origin = app.urls.api_origin;
-const { created, secret } = await benchTenant(origin, OPERATOR, ['events:read', 'distributions:read', 'distributions:write', 'distributions:launch']);
+const { created, secret } = await benchTenant(origin, BENCH_OPERATOR, ['events:read', 'distributions:read', 'distributions:write', 'distributions:launch']);
 const orgId = created.organization.id as string;
 
 const waiting = new Map<string, (at: number) => void>();
