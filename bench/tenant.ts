@@ -17,3 +17,21 @@ export async function benchTenant(origin: string, operatorToken: string, scopes:
   const tok = await post('/platform/tokens/create', { name: 'bench', scopes }, created.user_token);
   return { post, created, secret: tok.secret as string };
 }
+
+export const BENCH_OPERATOR = 'op_bench_0123456789abcdef';
+
+/** The API's environment under benchmark: quiet, port 0, no bootstrap, no per-token rate limit (the benchmark measures the stack). */
+export function benchEnv(dataDir: string, databaseUrl: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    BOOTSTRAP: '0',
+    OPERATOR_TOKEN: BENCH_OPERATOR,
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    RATE_LIMIT_PER_SECOND: '10000000',
+    RATE_LIMIT_BURST: '10000000',
+  };
+}

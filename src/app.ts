@@ -256,7 +256,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       standing.start();
       if (config.webhook.worker) webhooks.start();
       maintenance = startMaintenance(deps);
-      operations.start();
+      await operations.start();
     }
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -59,7 +59,7 @@ const Env = z.object({
   HTTP_MAX_STREAMS: z.coerce.number().int().positive().default(10_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().nonnegative().default(10_000),
   OPERATIONS_WORKER: bool.optional(),
-  OPERATIONS_POLL_MS: z.coerce.number().int().positive().default(1000),
+  OPERATIONS_POLL_MS: z.coerce.number().int().positive().default(10_000),
   OPERATIONS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(DEFAULT_OPERATIONS_CONCURRENCY),
   OPERATION_LEASE_MS: z.coerce.number().int().positive().default(30_000),
   OPERATION_RECHECK_MS: z.coerce.number().int().positive().default(60_000),
@@ -174,7 +174,7 @@ export interface HttpLimits {
 export interface OperationsConfig {
   /** Run the operations worker in this process (tests drive it with drain() instead). */
   worker: boolean;
-  /** Worker tick: how often it looks for due operations. */
+  /** Backstop tick: how often the worker looks for due operations that no wake-up announced (a lost NOTIFY, a recheck time, an expired lease). */
   pollMs: number;
   /** Operations this process's worker runs at once (DEFAULT_OPERATIONS_CONCURRENCY when a hand-built config leaves it out). */
   concurrency?: number;

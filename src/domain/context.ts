@@ -12,8 +12,17 @@ export interface Deps {
   log: Logger;
   /** Wakes the event sequencer; appendEvent calls it after commit. */
   sequencer: { kick(): void };
-  /** The operations worker (src/workers/operations.ts): kicked after an operation is enqueued or woken; told when one changed, and waited on by subscriptions. */
-  operations?: { kick(): void; changed(id: string): void; nextChange(id: string, ms: number, signal?: AbortSignal): Promise<void> };
+  /**
+   * The operations worker (src/workers/operations.ts): kicked after an operation is enqueued or woken, asked to look
+   * again when a retry is due; told when one changed, and waited on by subscriptions. `id` tells its own NOTIFY apart.
+   */
+  operations?: {
+    readonly id: string;
+    kick(): void;
+    wakeAt(at: Date): void;
+    changed(id: string): void;
+    nextChange(id: string, ms: number, signal?: AbortSignal): Promise<void>;
+  };
   /** Wakes the webhook delivery worker (absent where none runs); called after a retry commits. */
   webhooks?: { kick(): void };
   /** Cache of authenticated tokens and brands with cross-process invalidation (absent: every request reads the database). */

@@ -3,7 +3,10 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../domain/context.ts';
 import { DEFAULT_OPERATIONS_CONCURRENCY } from '../config.ts';
-import { claimOperation, runClaimed, type OperationHandler } from '../domain/operation/engine.ts';
+import type { Operation } from '../db/generated/client.ts';
+import { claimOperations, runClaimed, type OperationHandler } from '../domain/operation/engine.ts';
+import { OPERATIONS_CHANNEL } from '../domain/operation/operation.ts';
+import { PgListener } from '../domain/listener.ts';
 
 /**
  * The operations worker of one process: claims due operations and runs up to
@@ -11,25 +14,35 @@ import { claimOperation, runClaimed, type OperationHandler } from '../domain/ope
  * Running several matters most after a crash: every operation a dead process
  * held becomes due when its lease expires, and run one at a time they would
  * settle one provider call after another instead of all about a lease later.
- * Claims stay one at a time (each is one short transaction); leases and
- * fenced commits keep concurrent runs, here or in other processes, apart.
- * It ticks every OPERATIONS_POLL_MS, which is also the backstop that picks up
- * waiting operations whose recheck time has come and expired leases, and
- * fills up at once when kicked (an operation was enqueued or woken in this
- * process, or one of its runs ended). Tests disable the timer
- * (`operations.worker: false`) and drive it with `drain()`, one at a time.
+ *
+ * It is woken by what makes an operation due, not by a clock: a kick after
+ * the commit that enqueued or woke one in this process, a NOTIFY on
+ * PostgreSQL from the same commit in another process (OPERATIONS_CHANNEL;
+ * every reconnect of that listener looks at once), and a timer at the time a
+ * retry this process scheduled comes due. Each wake-up claims, in one
+ * statement, as many due operations as there are free slots; when a run ends
+ * it claims again only if the last claim filled every slot (more may be
+ * due). Leases and fenced commits keep concurrent runs, here or in other
+ * processes, apart. The OPERATIONS_POLL_MS tick is only the backstop: a lost
+ * notification, a recheck time come, a dead process's expired lease. Tests
+ * disable the worker (`operations.worker: false`) and drive it with
+ * `drain()`, one at a time.
  */
 export class OperationsRunner {
   /** Lease owner prefix: unique per process start, so a restarted process never mistakes an old lease for its own. */
-  readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly handlers: ReadonlyMap<string, OperationHandler>;
   private readonly changes = new EventEmitter();
   private readonly running = new Set<Promise<void>>();
+  private readonly listener: PgListener;
+  private readonly timers = new Set<NodeJS.Timeout>();
   private timer: NodeJS.Timeout | undefined;
   private loop: Promise<void> = Promise.resolve();
   private kicked = false;
   private filling = false;
   private refill = false;
+  /** The last claim filled every free slot: more may be due, so a run that ends claims again. */
+  private backlog = false;
   private claims = 0;
   private stopped = false;
 
@@ -39,16 +52,19 @@ export class OperationsRunner {
   ) {
     this.handlers = new Map(handlers.map((h) => [h.kind, h]));
     this.changes.setMaxListeners(0);
+    // Our own NOTIFY is already a local kick; a (re)connect may have missed some.
+    this.listener = new PgListener(deps, OPERATIONS_CHANNEL, { notify: (from) => from !== this.id && this.kick(), up: () => this.kick() });
   }
 
-  start(): void {
+  async start(): Promise<void> {
     if (!this.deps.config.operations.worker) return;
     this.timer = setInterval(() => this.kick(), this.deps.config.operations.pollMs);
     this.timer.unref();
+    if (this.deps.db.kind === 'postgres') await this.listener.start();
     this.kick();
   }
 
-  /** Runs the worker soon (coalesced); a no-op when the timer is off. */
+  /** Runs the worker soon (coalesced); a no-op when the worker is off. */
   kick(): void {
     if (!this.timer || this.stopped || this.kicked) return;
     this.kicked = true;
@@ -58,7 +74,18 @@ export class OperationsRunner {
     });
   }
 
-  /** Claims due operations while fewer than the concurrency run; each run kicks the worker when it ends. */
+  /** Kicks the worker at `at` (a retry this process scheduled), not at the next poll. */
+  wakeAt(at: Date): void {
+    if (!this.timer || this.stopped) return;
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      this.kick();
+    }, Math.max(0, at.getTime() - this.deps.clock.now().getTime()));
+    t.unref();
+    this.timers.add(t);
+  }
+
+  /** Claims due operations while slots are free, all a pass can take in one statement. */
   private async fill(): Promise<void> {
     if (this.filling) {
       this.refill = true; // a kick while claiming: look again once this pass ends
@@ -69,44 +96,40 @@ export class OperationsRunner {
       const limit = this.deps.config.operations.concurrency ?? DEFAULT_OPERATIONS_CONCURRENCY;
       do {
         this.refill = false;
-        while (!this.stopped && this.running.size < limit) {
-          if (!(await this.claimAndRun())) break;
-        }
+        const free = limit - this.running.size;
+        if (this.stopped || free <= 0) continue;
+        const ops = await claimOperations(this.deps, this.claimOwner(), free);
+        this.backlog = ops.length === free;
+        for (const op of ops) this.run(op);
       } while (this.refill && !this.stopped);
     } finally {
       this.filling = false;
     }
   }
 
-  /** Claims one due operation and starts running it in the background; false when none was due. */
-  private async claimAndRun(): Promise<boolean> {
-    const owner = this.claimOwner();
-    const op = await claimOperation(this.deps, owner);
-    if (!op) return false;
-    const run: Promise<void> = runClaimed(this.deps, this.handlers, op, owner)
+  /** Runs a claimed operation in the background; when it ends, claims again if the last claim left some behind. */
+  private run(op: Operation): void {
+    const run: Promise<void> = runClaimed(this.deps, this.handlers, op)
       .catch((err) => this.deps.log.error({ err, operation: op.id }, 'operation run failed'))
       .finally(() => {
         this.running.delete(run);
-        this.kick();
+        if (this.backlog) this.kick();
       });
     this.running.add(run);
-    return true;
   }
 
-  /** One lease owner per claim: two runs in this process never pass each other's lease fence. */
+  /** One owner per claim (each row's lease owner adds its id): two runs in this process never pass each other's lease fence. */
   private claimOwner(): string {
-    return `${this.owner}#${++this.claims}`;
+    return `${this.id}#${++this.claims}`;
   }
 
   /** Claims and runs one due operation; false when none was due. */
   async runOnce(): Promise<boolean> {
-    const owner = this.claimOwner();
-    const op = await claimOperation(this.deps, owner);
+    const [op] = await claimOperations(this.deps, this.claimOwner(), 1);
     if (!op) return false;
-    await runClaimed(this.deps, this.handlers, op, owner);
+    await runClaimed(this.deps, this.handlers, op);
     return true;
   }
-
   /** Runs due operations one at a time until none is left (serialized with other drains); resolves with how many ran. */
   drain(max = 1000): Promise<number> {
     const run = this.loop.then(async () => {
@@ -144,6 +167,8 @@ export class OperationsRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    for (const t of this.timers) clearTimeout(t);
+    await this.listener.stop();
     await this.loop;
     await Promise.all(this.running);
   }

@@ -164,7 +164,8 @@ async function startLaunch(deps: Deps, tx: Tx, dist: Distribution) {
     kind: 'distribution.launch',
     progress: { phase: 'reserve' },
   });
-  const row = await tx.distribution.update({ where: { id: dist.id }, data: { status: 'launching', updatedAt: deps.clock.now() } });
+  // A distribution created for this launch is launching already.
+  const row = dist.status === 'launching' ? dist : await tx.distribution.update({ where: { id: dist.id }, data: { status: 'launching', updatedAt: deps.clock.now() } });
   await distributionEvent(deps, tx, 'distribution.launching', row, op.id);
   return { op, row };
 }

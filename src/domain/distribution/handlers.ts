@@ -44,32 +44,33 @@ async function release(deps: Deps, tx: Tx, d: Distribution, opId: string, reason
   }
 }
 
-/** distribution.launch: reserve the budget, fan out one provisioning child per deployment, settle on their outcome. */
+/** distribution.launch: reserve the budget and fan out one provisioning child per deployment (one transaction), settle on their outcome. */
 const launch: OperationHandler = {
   kind: 'distribution.launch',
   async step(ctx) {
     const { deps, op } = ctx;
     switch (progressOf(ctx).phase ?? 'reserve') {
+      // Reserving and fanning out are one transaction (launches stored mid-way by an older version resume at fan_out).
       case 'reserve':
-        return ctx.commit(async (tx) => {
-          const d = await dist(tx, ctx);
-          const need = Math.max(0, Number(d.budget - d.reserved - d.spent));
-          const budgetEvent = (type: string, data: Record<string, unknown>) =>
-            appendEvent(deps, tx, { organizationId: d.organizationId, type, subject: { type: 'distribution', id: d.id }, data: { amount: need, brand: d.brandId, distribution: d.id, ...data }, operationId: op.id });
-          if (need > 0) {
-            if (!(await reserve(deps, tx, moneyOf(d, op.id), need))) {
-              const balance = await walletBalance(tx, d.brandId);
-              // Announced once, on entering the wait; rechecks while still short stay quiet.
-              if (ctx.op.waitingReason !== 'funding_required') await budgetEvent('budget.reserve_failed', { wallet_balance: balance });
-              return { status: 'waiting', reason: 'funding_required', progress: { phase: 'reserve', required: need, wallet_balance: balance } };
-            }
-            await budgetEvent('budget.reserved', {});
-          }
-          return { status: 'continue', progress: { phase: 'fan_out', reserved: need } };
-        });
       case 'fan_out':
         return ctx.commit(async (tx) => {
           const d = await dist(tx, ctx);
+          let reserved = progressOf(ctx).reserved;
+          if (progressOf(ctx).phase !== 'fan_out') {
+            const need = Math.max(0, Number(d.budget - d.reserved - d.spent));
+            const budgetEvent = (type: string, data: Record<string, unknown>) =>
+              appendEvent(deps, tx, { organizationId: d.organizationId, type, subject: { type: 'distribution', id: d.id }, data: { amount: need, brand: d.brandId, distribution: d.id, ...data }, operationId: op.id });
+            if (need > 0) {
+              if (!(await reserve(deps, tx, moneyOf(d, op.id), need))) {
+                const balance = await walletBalance(tx, d.brandId);
+                // Announced once, on entering the wait; rechecks while still short stay quiet.
+                if (ctx.op.waitingReason !== 'funding_required') await budgetEvent('budget.reserve_failed', { wallet_balance: balance });
+                return { status: 'waiting', reason: 'funding_required', progress: { phase: 'reserve', required: need, wallet_balance: balance } };
+              }
+              await budgetEvent('budget.reserved', {});
+            }
+            reserved = need;
+          }
           const todo = await tx.deployment.findMany({ where: { distributionId: d.id, status: { in: ['pending', 'failed', 'rejected'] } }, orderBy: { id: 'asc' } });
           for (const dep of todo) {
             await tx.deployment.update({ where: { id: dep.id }, data: { status: 'provisioning', providerState: {}, updatedAt: deps.clock.now() } });
@@ -81,7 +82,7 @@ const launch: OperationHandler = {
               parentOperationId: op.id,
             });
           }
-          return { status: 'waiting', reason: 'awaiting_children_settle', progress: { ...progressOf(ctx), phase: 'children', deployments: { total: todo.length, settled: 0 } } };
+          return { status: 'waiting', reason: 'awaiting_children_settle', progress: { phase: 'children', reserved, deployments: { total: todo.length, settled: 0 } } };
         });
       default:
         return ctx.commit(async (tx) => {

@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { Repeater } from 'graphql-yoga';
 import type { Event } from '../../db/generated/client.ts';
 import type { Deps } from '../context.ts';
@@ -6,6 +5,7 @@ import { DomainError } from '../errors.ts';
 import { latestSeq, pageEvents, presentEvent, type PublicEvent } from './event.ts';
 import { EVENTS_CHANNEL } from './sequencer.ts';
 import { isPublicEventType } from './types.ts';
+import { PgListener } from '../listener.ts';
 
 /**
  * This process's view of the live log. It tails the whole table by the
@@ -25,7 +25,7 @@ export class EventStream {
   private listeners = new Map<string, Set<Listener>>();
   private pulling = false;
   private pullAgain = false;
-  private listenClient: pg.Client | undefined;
+  private readonly listener: PgListener;
   private timer: NodeJS.Timeout | undefined;
   /** Ends each open subscription (with an error); emptied on shutdown. */
   private readonly open = new Set<(err: unknown) => void>();
@@ -37,7 +37,16 @@ export class EventStream {
     private readonly deps: Omit<Deps, 'sequencer'>,
     /** Called on each NOTIFY (its own process's included) with the sequenced batch's highest position. */
     private readonly onNotified: (position: bigint) => void = () => {},
-  ) {}
+  ) {
+    this.listener = new PgListener(deps, EVENTS_CHANNEL, {
+      notify: (payload) => {
+        if (/^\d+$/.test(payload)) this.onNotified(BigInt(payload));
+        this.pull();
+      },
+      // Every (re)connect pulls at once: what was sequenced while the connection was down is read now.
+      up: () => this.pull(),
+    });
+  }
 
   /** `tail: false`: LISTEN only, for `onNotified`; the stream serves no subscriber and never pulls. */
   async start({ tail = true }: { tail?: boolean } = {}): Promise<void> {
@@ -46,17 +55,7 @@ export class EventStream {
       this.lastPosition = max._max.position ?? 0n;
       this.tailing = true;
     }
-    if (this.deps.db.kind === 'postgres' && this.deps.config.databaseUrl) {
-      const client = new pg.Client({ connectionString: this.deps.config.databaseUrl });
-      client.on('error', (err) => this.deps.log.warn({ err }, 'event LISTEN connection failed; falling back to polling'));
-      client.on('notification', (n) => {
-        if (n.payload && /^\d+$/.test(n.payload)) this.onNotified(BigInt(n.payload));
-        this.pull();
-      });
-      await client.connect();
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
-      this.listenClient = client;
-    }
+    if (this.deps.db.kind === 'postgres') await this.listener.start();
     if (!tail) return;
     this.timer = setInterval(() => this.pull(), this.deps.config.eventStreamPollMs);
     this.timer.unref();
@@ -77,7 +76,7 @@ export class EventStream {
   async stop(): Promise<void> {
     this.endSubscriptions();
     clearInterval(this.timer);
-    await this.listenClient?.end().catch(() => {});
+    await this.listener.stop();
     this.listeners.clear();
   }
 

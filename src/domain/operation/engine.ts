@@ -1,7 +1,8 @@
-import type { Operation, Prisma } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import type { Operation } from '../../db/generated/client.ts';
+import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
-import { LIVE_STATUSES, settleOperation, type OperationError, type Settlement, type WaitingReason } from './operation.ts';
+import { statement } from '../../db/sql-port.ts';
+import { LIVE_STATUSES, OPERATION_COLUMNS, settleOperation, type OperationError, type Settlement, type WaitingReason } from './operation.ts';
 
 /**
  * How an operation moves. A worker CLAIMS one due operation by taking its
@@ -49,38 +50,48 @@ export function retryDelayMs(deps: Deps, attempt: number): number {
   return Math.min(retryBaseMs * 2 ** Math.max(0, attempt - 1), retryMaxMs);
 }
 
-/** Claims the most overdue operation for `owner`, or undefined when none is due. */
-export async function claimOperation(deps: Deps, owner: string): Promise<Operation | undefined> {
+/**
+ * One statement (its own transaction, one round trip) that claims up to
+ * `limit` due operations, most overdue first, and returns them whole. Each
+ * gets its own lease owner, `<owner>:<id>`, where the caller's `owner` is
+ * unique per claim: two runs never pass each other's fence, in this process
+ * or another.
+ */
+const claimStatement = statement<[owner: string, now: Date, leaseUntil: Date, limit: number], Operation>(
+  'operations_claim',
+  `UPDATE "operation" o SET
+     lease_owner = $1 || ':' || o.id, lease_expires_at = $3, updated_at = $2,
+     status = CASE WHEN o.status = 'waiting' THEN 'waiting' ELSE 'running' END,
+     attempts = CASE WHEN o.status = 'waiting' THEN o.attempts ELSE o.attempts + 1 END
+   FROM (
+     SELECT id FROM "operation"
+     WHERE (status IN ('pending', 'waiting') AND run_after <= $2 AND (lease_expires_at IS NULL OR lease_expires_at < $2))
+        OR (status = 'running' AND lease_expires_at < $2)
+     ORDER BY run_after, id
+     LIMIT $4
+     FOR UPDATE SKIP LOCKED) due
+   WHERE o.id = due.id
+   RETURNING ${OPERATION_COLUMNS}`,
+);
+
+/** Claims up to `limit` due operations for `owner` (most overdue first); each row's `leaseOwner` is its run's fence. */
+export async function claimOperations(deps: Deps, owner: string, limit: number): Promise<Operation[]> {
   const now = deps.clock.now();
   const leaseUntil = new Date(now.getTime() + deps.config.operations.leaseMs);
-  const rows = await deps.db.transaction(
-    (tx) => tx.$queryRaw<{ id: string }[]>`
-      UPDATE "operation" o SET
-        lease_owner = ${owner}, lease_expires_at = ${leaseUntil}, updated_at = ${now},
-        status = CASE WHEN o.status = 'waiting' THEN 'waiting' ELSE 'running' END,
-        attempts = CASE WHEN o.status = 'waiting' THEN o.attempts ELSE o.attempts + 1 END
-      WHERE o.id = (
-        SELECT id FROM "operation"
-        WHERE (status IN ('pending', 'waiting') AND run_after <= ${now} AND (lease_expires_at IS NULL OR lease_expires_at < ${now}))
-           OR (status = 'running' AND lease_expires_at < ${now})
-        ORDER BY run_after, id
-        LIMIT 1
-        FOR UPDATE SKIP LOCKED)
-      RETURNING o.id`,
-  );
-  if (!rows[0]) return undefined;
-  const op = await deps.db.prisma.operation.findUnique({ where: { id: rows[0].id } });
-  if (op) deps.operations?.changed(op.id);
-  return op ?? undefined;
+  const ops = await deps.db.sql.rows(claimStatement, [owner, now, leaseUntil, limit]);
+  for (const op of ops) deps.operations?.changed(op.id);
+  return ops;
 }
 
-async function applyOutcome(deps: Deps, tx: Tx, op: Operation, out: StepOutcome): Promise<void> {
+/** Applies a step's outcome in its transaction; for `continue`, returns the row the next step runs on. */
+async function applyOutcome(deps: Deps, tx: Tx, op: Operation, out: StepOutcome): Promise<Operation | undefined> {
+  let next: Operation | undefined;
   const now = deps.clock.now();
   const ops = deps.config.operations;
   const progress = 'progress' in out && out.progress ? { progress: out.progress as Prisma.InputJsonObject } : {};
   switch (out.status) {
     case 'continue':
-      await tx.operation.update({
+      next = await tx.operation.update({
         where: { id: op.id },
         data: { status: 'running', waitingReason: null, ...progress, leaseExpiresAt: new Date(now.getTime() + ops.leaseMs), updatedAt: now },
       });
@@ -99,29 +110,43 @@ async function applyOutcome(deps: Deps, tx: Tx, op: Operation, out: StepOutcome)
         },
       });
       break;
-    case 'retry':
+    case 'retry': {
       if (op.attempts >= op.maxAttempts) {
         await settleOperation(deps, tx, op.id, { status: 'failed', error: { ...out.error, attempts: op.attempts } });
         break;
       }
+      const runAfter = new Date(now.getTime() + retryDelayMs(deps, op.attempts));
       await tx.operation.update({
         where: { id: op.id },
         data: {
           status: 'pending',
           waitingReason: null,
           progress: { ...(op.progress as object), last_error: out.error } as Prisma.InputJsonObject,
-          runAfter: new Date(now.getTime() + retryDelayMs(deps, op.attempts)),
+          runAfter,
           leaseOwner: null,
           leaseExpiresAt: null,
           updatedAt: now,
         },
       });
+      // This process knows when the retry is due: it looks then, not at the next poll.
+      deps.db.afterCommit(tx, () => deps.operations?.wakeAt(runAfter));
       break;
+    }
     default: {
       await settleOperation(deps, tx, op.id, out);
     }
   }
   deps.db.afterCommit(tx, () => deps.operations?.changed(op.id));
+  return next;
+}
+
+/** The lease fence and the fresh row in one statement: undefined when `owner` no longer holds a live lease. */
+async function fence(deps: Deps, tx: Tx, id: string, owner: string): Promise<Operation | undefined> {
+  const rows = await tx.$queryRaw<Operation[]>`
+    UPDATE "operation" o SET updated_at = ${deps.clock.now()}
+    WHERE o.id = ${id} AND o.lease_owner = ${owner} AND o.status IN ('pending', 'running', 'waiting')
+    RETURNING ${Prisma.raw(OPERATION_COLUMNS)}`;
+  return rows[0];
 }
 
 /**
@@ -129,8 +154,9 @@ async function applyOutcome(deps: Deps, tx: Tx, op: Operation, out: StepOutcome)
  * lease. The lease is renewed while a step is in flight, so a slow provider
  * call does not hand the operation to another worker.
  */
-export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, OperationHandler>, claimed: Operation, owner: string): Promise<void> {
+export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, OperationHandler>, claimed: Operation): Promise<void> {
   let op = claimed;
+  const owner = claimed.leaseOwner!;
   const ops = deps.config.operations;
   const heartbeat = setInterval(() => {
     void deps.db.prisma.operation
@@ -141,20 +167,17 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
   try {
     for (let steps = 0; steps < 100; steps++) {
       const handler = handlers.get(op.kind);
+      let next: Operation | undefined;
       const ctx: StepContext = {
         deps,
         op,
         commit: (fn) =>
           deps.db.transaction(async (tx) => {
-            const fence = await tx.operation.updateMany({
-              where: { id: op.id, leaseOwner: owner, status: { in: [...LIVE_STATUSES] } },
-              data: { updatedAt: deps.clock.now() },
-            });
-            if (!fence.count) throw new LeaseLost(op.id);
-            const fresh = await tx.operation.findUniqueOrThrow({ where: { id: op.id } });
+            const fresh = await fence(deps, tx, op.id, owner);
+            if (!fresh) throw new LeaseLost(op.id);
             ctx.op = fresh;
             const out = await fn(tx);
-            await applyOutcome(deps, tx, fresh, out);
+            next = await applyOutcome(deps, tx, fresh, out);
             return out;
           }),
       };
@@ -167,7 +190,7 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
         out = await handler.step(ctx);
       }
       if (out.status !== 'continue') return;
-      op = await deps.db.prisma.operation.findUniqueOrThrow({ where: { id: op.id } });
+      op = next ?? (await deps.db.prisma.operation.findUniqueOrThrow({ where: { id: op.id } }));
     }
   } catch (e) {
     if (e instanceof LeaseLost) {

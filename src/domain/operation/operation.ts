@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Operation, Prisma } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import type { Operation } from '../../db/generated/client.ts';
+import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { appendEvent } from '../event/event.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
@@ -76,6 +76,13 @@ export function presentOperation(row: Operation): PublicOperation {
   };
 }
 
+/** Every column of `operation` under its model name, so raw statements return `Operation` rows. */
+export const OPERATION_COLUMNS = `o.id, o.organization_id AS "organizationId", o.brand_id AS "brandId", o.subject_type AS "subjectType",
+  o.subject_id AS "subjectId", o.kind, o.plane, o.status, o.waiting_reason AS "waitingReason", o.attempts, o.max_attempts AS "maxAttempts",
+  o.error, o.result, o.progress, o.target_operation_id AS "targetOperationId", o.parent_operation_id AS "parentOperationId",
+  o.cancel_requested_by AS "cancelRequestedBy", o.run_after AS "runAfter", o.lease_owner AS "leaseOwner", o.lease_expires_at AS "leaseExpiresAt",
+  o.livemode, o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.completed_at AS "completedAt"`;
+
 export interface NewOperation {
   organizationId: string;
   brandId?: string | null;
@@ -114,7 +121,7 @@ export async function enqueueOperation(deps: Deps, tx: Tx, o: NewOperation): Pro
         updatedAt: now,
       },
     });
-    deps.db.afterCommit(tx, () => deps.operations?.kick());
+    await announceDue(deps, tx);
     return row;
   } catch (e) {
     if (isUniqueViolation(e)) throw operationConflict(o.subject);
@@ -130,10 +137,28 @@ export function liveOperation(db: Tx | Deps['db']['prisma'], subject: { type: st
   return db.operation.findFirst({ where: { subjectType: subject.type, subjectId: subject.id, plane, status: { in: [...LIVE_STATUSES] } } });
 }
 
-/** Makes waiting operations due now (their blocker may have cleared); the runner picks them up after commit. */
+/** The channel on which PostgreSQL carries "an operation became due" between processes; the payload is the sender's worker id. */
+export const OPERATIONS_CHANNEL = 'platform_operations';
+const announced = new WeakSet<object>();
+
+/**
+ * Announces, from inside the transaction that made an operation due
+ * (enqueued or woken), that workers should look: this process's worker is
+ * kicked after commit, and on PostgreSQL a NOTIFY (once per transaction)
+ * reaches every other process's worker at commit. A lost notification is
+ * covered by the workers' poll.
+ */
+async function announceDue(deps: Deps, tx: Tx): Promise<void> {
+  if (announced.has(tx)) return;
+  announced.add(tx);
+  deps.db.afterCommit(tx, () => deps.operations?.kick());
+  if (deps.db.kind === 'postgres') await tx.$queryRaw`SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''})::text`;
+}
+
+/** Makes waiting operations due now (their blocker may have cleared); workers pick them up at commit. */
 export async function wakeOperations(deps: Deps, tx: Tx, where: Prisma.OperationWhereInput): Promise<number> {
   const { count } = await tx.operation.updateMany({ where: { ...where, status: 'waiting' }, data: { runAfter: deps.clock.now() } });
-  if (count) deps.db.afterCommit(tx, () => deps.operations?.kick());
+  if (count) await announceDue(deps, tx);
   return count;
 }
 
@@ -160,22 +185,31 @@ const EVENT_OF: Record<TerminalStatus, string> = {
  */
 export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlement): Promise<boolean> {
   const now = deps.clock.now();
-  const { count } = await tx.operation.updateMany({
-    where: { id, status: { in: [...LIVE_STATUSES] } },
-    data: {
-      status: s.status,
-      waitingReason: null,
-      error: s.error ? (s.error as Prisma.InputJsonObject) : undefined,
-      ...(s.result ? { result: s.result as Prisma.InputJsonObject } : {}),
-      ...(s.progress ? { progress: s.progress as Prisma.InputJsonObject } : {}),
-      leaseOwner: null,
-      leaseExpiresAt: null,
-      updatedAt: now,
-      completedAt: now,
-    },
-  });
-  if (!count) return false;
-  const row = await tx.operation.findUniqueOrThrow({ where: { id } });
+  const json = (v: object | null | undefined) => (v ? JSON.stringify(v) : null);
+  // One statement settles, reads back, wakes whoever waits on it (its parent, a cancel targeting it) and, if it woke
+  // any, notifies other processes; a missing error, result or progress leaves the stored one.
+  const [settled] = await tx.$queryRaw<(Operation & { woken: number; notified: number })[]>`
+    WITH o AS (
+      UPDATE "operation" o SET
+        status = ${s.status}, waiting_reason = NULL,
+        error = COALESCE(${json(s.error)}::jsonb, o.error),
+        result = COALESCE(${json(s.result)}::jsonb, o.result),
+        progress = COALESCE(${json(s.progress)}::jsonb, o.progress),
+        lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}, completed_at = ${now}
+      WHERE o.id = ${id} AND o.status IN ('pending', 'running', 'waiting')
+      RETURNING o.*),
+    woken AS (
+      UPDATE "operation" w SET run_after = ${now} FROM o
+      WHERE w.status = 'waiting' AND (w.target_operation_id = o.id OR w.id = o.parent_operation_id)
+      RETURNING w.id),
+    notified AS (SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''}) FROM (SELECT FROM woken LIMIT 1) first)
+    SELECT ${Prisma.raw(OPERATION_COLUMNS)}, (SELECT count(*)::int FROM woken) AS woken, (SELECT count(*)::int FROM notified) AS notified FROM o`;
+  if (!settled) return false;
+  const { woken, notified: _, ...row } = settled;
+  if (woken) {
+    announced.add(tx);
+    deps.db.afterCommit(tx, () => deps.operations?.kick());
+  }
   await appendEvent(deps, tx, {
     organizationId: row.organizationId,
     type: s.status === 'canceled' ? (s.canceledAs ?? 'operation.canceled') : EVENT_OF[s.status],
@@ -183,9 +217,6 @@ export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlem
     data: { object: presentOperation(row) },
     operationId: row.id,
   });
-  const waiters: Prisma.OperationWhereInput[] = [{ targetOperationId: id }];
-  if (row.parentOperationId) waiters.push({ id: row.parentOperationId });
-  await wakeOperations(deps, tx, { OR: waiters });
   deps.db.afterCommit(tx, () => deps.operations?.changed(id));
   return true;
 }

@@ -1,8 +1,8 @@
-import pg from 'pg';
 import type { PrismaClient } from '../../db/generated/client.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps, PlatformCaller } from '../context.ts';
 import type { Brand } from '../platform/request-auth.ts';
+import { PgListener } from '../listener.ts';
 
 /**
  * Per-process cache of authenticated platform tokens and selected brands, so
@@ -39,67 +39,43 @@ export class CredentialCache {
   private tokens = new Map<string, CachedToken>();
   private brands = new Map<string, { brand: Brand; cachedAt: number }>();
   private generation = 0;
-  private listenClient: pg.Client | undefined;
+  private readonly listener: PgListener;
   private listening: boolean;
   /** Start time of the newest completed sync round trip, and the round trips in flight and queued. */
   private syncedAsOf = -1;
   private inFlight: Promise<boolean> | undefined;
   private queued: Promise<boolean> | undefined;
   private readonly onInvalidate = new Set<() => void>();
-  private retry: NodeJS.Timeout | undefined;
-  private stopped = false;
 
   constructor(private readonly deps: Pick<Deps, 'db' | 'config' | 'log'>) {
     // Embedded mode is one process: in-process invalidation is complete.
     this.listening = deps.db.kind === 'pglite';
+    this.listener = new PgListener(deps, CREDENTIALS_CHANNEL, {
+      notify: () => this.invalidate(),
+      up: () => {
+        this.invalidate(); // anything cached before is from before we listened
+        this.listening = true;
+      },
+      // Authenticating from the database until the connection is back.
+      down: () => {
+        this.listening = false;
+        this.invalidate();
+      },
+    });
   }
 
   async start(): Promise<void> {
-    if (this.deps.db.kind === 'postgres' && this.deps.config.databaseUrl) await this.connect();
+    if (this.deps.db.kind === 'postgres') await this.listener.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.retry);
     this.listening = false;
-    await this.listenClient?.end().catch(() => {});
+    await this.listener.stop();
   }
 
   /** Also called on every invalidation (the kill switch drops its cached state). */
   subscribe(fn: () => void): void {
     this.onInvalidate.add(fn);
-  }
-
-  private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.deps.config.databaseUrl });
-    const lost = (err?: unknown) => {
-      if (this.listenClient !== client) return;
-      this.listenClient = undefined;
-      this.listening = false;
-      this.invalidate();
-      if (this.stopped) return;
-      this.deps.log.warn({ err }, 'credential LISTEN connection lost; authenticating from the database until it is back');
-      this.retry = setTimeout(() => void this.connect().catch(() => {}), 1000);
-      this.retry.unref();
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    client.on('notification', () => this.invalidate());
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CREDENTIALS_CHANNEL}`);
-    } catch (err) {
-      await client.end().catch(() => {});
-      this.deps.log.warn({ err }, 'credential LISTEN failed; authenticating from the database');
-      if (!this.stopped) {
-        this.retry = setTimeout(() => void this.connect().catch(() => {}), 1000);
-        this.retry.unref();
-      }
-      return;
-    }
-    this.listenClient = client;
-    this.invalidate(); // anything cached before is from before we listened
-    this.listening = true;
   }
 
   invalidate(): void {
@@ -127,13 +103,13 @@ export class CredentialCache {
   }
 
   private sync(): Promise<boolean> {
-    const client = this.listenClient;
+    const client = this.listener.client;
     if (!client) return Promise.resolve(false);
     const startedAt = performance.now();
     const run: Promise<boolean> = client.query('SELECT 1').then(
       () => {
         this.syncedAsOf = Math.max(this.syncedAsOf, startedAt);
-        return this.listening && this.listenClient === client;
+        return this.listening && this.listener.client === client;
       },
       () => false,
     );
