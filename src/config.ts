@@ -50,6 +50,7 @@ const Env = z.object({
   GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().nonnegative().default(50),
   GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(100),
   EVENT_STREAM_POLL_MS: z.coerce.number().int().positive().default(1000),
+  STREAM_MAX_PENDING: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().positive().default(24 * 3600),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
@@ -114,6 +115,8 @@ export type Config = {
   graphqlLimits: GraphQLLimits;
   /** Backstop poll of the live event stream, in case a NOTIFY is lost. */
   eventStreamPollMs: number;
+  /** Events queued for one live subscriber before it is ended as too slow (src/domain/event/stream.ts). */
+  streamMaxPending: number;
   idempotencyTtlSeconds: number;
   shutdownGraceMs: number;
   http: HttpLimits;
@@ -233,6 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxCost: e.GRAPHQL_MAX_COST,
     },
     eventStreamPollMs: e.EVENT_STREAM_POLL_MS,
+    streamMaxPending: e.STREAM_MAX_PENDING,
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     http: {

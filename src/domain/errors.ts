@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  subscriber_too_slow: 429,
   request_header_fields_too_large: 431,
   internal_error: 500,
   developer_access_paused: 503,

@@ -19,6 +19,7 @@ export function toGraphQLError(e: DomainError, requestId: string, httpStatus: Ht
       param: e.param,
       request_id: requestId,
       ...(typeof e.details.required_scope === 'string' ? { required_scope: e.details.required_scope } : {}),
+      ...(typeof e.details.last_seq === 'string' ? { last_seq: e.details.last_seq } : {}),
       ...(httpStatus === 'none'
         ? {}
         : {

@@ -114,7 +114,7 @@ export class EventStream {
     set.add(l);
     return () => {
       set.delete(l);
-      if (set.size === 0) this.listeners.delete(organizationId);
+      if (set.size === 0 && this.listeners.get(organizationId) === set) this.listeners.delete(organizationId);
     };
   }
 
@@ -129,15 +129,19 @@ export class EventStream {
    * events, in seq order with no gap or duplicate at the seam: the live
    * listener is registered before the replay query runs, live events are held
    * until the replay ends, and anything at or below the last replayed seq is
-   * dropped. A subscriber that falls more than `maxPending` events behind is
-   * ended with an error rather than buffered without bound.
+   * dropped. A subscriber that falls more than `maxPending` events behind
+   * (events handed to it that its connection has not taken yet) is ended
+   * rather than buffered without bound: it still receives what was queued,
+   * then `subscriber_too_slow` with `last_seq`, the last seq queued for it,
+   * so it resumes with `startingAfter`. Its listener is released at once;
+   * other subscribers never wait on it (each has its own queue).
    */
   subscribe(
     organizationId: string,
     opts: { types?: readonly string[]; startingAfter?: bigint; maxPending?: number },
   ): AsyncIterableIterator<PublicEvent> {
     const wanted = opts.types?.length ? new Set(opts.types) : undefined;
-    const maxPending = opts.maxPending ?? 10_000;
+    const maxPending = opts.maxPending ?? this.deps.config.streamMaxPending;
     return new Repeater<PublicEvent>(async (push, stop) => {
       if (this.closed) {
         stop(new DomainError('service_unavailable', 'The server is shutting down; resubscribe with startingAfter set to the last seq received'));
@@ -148,16 +152,28 @@ export class EventStream {
       let last = 0n;
       let replaying = true;
       let pending = 0;
+      let queued: string | undefined;
       const held: Event[] = [];
       const deliver = (e: Event) => {
         if (e.seq! <= last) return;
         last = e.seq!;
         if (wanted && !wanted.has(e.type)) return;
         if (++pending > maxPending) {
-          stop(new DomainError('rate_limited', 'Subscriber fell too far behind; resubscribe with startingAfter to resume'));
+          const lastSeq = queued ?? String(opts.startingAfter ?? '');
+          stop(
+            new DomainError('subscriber_too_slow', `The subscriber fell more than ${maxPending} events behind; resubscribe with startingAfter set to the last seq received (${lastSeq} was the last sent)`, null, {
+              last_seq: lastSeq,
+            }),
+          );
+          unlisten();
           return;
         }
-        void push(presentEvent(e)).then(() => pending--);
+        queued = String(e.seq);
+        // A push settles when consumed, or rejects when the stream ended meanwhile (nothing to do then).
+        push(presentEvent(e)).then(
+          () => pending--,
+          () => {},
+        );
       };
       const unlisten = this.listen(organizationId, (e) => (replaying ? held.push(e) : deliver(e)));
       // A subscriber that leaves mid-replay releases its listener now, not after paging through the rest of the feed.
