@@ -1,21 +1,21 @@
 import pg from 'pg';
 import { Repeater } from 'graphql-yoga';
-import type { Event } from '../../db/generated/client.ts';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
-import { latestSeq, pageEvents, presentEvent, type PublicEvent } from './event.ts';
+import { latestSeq, maxPositionStatement, pageEvents, presentEvent, streamPullStatement, type PublicEvent, type StreamRow } from './event.ts';
 import { EVENTS_CHANNEL } from './sequencer.ts';
 import { isPublicEventType } from './types.ts';
 
 /**
  * This process's view of the live log. It tails the whole table by the
- * internal global `position` (one query per sequenced batch, whatever the
- * number of subscribers) and hands each
+ * internal global `position` (one prepared statement on the SQL port per
+ * sequenced batch, whatever the number of subscribers) and hands each
  * event to the subscribers of its organization. It is woken by the local
  * sequencer, by PostgreSQL NOTIFY from other processes, and by a slow timer
  * as a backstop for a lost notification.
  */
-type Listener = (e: Event) => void;
+type Listener = (e: StreamRow, seq: bigint) => void;
+const PULL = 1000;
 
 export class EventStream {
   private lastPosition = 0n;
@@ -31,8 +31,8 @@ export class EventStream {
   constructor(private readonly deps: Omit<Deps, 'sequencer'>) {}
 
   async start(): Promise<void> {
-    const max = await this.deps.db.prisma.event.aggregate({ _max: { position: true } });
-    this.lastPosition = max._max.position ?? 0n;
+    const [max] = await this.deps.db.sql.rows(maxPositionStatement, []);
+    this.lastPosition = BigInt(max?.max ?? 0);
     if (this.deps.db.kind === 'postgres' && this.deps.config.databaseUrl) {
       const client = new pg.Client({ connectionString: this.deps.config.databaseUrl });
       client.on('error', (err) => this.deps.log.warn({ err }, 'event LISTEN connection failed; falling back to polling'));
@@ -75,13 +75,16 @@ export class EventStream {
       try {
         do {
           this.pullAgain = false;
-          const rows = await this.deps.db.prisma.event.findMany({ where: { position: { gt: this.lastPosition } }, orderBy: { position: 'asc' }, take: 1000 });
+          const rows = await this.deps.db.sql.rows(streamPullStatement, [String(this.lastPosition), PULL]);
           for (const row of rows) {
-            this.lastPosition = row.position!;
+            this.lastPosition = BigInt(row.position);
             if (!isPublicEventType(row.type)) continue;
-            for (const l of this.listeners.get(row.organizationId) ?? []) l(row);
+            const listeners = this.listeners.get(row.organizationId);
+            if (!listeners) continue;
+            const seq = BigInt(row.seq!);
+            for (const l of listeners) l(row, seq);
           }
-          if (rows.length === 1000) this.pullAgain = true;
+          if (rows.length === PULL) this.pullAgain = true;
         } while (this.pullAgain);
       } catch (err) {
         this.deps.log.warn({ err }, 'event stream pull failed; retrying on the next wake-up');
@@ -131,10 +134,10 @@ export class EventStream {
       let last = 0n;
       let replaying = true;
       let pending = 0;
-      const held: Event[] = [];
-      const deliver = (e: Event) => {
-        if (e.seq! <= last) return;
-        last = e.seq!;
+      const held: [StreamRow, bigint][] = [];
+      const deliver = (e: StreamRow, seq: bigint) => {
+        if (seq <= last) return;
+        last = seq;
         if (wanted && !wanted.has(e.type)) return;
         if (++pending > maxPending) {
           stop(new DomainError('rate_limited', 'Subscriber fell too far behind; resubscribe with startingAfter to resume'));
@@ -142,7 +145,7 @@ export class EventStream {
         }
         void push(presentEvent(e)).then(() => pending--);
       };
-      const unlisten = this.listen(organizationId, (e) => (replaying ? held.push(e) : deliver(e)));
+      const unlisten = this.listen(organizationId, (e, seq) => (replaying ? held.push([e, seq]) : deliver(e, seq)));
       // A subscriber that leaves mid-replay releases its listener now, not after paging through the rest of the feed.
       let stopped = false;
       void stop.then(() => (stopped = true));
@@ -158,7 +161,7 @@ export class EventStream {
           if (!page.has_more) break;
         }
         replaying = false;
-        for (const e of held.splice(0)) deliver(e);
+        for (const [e, seq] of held.splice(0)) deliver(e, seq);
       } catch (err) {
         stop(err);
       }
