@@ -21,7 +21,7 @@ import type { Deps } from '../context.ts';
  * pending event of every organization (up to 1,000) in one round trip, and
  * wake-ups that arrive while a batch runs coalesce into the next one.
  */
-const LOCK_KEY = 7_351_001;
+export const SEQUENCER_LOCK_KEY = 7_351_001;
 const BATCH = 1000;
 export const EVENTS_CHANNEL = 'platform_events';
 
@@ -100,7 +100,7 @@ const unsequencedStatement = statement<[], { id: string }>('event_unsequenced', 
 
 // `pending` is referenced twice, so PostgreSQL materializes it: nextval runs once per row.
 const sequenceStatements = (notify: boolean) => [
-  Prisma.sql`SELECT pg_advisory_xact_lock(${LOCK_KEY}::bigint)::text`,
+  Prisma.sql`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK_KEY}::bigint)::text`,
   Prisma.sql`
     WITH pending AS (
       SELECT id, organization_id, nextval('event_position_seq') AS position
