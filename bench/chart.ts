@@ -2,31 +2,34 @@ import type { Row } from './run.ts';
 
 /**
  * A dependency-free SVG bar chart of every ratio to its baseline (one bar per
- * database), with the target drawn as a tick, so the README can show the
+ * database) with its spread as whiskers and the target drawn as a tick, so the README can show the
  * latest run without a browser or a plotting library.
  */
 export function renderChart(rows: Row[]): string {
-  const bars = rows.filter((r) => r.ratio);
+  const bars = rows.filter((r) => r.baseline && r.ratio);
   const rowH = 26;
   const left = 430;
   const width = 880;
-  const scaleMax = Math.max(1, ...bars.map((b) => b.ratio!.value));
+  const scaleMax = Math.max(1, ...bars.map((b) => b.ratio!.max));
   const x = (v: number) => left + (v / scaleMax) * (width - left - 60);
   const height = 40 + bars.length * rowH + 30;
   const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
   const out = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
-    `<text x="10" y="20" font-size="14" font-weight="bold">Throughput as a fraction of the baseline (same run); tick = target</text>`,
+    `<text x="10" y="20" font-size="14" font-weight="bold">Throughput as a fraction of the baseline (median of interleaved rounds; whiskers IQR and min–max); tick = target</text>`,
   ];
   bars.forEach((b, i) => {
     const y = 36 + i * rowH;
     const r = b.ratio!;
-    const met = r.target === undefined || r.value >= r.target;
-    out.push(`<text x="10" y="${y + 14}">${esc(`S${b.scenario} ${b.database}: ${b.name.split(',')[0]!.slice(0, 42)} / ${r.of}`)}</text>`);
-    out.push(`<rect x="${left}" y="${y + 3}" width="${Math.max(1, x(r.value) - left)}" height="${rowH - 8}" fill="${met ? '#3a7' : '#d54'}"/>`);
-    out.push(`<text x="${x(r.value) + 4}" y="${y + 14}">${r.value}</text>`);
-    if (r.target !== undefined) out.push(`<line x1="${x(r.target)}" x2="${x(r.target)}" y1="${y}" y2="${y + rowH - 2}" stroke="black" stroke-width="2"/>`);
+    const target = b.target?.startsWith('≥ ') ? Number(b.target.slice(2)) : undefined;
+    out.push(`<text x="10" y="${y + 14}">${esc(`S${b.scenario} ${b.database}: ${b.subject.split(',')[0]!.slice(0, 56)}`)}</text>`);
+    out.push(`<rect x="${left}" y="${y + 3}" width="${Math.max(1, x(b.value) - left)}" height="${rowH - 8}" fill="${b.met === false ? '#d54' : '#3a7'}"/>`);
+    // The spread: interquartile range as a thick whisker, min–max as a thin one.
+    out.push(`<line x1="${x(r.min)}" x2="${x(r.max)}" y1="${y + rowH / 2 - 1}" y2="${y + rowH / 2 - 1}" stroke="#333" stroke-width="1"/>`);
+    out.push(`<line x1="${x(r.q1)}" x2="${x(r.q3)}" y1="${y + rowH / 2 - 1}" y2="${y + rowH / 2 - 1}" stroke="#333" stroke-width="4"/>`);
+    out.push(`<text x="${x(Math.max(b.value, r.max)) + 4}" y="${y + 14}">${b.value}</text>`);
+    if (target !== undefined && Number.isFinite(target)) out.push(`<line x1="${x(target)}" x2="${x(target)}" y1="${y}" y2="${y + rowH - 2}" stroke="black" stroke-width="2"/>`);
   });
   const axisY = 36 + bars.length * rowH + 4;
   out.push(`<line x1="${left}" x2="${x(scaleMax)}" y1="${axisY}" y2="${axisY}" stroke="#888"/>`);

@@ -34,8 +34,9 @@ import { distributionRoutes } from '../rest/platform/distributions.ts';
 import { OperationsRunner } from './workers/operations.ts';
 import { distributionHandlers } from './domain/distribution/handlers.ts';
 import { createLogger } from './logger.ts';
+import { answerClientError } from '../rest/http/client-error.ts';
 import { createApiServer, isClientAbort, type ApiServer } from './http/server-limits.ts';
-import { errorEnvelope } from '../rest/http/envelope.ts';
+import { envelopeKindOf, errorEnvelope, writeError } from '../rest/http/envelope.ts';
 import { restInputGuard } from '../rest/http/input-guard.ts';
 import { requestContext } from '../rest/http/request-id.ts';
 import { exactRouter, mount, type RouteDef } from '../rest/http/route.ts';
@@ -120,15 +121,26 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const log = opts.log ?? createLogger(config.logLevel);
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const base = { db, clock: opts.clock ?? systemClock, config, log };
-  const stream = new EventStream(base);
-  const sequencer = new Sequencer(base, () => {
+  // Roles (ADR 0006): an API process runs no background loop, a worker serves no request but the health probes.
+  const serves = config.role !== 'worker';
+  const background = config.role !== 'api';
+  const delivers = background && config.webhook.worker;
+  // Every role sequences what it appends, right after commit. The fan-out is woken by this process's sequencer
+  // and by other processes' NOTIFY (a higher position than this process sequenced), never left to its poll.
+  let sequencedHere = 0n;
+  const stream = new EventStream(base, (position) => {
+    if (delivers && position > sequencedHere) webhooks.kick();
+  });
+  const sequencer = new Sequencer(base, (max) => {
+    sequencedHere = max;
     stream.pull();
-    webhooks.kick();
+    if (delivers) webhooks.kick();
   });
   const credentials = new CredentialCache(base);
   const deps: Deps = { ...base, sequencer, credentials };
   const webhooks = new WebhookWorker(deps);
-  deps.webhooks = webhooks;
+  // A retry requested on an API process is picked up by a worker's poll.
+  if (delivers) deps.webhooks = webhooks;
   const operations = new OperationsRunner(deps, distributionHandlers);
   deps.operations = operations;
   const killSwitch = new KillSwitch(deps);
@@ -140,6 +152,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   // koa.callback() composes the middleware present when called: resolve it lazily.
   let handler: ReturnType<Koa['callback']> | undefined;
   const http = createApiServer(config.http, log, (req, res) => (handler ??= koa.callback())(req, res));
+  http.server.on('clientError', answerClientError(log));
   const { server } = http;
   const app: App = {
     deps,
@@ -179,6 +192,13 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     else log.error({ err }, 'unhandled Koa error');
   });
   koa.use(requestContext(log));
+  // A worker answers its probes and nothing else: every other path is 404 before any surface sees it.
+  if (!serves) {
+    koa.use(async (ctx, next) => {
+      if (ctx.path === '/healthz' || ctx.path === '/readyz') return next();
+      writeError(ctx, envelopeKindOf(ctx.path), new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`));
+    });
+  }
   koa.use(async (ctx, next) => {
     // Exact, like every REST route: `/GraphQL` and `/graphql/` are 404 below.
     if (ctx.path !== '/graphql') return next();
@@ -228,20 +248,22 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   async function start(): Promise<App> {
     const applied = await db.migrate();
     if (applied.length) log.info({ migrations: applied }, 'migrations applied');
-    await stream.start();
-    await credentials.start();
+    await stream.start({ tail: serves });
+    if (serves) await credentials.start();
     sequencer.start();
     sequencer.kick(); // events a previous run committed but did not sequence
-    standing.start();
-    if (config.webhook.worker) webhooks.start();
-    maintenance = startMaintenance(deps);
-    operations.start();
+    if (background) {
+      standing.start();
+      if (config.webhook.worker) webhooks.start();
+      maintenance = startMaintenance(deps);
+      operations.start();
+    }
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
     });
     started = true;
-    ws = attachGraphQLWebSocket(server, yoga);
+    if (serves) ws = attachGraphQLWebSocket(server, yoga);
     const { port } = server.address() as AddressInfo;
     app.urls = urlsFor(config.publicOrigin ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
     if (config.bootstrap) app.credentials = await bootstrapIfEmpty(deps, app.urls);
@@ -265,6 +287,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     await webhooks.stop();
     await standing.stop();
     await sequencer.stop();
+    gate.streams.stop();
     await stream.stop();
     await credentials.stop();
     if (!opts.db) await db.close();

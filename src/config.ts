@@ -12,7 +12,18 @@ const bool = z
   .enum(['0', '1', 'true', 'false', ''])
   .transform((v) => v === '1' || v === 'true');
 
+/**
+ * What one process does (README "Running on several machines", ADR 0006):
+ * `all` serves requests and runs the background workers (the default, and the
+ * only role on the embedded database); `api` serves HTTP, GraphQL and live
+ * streams without background workers; `worker` runs them with only the health
+ * probes listening. Every role sequences the events it appends.
+ */
+export const ROLES = ['all', 'api', 'worker'] as const;
+export type Role = (typeof ROLES)[number];
+
 const Env = z.object({
+  PLATFORM_ROLE: z.enum(ROLES).default('all'),
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   PUBLIC_ORIGIN: z.string().url().optional(),
@@ -78,6 +89,8 @@ export function parseDurations(list: string): number[] {
 }
 
 export type Config = {
+  /** Which parts run in this process; OPERATIONS_WORKER / WEBHOOK_WORKER turn one loop off in a role that runs workers. */
+  role: Role;
   host: string;
   port: number;
   publicOrigin?: string;
@@ -187,7 +200,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const dataDir = e.DATA_DIR === 'memory://' ? e.DATA_DIR : resolve(e.DATA_DIR);
   // Defaults that depend on the database follow the one the server will run on, an override included.
   const embedded = !('databaseUrl' in overrides ? overrides.databaseUrl : e.DATABASE_URL);
+  const role = overrides.role ?? e.PLATFORM_ROLE;
+  if (role !== 'all' && embedded) {
+    throw new Error(
+      `Invalid configuration:\n  PLATFORM_ROLE: '${role}' needs DATABASE_URL (PostgreSQL); the embedded database belongs to one process, which runs as 'all'`,
+    );
+  }
   return {
+    role,
     host: e.HOST,
     port: e.PORT,
     publicOrigin: e.PUBLIC_ORIGIN,

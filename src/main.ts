@@ -27,15 +27,23 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 await started;
 const u = app.urls;
+const database = app.deps.db.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL';
+// A worker (PLATFORM_ROLE=worker) serves only its health probes: the banner says so and lists nothing else.
+const served =
+  config.role === 'worker'
+    ? [`Platform API worker running (${database}): webhook delivery, operations, maintenance; no API routes`]
+    : [
+        `Platform API listening (${database}${config.role === 'api' ? '; API only, background workers run elsewhere' : ''})`,
+        `  Surface A          ${u.base_url}   (OpenAPI: ${u.base_url}/openapi.json)`,
+        `  Token management   ${u.dashboard_base_url}/platform/tokens`,
+        `  Surface B          ${u.api_origin}/v1/platform`,
+        `  GraphQL            ${u.graphql_url}   (GraphiQL in a browser, graphql-ws on the same path)`,
+        `  Operator           ${u.api_origin}/operator`,
+      ];
 console.log(
   [
     '',
-    `Platform API listening (${app.deps.db.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL'})`,
-    `  Surface A          ${u.base_url}   (OpenAPI: ${u.base_url}/openapi.json)`,
-    `  Token management   ${u.dashboard_base_url}/platform/tokens`,
-    `  Surface B          ${u.api_origin}/v1/platform`,
-    `  GraphQL            ${u.graphql_url}   (GraphiQL in a browser, graphql-ws on the same path)`,
-    `  Operator           ${u.api_origin}/operator`,
+    ...served,
     `  Health             ${u.api_origin}/healthz  ${u.api_origin}/readyz`,
     app.credentials
       ? `  Credentials        written to ${config.bootstrapFile} (mode 0600)`

@@ -32,16 +32,20 @@ export function writeError(ctx: Context, kind: EnvelopeKind, err: DomainError): 
     setRateLimitHeaders(ctx, { limit: err.details.limit, remaining: 0, resetSeconds: retryAfter });
   }
   if (err.code === 'method_not_allowed' && typeof err.details.allow === 'string') ctx.set('Allow', err.details.allow);
-  ctx.body =
-    kind === 'surface_b'
-      ? { error: { code: err.code, message: err.message, param: err.param, request_id: requestId } }
-      : {
-          error: err.code,
-          message: err.message,
-          ...(typeof err.details.required_scope === 'string' ? { required_scope: err.details.required_scope } : {}),
-          ...(err.param ? { param: err.param } : {}),
-          request_id: requestId,
-        };
+  ctx.body = errorBody(kind, err, requestId);
+}
+
+/** The body of an error in `kind`'s envelope. */
+export function errorBody(kind: EnvelopeKind, err: DomainError, requestId: string): object {
+  return kind === 'surface_b'
+    ? { error: { code: err.code, message: err.message, param: err.param, request_id: requestId } }
+    : {
+        error: err.code,
+        message: err.message,
+        ...(typeof err.details.required_scope === 'string' ? { required_scope: err.details.required_scope } : {}),
+        ...(err.param ? { param: err.param } : {}),
+        request_id: requestId,
+      };
 }
 
 /**

@@ -1,11 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { newRequestId } from '../../src/domain/id.ts';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 
 /** Every response carries `Request-Id`; the same id is in error bodies and logs. */
 export function requestContext(log: Logger): Middleware {
   return async (ctx, next) => {
-    const requestId = `req_${randomBytes(12).toString('hex')}`;
+    const requestId = newRequestId();
     ctx.state.requestId = requestId;
     ctx.set('Request-Id', requestId);
     const started = performance.now();

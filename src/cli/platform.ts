@@ -54,6 +54,18 @@ const operatorClient = (g: Globals) => {
 program
   .command('start')
   .description('start the server (same as npm start: migrate, bootstrap on an empty embedded database, listen)')
+  .addHelpText(
+    'after',
+    [
+      '',
+      'Roles (env PLATFORM_ROLE, PostgreSQL only for api and worker; see README "Running on several machines"):',
+      '  all      serve every route and run the background workers (default)',
+      '  api      serve HTTP, GraphQL and live streams; no background workers',
+      '  worker   webhook delivery, operations, maintenance; only /healthz and /readyz listen on HOST:PORT',
+      '',
+      'Example: DATABASE_URL=postgres://... PLATFORM_ROLE=worker PORT=4100 platform start',
+    ].join('\n'),
+  )
   .action(async () => {
     const { start } = await import('./server-commands.ts');
     await start();

@@ -99,8 +99,11 @@ export function pgSqlPort(pool: pg.Pool): SqlPort {
   };
 }
 
-/** PGlite is one connection: a transaction holds it (its transaction mutex, and `serialize`) from the first statement to the commit. */
-export function pgliteSqlPort(client: PGlite, serialize: <T>(run: () => Promise<T>) => Promise<T>): SqlPort {
+/**
+ * PGlite is one connection: a transaction holds it (its transaction mutex, and `serialize`, which the
+ * database passes so that these transactions queue with Prisma's) from the first statement to the commit.
+ */
+export function pgliteSqlPort(client: PGlite, serialize: <T>(run: () => Promise<T>) => Promise<T> = (run) => run()): SqlPort {
   return {
     rows: async <P extends readonly unknown[], R>(s: Statement<P, R>, params: P) => (await client.query<R>(s.text, params as unknown as unknown[])).rows,
     transaction: (fn) =>

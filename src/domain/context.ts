@@ -32,4 +32,6 @@ export interface PlatformCaller {
   tokenId: string;
   /** Effective scopes: stored scopes with aliases resolved and implicit scopes added. */
   scopes: ReadonlySet<string>;
+  /** When the token stops working (null: never); an open stream ends then (src/domain/platform/stream-authority.ts). */
+  expiresAt: Date | null;
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 
 /**
@@ -47,3 +48,6 @@ export function normalizeId(kind: IdKind, raw: string): string | null {
   const bare = raw.toLowerCase().replaceAll('-', '');
   return HEX32.test(bare) ? `${ID_PREFIX[kind]}_${bare}` : null;
 }
+
+/** A request id (`Request-Id` header, error bodies, logs): random, not time-ordered, one per HTTP request or graphql-ws operation. */
+export const newRequestId = (): string => `req_${randomBytes(12).toString('hex')}`;

@@ -1,6 +1,7 @@
 import type { Deps } from '../domain/context.ts';
 import type { EventStream } from '../domain/event/stream.ts';
 import type { PlatformGate, SurfaceBCaller } from '../domain/platform/request-auth.ts';
+import type { StreamGrant } from '../domain/platform/stream-authority.ts';
 
 /** Per-operation GraphQL context; built by the same pipeline as Surface B REST. */
 export interface GraphQLContext {
@@ -8,7 +9,13 @@ export interface GraphQLContext {
   gate: PlatformGate;
   stream: EventStream;
   caller: SurfaceBCaller;
+  /** What authorized the operation; a subscription ends when it would no longer (src/graphql/stream-authority.ts). */
+  grant: StreamGrant;
   requestId: string;
+  /** `Last-Event-ID` of an SSE request: resume the events subscription after that seq. */
+  lastEventId?: string;
+  /** The seq of the event the events subscription resolved last (the SSE `id:`, src/graphql/sse.ts). */
+  streamCursor?: { seq?: string };
   /** `Idempotency-Key` header of the HTTP request, for single-mutation operations. */
   idempotencyKey?: string;
 }

@@ -1,8 +1,9 @@
 import type { Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import type { ExecutionArgs, GraphQLError } from 'graphql';
+import { GraphQLError, type ExecutionArgs } from 'graphql';
 import { isDomainError } from '../domain/errors.ts';
+import { newRequestId } from '../domain/id.ts';
 import { toGraphQLError } from './errors.ts';
 import type { Yoga } from './yoga.ts';
 
@@ -13,18 +14,44 @@ import type { Yoga } from './yoga.ts';
  */
 type EnvelopedRoot = { execute: (a: ExecutionArgs) => unknown; subscribe: (a: ExecutionArgs) => unknown };
 
+/**
+ * Close codes when a socket's credentials stop working mid-stream (4401 like
+ * HTTP 401, 4503 like 503 for the kill switch); clients resume with a valid
+ * token and `startingAfter`.
+ */
+const ACCESS_ENDED_CLOSE: Record<string, number> = { invalid_token: 4401, developer_access_paused: 4503 };
+const closing = new WeakSet<object>();
+
+const operationRequestIds = new WeakMap<object, Map<string, string>>();
+function requestIds(ctx: object): Map<string, string> {
+  let ids = operationRequestIds.get(ctx);
+  if (!ids) operationRequestIds.set(ctx, (ids = new Map()));
+  return ids;
+}
+
+/** The error with `request_id` set when it has none (errors are copied, never changed: validation results are shared). */
+function withRequestId(e: GraphQLError, requestId: string): GraphQLError {
+  const current = e.extensions?.request_id;
+  if (current && current !== 'unknown') return e;
+  return new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, originalError: e.originalError, extensions: { ...e.extensions, request_id: requestId } });
+}
+
 export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/graphql') {
   const wss = new WebSocketServer({ server, path });
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as EnvelopedRoot).execute(args) as never,
       subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args) as never,
-      onSubscribe: async (ctx, _id, params) => {
+      onSubscribe: async (ctx, id, params) => {
+        // One request id per operation, in its context (and logs) and on every error it gets.
+        const requestId = newRequestId();
+        requestIds(ctx).set(id, requestId);
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
           req: ctx.extra.request,
           socket: ctx.extra.socket,
           params,
+          requestId,
         });
         // The limits (src/graphql/limits.ts) refuse a document by throwing from parse or validate.
         let document;
@@ -33,14 +60,14 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
           document = parse(params.query);
           errors = validate(schema, document);
         } catch (e) {
-          return [isDomainError(e) ? toGraphQLError(e, 'unknown') : (e as GraphQLError)];
+          return [isDomainError(e) ? toGraphQLError(e, requestId) : withRequestId(e as GraphQLError, requestId)];
         }
-        if (errors.length) return errors;
+        if (errors.length) return errors.map((e) => withRequestId(e, requestId));
         let contextValue;
         try {
           contextValue = await contextFactory();
         } catch (e) {
-          return [e as GraphQLError];
+          return [withRequestId(e as GraphQLError, requestId)];
         }
         return {
           schema,
@@ -50,6 +77,22 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
           contextValue,
           rootValue: { execute, subscribe },
         };
+      },
+      onError: (ctx, id, _payload, errors) => {
+        const requestId = requestIds(ctx).get(id) ?? 'unknown';
+        requestIds(ctx).delete(id); // an error ends the operation
+        const stamped = errors.map((e) => withRequestId(e, requestId).toJSON());
+        // Access ended (src/graphql/stream-authority.ts): every subscription of the socket shares its credentials
+        // and gets its error in this same turn; the socket closes after them, with the code for the reason.
+        const code = ACCESS_ENDED_CLOSE[String(stamped[0]?.extensions?.code)];
+        if (code && !closing.has(ctx.extra.socket)) {
+          closing.add(ctx.extra.socket);
+          setImmediate(() => ctx.extra.socket.close(code, String(stamped[0]!.extensions!.code)));
+        }
+        return stamped;
+      },
+      onComplete: (ctx, id) => {
+        requestIds(ctx).delete(id);
       },
     },
     wss,

@@ -1,15 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Deps } from '../domain/context.ts';
 import { databaseUnavailable, DomainError, isDomainError } from '../domain/errors.ts';
+import { newRequestId } from '../domain/id.ts';
 import { guardInput } from '../domain/input-guard.ts';
 import type { PlatformGate } from '../domain/platform/request-auth.ts';
 import type { EventStream } from '../domain/event/stream.ts';
 import type { GraphQLContext } from './context.ts';
 import { asInvalidRequest, isRequestError, toGraphQLError } from './errors.ts';
 import { inputGuard } from './input-guard.ts';
+import { sseEventIds } from './sse.ts';
+import { endStreamsWhenAccessEnds } from './stream-authority.ts';
 import { graphqlLimits, type CostContext } from './limits.ts';
 import { schema } from './schema/index.ts';
 
@@ -36,7 +38,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
     logging: false,
     landingPage: false,
     graphiql: { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) },
-    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors(), inputGuard()],
+    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors(), inputGuard(), sseEventIds(), endStreamsWhenAccessEnds()],
     maskedErrors: {
       maskError(error, message) {
         // Thrown before execution (by the limits while parsing or validating): it refuses the whole request.
@@ -60,8 +62,8 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
       requestId: httpRequestId,
       requestCost,
     }: { request?: Request; connectionParams?: Record<string, unknown>; requestId?: string } & CostContext) => {
-      // HTTP requests reuse the Koa request id (also in the Request-Id header); WebSocket operations get their own.
-      const requestId = httpRequestId ?? `req_${randomBytes(12).toString('hex')}`;
+      // HTTP requests reuse the Koa request id (also in the Request-Id header); graphql-ws operations bring theirs (src/graphql/ws.ts).
+      const requestId = httpRequestId ?? newRequestId();
       const header = (name: string) => {
         const fromWs = connectionParams?.[name] ?? connectionParams?.[name.toLowerCase()];
         if (typeof fromWs !== 'string') return request?.headers.get(name) ?? null;
@@ -69,11 +71,9 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
         return fromWs;
       };
       try {
-        const caller = await gate.authorize(
-          { bearer: bearerOf(header('authorization')), brand: header('service-brand') ?? undefined },
-          requestCost ?? 1,
-        );
-        return { deps, gate, stream, caller, requestId, idempotencyKey: header('idempotency-key') ?? undefined };
+        const headers = { bearer: bearerOf(header('authorization')), brand: header('service-brand') ?? undefined };
+        const caller = await gate.authorize(headers, requestCost ?? 1);
+        return { deps, gate, stream, caller, grant: { headers, caller }, requestId, idempotencyKey: header('idempotency-key') ?? undefined, lastEventId: header('last-event-id') ?? undefined };
       } catch (e) {
         if (isDomainError(e)) throw toGraphQLError(e, requestId, 'always');
         throw e;

@@ -81,7 +81,34 @@ describe('slow clients', () => {
     // A loaded machine delays the close by seconds, so the bound is the drip, not a multiple of the timeout.
     await Promise.all([...partial, ...silent].map((c) => c.closed(6_000)));
     await Promise.all(slowBody.map((c) => c.closed(20_000)));
-    for (const c of [...partial, ...silent]) expect(c.received()).toMatch(/^(HTTP\/1\.1 408|$)/);
+    for (const c of [...partial, ...silent]) {
+      // Either closed silently (nothing was sent yet) or answered 408 in the envelope, then closed.
+      const got = c.received();
+      if (got) expect(got).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[^]*\r\n\r\n\{"error":"request_timeout",/);
+    }
+    expect(errorLines().map((l) => JSON.stringify(l).slice(0, 600))).toEqual([]);
+  });
+
+  it("requests Node's parser refuses (oversized headers, not HTTP) answer in their path's envelope with a Request-Id", async () => {
+    const cases = [
+      { head: `GET /v1/platform/events HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, code: 'request_header_fields_too_large', kind: 'b' },
+      { head: `GET /api/scopes HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, code: 'request_header_fields_too_large', kind: 'a' },
+      { head: 'HELLO THERE\r\n\r\n', status: 400, code: 'invalid_request', kind: 'a' },
+      { head: 'GET /v1/platform/events HTTP/1.1\r\nHost x\r\n\r\n', status: 400, code: 'invalid_request', kind: 'b' },
+    ];
+    for (const c of cases) {
+      const conn = await raw();
+      conn.socket.write(c.head);
+      await conn.closed(10_000);
+      const [head = '', body = ''] = conn.received().split('\r\n\r\n');
+      expect(head.split('\r\n')[0]).toBe(`HTTP/1.1 ${c.status} ${c.status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`);
+      const requestId = /\r\nRequest-Id: (req_[0-9a-f]{24})/.exec(head)?.[1];
+      expect(requestId).toBeDefined();
+      expect(head).toMatch(/\r\nContent-Type: application\/json; charset=utf-8\r\n/);
+      const parsed = JSON.parse(body);
+      if (c.kind === 'b') expect(parsed).toEqual({ error: { code: c.code, message: expect.any(String), param: null, request_id: requestId } });
+      else expect(parsed).toEqual({ error: c.code, message: expect.any(String), request_id: requestId });
+    }
     expect(errorLines().map((l) => JSON.stringify(l).slice(0, 600))).toEqual([]);
   });
 

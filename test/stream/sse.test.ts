@@ -15,8 +15,8 @@ afterEach(async () => {
 });
 afterAll(() => t?.stop());
 
-const sse = (token: string | null, variables: { types?: string[]; startingAfter?: string } = {}) => {
-  const s = new SseSubscription(t.origin, token, variables);
+const sse = (token: string | null, variables: { types?: string[]; startingAfter?: string } = {}, opts: { headers?: Record<string, string> } = {}) => {
+  const s = new SseSubscription(t.origin, token, variables, opts);
   open.push(s);
   return s;
 };
@@ -67,6 +67,62 @@ describe('live events over SSE', () => {
     const scoped = sse(c.token);
     await waitUntil(() => scoped.errors.length > 0 || scoped.ended, 'the error');
     expect(scoped.errors[0]?.extensions?.code).toBe('missing_scope');
+    expect(t.app.stream.subscriberCount).toBe(0);
+  });
+});
+
+describe('SSE event ids and Last-Event-ID', () => {
+  it('every next carries id: <seq>, whatever the selection', async () => {
+    const a = await buildOrgWithToken(t, ['events:read']);
+    const s = new SseSubscription(t.origin, a.token, {}, { query: 'subscription { events { id } }' });
+    open.push(s);
+    await waitUntil(() => t.app.stream.subscriberCount === 1, 'the SSE listener');
+    const ids = await appendEvents(t.app, a.org.id, [{}, {}, {}]);
+    await waitUntil(() => s.events.length >= 3, 'three events');
+    expect(s.events.map((e) => e.id)).toEqual(ids);
+    expect(s.ids).toEqual((await seqsOf(t.app, ids)).map(String));
+  });
+
+  it('a reconnect with Last-Event-ID resumes after it with no gap or duplicate while writers append', async () => {
+    const a = await buildOrgWithToken(t, ['events:read']);
+    const first = sse(a.token);
+    await waitUntil(() => t.app.stream.subscriberCount === 1, 'the SSE listener');
+    let writing = true;
+    const written: string[] = [];
+    const writers = Array.from({ length: 3 }, async () => {
+      while (writing) {
+        written.push(...(await appendEvents(t.app, a.org.id, [{}, {}])));
+        // Embedded PGlite can answer in microtasks alone: yield so timers (and the SSE reader) run.
+        await new Promise((r) => setImmediate(r));
+      }
+    });
+    try {
+      await waitUntil(() => first.events.length >= 5, 'events on the first connection');
+      await first.close();
+      const lastId = first.ids.at(-1)!;
+      const second = sse(a.token, { startingAfter: '0' }, { headers: { 'Last-Event-ID': lastId } }); // Last-Event-ID wins
+      await waitUntil(() => second.events.length >= 5, 'events on the reconnect');
+      writing = false;
+      await Promise.all(writers);
+      const all = await seqsOf(t.app, written);
+      const max = Math.max(...all);
+      await waitUntil(() => second.seqs.at(-1) === max, () => `the reconnect to reach seq ${max} (at ${second.seqs.at(-1)})`);
+      const received = [...first.seqs, ...second.seqs];
+      expect(second.seqs[0]).toBe(Number(lastId) + 1);
+      expect(received).toEqual([...all].sort((x, y) => x - y).filter((q) => q >= first.seqs[0]!));
+      expect(second.ids).toEqual(second.seqs.map(String));
+    } finally {
+      writing = false;
+      await Promise.all(writers);
+    }
+  });
+
+  it('a Last-Event-ID that is not a seq is invalid_request naming it', async () => {
+    const a = await buildOrgWithToken(t, ['events:read']);
+    const s = new SseSubscription(t.origin, a.token, {}, { headers: { 'Last-Event-ID': 'evt_nope' } });
+    open.push(s);
+    await waitUntil(() => s.errors.length > 0 || s.ended, 'the error');
+    expect(s.errors[0]?.extensions).toMatchObject({ code: 'invalid_request', param: 'Last-Event-ID' });
     expect(t.app.stream.subscriberCount).toBe(0);
   });
 });

@@ -191,21 +191,34 @@ export async function startSecondApp(t: TestApp, overrides: Partial<Config> = {}
 export class SseSubscription {
   readonly events: StreamedEvent[] = [];
   readonly errors: GraphQLErrorLike[] = [];
+  /** The SSE event names received, in order (`next`, `complete`). */
+  readonly frames: string[] = [];
   status = 0;
   contentType = '';
   ended = false;
   private readonly abort = new AbortController();
   readonly done: Promise<void>;
 
-  constructor(origin: string, token: string | null, variables: { types?: string[]; startingAfter?: string } = {}) {
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
+  /** The `id:` of each `next` (the event's seq). */
+  readonly ids: (string | undefined)[] = [];
+  private readonly onEvent: (e: StreamedEvent) => void;
+
+  /** `opts.onEvent` sees each event as it arrives (the benchmarks time receipt with it). */
+  constructor(
+    origin: string,
+    token: string | null,
+    variables: { types?: string[]; startingAfter?: string } = {},
+    opts: { query?: string; headers?: Record<string, string>; onEvent?: (e: StreamedEvent) => void } = {},
+  ) {
+    this.onEvent = opts.onEvent ?? (() => {});
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream', ...opts.headers };
     if (token) headers.authorization = `Bearer ${token}`;
     this.done = (async () => {
       try {
         const res = await fetch(`${origin}/graphql`, {
           method: 'POST',
           headers,
-          body: JSON.stringify({ query: EVENTS_SUBSCRIPTION, variables }),
+          body: JSON.stringify({ query: opts.query ?? EVENTS_SUBSCRIPTION, variables }),
           signal: this.abort.signal,
         });
         this.status = res.status;
@@ -233,16 +246,23 @@ export class SseSubscription {
 
   private onMessage(block: string) {
     let event = 'message';
+    let id: string | undefined;
     const data: string[] = [];
     for (const line of block.split('\n')) {
       if (line.startsWith('event:')) event = line.slice(6).trim();
+      else if (line.startsWith('id:')) id = line.slice(3).trim();
       else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
     }
+    if (data.length || event !== 'message') this.frames.push(event);
     if (event !== 'next' && event !== 'message') return;
     if (!data.length) return;
+    this.ids.push(id);
     const r = JSON.parse(data.join('\n')) as { data?: { events?: StreamedEvent }; errors?: GraphQLErrorLike[] };
     if (r.errors?.length) this.errors.push(...r.errors);
-    if (r.data?.events) this.events.push(r.data.events);
+    if (r.data?.events) {
+      this.events.push(r.data.events);
+      this.onEvent(r.data.events);
+    }
   }
 
   get seqs(): number[] {

@@ -12,7 +12,10 @@ import { isPublicEventType } from './types.ts';
  * sequenced batch, whatever the number of subscribers) and hands each
  * event to the subscribers of its organization. It is woken by the local
  * sequencer, by PostgreSQL NOTIFY from other processes, and by a slow timer
- * as a backstop for a lost notification.
+ * as a backstop for a lost notification. Its LISTEN connection also tells
+ * the process when another one sequenced events (`onNotified`, the batch's
+ * highest position): a worker process that serves no stream only listens
+ * (`start({ tail: false })`) and wakes its webhook fan-out from it.
  */
 type Listener = (e: StreamRow, seq: bigint) => void;
 const PULL = 1000;
@@ -27,20 +30,34 @@ export class EventStream {
   /** Ends each open subscription (with an error); emptied on shutdown. */
   private readonly open = new Set<(err: unknown) => void>();
   private closed = false;
+  /** Off until start(), and for good with `tail: false`: pull() is then a no-op, never a read from position 0. */
+  private tailing = false;
 
-  constructor(private readonly deps: Omit<Deps, 'sequencer'>) {}
+  constructor(
+    private readonly deps: Omit<Deps, 'sequencer'>,
+    /** Called on each NOTIFY (its own process's included) with the sequenced batch's highest position. */
+    private readonly onNotified: (position: bigint) => void = () => {},
+  ) {}
 
-  async start(): Promise<void> {
-    const [max] = await this.deps.db.sql.rows(maxPositionStatement, []);
-    this.lastPosition = BigInt(max?.max ?? 0);
+  /** `tail: false`: LISTEN only, for `onNotified`; the stream serves no subscriber and never pulls. */
+  async start({ tail = true }: { tail?: boolean } = {}): Promise<void> {
+    if (tail) {
+      const [max] = await this.deps.db.sql.rows(maxPositionStatement, []);
+      this.lastPosition = BigInt(max?.max ?? 0);
+      this.tailing = true;
+    }
     if (this.deps.db.kind === 'postgres' && this.deps.config.databaseUrl) {
       const client = new pg.Client({ connectionString: this.deps.config.databaseUrl });
       client.on('error', (err) => this.deps.log.warn({ err }, 'event LISTEN connection failed; falling back to polling'));
-      client.on('notification', () => this.pull());
+      client.on('notification', (n) => {
+        if (n.payload && /^\d+$/.test(n.payload)) this.onNotified(BigInt(n.payload));
+        this.pull();
+      });
       await client.connect();
       await client.query(`LISTEN ${EVENTS_CHANNEL}`);
       this.listenClient = client;
     }
+    if (!tail) return;
     this.timer = setInterval(() => this.pull(), this.deps.config.eventStreamPollMs);
     this.timer.unref();
   }
@@ -66,6 +83,7 @@ export class EventStream {
 
   /** Fetches newly sequenced events and dispatches them; calls coalesce. */
   pull(): void {
+    if (!this.tailing) return;
     if (this.pulling) {
       this.pullAgain = true;
       return;

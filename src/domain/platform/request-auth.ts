@@ -4,6 +4,7 @@ import type { KillSwitch } from '../operator/kill-switch.ts';
 import { authenticatePlatformKey } from '../token/authenticate.ts';
 import { classifyKey } from '../token/key-kind.ts';
 import { TokenBuckets, type RateLimitState } from './rate-limit.ts';
+import { StreamAuthority } from './stream-authority.ts';
 
 /**
  * The Surface B request pipeline, shared by REST `/v1/platform` and GraphQL,
@@ -30,14 +31,17 @@ export interface PlatformRequestHeaders {
   brand?: string;
 }
 
-/** Process-wide state the pipeline consults: the kill switch and the per-token buckets. */
+/** Process-wide state the pipeline consults: the kill switch and the per-token buckets; and the open streams it admitted. */
 export class PlatformGate {
   readonly buckets: TokenBuckets;
+  /** Open streams, each ended when its credentials would no longer be admitted. */
+  readonly streams: StreamAuthority;
   constructor(
     private readonly deps: Deps,
     readonly killSwitch: KillSwitch,
   ) {
     this.buckets = new TokenBuckets(deps.config.rateLimitPerSecond, deps.config.rateLimitBurst, () => deps.clock.now().getTime());
+    this.streams = new StreamAuthority(deps, this);
   }
 
   /** `cost`: what the request is charged in rate-limit tokens (requestCost of the list items it asks for). */

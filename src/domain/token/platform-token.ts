@@ -182,7 +182,7 @@ export async function authenticatePlatformSecret(deps: Deps, secret: string, asO
     lastUsedAt = now;
     await touchLastUsed(deps, row.id, now);
   }
-  const caller = { organization: row.organization, tokenId: row.id, scopes: effectiveScopes(row.scopes) };
+  const caller = { organization: row.organization, tokenId: row.id, scopes: effectiveScopes(row.scopes), expiresAt: row.expiresAt };
   cache?.storeToken(generation, hash, { caller, expiresAt: row.expiresAt, lastUsedAt });
   return caller;
 }

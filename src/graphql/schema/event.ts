@@ -2,6 +2,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { assertPublicType, cursorSeq, pageEvents, retrieveEvent, type PublicEvent } from '../../domain/event/event.ts';
 import { canonicalEventType } from '../../domain/event/types.ts';
 import { builder } from '../builder.ts';
+import { lastEventId } from '../sse.ts';
 
 /** The event log: feed as a connection, one event by id, and the live stream. */
 export const EventSubject = builder.objectRef<{ type: string; id: string }>('EventSubject').implement({
@@ -93,11 +94,17 @@ builder.subscriptionField('events', (t) =>
     subscribe: async (_root, args, ctx) => {
       const types = subscriptionTypes(args.types);
       const org = ctx.caller.organization.id;
+      // An SSE reconnect's Last-Event-ID is where the client really is: it wins over the startingAfter it first sent.
+      const resumeAt = lastEventId(ctx.lastEventId);
+      ctx.streamCursor = {};
       return ctx.stream.subscribe(org, {
         types,
-        startingAfter: args.startingAfter == null ? undefined : await cursorSeq(ctx.deps, org, args.startingAfter),
+        startingAfter: resumeAt ?? (args.startingAfter == null ? undefined : await cursorSeq(ctx.deps, org, args.startingAfter)),
       });
     },
-    resolve: (e) => e,
+    resolve: (e, _args, ctx) => {
+      if (ctx.streamCursor) ctx.streamCursor.seq = String(e.seq); // the SSE `id:` of this result (src/graphql/sse.ts)
+      return e;
+    },
   }),
 );

@@ -1,0 +1,136 @@
+import type { Deps } from '../context.ts';
+import { DomainError, isDomainError } from '../errors.ts';
+import type { PlatformGate, PlatformRequestHeaders, SurfaceBCaller } from './request-auth.ts';
+
+/**
+ * An open stream is a use of its credentials: it ends when a new request with
+ * the same credentials would be refused (token revoked, rotated or expired,
+ * kill switch engaged, brand gone), with the code that request would get.
+ *
+ * Streams are grouped by what authorized them (bearer and `Service-Brand`),
+ * so a recheck costs one authorization per distinct grant, not one per
+ * stream. A recheck runs when a credential change is announced (the
+ * credential cache's invalidation: NOTIFY on PostgreSQL, reaching every
+ * process at commit; in process on the embedded database; also when the
+ * LISTEN connection comes back, covering anything missed while it was
+ * down), at a token's expiry, and every `backstopMs` in case both were
+ * missed. A recheck that fails for another reason (the database is down) ends
+ * nothing: only a refusal proves the access is gone.
+ */
+export interface StreamGrant {
+  headers: PlatformRequestHeaders;
+  caller: SurfaceBCaller;
+}
+
+type End = (err: DomainError) => void;
+
+interface Group {
+  headers: PlatformRequestHeaders;
+  ends: Set<End>;
+  expiry?: NodeJS.Timeout;
+}
+
+/** Errors that do not prove the credentials were withdrawn. */
+const TRANSIENT = new Set(['service_unavailable', 'rate_limited', 'internal_error']);
+/** setTimeout's largest delay; a later expiry is caught by a recheck. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export class StreamAuthority {
+  private readonly groups = new Map<string, Group>();
+  private checking = false;
+  private again = false;
+  private readonly backstop: NodeJS.Timeout;
+
+  constructor(
+    private readonly deps: Pick<Deps, 'credentials' | 'log' | 'clock'>,
+    private readonly gate: Pick<PlatformGate, 'authorize'>,
+    backstopMs = 30_000,
+  ) {
+    deps.credentials?.subscribe(() => this.recheck());
+    this.backstop = setInterval(() => this.recheck(), backstopMs);
+    this.backstop.unref();
+  }
+
+  /** Calls `end` once, when access ends; the returned function stops watching (call it when the stream ends on its own). */
+  watch(grant: StreamGrant, end: End): () => void {
+    const key = `${grant.headers.bearer ?? ''}\u0000${grant.headers.brand ?? ''}`;
+    let group = this.groups.get(key);
+    if (!group) {
+      group = { headers: grant.headers, ends: new Set() };
+      this.groups.set(key, group);
+      const expiresAt = grant.caller.expiresAt;
+      if (expiresAt) {
+        const ms = expiresAt.getTime() - this.deps.clock.now().getTime();
+        const expired = new DomainError('invalid_token', 'The platform token is unknown, revoked or expired');
+        const g = group;
+        // Ends at expiry without a database round trip: the token's expiry cannot move.
+        if (ms <= MAX_TIMER_MS) (g.expiry = setTimeout(() => this.endGroup(key, g, expired), Math.max(0, ms))).unref();
+      }
+    }
+    const g = group;
+    let once = false;
+    const endOnce: End = (err) => {
+      if (once) return;
+      once = true;
+      end(err);
+    };
+    g.ends.add(endOnce);
+    return () => {
+      g.ends.delete(endOnce);
+      if (g.ends.size === 0 && this.groups.get(key) === g) this.dropGroup(key, g);
+    };
+  }
+
+  /** Open streams being watched (for tests and metrics). */
+  get size(): number {
+    let n = 0;
+    for (const g of this.groups.values()) n += g.ends.size;
+    return n;
+  }
+
+  stop(): void {
+    clearInterval(this.backstop);
+    for (const [key, g] of this.groups) this.dropGroup(key, g);
+  }
+
+  /** Re-authorizes every grant (coalesced: one pass at a time, and one more if asked during it). */
+  recheck(): void {
+    if (this.checking) {
+      this.again = true;
+      return;
+    }
+    if (this.groups.size === 0) return;
+    this.checking = true;
+    void (async () => {
+      try {
+        do {
+          this.again = false;
+          await Promise.all([...this.groups].map(([key, g]) => this.check(key, g)));
+        } while (this.again);
+      } finally {
+        this.checking = false;
+      }
+    })();
+  }
+
+  private async check(key: string, g: Group): Promise<void> {
+    try {
+      // Cost 0: a recheck is not the caller's request and must not spend its rate limit.
+      await this.gate.authorize(g.headers, 0);
+    } catch (err) {
+      if (isDomainError(err) && !TRANSIENT.has(err.code)) return this.endGroup(key, g, err);
+      this.deps.log.warn({ err }, 'stream authority recheck failed; streams stay open until the next recheck');
+    }
+  }
+
+  private endGroup(key: string, g: Group, err: DomainError): void {
+    if (this.groups.get(key) === g) this.dropGroup(key, g);
+    for (const end of [...g.ends]) end(err);
+    g.ends.clear();
+  }
+
+  private dropGroup(key: string, g: Group): void {
+    clearTimeout(g.expiry);
+    this.groups.delete(key);
+  }
+}
