@@ -7,7 +7,6 @@ import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapt
 import { PrismaClient, Prisma } from './generated/client.ts';
 import { applyMigrations, migrationsUpToDate } from './schema-engine.ts';
 import { pgSqlPort, pgliteSqlPort, type SqlPort } from './sql-port.ts';
-import { pgliteBatch, postgresBatch, type Batched } from './batch.ts';
 
 export { Prisma };
 export type Tx = Prisma.TransactionClient;
@@ -26,11 +25,13 @@ export interface Database {
    * once when `tx` is not a transaction). Used to wake the event sequencer.
    */
   afterCommit(tx: Tx | PrismaClient, fn: () => void): void;
-  /** The hot-path SQL port (src/db/batch.ts): one transaction in batches of statements, one round trip each. */
-  readonly batch: Batched;
   /** Applies pending migrations from prisma/migrations; returns the names applied. */
   migrate(): Promise<string[]>;
-  /** Hand-written statements for hot paths, on the raw driver (see sql-port.ts). */
+  /**
+   * The hot-path SQL port (sql-port.ts) on the raw driver: typed prepared
+   * statements (`rows`) and transactions sent in batches of statements, one
+   * round trip each (`transaction`).
+   */
   readonly sql: SqlPort;
   /** Cheap liveness query used by /readyz. */
   ping(): Promise<void>;
@@ -90,7 +91,6 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     sql: pgSqlPort(pool),
     transaction: hooks.run,
     afterCommit: hooks.afterCommit,
-    batch: postgresBatch(pool),
     migrate: async () =>
       (await migrationsUpToDate(async (sql) => (await pool.query(sql)).rows))
         ? []
@@ -125,10 +125,9 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
     kind: 'pglite',
     prisma,
     pglite: client,
-    sql: pgliteSqlPort(client),
+    sql: pgliteSqlPort(client, serialize),
     transaction,
     afterCommit: hooks.afterCommit,
-    batch: pgliteBatch(client, serialize),
     migrate: async () =>
       (await migrationsUpToDate(async (sql) => (await client.query(sql)).rows)) ? [] : applyMigrations(factory),
     ping: async () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { AssertionClaim, AssertionEvent } from '../../db/generated/client.ts';
-import type { BatchSend } from '../../db/batch.ts';
+import type { BatchSend } from '../../db/sql-port.ts';
 import { Prisma } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';

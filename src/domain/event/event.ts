@@ -159,6 +159,16 @@ export const feedPageOfTypesStatement = statement<[organizationId: string, after
    ) e ORDER BY e.seq LIMIT $4`,
 );
 
+/** A sequenced event as the live stream reads it: the feed's columns plus its organization and internal position. */
+export type StreamRow = FeedRow & { organizationId: string; position: bigint | number | string };
+/** The live stream's pull: everything sequenced after a global position, in position order (the unique `position` index). */
+export const streamPullStatement = statement<[afterPosition: string, limit: number], StreamRow>(
+  'event_stream_pull',
+  `SELECT ${FEED_COLUMNS}, organization_id AS "organizationId", position FROM event WHERE position > $1::bigint ORDER BY position LIMIT $2`,
+);
+/** Where the live stream starts: the highest position sequenced so far (the `position` index's last entry). */
+export const maxPositionStatement = statement<[], { max: string | null }>('event_max_position', 'SELECT max(position)::text AS max FROM event');
+
 export async function pageEvents(
   deps: Deps,
   organizationId: string,

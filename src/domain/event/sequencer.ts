@@ -1,3 +1,5 @@
+import { Prisma } from '../../db/database.ts';
+import { statement } from '../../db/sql-port.ts';
 import type { Deps } from '../context.ts';
 
 /**
@@ -15,9 +17,11 @@ import type { Deps } from '../context.ts';
  * follow id order and each organization's seqs continue densely from its own
  * maximum in position order, so `seq` order equals `position` order inside an
  * organization (ADR 0005). Writers never wait on each other, and one NOTIFY
- * per batch (not per event) wakes the other processes.
+ * per batch (not per event) wakes the other processes. A batch numbers every
+ * pending event of every organization (up to 1,000) in one round trip, and
+ * wake-ups that arrive while a batch runs coalesce into the next one.
  */
-const LOCK_KEY = 7_351_001;
+export const SEQUENCER_LOCK_KEY = 7_351_001;
 const BATCH = 1000;
 export const EVENTS_CHANNEL = 'platform_events';
 
@@ -61,8 +65,8 @@ export class Sequencer {
 
   private async sweep(): Promise<void> {
     if (this.running) return;
-    const pending = await this.deps.db.prisma.event.findFirst({ where: { seq: null }, select: { id: true } }).catch(() => null);
-    if (pending) this.kick();
+    const pending = await this.deps.db.sql.rows(unsequencedStatement, []).catch(() => []);
+    if (pending.length) this.kick();
   }
 
   private async loop(): Promise<void> {
@@ -78,32 +82,38 @@ export class Sequencer {
     }
   }
 
+  /**
+   * One round trip on the SQL port: BEGIN, the lock, the numbering with its
+   * NOTIFY (PostgreSQL only; embedded mode is one process), COMMIT.
+   */
   private async sequenceBatch(): Promise<number> {
     const { db } = this.deps;
-    return db.transaction(async (tx) => {
-      await tx.$queryRaw`SELECT pg_advisory_xact_lock(${LOCK_KEY})::text`;
-      // `pending` is referenced twice, so PostgreSQL materializes it: nextval runs once per row.
-      const [row] = await tx.$queryRaw<{ n: bigint; max: bigint | null }[]>`
-        WITH pending AS (
-          SELECT id, organization_id, nextval('event_position_seq') AS position
-          FROM (SELECT id, organization_id FROM event WHERE seq IS NULL ORDER BY id LIMIT ${BATCH}) unsequenced
-        ), top AS (
-          SELECT o.organization_id, coalesce((SELECT max(e.seq) FROM event e WHERE e.organization_id = o.organization_id), 0) AS seq
-          FROM (SELECT DISTINCT organization_id FROM pending) o
-        ), numbered AS (
-          SELECT p.id, p.position, top.seq + row_number() OVER (PARTITION BY p.organization_id ORDER BY p.position) AS seq
-          FROM pending p JOIN top USING (organization_id)
-        ), updated AS (
-          UPDATE event e SET seq = numbered.seq, position = numbered.position FROM numbered WHERE e.id = numbered.id RETURNING e.position
-        )
-        SELECT count(*) AS n, max(position) AS max FROM updated`;
-      const n = Number(row?.n ?? 0);
-      if (n > 0 && row?.max != null) {
-        const max = row.max;
-        if (db.kind === 'postgres') await tx.$queryRaw`SELECT pg_notify(${EVENTS_CHANNEL}, ${String(max)})::text`;
-        db.afterCommit(tx, () => this.onSequenced(max));
-      }
-      return n;
-    });
+    const [, batch] = await db.sql.transaction((send) => send(sequenceStatements(db.kind === 'postgres'), { commit: true }));
+    const row = batch?.[0];
+    const n = Number(row?.n ?? 0);
+    if (n > 0 && row?.max != null) this.onSequenced(BigInt(row.max as string));
+    return n;
   }
 }
+
+const unsequencedStatement = statement<[], { id: string }>('event_unsequenced', 'SELECT id FROM event WHERE seq IS NULL LIMIT 1');
+
+// `pending` is referenced twice, so PostgreSQL materializes it: nextval runs once per row.
+const sequenceStatements = (notify: boolean) => [
+  Prisma.sql`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK_KEY}::bigint)::text`,
+  Prisma.sql`
+    WITH pending AS (
+      SELECT id, organization_id, nextval('event_position_seq') AS position
+      FROM (SELECT id, organization_id FROM event WHERE seq IS NULL ORDER BY id LIMIT ${BATCH}::int) unsequenced
+    ), top AS (
+      SELECT o.organization_id, coalesce((SELECT max(e.seq) FROM event e WHERE e.organization_id = o.organization_id), 0) AS seq
+      FROM (SELECT DISTINCT organization_id FROM pending) o
+    ), numbered AS (
+      SELECT p.id, p.position, top.seq + row_number() OVER (PARTITION BY p.organization_id ORDER BY p.position) AS seq
+      FROM pending p JOIN top USING (organization_id)
+    ), updated AS (
+      UPDATE event e SET seq = numbered.seq, position = numbered.position FROM numbered WHERE e.id = numbered.id RETURNING e.position
+    )
+    SELECT n, max, CASE WHEN ${notify} AND max IS NOT NULL THEN pg_notify(${EVENTS_CHANNEL}, max)::text END AS notified
+    FROM (SELECT count(*)::int AS n, max(position)::text AS max FROM updated) batch`,
+];

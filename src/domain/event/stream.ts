@@ -1,16 +1,15 @@
 import { Repeater } from 'graphql-yoga';
-import type { Event } from '../../db/generated/client.ts';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
-import { latestSeq, pageEvents, presentEvent, type PublicEvent } from './event.ts';
+import { latestSeq, maxPositionStatement, pageEvents, presentEvent, streamPullStatement, type PublicEvent, type StreamRow } from './event.ts';
 import { EVENTS_CHANNEL } from './sequencer.ts';
 import { isPublicEventType } from './types.ts';
 import { PgListener } from '../listener.ts';
 
 /**
  * This process's view of the live log. It tails the whole table by the
- * internal global `position` (one query per sequenced batch, whatever the
- * number of subscribers) and hands each
+ * internal global `position` (one prepared statement on the SQL port per
+ * sequenced batch, whatever the number of subscribers) and hands each
  * event to the subscribers of its organization. It is woken by the local
  * sequencer, by PostgreSQL NOTIFY from other processes, and by a slow timer
  * as a backstop for a lost notification. Its LISTEN connection also tells
@@ -18,7 +17,8 @@ import { PgListener } from '../listener.ts';
  * highest position): a worker process that serves no stream only listens
  * (`start({ tail: false })`) and wakes its webhook fan-out from it.
  */
-type Listener = (e: Event) => void;
+type Listener = (e: StreamRow, seq: bigint) => void;
+const PULL = 1000;
 
 export class EventStream {
   private lastPosition = 0n;
@@ -51,8 +51,8 @@ export class EventStream {
   /** `tail: false`: LISTEN only, for `onNotified`; the stream serves no subscriber and never pulls. */
   async start({ tail = true }: { tail?: boolean } = {}): Promise<void> {
     if (tail) {
-      const max = await this.deps.db.prisma.event.aggregate({ _max: { position: true } });
-      this.lastPosition = max._max.position ?? 0n;
+      const [max] = await this.deps.db.sql.rows(maxPositionStatement, []);
+      this.lastPosition = BigInt(max?.max ?? 0);
       this.tailing = true;
     }
     if (this.deps.db.kind === 'postgres') await this.listener.start();
@@ -92,13 +92,16 @@ export class EventStream {
       try {
         do {
           this.pullAgain = false;
-          const rows = await this.deps.db.prisma.event.findMany({ where: { position: { gt: this.lastPosition } }, orderBy: { position: 'asc' }, take: 1000 });
+          const rows = await this.deps.db.sql.rows(streamPullStatement, [String(this.lastPosition), PULL]);
           for (const row of rows) {
-            this.lastPosition = row.position!;
+            this.lastPosition = BigInt(row.position);
             if (!isPublicEventType(row.type)) continue;
-            for (const l of this.listeners.get(row.organizationId) ?? []) l(row);
+            const listeners = this.listeners.get(row.organizationId);
+            if (!listeners) continue;
+            const seq = BigInt(row.seq!);
+            for (const l of listeners) l(row, seq);
           }
-          if (rows.length === 1000) this.pullAgain = true;
+          if (rows.length === PULL) this.pullAgain = true;
         } while (this.pullAgain);
       } catch (err) {
         this.deps.log.warn({ err }, 'event stream pull failed; retrying on the next wake-up');
@@ -153,10 +156,10 @@ export class EventStream {
       let replaying = true;
       let pending = 0;
       let queued: string | undefined;
-      const held: Event[] = [];
-      const deliver = (e: Event) => {
-        if (e.seq! <= last) return;
-        last = e.seq!;
+      const held: [StreamRow, bigint][] = [];
+      const deliver = (e: StreamRow, seq: bigint) => {
+        if (seq <= last) return;
+        last = seq;
         if (wanted && !wanted.has(e.type)) return;
         if (++pending > maxPending) {
           const lastSeq = queued ?? String(opts.startingAfter ?? '');
@@ -168,14 +171,14 @@ export class EventStream {
           unlisten();
           return;
         }
-        queued = String(e.seq);
+        queued = String(seq);
         // A push settles when consumed, or rejects when the stream ended meanwhile (nothing to do then).
         push(presentEvent(e)).then(
           () => pending--,
           () => {},
         );
       };
-      const unlisten = this.listen(organizationId, (e) => (replaying ? held.push(e) : deliver(e)));
+      const unlisten = this.listen(organizationId, (e, seq) => (replaying ? held.push([e, seq]) : deliver(e, seq)));
       // A subscriber that leaves mid-replay releases its listener now, not after paging through the rest of the feed.
       let stopped = false;
       void stop.then(() => (stopped = true));
@@ -191,7 +194,7 @@ export class EventStream {
           if (!page.has_more) break;
         }
         replaying = false;
-        for (const e of held.splice(0)) deliver(e);
+        for (const [e, seq] of held.splice(0)) deliver(e, seq);
       } catch (err) {
         stop(err);
       }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { BatchSend } from '../../db/batch.ts';
+import type { BatchSend } from '../../db/sql-port.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, isUniqueViolation } from '../errors.ts';
@@ -123,7 +123,7 @@ export interface BatchedResult {
 }
 
 /**
- * The same lifecycle on the batched SQL port (src/db/batch.ts): the record's
+ * The same lifecycle on the batched SQL port (src/db/sql-port.ts): the record's
  * insert rides in the effect's first batch, its completion in the last one
  * with the commit, so the key adds no round trip beyond the replay lookup.
  */
@@ -138,7 +138,7 @@ export async function runIdempotentBatched(
     if (earlier) return earlier;
   }
   try {
-    const { response, appended } = await deps.db.batch(async (send) => {
+    const { response, appended } = await deps.db.sql.transaction(async (send) => {
       let prelude = req ? openRecord(deps, req) : [];
       const result = await effect(async (statements, opts) => {
         const rows = await send([...prelude, ...statements], opts);

@@ -1,4 +1,4 @@
-import type { BatchSend } from '../../db/batch.ts';
+import type { BatchSend } from '../../db/sql-port.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import {
@@ -36,7 +36,7 @@ export async function runMutation(
   return runIdempotent(deps, idempotency(caller, req), effect);
 }
 
-/** The same for a hot-path mutation written on the batched SQL port (src/db/batch.ts). */
+/** The same for a hot-path mutation written on the batched SQL port (src/db/sql-port.ts). */
 export async function runBatchedMutation(
   deps: Deps,
   caller: SurfaceBCaller,

@@ -17,7 +17,8 @@ import { PgListener } from '../listener.ts';
  * that started after the request arrived (`fresh(asOf)`): PostgreSQL
  * delivers pending notifications before answering it, so every change
  * committed before the request has been applied. Concurrent requests share
- * that round trip, which costs far less than the lookups it replaces. A
+ * that round trip (an empty query), which costs far less than the lookups it
+ * replaces. A
  * lookup that started before an announcement never stores its (possibly
  * stale) row: the generation it read under has moved on. Without a working
  * LISTEN connection nothing is trusted. Expiry is checked against the clock
@@ -106,7 +107,9 @@ export class CredentialCache {
     const client = this.listener.client;
     if (!client) return Promise.resolve(false);
     const startedAt = performance.now();
-    const run: Promise<boolean> = client.query('SELECT 1').then(
+    // An empty query is the cheapest round trip (nothing to parse, plan or return): PostgreSQL still sends
+    // every pending notification before its ReadyForQuery, and pg emits them before the query resolves.
+    const run: Promise<boolean> = client.query('').then(
       () => {
         this.syncedAsOf = Math.max(this.syncedAsOf, startedAt);
         return this.listening && this.listener.client === client;
