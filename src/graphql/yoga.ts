@@ -8,6 +8,7 @@ import { guardInput } from '../domain/input-guard.ts';
 import type { PlatformGate } from '../domain/platform/request-auth.ts';
 import type { EventStream } from '../domain/event/stream.ts';
 import type { GraphQLContext } from './context.ts';
+import { compiledExecution } from './compiled.ts';
 import { asInvalidRequest, isRequestError, toGraphQLError } from './errors.ts';
 import { inputGuard } from './input-guard.ts';
 import { graphqlLimits, type CostContext } from './limits.ts';
@@ -36,7 +37,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
     logging: false,
     landingPage: false,
     graphiql: { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) },
-    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors(), inputGuard()],
+    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors(), inputGuard(), compiledExecution()],
     maskedErrors: {
       maskError(error, message) {
         // Thrown before execution (by the limits while parsing or validating): it refuses the whole request.
