@@ -1,5 +1,9 @@
-import { buildApp } from './app.ts';
-import { loadConfig } from './config.ts';
+// The server runs with production semantics unless NODE_ENV says otherwise (tests set `test`): graphql-js
+// reads NODE_ENV once, when it loads, to leave out its development-only checks, so it is set before the
+// application is imported. GraphiQL, error masking and every other behaviour are the same either way.
+process.env.NODE_ENV ??= 'production';
+const { buildApp } = await import('./app.ts');
+const { loadConfig } = await import('./config.ts');
 
 const config = loadConfig();
 const app = await buildApp(config);
@@ -30,7 +34,7 @@ const u = app.urls;
 console.log(
   [
     '',
-    `Platform API listening (${app.deps.db.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL'})`,
+    `Platform API listening (${app.deps.db.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL'}; NODE_ENV=${process.env.NODE_ENV})`,
     `  Surface A          ${u.base_url}   (OpenAPI: ${u.base_url}/openapi.json)`,
     `  Token management   ${u.dashboard_base_url}/platform/tokens`,
     `  Surface B          ${u.api_origin}/v1/platform`,
