@@ -5,40 +5,44 @@ import type { Plugin } from 'graphql-yoga';
 /** Operations kept compiled; the least recently used is dropped beyond it. */
 export const COMPILED_OPERATIONS = 1000;
 
-/** What a document compiled to: its compiled query, or `null` when graphql-jit cannot compile it. */
-type Entry = CompiledQuery | null;
+/** An operation seen once (`seen`), compiled, or `null` when graphql-jit cannot compile it. */
+type Entry = CompiledQuery | null | 'seen';
 
 /**
- * Compiled execution of queries and mutations (graphql-jit): each operation
- * is compiled once, to a function that resolves and completes its selection
- * without graphql-js's per-field interpretation, and kept per (document,
- * operation name) in a bounded LRU. Everything around execution stays:
+ * Compiled execution of queries and mutations (graphql-jit): an operation
+ * run a second time is compiled, once, to a function that resolves and
+ * completes its selection without graphql-js's per-field interpretation,
+ * and kept per (document, operation name) in a bounded LRU. A document run
+ * once (a one-off, or one of many generated documents) is not worth
+ * compiling and runs on graphql-js. Everything around execution stays:
  * parse, validation and their limits, the context factory (auth, rate
  * limit), the input guard and error masking run as for any operation, since
  * only the execute function of the envelop pipeline is swapped. An
  * operation graphql-jit refuses to compile (it reports errors instead of a
  * query) runs on graphql-js, which also answers it with the standard
- * messages (an unknown operation name, say), as are variables that do not
- * coerce. Subscriptions never come here
- * (`onSubscribe` keeps graphql-js).
+ * messages (an unknown operation name, say), as do variables that do not
+ * coerce. Subscriptions never come here (`onSubscribe` keeps graphql-js).
  */
 export function compiledExecution(max = COMPILED_OPERATIONS): Plugin {
   const cache = new Map<string, Entry>();
 
-  const compiled = (args: ExecutionArgs): Entry => {
+  const compiled = (args: ExecutionArgs): CompiledQuery | null => {
     const source = args.document.loc?.source.body;
     if (source === undefined) return null; // a document built by hand: no stable key
     const key = `${args.operationName ?? ''}\u0000${source}`;
     let entry = cache.get(key);
-    if (entry !== undefined) {
-      cache.delete(key); // most recently used goes last
-    } else {
-      const result = compileQuery(args.schema, args.document, args.operationName ?? undefined);
-      entry = isCompiledQuery(result) ? result : null;
+    if (entry === undefined) {
+      entry = 'seen';
       if (cache.size >= max) cache.delete(cache.keys().next().value!);
+    } else {
+      cache.delete(key); // most recently used goes last
+      if (entry === 'seen') {
+        const result = compileQuery(args.schema, args.document, args.operationName ?? undefined);
+        entry = isCompiledQuery(result) ? result : null;
+      }
     }
     cache.set(key, entry);
-    return entry;
+    return entry === 'seen' ? null : entry;
   };
 
   return {
