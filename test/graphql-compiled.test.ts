@@ -13,6 +13,12 @@ const schema = new GraphQLSchema({
     fields: {
       hello: { type: GraphQLString, args: { name: { type: new GraphQLNonNull(GraphQLString) } }, resolve: (_, { name }) => `hi ${name}` },
       n: { type: new GraphQLNonNull(GraphQLInt), resolve: () => 1 },
+      boom: {
+        type: GraphQLString,
+        resolve: () => {
+          throw new Error('boom');
+        },
+      },
     },
   }),
 });
@@ -37,6 +43,17 @@ describe('compiled execution', () => {
     expect(second.result).toEqual(execute({ schema, document: parse(q), rootValue, variableValues: { x: 'b' }, operationName: 'A' }));
     // The other operation of the same document is its own entry.
     expect(run(plugin, q, {}, 'B').swapped).toBe(false);
+  });
+
+  it('gives a result with errors the shape graphql-js gives it (errors before data, the same bytes)', () => {
+    const plugin = compiledExecution();
+    const q = '{ n boom }';
+    run(plugin, q);
+    const compiled = run(plugin, q);
+    expect(compiled.swapped).toBe(true);
+    const js = execute({ schema, document: parse(q), rootValue });
+    expect(Object.keys(compiled.result as object)).toEqual(Object.keys(js as object));
+    expect(JSON.stringify(compiled.result)).toBe(JSON.stringify(js));
   });
 
   it('leaves variables that do not coerce, and operations jit cannot compile, to graphql-js', () => {

@@ -1,5 +1,5 @@
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import type { ExecutionArgs } from 'graphql';
+import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /** Operations kept compiled; the least recently used is dropped beyond it. */
@@ -51,10 +51,20 @@ export function compiledExecution(max = COMPILED_OPERATIONS): Plugin {
       if (!query) return;
       setExecuteFn((a: ExecutionArgs) => {
         const result = query.query(a.rootValue, a.contextValue, a.variableValues ?? {});
+        if ('then' in result) return result.then(inGraphQLJsOrder);
         // Variables that do not coerce (a result without data, before anything ran): graphql-js answers
         // them, with the messages and the variable's node that name it in `param` (see errors.ts).
-        return 'then' in result || 'data' in result ? result : executeFn(a);
+        return 'data' in result ? inGraphQLJsOrder(result) : executeFn(a);
       });
     },
   };
+}
+
+/**
+ * graphql-js puts `errors` before `data`, graphql-jit after: the same
+ * request must serialize to the same bytes on its first (graphql-js) and
+ * later (compiled) runs.
+ */
+function inGraphQLJsOrder(result: ExecutionResult): ExecutionResult {
+  return result.errors?.length ? { errors: result.errors, data: result.data } : result;
 }
