@@ -12,6 +12,7 @@ import { KillSwitch } from './domain/operator/kill-switch.ts';
 import { CredentialCache } from './domain/token/credential-cache.ts';
 import { bootstrapIfEmpty, type DevCredentials, type ServiceUrls } from './domain/organization/bootstrap.ts';
 import { createGraphQL } from './graphql/yoga.ts';
+import { directJsonPost } from './graphql/direct.ts';
 import { attachGraphQLWebSocket } from './graphql/ws.ts';
 import { startMaintenance } from './workers/maintenance.ts';
 import { Sequencer } from './domain/event/sequencer.ts';
@@ -91,30 +92,26 @@ function surface(prefix: string, routes: RouteDef[]) {
 }
 
 /**
- * The Node request handed to Yoga. A POST body is read here, with the body
- * limit, and passed as a string: left as the request stream, the fetch
- * adapter wraps it in a web ReadableStream and reads it chunk by chunk, the
- * main reason a POST cost more than the same query as a GET.
+ * A GraphQL POST body, read here with the body limit (`undefined` once an
+ * error is answered; `''` without a body). Left as the request stream, the
+ * fetch adapter would wrap it in a web ReadableStream and read it chunk by
+ * chunk, the main reason a POST cost more than the same query as a GET.
  */
-async function graphqlRequest(ctx: Koa.Context, limit: number) {
-  if (ctx.method !== 'POST') return ctx.req;
+async function graphqlBody(ctx: Koa.Context, limit: number): Promise<string | undefined> {
   // JSON only, as on REST: Yoga answers other bodies (text/plain...) with an empty 204. (`is` is null without a body.)
   if (ctx.is('application/json', '+json') === false) {
     ctx.status = 415;
     ctx.body = { errors: [{ message: 'GraphQL POST bodies must be JSON (Content-Type: application/json)', extensions: { code: 'unsupported_media_type', request_id: ctx.state.requestId } }] };
     return undefined;
   }
-  let body: string;
   try {
-    body = await getRawBody(ctx.req, { length: ctx.request.length, limit, encoding: 'utf8' });
+    return await getRawBody(ctx.req, { length: ctx.request.length, limit, encoding: 'utf8' });
   } catch (e) {
     const tooLarge = (e as { type?: string }).type === 'entity.too.large';
     ctx.status = tooLarge ? 413 : 400;
     ctx.body = { errors: [{ message: tooLarge ? `Request body exceeds ${limit} bytes` : 'Could not read the request body', extensions: { code: tooLarge ? 'payload_too_large' : 'invalid_request', request_id: ctx.state.requestId } }] };
     return undefined;
   }
-  // Yoga reads the method, URL and headers from `req`; an empty body stays absent.
-  return Object.assign(Object.create(ctx.req) as typeof ctx.req, { req: ctx.req, body: body === '' ? undefined : body });
 }
 
 export async function buildApp(config: Config, opts: AppOptions = {}): Promise<App> {
@@ -146,6 +143,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const killSwitch = new KillSwitch(deps);
   const gate = new PlatformGate(deps, killSwitch);
   const yoga = createGraphQL(deps, gate, stream, log);
+  const directPost = directJsonPost(yoga);
   const standing = new StandingScheduler(deps);
 
   const koa = new Koa({ proxy: false });
@@ -209,8 +207,21 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       ctx.body = { errors: [{ message: 'Too many live streams on this server; retry later', extensions: { code: 'service_unavailable', request_id: ctx.state.requestId } }] };
       return;
     }
-    const request = await graphqlRequest(ctx, config.bodyLimitBytes);
-    if (!request) return;
+    let request = ctx.req;
+    if (ctx.method === 'POST') {
+      const body = await graphqlBody(ctx, config.bodyLimitBytes);
+      if (body === undefined) return;
+      // A JSON POST is answered without the fetch adapter when it can be (src/graphql/direct.ts).
+      const direct = config.graphqlDirect && (await directPost({ method: ctx.method, url: ctx.url, headers: ctx.req.headers, body, serverContext: { req: ctx.req, res: ctx.res, requestId: ctx.state.requestId } }));
+      if (direct) {
+        ctx.status = direct.status;
+        ctx.set(direct.headers);
+        ctx.body = direct.body;
+        return;
+      }
+      // Yoga reads the method, URL and headers from `req`; an empty body stays absent.
+      request = Object.assign(Object.create(ctx.req) as typeof ctx.req, { req: ctx.req, body: body === '' ? undefined : body });
+    }
     const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId });
     ctx.status = response.status;
     response.headers.forEach((value, key) => ctx.append(key, value));

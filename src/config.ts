@@ -38,6 +38,7 @@ const Env = z.object({
     .default('platform'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  GRAPHQL_DIRECT: bool.optional(),
   CREATE_RATE_LIMIT: z.coerce.number().int().positive().default(150),
   CREATE_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(3600),
   RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(100),
@@ -113,6 +114,8 @@ export type Config = {
   surfaceARateLimitPerSecond: number;
   surfaceARateLimitBurst: number;
   graphqlLimits: GraphQLLimits;
+  /** Answer JSON `POST /graphql` without the fetch adapter (src/graphql/direct.ts); off sends every request through Yoga. */
+  graphqlDirect: boolean;
   /** Backstop poll of the live event stream, in case a NOTIFY is lost. */
   eventStreamPollMs: number;
   /** Events queued for one live subscriber before it is ended as too slow (src/domain/event/stream.ts). */
@@ -235,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxDirectives: e.GRAPHQL_MAX_DIRECTIVES,
       maxCost: e.GRAPHQL_MAX_COST,
     },
+    graphqlDirect: e.GRAPHQL_DIRECT ?? true,
     eventStreamPollMs: e.EVENT_STREAM_POLL_MS,
     streamMaxPending: e.STREAM_MAX_PENDING,
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,

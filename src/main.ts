@@ -1,5 +1,9 @@
-import { buildApp } from './app.ts';
-import { loadConfig } from './config.ts';
+// The server runs with production semantics unless NODE_ENV says otherwise (tests set `test`): graphql-js
+// reads NODE_ENV once, when it loads, to leave out its development-only checks, so it is set before the
+// application is imported. GraphiQL, error masking and every other behaviour are the same either way.
+process.env.NODE_ENV ??= 'production';
+const { buildApp } = await import('./app.ts');
+const { loadConfig } = await import('./config.ts');
 
 const config = loadConfig();
 const app = await buildApp(config);
@@ -27,7 +31,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 await started;
 const u = app.urls;
-const database = app.deps.db.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL';
+const database = `${app.deps.db.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL'}; NODE_ENV=${process.env.NODE_ENV}`;
 // A worker (PLATFORM_ROLE=worker) serves only its health probes: the banner says so and lists nothing else.
 const served =
   config.role === 'worker'

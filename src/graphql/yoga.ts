@@ -8,6 +8,7 @@ import { guardInput } from '../domain/input-guard.ts';
 import type { PlatformGate } from '../domain/platform/request-auth.ts';
 import type { EventStream } from '../domain/event/stream.ts';
 import type { GraphQLContext } from './context.ts';
+import { compiledExecution } from './compiled.ts';
 import { asInvalidRequest, isRequestError, toGraphQLError } from './errors.ts';
 import { inputGuard } from './input-guard.ts';
 import { sseEventIds } from './sse.ts';
@@ -38,7 +39,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
     logging: false,
     landingPage: false,
     graphiql: { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) },
-    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors(), inputGuard(), sseEventIds(), endStreamsWhenAccessEnds()],
+    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors(), inputGuard(), compiledExecution(), sseEventIds(), endStreamsWhenAccessEnds()],
     maskedErrors: {
       maskError(error, message) {
         // Thrown before execution (by the limits while parsing or validating): it refuses the whole request.
@@ -86,22 +87,33 @@ function requestIdOf(error: unknown): string {
   return ((error as { extensions?: { request_id?: string } }).extensions?.request_id as string) ?? 'unknown';
 }
 
+type Result = { errors?: readonly GraphQLError[] };
+
+const stamp = (id: string, e: GraphQLError): GraphQLError => {
+  const requestId = e.extensions?.request_id;
+  if (requestId && requestId !== 'unknown') return e;
+  return new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, extensions: { ...e.extensions, request_id: id } });
+};
+
+/**
+ * An HTTP result's errors with the HTTP request id where they have none
+ * (errors masked without access to the request): the same id as the
+ * `Request-Id` header and REST envelopes. Errors are copied, never changed:
+ * validation results are cached and shared between requests.
+ */
+export function stampRequestIds(id: string, result: Result | Result[]): Result | Result[] {
+  const one = (r: Result): Result => (r.errors?.length ? { ...r, errors: r.errors.map((e) => stamp(id, e)) } : r);
+  return Array.isArray(result) ? result.map(one) : one(result);
+}
+
 /**
  * Every error leaves with a catalogue code and the request id. Validation
  * errors (never masked: they are results, not exceptions) become
- * `invalid_request` as they are made, for HTTP and graphql-ws alike; errors
- * masked without access to the request get the HTTP request id, the same as
- * the `Request-Id` header and REST envelopes. Errors are copied, never
- * changed: validation results are cached and shared between requests.
+ * `invalid_request` as they are made, for HTTP and graphql-ws alike; HTTP
+ * results get their request id stamped (`stampRequestIds`, which the direct
+ * JSON path in direct.ts also applies).
  */
 function catalogueCodesOnErrors() {
-  type Result = { errors?: readonly GraphQLError[] };
-  const stamp = (id: string, e: GraphQLError): GraphQLError => {
-    const requestId = e.extensions?.request_id;
-    if (requestId && requestId !== 'unknown') return e;
-    return new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, extensions: { ...e.extensions, request_id: id } });
-  };
-  const stampAll = (id: string, r: Result): Result => (r.errors?.length ? { ...r, errors: r.errors.map((e) => stamp(id, e)) } : r);
   return {
     onValidate: () => ({ valid, result, setResult }: { valid: boolean; result: readonly GraphQLError[]; setResult: (r: GraphQLError[]) => void }) => {
       if (!valid) setResult(result.map(asInvalidRequest));
@@ -109,7 +121,7 @@ function catalogueCodesOnErrors() {
     onResultProcess: ({ result, setResult, serverContext }: { result: unknown; setResult: (r: unknown) => void; serverContext: { requestId?: string } }) => {
       const id = serverContext.requestId;
       if (!id || !result || (typeof result === 'object' && Symbol.asyncIterator in result)) return;
-      setResult(Array.isArray(result) ? result.map((r: Result) => stampAll(id, r)) : stampAll(id, result as Result));
+      setResult(stampRequestIds(id, result as Result | Result[]));
     },
   };
 }

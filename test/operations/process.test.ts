@@ -42,6 +42,7 @@ describe('process', () => {
       expect(banner).toContain(`${server.origin}/api`);
       expect(banner).toContain(`${server.origin}/graphql`);
       expect(banner).toContain(credentialsFile);
+      expect(banner).toContain('NODE_ENV=production'); // npm start runs as production does, unless told otherwise
 
       const creds = JSON.parse(readFileSync(credentialsFile, 'utf8'));
       expect(creds.api_origin).toBe(server.origin);
@@ -63,6 +64,10 @@ describe('process', () => {
       expect((await http.post('/api/smoke', undefined, { token: `${creds.platform_token.secret}x` })).status).toBe(401);
       const gql = await http.graphql('{ viewer { organization { slug } } }', {}, { token: creds.platform_token.secret });
       expect(gql.status, gql.text).toBe(200);
+      // GraphiQL stays available in production mode.
+      const graphiql = await http.get('/graphql', { headers: { accept: 'text/html' } });
+      expect(graphiql.status).toBe(200);
+      expect(graphiql.text).toContain('Platform API');
 
       const { code, signal, ms } = await server.stop('SIGTERM', 10_000);
       expect({ code, signal }).toEqual({ code: 0, signal: null });

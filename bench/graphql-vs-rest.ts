@@ -1,0 +1,113 @@
+/**
+ * GraphQL `events(first:100)` by POST next to REST `GET /v1/platform/events?limit=100`
+ * (issue #13, target ≥ 0.8), interleaved in short slices (REST, GraphQL,
+ * GraphQL, REST...) so the machine's load cancels out. Reports, per pair, the
+ * req/s ratio and the ratio of main-thread CPU per request (read from
+ * /proc/self/task/<pid>/stat: autocannon runs in a worker thread).
+ *
+ *   createdb -h 127.0.0.1 -p 55432 -U postgres bench_gql
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:55432/bench_gql node --import tsx bench/graphql-vs-rest.ts [--pairs 6] [--slice 3] [--root /other/tree]
+ *
+ * `--root` runs another checkout's server (a before/after on the same machine
+ * state); `--only graphql` loads GraphQL alone (for `node --cpu-prof`).
+ * NODE_ENV is `production` unless set, as `npm start` runs the server.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+process.env.NODE_ENV ??= 'production';
+const args = process.argv.slice(2);
+const flag = (name: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const ROOT = resolve(flag('--root') ?? resolve(import.meta.dirname, '..'));
+const PAIRS = Number(flag('--pairs') ?? 6);
+const SLICE = Number(flag('--slice') ?? 3);
+const ONLY = flag('--only');
+const OPERATOR = 'op_bench_0123456789abcdef';
+const EVENTS_QUERY = 'query Feed($first: Int) { events(first: $first) { edges { cursor node { id type seq subject { type id } data operation livemode createdAt } } pageInfo { hasNextPage endCursor } } }';
+
+const { default: autocannon } = await import('autocannon');
+const { buildApp } = await import(`${ROOT}/src/app.ts`);
+const { loadConfig } = await import(`${ROOT}/src/config.ts`);
+const { benchTenant } = await import(`${ROOT}/bench/tenant.ts`);
+const { appendEvent } = await import(`${ROOT}/src/domain/event/event.ts`);
+
+const ticks = () => {
+  const f = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return Number(f[11]) + Number(f[12]); // utime + stime, in 1/100 s
+};
+
+const config = loadConfig({
+  ...process.env,
+  LOG_LEVEL: 'fatal',
+  HOST: '127.0.0.1',
+  PORT: '0',
+  BOOTSTRAP: '0',
+  OPERATOR_TOKEN: OPERATOR,
+  DATA_DIR: 'memory://',
+  DATABASE_URL: process.env.DATABASE_URL ?? '',
+  RATE_LIMIT_PER_SECOND: '10000000',
+  RATE_LIMIT_BURST: '10000000',
+});
+const app = await buildApp(config);
+await app.start();
+const origin = app.urls.api_origin;
+const { created, secret } = await benchTenant(origin, OPERATOR, ['events:read']);
+for (let i = 0; i < 300; i += 50) {
+  await app.deps.db.transaction(async (tx: unknown) => {
+    for (let j = 0; j < 50; j++) {
+      await appendEvent(app.deps, tx, { organizationId: created.organization.id, type: 'assertion.created', subject: { type: 'entity', id: `ent_seed${i + j}` }, data: { key: 'seed', value: i + j } });
+    }
+  });
+}
+await app.sequencer.flush();
+
+const auth = { authorization: `Bearer ${secret}` };
+const subjects = {
+  rest: { url: `${origin}/v1/platform/events?limit=100`, method: 'GET', headers: auth },
+  graphql: {
+    url: `${origin}/graphql`,
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ query: EVENTS_QUERY, variables: { first: 100 } }),
+  },
+} as const;
+
+async function slice(name: keyof typeof subjects, seconds: number) {
+  const t0 = ticks();
+  const r = await autocannon({ ...subjects[name], connections: 16, duration: seconds, workers: 1 } as never);
+  const cpu = (ticks() - t0) * 10; // ms
+  const ok = r.requests.total - r.non2xx;
+  if (r.non2xx || r.errors) console.log(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  return { rps: ok / seconds, cpuMsPerReq: cpu / Math.max(ok, 1) };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+try {
+  if (ONLY) {
+    const r = await slice(ONLY as keyof typeof subjects, SLICE * PAIRS);
+    console.log(ONLY, r);
+  } else {
+    await slice('rest', 1);
+    await slice('graphql', 1); // warm-up
+    const rps: number[] = [];
+    const cpu: number[] = [];
+    for (let i = 0; i < PAIRS; i++) {
+      const order = i % 2 ? (['graphql', 'rest'] as const) : (['rest', 'graphql'] as const);
+      const out: Record<string, { rps: number; cpuMsPerReq: number }> = {};
+      for (const s of order) out[s] = await slice(s, SLICE);
+      rps.push(out.graphql!.rps / out.rest!.rps);
+      cpu.push(out.rest!.cpuMsPerReq / out.graphql!.cpuMsPerReq);
+      console.log(
+        `pair ${i + 1}: REST ${out.rest!.rps.toFixed(0)} req/s ${out.rest!.cpuMsPerReq.toFixed(3)} ms CPU/req; GraphQL ${out.graphql!.rps.toFixed(0)} req/s ${out.graphql!.cpuMsPerReq.toFixed(3)} ms CPU/req`,
+      );
+    }
+    console.log(
+      `root ${ROOT} NODE_ENV=${process.env.NODE_ENV}: GraphQL/REST req/s median ${median(rps).toFixed(2)} (${Math.min(...rps).toFixed(2)}..${Math.max(...rps).toFixed(2)}), by CPU per request ${median(cpu).toFixed(2)} (${Math.min(...cpu).toFixed(2)}..${Math.max(...cpu).toFixed(2)}); load ${(await import('node:os')).loadavg()[0]!.toFixed(1)}`,
+    );
+  }
+} finally {
+  await app.stop();
+}
