@@ -22,12 +22,34 @@ export interface AttemptOutcome {
 
 export interface SendOptions extends AddressPolicy {
   timeoutMs: number;
+  agents: Agents;
 }
 
-const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 256 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 256 }),
-};
+export interface Agents {
+  'http:': http.Agent;
+  'https:': https.Agent;
+}
+
+/** How long an idle keep-alive socket is kept: below the 5 s after which Node servers (and many others) close theirs. */
+export const IDLE_SOCKET_MS = 4000;
+
+/**
+ * Keep-alive agents for one worker, so connections to a destination
+ * (host:port) are reused. A new connection is made only when no idle one is
+ * free, and it goes through the request's guarded `lookup` (or the literal
+ * check) like any other: the SSRF guard is on the connect path, and an idle
+ * socket is only ever reused for the same host name and port it was checked
+ * for. Agents belong to one worker, hence to one address policy: a socket
+ * opened while loopback was allowed is never lent to a worker that refuses
+ * it. Sockets in use to a destination are bounded by the requests in flight
+ * to it (the endpoints' adaptive limits), and never more than `total` overall
+ * so the agent never queues; at most `idlePerDestination` idle ones are kept,
+ * each for IDLE_SOCKET_MS.
+ */
+export function keepAliveAgents(p: { total: number; idlePerDestination: number }): Agents {
+  const o = { keepAlive: true, maxSockets: p.total, maxFreeSockets: p.idlePerDestination, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
+  return { 'http:': new http.Agent(o), 'https:': new https.Agent(o) };
+}
 
 export function postWebhook(url: string, headers: Record<string, string>, body: string, opts: SendOptions): Promise<AttemptOutcome> {
   const started = performance.now();
@@ -66,7 +88,7 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
     const transport = u.protocol === 'https:' ? https : http;
     const req = transport.request(u, {
       method: 'POST',
-      agent: agents[u.protocol as 'http:' | 'https:'],
+      agent: opts.agents[u.protocol as 'http:' | 'https:'],
       lookup: guardedLookup(opts, u.hostname) as never,
       headers: {
         ...headers,
