@@ -41,7 +41,7 @@ export class WebhookWorker {
   constructor(private readonly deps: Deps) {
     const cfg = deps.config.webhook;
     this.limits = new EndpointLimits({ initial: INITIAL_ENDPOINT_LIMIT, ceiling: cfg.endpointConcurrency });
-    this.agents = keepAliveAgents({ total: cfg.concurrency, idlePerDestination: cfg.endpointConcurrency });
+    this.agents = keepAliveAgents(cfg.concurrency);
     this.sendOptions = { ...cfg, agents: this.agents };
   }
 

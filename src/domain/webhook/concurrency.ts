@@ -12,8 +12,9 @@ import type { AttemptOutcome } from './send.ts';
  *   the attempt started), so an endpoint with little traffic keeps a small
  *   limit instead of one that a later burst would hit all at once;
  * - a congestion signal shrinks it: an overloaded answer (429, 5xx), a
- *   timeout or a connection failure halves it, a success whose round trip
- *   rose well above the endpoint's recent minimum takes a fifth off; at most
+ *   timeout or a connection failure halves it; round trips that rose well
+ *   above the endpoint's recent minimum (their moving average, so one stall
+ *   of the event loop is not a signal) take a fifth off; at most
  *   once per window (only attempts started after the last decrease count), so
  *   a burst of failures that were all in flight together is one signal, not
  *   a collapse to 1;
@@ -32,8 +33,10 @@ export interface LimitPolicy {
 /** Where an endpoint's limit starts (or the ceiling, if lower). */
 export const INITIAL_ENDPOINT_LIMIT = 4;
 const BASELINE_WINDOW = 200;
-/** A round trip counts as slow above both twice the baseline and the baseline plus this many ms (event-loop noise). */
-const SLOW_MARGIN_MS = 50;
+/** Round trips count as slow above both twice the baseline and the baseline plus this many ms (a loaded event loop, here or at the receiver, adds tens of ms). */
+const SLOW_MARGIN_MS = 250;
+/** Weight of a new round trip in the moving average (about the last ten count). */
+const SMOOTHING = 0.1;
 
 export class AdaptiveLimit {
   private value: number;
@@ -45,6 +48,8 @@ export class AdaptiveLimit {
   private windowMinMs = Infinity;
   private previousMinMs = Infinity;
   private samples = 0;
+  /** Exponential moving average of successful round trips. */
+  private smoothedMs = 0;
   lastUsed = 0;
 
   constructor(private readonly policy: LimitPolicy) {
@@ -79,7 +84,7 @@ export class AdaptiveLimit {
     if (signal === 'none') return;
     if (signal === 'overload') return this.decrease(token, 0.5);
     this.sample(outcome.durationMs);
-    if (outcome.durationMs > Math.max(2 * this.baselineMs, this.baselineMs + SLOW_MARGIN_MS)) return this.decrease(token, 0.8);
+    if (this.smoothedMs > Math.max(2 * this.baselineMs, this.baselineMs + SLOW_MARGIN_MS)) return this.decrease(token, 0.8);
     if (!token.used) return;
     this.value = Math.min(this.policy.ceiling, this.value + (this.value < this.threshold ? 1 : 1 / this.value));
   }
@@ -92,6 +97,7 @@ export class AdaptiveLimit {
   }
 
   private sample(ms: number): void {
+    this.smoothedMs = this.samples === 0 && this.baselineMs === Infinity ? ms : this.smoothedMs + SMOOTHING * (ms - this.smoothedMs);
     this.windowMinMs = Math.min(this.windowMinMs, ms);
     if (++this.samples >= BASELINE_WINDOW) {
       this.previousMinMs = this.windowMinMs;

@@ -61,13 +61,17 @@ interface LeasedRow {
 }
 
 /**
- * One statement on the SQL port, so no interactive transaction: lock
- * candidates (SKIP LOCKED) of endpoints with a free slot, keep at most the
- * free slots per endpoint, stamp the lease, and return what the attempt needs
+ * One statement on the SQL port, so no interactive transaction: read the
+ * oldest due candidates of endpoints with a free slot, keep at most the free
+ * slots per endpoint, lock what is picked (SKIP LOCKED: another worker's
+ * picks are skipped, never waited for; one that committed meanwhile fails the
+ * re-checked condition), stamp the lease, and return what the attempt needs
  * (endpoint URL and secrets, the event row). When there are fewer slots than
  * candidates, the endpoint with the fewest requests in flight here goes first
  * (`in_flight + rn`: max-min fair), so a slow endpoint holding many slots
- * cannot take the ones a fast endpoint frees.
+ * cannot take the ones a fast endpoint frees. The candidate window is wider
+ * than the slots (deliveries fanned out together share their due time, and a
+ * window of one endpoint's would starve the others); only picks are locked.
  */
 const leaseStatement = statement<[Date, string[], number[], number[], number, number, string, Date], LeasedRow>(
   'webhook_lease_due',
@@ -79,19 +83,22 @@ const leaseStatement = statement<[Date, string[], number[], number[], number, nu
        AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1::timestamptz)
        AND NOT EXISTS (SELECT 1 FROM known k WHERE k.endpoint_id = d.endpoint_id AND k.free <= 0)
      ORDER BY d.next_attempt_at
-     LIMIT $6::int * 2
-     FOR UPDATE OF d SKIP LOCKED
+     LIMIT $6::int * 2 + 64
    ), ranked AS (
      SELECT c.id, c.next_attempt_at, coalesce(k.free, $5::int) AS free, coalesce(k.in_flight, 0) AS in_flight,
             row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rn
      FROM candidate c LEFT JOIN known k ON k.endpoint_id = c.endpoint_id
    ), pick AS (
      SELECT id FROM ranked WHERE rn <= free ORDER BY in_flight + rn, next_attempt_at LIMIT $6::int
+   ), locked AS (
+     SELECT d.id FROM webhook_delivery d JOIN pick ON pick.id = d.id
+     WHERE d.status IN ('pending', 'failing') AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1::timestamptz)
+     FOR UPDATE OF d SKIP LOCKED
    )
    UPDATE webhook_delivery d
    SET lease_owner = $7, lease_expires_at = $8::timestamptz, updated_at = $1::timestamptz
-   FROM pick, webhook_endpoint w, event e
-   WHERE d.id = pick.id AND w.id = d.endpoint_id AND e.id = d.event_id
+   FROM locked, webhook_endpoint w, event e
+   WHERE d.id = locked.id AND w.id = d.endpoint_id AND e.id = d.event_id
    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
      w.previous_secret_expires_at, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.livemode, e.created_at`,
 );

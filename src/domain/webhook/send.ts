@@ -41,13 +41,14 @@ export const IDLE_SOCKET_MS = 4000;
  * socket is only ever reused for the same host name and port it was checked
  * for. Agents belong to one worker, hence to one address policy: a socket
  * opened while loopback was allowed is never lent to a worker that refuses
- * it. Sockets in use to a destination are bounded by the requests in flight
- * to it (the endpoints' adaptive limits), and never more than `total` overall
- * so the agent never queues; at most `idlePerDestination` idle ones are kept,
- * each for IDLE_SOCKET_MS.
+ * it. Sockets to a destination are bounded by the requests in flight to it
+ * (the sum of its endpoints' adaptive limits) and by `total` (the worker's
+ * concurrency) overall, so the agent never queues a request and never closes
+ * a socket the next burst would reopen; an idle one is closed after
+ * IDLE_SOCKET_MS.
  */
-export function keepAliveAgents(p: { total: number; idlePerDestination: number }): Agents {
-  const o = { keepAlive: true, maxSockets: p.total, maxFreeSockets: p.idlePerDestination, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
+export function keepAliveAgents(total: number): Agents {
+  const o = { keepAlive: true, maxSockets: total, maxFreeSockets: total, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
   return { 'http:': new http.Agent(o), 'https:': new https.Agent(o) };
 }
 
