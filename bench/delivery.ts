@@ -84,7 +84,11 @@ const app = await buildApp(config);
 await app.start();
 const origin = app.urls.api_origin;
 const { post, created, secret } = await benchTenant(origin, operatorToken, ['webhooks:write']);
-for (let i = 0; i < N; i++) await post('/v1/platform/webhook_endpoints', { url: `http://127.0.0.1:${port}/e${i}` }, secret);
+const endpointIds: string[] = [];
+for (let i = 0; i < N; i++) endpointIds.push((await post('/v1/platform/webhook_endpoints', { url: `http://127.0.0.1:${port}/e${i}` }, secret)).webhook_endpoint.id);
+// The adaptive limit of the first endpoint, sampled every 250 ms during the burst (older code: undefined).
+const limitTrace: number[] = [];
+const tracer = setInterval(() => limitTrace.push((app.webhooks as { endpointLimit?: (id: string) => number }).endpointLimit?.(endpointIds[0]!) ?? NaN), 250);
 const orgId = created.organization.id as string;
 const { deps } = app;
 
@@ -120,7 +124,9 @@ const burst = {
   cpuMsPerDelivery: +((mainThreadCpuMs() - cpu0) / received).toFixed(3),
   receiverConnections: connections,
   receiverMaxInFlight: maxInFlight,
+  firstEndpointLimitTrace: limitTrace.join(' '),
 };
+clearInterval(tracer);
 
 // Steady: RATE events/s for SECONDS; latency from commit of the append to receipt.
 latencies.length = 0;

@@ -87,32 +87,47 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
       return;
     }
     const transport = u.protocol === 'https:' ? https : http;
-    const req = transport.request(u, {
-      method: 'POST',
-      agent: opts.agents[u.protocol as 'http:' | 'https:'],
-      lookup: guardedLookup(opts, u.hostname) as never,
-      headers: {
-        ...headers,
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-        'user-agent': 'platform-api-webhooks/1',
-      },
-    });
-    const timer = setTimeout(() => finish(statusCode === null ? `timeout after ${opts.timeoutMs} ms` : null), opts.timeoutMs);
-    req.on('error', (e: NodeJS.ErrnoException) =>
-      finish(e instanceof AddressRefused || !e.code || e.message.includes(e.code) ? e.message : `${e.code}: ${e.message}`),
-    );
-    req.on('response', (res) => {
-      statusCode = res.statusCode ?? null;
-      res.on('data', (chunk: Buffer) => {
-        if (size < EXCERPT_BYTES) chunks.push(chunk);
-        size += chunk.length;
-        if (size >= EXCERPT_BYTES) finish(null);
+    const target = u;
+    /**
+     * A keep-alive socket the receiver closed while it sat idle fails the next
+     * request on it before any answer (reset, broken pipe): the receiver never
+     * saw that request, so it is sent once more on a new connection (through
+     * the guarded lookup like any new connection), within the same deadline.
+     */
+    const send = (fresh: boolean): http.ClientRequest => {
+      const r = transport.request(target, {
+        method: 'POST',
+        agent: fresh ? false : opts.agents[target.protocol as 'http:' | 'https:'],
+        lookup: guardedLookup(opts, target.hostname) as never,
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': 'platform-api-webhooks/1',
+        },
       });
-      res.on('end', () => finish(null, true));
-      res.on('error', () => finish(null));
-      res.on('aborted', () => finish(null));
-    });
-    req.end(body);
+      r.on('error', (e: NodeJS.ErrnoException) => {
+        if (!fresh && r.reusedSocket && statusCode === null && !settled && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
+          req = send(true);
+          return;
+        }
+        finish(e instanceof AddressRefused || !e.code || e.message.includes(e.code) ? e.message : `${e.code}: ${e.message}`);
+      });
+      r.on('response', (res) => {
+        statusCode = res.statusCode ?? null;
+        res.on('data', (chunk: Buffer) => {
+          if (size < EXCERPT_BYTES) chunks.push(chunk);
+          size += chunk.length;
+          if (size >= EXCERPT_BYTES) finish(null);
+        });
+        res.on('end', () => finish(null, true));
+        res.on('error', () => finish(null));
+        res.on('aborted', () => finish(null));
+      });
+      r.end(body);
+      return r;
+    };
+    const timer = setTimeout(() => finish(statusCode === null ? `timeout after ${opts.timeoutMs} ms` : null), opts.timeoutMs);
+    let req = send(false);
   });
 }
