@@ -72,8 +72,8 @@ const Env = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.optional(),
   WEBHOOK_ALLOW_LOOPBACK: bool.optional(),
-  WEBHOOK_CONCURRENCY: z.coerce.number().int().positive().default(64),
-  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().positive().default(8),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().positive().default(256),
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().positive().default(64),
   WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(250),
   WEBHOOK_LEASE_MS: z.coerce.number().int().positive().optional(),
   WEBHOOK_WORKER: bool.optional(),
@@ -139,8 +139,9 @@ export interface WebhookConfig {
    * target is one of the server's own local services, and its reply would be shown to the tenant.
    */
   allowLoopback: boolean;
-  /** In-flight attempts per process, overall and per endpoint. */
+  /** In-flight attempts per process, overall. */
   concurrency: number;
+  /** Ceiling of an endpoint's adaptive in-flight limit per process (it starts at 4, or this if lower; see concurrency.ts). */
   endpointConcurrency: number;
   pollMs: number;
   /** How long a leased delivery stays hidden from other workers; must exceed the timeout. */

@@ -6,14 +6,17 @@ import { presentEvent } from '../domain/event/event.ts';
 import { signingSecrets } from '../domain/webhook/endpoint.ts';
 import { FANOUT_BATCH, fanOutBatch } from '../domain/webhook/fanout.ts';
 import { exhaustLeased, leaseDue, recordAttempts, type FinishedAttempt, type LeasedDelivery } from '../domain/webhook/lease.ts';
-import { postWebhook } from '../domain/webhook/send.ts';
+import { keepAliveAgents, postWebhook, type Agents, type AttemptOutcome, type SendOptions } from '../domain/webhook/send.ts';
+import { EndpointLimits, INITIAL_ENDPOINT_LIMIT } from '../domain/webhook/concurrency.ts';
 import { webhookHeaders } from '../domain/webhook/signature.ts';
 
 /**
  * The webhook delivery worker of one process: fans out newly sequenced events,
- * then leases due deliveries and sends them, at most `concurrency` at a time
- * and `endpointConcurrency` per endpoint, so one slow or hanging receiver
- * holds only its own slots. It is woken by the local sequencer, by a retry,
+ * then leases due deliveries and sends them over keep-alive connections, at
+ * most `concurrency` at a time and, per endpoint, its adaptive limit (grows
+ * while the receiver answers fast, shrinks on errors and slow answers, never
+ * past `endpointConcurrency`; concurrency.ts), so one slow or hanging
+ * receiver holds only its own few slots. It is woken by the local sequencer, by a retry,
  * by a finished attempt (a slot freed up), and by a poll timer, which also
  * picks up work other processes fanned out and leases that expired after a
  * worker died.
@@ -28,16 +31,31 @@ export class WebhookWorker {
   private timer: NodeJS.Timeout | undefined;
   private idle: Promise<void> = Promise.resolve();
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly perEndpoint = new Map<string, number>();
+  private readonly limits: EndpointLimits;
+  private readonly agents: Agents;
+  private readonly sendOptions: SendOptions;
   /** Finished attempts waiting to be recorded: one statement records a whole batch. */
   private finished: FinishedAttempt[] = [];
   private flushing: Promise<void> | undefined;
 
-  constructor(private readonly deps: Deps) {}
+  constructor(private readonly deps: Deps) {
+    const cfg = deps.config.webhook;
+    this.limits = new EndpointLimits({ initial: INITIAL_ENDPOINT_LIMIT, ceiling: cfg.endpointConcurrency });
+    this.agents = keepAliveAgents(cfg.concurrency);
+    this.sendOptions = { ...cfg, agents: this.agents };
+  }
+
+  /** An endpoint's current in-flight limit in this process (tests, diagnostics). */
+  endpointLimit(endpointId: string): number {
+    return this.limits.limitOf(endpointId);
+  }
 
   start(): void {
     this.stopped = false;
-    this.timer = setInterval(() => this.kick(), this.deps.config.webhook.pollMs);
+    this.timer = setInterval(() => {
+      this.limits.forgetIdle(Date.now());
+      this.kick();
+    }, this.deps.config.webhook.pollMs);
     this.timer.unref();
     this.kick();
   }
@@ -49,6 +67,8 @@ export class WebhookWorker {
     await this.idle;
     await Promise.all([...this.inFlight]);
     await this.flush();
+    this.agents['http:'].destroy();
+    this.agents['https:'].destroy();
   }
 
   kick(fanOut = true): void {
@@ -88,8 +108,8 @@ export class WebhookWorker {
           owner: this.owner,
           leaseMs: cfg.leaseMs,
           limit: free,
-          endpointConcurrency: cfg.endpointConcurrency,
-          busy: new Map([...this.perEndpoint].map(([id, n]) => [id, cfg.endpointConcurrency - n])),
+          initialFree: this.limits.initialFree,
+          known: this.limits.known(),
         });
         if (leased.length) await this.dispatch(leased);
         if (leased.length === free) this.again = true;
@@ -103,40 +123,46 @@ export class WebhookWorker {
 
   private async dispatch(leased: LeasedDelivery[]): Promise<void> {
     const disabled: string[] = [];
+    const now = this.deps.clock.now();
+    // One event goes to several endpoints in a batch: its body is made once.
+    const bodies = new Map<string, string>();
     for (const d of leased) {
       if (d.endpoint.status !== 'enabled') {
         disabled.push(d.id); // a fan-out raced the disable
         continue;
       }
-      const body = JSON.stringify(presentEvent(d.event));
-      const secrets = signingSecrets(d.endpoint as WebhookEndpoint, this.deps.clock.now());
-      this.track(d.endpoint_id, () => this.attempt(d, secrets, body));
+      let body = bodies.get(d.event_id);
+      if (body === undefined) bodies.set(d.event_id, (body = JSON.stringify(presentEvent(d.event))));
+      this.track(d, signingSecrets(d.endpoint as WebhookEndpoint, now), body);
     }
     await exhaustLeased(this.deps, this.owner, disabled);
   }
 
-  private track(endpointId: string, run: () => Promise<void>): void {
-    this.perEndpoint.set(endpointId, (this.perEndpoint.get(endpointId) ?? 0) + 1);
-    const p: Promise<void> = run()
-      .catch((err) => this.deps.log.error({ err, endpointId }, 'webhook attempt failed unexpectedly; its lease will expire and it is sent again'))
+  private track(d: LeasedDelivery, secrets: string[], body: string): void {
+    const limit = this.limits.of(d.endpoint_id);
+    const token = limit.start(Date.now());
+    const p: Promise<void> = this.attempt(d, secrets, body)
+      .then((outcome) => limit.finish(token, outcome))
+      .catch((err) => {
+        limit.finish(token, { ok: false, statusCode: null, error: 'unexpected', durationMs: 0 });
+        this.deps.log.error({ err, endpointId: d.endpoint_id }, 'webhook attempt failed unexpectedly; its lease will expire and it is sent again');
+      })
       .finally(() => {
         this.inFlight.delete(p);
-        const n = (this.perEndpoint.get(endpointId) ?? 1) - 1;
-        if (n > 0) this.perEndpoint.set(endpointId, n);
-        else this.perEndpoint.delete(endpointId);
         this.kick(false);
       });
     this.inFlight.add(p);
   }
 
-  private async attempt(d: LeasedDelivery, secrets: string[], body: string): Promise<void> {
+  private async attempt(d: LeasedDelivery, secrets: string[], body: string): Promise<AttemptOutcome> {
     const startedAt = this.deps.clock.now();
     // webhook-timestamp is wall-clock time: receivers compare it with their own
     // clock (Standard Webhooks' replay window), whatever the injected clock says.
     const headers = webhookHeaders(secrets, d.event_id, Math.floor(Date.now() / 1000), body);
-    const outcome = await postWebhook(d.endpoint.url, { ...headers }, body, this.deps.config.webhook);
+    const outcome = await postWebhook(d.endpoint.url, { ...headers }, body, this.sendOptions);
     this.finished.push({ delivery: d, startedAt, outcome });
     void this.flush();
+    return outcome;
   }
 
   /**

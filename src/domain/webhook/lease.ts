@@ -3,6 +3,7 @@ import type { Event, WebhookEndpoint } from '../../db/generated/client.ts';
 import type { EventRecord } from '../event/event.ts';
 import type { Deps } from '../context.ts';
 import { newId } from '../id.ts';
+import { statement } from '../../db/sql-port.ts';
 import type { AttemptOutcome } from './send.ts';
 
 /**
@@ -33,10 +34,10 @@ export interface LeaseRequest {
   leaseMs: number;
   /** How many to claim in total. */
   limit: number;
-  /** Free slots of an endpoint with nothing in flight in this process. */
-  endpointConcurrency: number;
-  /** Endpoints with attempts in flight here, and the slots they have left (0 = skipped in SQL, so they cannot crowd out the others). */
-  busy: Map<string, number>;
+  /** Free slots of an endpoint this process knows nothing about (its starting limit). */
+  initialFree: number;
+  /** Endpoints this process knows (see EndpointLimits.known): free slots (0 = skipped in SQL, so they cannot crowd out the others) and in-flight counts. */
+  known: { ids: string[]; free: number[]; inFlight: number[] };
 }
 
 interface LeasedRow {
@@ -49,9 +50,8 @@ interface LeasedRow {
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
-  organization_id: string;
   type: string;
-  seq: bigint | null;
+  seq: string | number | bigint | null;
   subject_type: string;
   subject_id: string;
   data: Event['data'];
@@ -61,38 +61,61 @@ interface LeasedRow {
 }
 
 /**
- * One statement, so no interactive transaction: lock candidates (SKIP LOCKED),
- * keep at most the free slots per endpoint, stamp the lease, and return what
- * the attempt needs (endpoint URL and secrets, the event row).
+ * One statement on the SQL port, so no interactive transaction: read the
+ * oldest due candidates of endpoints with a free slot, keep at most the free
+ * slots per endpoint, lock what is picked (SKIP LOCKED: another worker's
+ * picks are skipped, never waited for; one that committed meanwhile fails the
+ * re-checked condition), stamp the lease, and return what the attempt needs
+ * (endpoint URL and secrets, the event row). When there are fewer slots than
+ * candidates, the endpoint with the fewest requests in flight here goes first
+ * (`in_flight + rn`: max-min fair), so a slow endpoint holding many slots
+ * cannot take the ones a fast endpoint frees. The candidate window is wider
+ * than the slots (deliveries fanned out together share their due time, and a
+ * window of one endpoint's would starve the others); only picks are locked.
  */
+const leaseStatement = statement<[Date, string[], number[], number[], number, number, string, Date], LeasedRow>(
+  'webhook_lease_due',
+  `WITH known AS (
+     SELECT * FROM unnest($2::text[], $3::int[], $4::int[]) AS k(endpoint_id, free, in_flight)
+   ), candidate AS (
+     SELECT d.id, d.endpoint_id, d.next_attempt_at FROM webhook_delivery d
+     WHERE d.status IN ('pending', 'failing') AND d.next_attempt_at <= $1::timestamptz
+       AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1::timestamptz)
+       AND NOT EXISTS (SELECT 1 FROM known k WHERE k.endpoint_id = d.endpoint_id AND k.free <= 0)
+     ORDER BY d.next_attempt_at
+     LIMIT $6::int * 2 + 64
+   ), ranked AS (
+     SELECT c.id, c.next_attempt_at, coalesce(k.free, $5::int) AS free, coalesce(k.in_flight, 0) AS in_flight,
+            row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rn
+     FROM candidate c LEFT JOIN known k ON k.endpoint_id = c.endpoint_id
+   ), pick AS (
+     SELECT id FROM ranked WHERE rn <= free ORDER BY in_flight + rn, next_attempt_at LIMIT $6::int
+   ), locked AS (
+     SELECT d.id FROM webhook_delivery d JOIN pick ON pick.id = d.id
+     WHERE d.status IN ('pending', 'failing') AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1::timestamptz)
+     FOR UPDATE OF d SKIP LOCKED
+   )
+   UPDATE webhook_delivery d
+   SET lease_owner = $7, lease_expires_at = $8::timestamptz, updated_at = $1::timestamptz
+   FROM locked, webhook_endpoint w, event e
+   WHERE d.id = locked.id AND w.id = d.endpoint_id AND e.id = d.event_id
+   RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
+     w.previous_secret_expires_at, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.livemode, e.created_at`,
+);
+
 export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDelivery[]> {
   if (r.limit <= 0) return [];
   const now = deps.clock.now();
-  const saturated = [...r.busy].filter(([, n]) => n <= 0).map(([id]) => id);
-  const partial = [...r.busy].filter(([, n]) => n > 0);
-  const rows = await deps.db.prisma.$queryRaw<LeasedRow[]>`
-    WITH candidate AS (
-      SELECT id, endpoint_id, next_attempt_at FROM webhook_delivery
-      WHERE status IN ('pending', 'failing') AND next_attempt_at <= ${now}::timestamptz
-        AND (lease_expires_at IS NULL OR lease_expires_at <= ${now}::timestamptz)
-        AND endpoint_id <> ALL(${saturated}::text[])
-      ORDER BY next_attempt_at
-      LIMIT ${r.limit * 2}
-      FOR UPDATE SKIP LOCKED
-    ), ranked AS (
-      SELECT c.id, c.next_attempt_at, coalesce(s.slots, ${r.endpointConcurrency}::int) AS slots,
-             row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rn
-      FROM candidate c LEFT JOIN unnest(${partial.map(([id]) => id)}::text[], ${partial.map(([, n]) => n)}::int[]) AS s(endpoint_id, slots)
-        ON s.endpoint_id = c.endpoint_id
-    ), pick AS (
-      SELECT id FROM ranked WHERE rn <= slots ORDER BY next_attempt_at LIMIT ${r.limit}
-    )
-    UPDATE webhook_delivery d
-    SET lease_owner = ${r.owner}, lease_expires_at = ${new Date(now.getTime() + r.leaseMs)}::timestamptz, updated_at = ${now}::timestamptz
-    FROM pick, webhook_endpoint w, event e
-    WHERE d.id = pick.id AND w.id = d.endpoint_id AND e.id = d.event_id
-    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
-      w.previous_secret_expires_at, e.organization_id, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.livemode, e.created_at`;
+  const rows = await deps.db.sql.rows(leaseStatement, [
+    now,
+    r.known.ids,
+    r.known.free,
+    r.known.inFlight,
+    r.initialFree,
+    r.limit,
+    r.owner,
+    new Date(now.getTime() + r.leaseMs),
+  ]);
   return rows.map((x) => ({
     id: x.id,
     endpoint_id: x.endpoint_id,
@@ -101,7 +124,6 @@ export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDeliv
     endpoint: { url: x.url, status: x.endpoint_status, secret: x.secret, previousSecret: x.previous_secret, previousSecretExpiresAt: x.previous_secret_expires_at },
     event: {
       id: x.event_id,
-      organizationId: x.organization_id,
       seq: x.seq,
       type: x.type,
       subjectType: x.subject_type,
@@ -138,6 +160,26 @@ export interface FinishedAttempt {
   outcome: AttemptOutcome;
 }
 
+const recordStatement = statement<
+  [string[], string[], number[], (string | null)[], (number | null)[], (string | null)[], (string | null)[], string[], string[], number[], (string | null)[], string, Date],
+  never
+>(
+  'webhook_record_attempts',
+  `WITH o AS (
+     SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::text[], $7::timestamptz[], $8::text[], $9::timestamptz[], $10::int[], $11::text[])
+       AS o(id, status, made, next_at, code, error, completed_at, attempt_id, started_at, duration_ms, excerpt)
+   ), moved AS (
+     UPDATE webhook_delivery d
+     SET status = o.status, attempts = o.made, next_attempt_at = coalesce(o.next_at, d.next_attempt_at), last_status_code = o.code,
+         last_error = o.error, completed_at = o.completed_at, lease_owner = NULL, lease_expires_at = NULL, updated_at = $13::timestamptz
+     FROM o WHERE d.id = o.id AND d.lease_owner = $12 AND d.status IN ('pending', 'failing')
+     RETURNING d.id
+   )
+   INSERT INTO webhook_attempt (id, delivery_id, number, started_at, duration_ms, status_code, error, response_excerpt)
+   SELECT o.attempt_id, o.id, o.made, o.started_at, o.duration_ms, o.code, o.error, o.excerpt
+   FROM o JOIN webhook_delivery d ON d.id = o.id`,
+);
+
 /**
  * Records finished attempts in one statement: the guarded state change of
  * each delivery (only while this worker still holds it) and its attempt row
@@ -163,21 +205,7 @@ export async function recordAttempts(deps: Deps, owner: string, finished: Finish
     c.duration.push(f.outcome.durationMs);
     c.excerpt.push(f.outcome.excerpt);
   }
-  await deps.db.prisma.$executeRaw`
-    WITH o AS (
-      SELECT * FROM unnest(${c.id}::text[], ${c.status}::text[], ${c.made}::int[], ${c.next}::timestamptz[], ${c.code}::int[], ${c.error}::text[],
-        ${c.completed}::timestamptz[], ${c.attemptId}::text[], ${c.started}::timestamptz[], ${c.duration}::int[], ${c.excerpt}::text[])
-        AS o(id, status, made, next_at, code, error, completed_at, attempt_id, started_at, duration_ms, excerpt)
-    ), moved AS (
-      UPDATE webhook_delivery d
-      SET status = o.status, attempts = o.made, next_attempt_at = coalesce(o.next_at, d.next_attempt_at), last_status_code = o.code,
-          last_error = o.error, completed_at = o.completed_at, lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz
-      FROM o WHERE d.id = o.id AND d.lease_owner = ${owner} AND d.status IN ('pending', 'failing')
-      RETURNING d.id
-    )
-    INSERT INTO webhook_attempt (id, delivery_id, number, started_at, duration_ms, status_code, error, response_excerpt)
-    SELECT o.attempt_id, o.id, o.made, o.started_at, o.duration_ms, o.code, o.error, o.excerpt
-    FROM o JOIN webhook_delivery d ON d.id = o.id`;
+  await deps.db.sql.rows(recordStatement, [c.id, c.status, c.made, c.next, c.code, c.error, c.completed, c.attemptId, c.started, c.duration, c.excerpt, owner, now]);
 }
 
 /** Leased deliveries whose endpoint is disabled (a fan-out raced the disable): exhausted without a request. */

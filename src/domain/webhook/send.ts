@@ -22,12 +22,35 @@ export interface AttemptOutcome {
 
 export interface SendOptions extends AddressPolicy {
   timeoutMs: number;
+  agents: Agents;
 }
 
-const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 256 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 256 }),
-};
+export interface Agents {
+  'http:': http.Agent;
+  'https:': https.Agent;
+}
+
+/** How long an idle keep-alive socket is kept: below the 5 s after which Node servers (and many others) close theirs. */
+export const IDLE_SOCKET_MS = 4000;
+
+/**
+ * Keep-alive agents for one worker, so connections to a destination
+ * (host:port) are reused. A new connection is made only when no idle one is
+ * free, and it goes through the request's guarded `lookup` (or the literal
+ * check) like any other: the SSRF guard is on the connect path, and an idle
+ * socket is only ever reused for the same host name and port it was checked
+ * for. Agents belong to one worker, hence to one address policy: a socket
+ * opened while loopback was allowed is never lent to a worker that refuses
+ * it. Sockets to a destination are bounded by the requests in flight to it
+ * (the sum of its endpoints' adaptive limits) and by `total` (the worker's
+ * concurrency) overall, so the agent never queues a request and never closes
+ * a socket the next burst would reopen; an idle one is closed after
+ * IDLE_SOCKET_MS.
+ */
+export function keepAliveAgents(total: number): Agents {
+  const o = { keepAlive: true, maxSockets: total, maxFreeSockets: total, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
+  return { 'http:': new http.Agent(o), 'https:': new https.Agent(o) };
+}
 
 export function postWebhook(url: string, headers: Record<string, string>, body: string, opts: SendOptions): Promise<AttemptOutcome> {
   const started = performance.now();
@@ -64,32 +87,47 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
       return;
     }
     const transport = u.protocol === 'https:' ? https : http;
-    const req = transport.request(u, {
-      method: 'POST',
-      agent: agents[u.protocol as 'http:' | 'https:'],
-      lookup: guardedLookup(opts, u.hostname) as never,
-      headers: {
-        ...headers,
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-        'user-agent': 'platform-api-webhooks/1',
-      },
-    });
-    const timer = setTimeout(() => finish(statusCode === null ? `timeout after ${opts.timeoutMs} ms` : null), opts.timeoutMs);
-    req.on('error', (e: NodeJS.ErrnoException) =>
-      finish(e instanceof AddressRefused || !e.code || e.message.includes(e.code) ? e.message : `${e.code}: ${e.message}`),
-    );
-    req.on('response', (res) => {
-      statusCode = res.statusCode ?? null;
-      res.on('data', (chunk: Buffer) => {
-        if (size < EXCERPT_BYTES) chunks.push(chunk);
-        size += chunk.length;
-        if (size >= EXCERPT_BYTES) finish(null);
+    const target = u;
+    /**
+     * A keep-alive socket the receiver closed while it sat idle fails the next
+     * request on it before any answer (reset, broken pipe): the receiver never
+     * saw that request, so it is sent once more on a new connection (through
+     * the guarded lookup like any new connection), within the same deadline.
+     */
+    const send = (fresh: boolean): http.ClientRequest => {
+      const r = transport.request(target, {
+        method: 'POST',
+        agent: fresh ? false : opts.agents[target.protocol as 'http:' | 'https:'],
+        lookup: guardedLookup(opts, target.hostname) as never,
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': 'platform-api-webhooks/1',
+        },
       });
-      res.on('end', () => finish(null, true));
-      res.on('error', () => finish(null));
-      res.on('aborted', () => finish(null));
-    });
-    req.end(body);
+      r.on('error', (e: NodeJS.ErrnoException) => {
+        if (!fresh && r.reusedSocket && statusCode === null && !settled && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) {
+          req = send(true);
+          return;
+        }
+        finish(e instanceof AddressRefused || !e.code || e.message.includes(e.code) ? e.message : `${e.code}: ${e.message}`);
+      });
+      r.on('response', (res) => {
+        statusCode = res.statusCode ?? null;
+        res.on('data', (chunk: Buffer) => {
+          if (size < EXCERPT_BYTES) chunks.push(chunk);
+          size += chunk.length;
+          if (size >= EXCERPT_BYTES) finish(null);
+        });
+        res.on('end', () => finish(null, true));
+        res.on('error', () => finish(null));
+        res.on('aborted', () => finish(null));
+      });
+      r.end(body);
+      return r;
+    };
+    const timer = setTimeout(() => finish(statusCode === null ? `timeout after ${opts.timeoutMs} ms` : null), opts.timeoutMs);
+    let req = send(false);
   });
 }
