@@ -71,6 +71,11 @@ export function pgSqlPort(pool: pg.Pool): SqlPort {
     rows: async (s, params) => (await pool.query({ name: s.name, text: s.text, values: params as unknown as unknown[] })).rows,
     transaction: async (fn) => {
       const client = await pool.connect();
+      // A checked-out client has no listener of the pool's: a connection lost between two batches (a database
+      // restart) would be an unhandled 'error' event and end the process. Kept here, it fails the next batch.
+      let lost: Error | undefined;
+      const onError = (err: Error) => (lost ??= err);
+      client.on('error', onError);
       let open = false;
       try {
         const result = await fn(async (statements, opts) => {
@@ -84,14 +89,16 @@ export function pgSqlPort(pool: pg.Pool): SqlPort {
         });
         if (open) await client.query('COMMIT');
         open = false;
-        client.release();
+        client.off('error', onError);
+        client.release(lost);
         return result;
       } catch (e) {
         // After a failed batch the transaction may be open and aborted, or already gone: ROLLBACK is safe either way.
-        const broken = await client.query('ROLLBACK').then(
+        const broken = lost ?? (await client.query('ROLLBACK').then(
           () => undefined,
           (err: Error) => err,
-        );
+        ));
+        client.off('error', onError);
         client.release(broken);
         throw e;
       }

@@ -107,7 +107,9 @@ describe('adaptive concurrency and keep-alive over HTTP', () => {
     expect(rx.for('/fast')).toHaveLength(200);
     expect(fast.seen.max).toBeGreaterThan(INITIAL_ENDPOINT_LIMIT);
     expect(fast.seen.max).toBeLessThanOrEqual(CEILING);
-    expect(t.app.webhooks.endpointLimit(ep.id)).toBeGreaterThan(INITIAL_ENDPOINT_LIMIT);
+    // The limit at the end is not asserted: on a loaded machine the last answers slow down and it rightly shrinks
+    // again; the receiver's own count of requests in flight above is the proof that it grew.
+    expect(t.app.webhooks.endpointLimit(ep.id)).toBeGreaterThanOrEqual(1);
     // Keep-alive: sockets are reused; a new one only when all are busy (≤ the limit), or after 4 s idle.
     expect(rx.connections()).toBeLessThanOrEqual(2 * CEILING);
     expect(rx.connections()).toBeLessThan(200 / 5);

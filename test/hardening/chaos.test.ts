@@ -209,8 +209,9 @@ describe.skipIf(!onPostgres())('chaos (PostgreSQL only: several processes share 
     expect(ledger.events.length).toBeGreaterThan(0);
 
     const r = await settle('PostgreSQL restart', t, token, ledger, paths, 45_000);
-    expect(r.live).toEqual([]);
-    expect(r.lost).toBe(0);
+    const lastLogs = () => survivor.proc.output().split('\n').slice(-12).map((l) => l.slice(0, 400)).join('\n');
+    expect(r.live, lastLogs()).toEqual([]);
+    expect(r.lost, lastLogs()).toBe(0);
     // While the database is away a write is refused as retryable (503 with Retry-After), never a 500.
     const serverErrors = () => survivor.proc.output().split('\n').filter((l) => l.includes('"level":50') && l.includes('unhandled')).slice(0, 3).join('\n');
     expect(Object.keys(ledger.failures).filter((how) => how !== '503 service_unavailable' && how !== 'no answer'), serverErrors()).toEqual([]);
