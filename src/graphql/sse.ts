@@ -20,7 +20,8 @@ export function sseEventIds(): Plugin<GraphQLContext> {
   return {
     onSubscribe: ({ args }) => ({
       onSubscribeResult: ({ result, setResult }) => {
-        if (!isAsyncIterable(result)) return;
+        // Only HTTP requests can be SSE (graphql-ws operations have no `request`): nothing to stamp on a socket.
+        if (!isAsyncIterable(result) || !(args.contextValue as { request?: unknown }).request) return;
         const ctx = args.contextValue as GraphQLContext;
         // The subscription field's resolver records the seq of the event it resolved (src/graphql/schema/event.ts);
         // results are produced one at a time, so it belongs to the result just produced.
