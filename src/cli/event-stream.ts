@@ -9,9 +9,13 @@ import { PlatformError, toCamelCase, type PlatformEvent } from '../client/index.
  * camelCase for display.
  *
  * A dropped connection is resumed with `startingAfter` = the last seq seen,
- * so the server replays the gap: nothing is missed or repeated. A GraphQL
- * error (missing scope, bad type) ends the stream with a PlatformError.
+ * so the server replays the gap: nothing is missed or repeated. So is a
+ * subscription the server ended as resumable (`subscriber_too_slow`: this
+ * client fell behind; `service_unavailable`: the server is shutting down).
+ * Any other GraphQL error (missing scope, bad type, revoked token) ends the
+ * stream with a PlatformError.
  */
+const RESUMABLE = new Set(['subscriber_too_slow', 'service_unavailable']);
 export interface WireEvent {
   id: string;
   object: 'event';
@@ -81,7 +85,7 @@ export function streamEvents(opts: StreamOptions, onEvent: (e: WireEvent) => voi
         },
         error: (err) => {
           if (closed) return;
-          if (Array.isArray(err)) return fail(graphQLError(err));
+          if (Array.isArray(err) && !RESUMABLE.has(err[0]?.extensions?.code)) return fail(graphQLError(err));
           void client?.dispose();
           if (attempt >= MAX_RECONNECTS) return fail(new PlatformError({ code: 'connection_error', message: `The event stream at ${opts.origin}/graphql is unreachable: ${describe(err)}` }));
           setTimeout(() => !closed && connect(attempt + 1), Math.min(250 * 2 ** attempt, 5000));
