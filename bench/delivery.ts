@@ -9,10 +9,10 @@
  *   DATABASE_URL=postgres://… npm run bench:delivery        # PostgreSQL (use an empty database)
  *   BENCH_ENDPOINTS=10 BENCH_EVENTS=1000 BENCH_RATE=200 BENCH_SECONDS=10 npm run bench:delivery
  */
-import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { buildApp } from '../src/app.ts';
 import { benchTenant } from './tenant.ts';
+import { mainThreadCpuMs } from './measure.ts';
 import { loadConfig } from '../src/config.ts';
 import { appendEvent } from '../src/domain/event/event.ts';
 
@@ -58,17 +58,6 @@ const port = await new Promise<number>((resolve) =>
   }),
 );
 const now = () => performance.timeOrigin + performance.now();
-/** CPU of this process's main thread in ms (Linux), else the whole process. */
-function mainThreadCpuMs(): number {
-  try {
-    const f = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-  } catch {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1000;
-  }
-}
-
 const operatorToken = 'op_bench_0123456789abcdef';
 // The receiver is on 127.0.0.1: loopback delivery on explicitly (its default is off on PostgreSQL).
 const config = loadConfig({

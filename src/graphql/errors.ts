@@ -33,6 +33,16 @@ export function toGraphQLError(e: DomainError, requestId: string, httpStatus: Ht
   });
 }
 
+/**
+ * The error with `request_id` set where it has none (or 'unknown'): errors are
+ * copied, never changed, since validation results are cached and shared.
+ */
+export function withRequestId(e: GraphQLError, requestId: string): GraphQLError {
+  const current = e.extensions?.request_id;
+  if (current && current !== 'unknown') return e;
+  return new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, extensions: { ...e.extensions, request_id: requestId } });
+}
+
 /** Codes Yoga and its executor give errors in the client's request (bad JSON, no query, parse, validation, variables, operation). */
 const YOGA_REQUEST_CODES = new Set(['BAD_REQUEST', 'BAD_USER_INPUT', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'OPERATION_RESOLUTION_FAILURE']);
 

@@ -1,10 +1,10 @@
 import type { Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { GraphQLError, type ExecutionArgs } from 'graphql';
+import type { ExecutionArgs, GraphQLError } from 'graphql';
 import { isDomainError } from '../domain/errors.ts';
 import { newRequestId } from '../domain/id.ts';
-import { toGraphQLError } from './errors.ts';
+import { toGraphQLError, withRequestId } from './errors.ts';
 import type { Yoga } from './yoga.ts';
 
 /**
@@ -27,13 +27,6 @@ function requestIds(ctx: object): Map<string, string> {
   let ids = operationRequestIds.get(ctx);
   if (!ids) operationRequestIds.set(ctx, (ids = new Map()));
   return ids;
-}
-
-/** The error with `request_id` set when it has none (errors are copied, never changed: validation results are shared). */
-function withRequestId(e: GraphQLError, requestId: string): GraphQLError {
-  const current = e.extensions?.request_id;
-  if (current && current !== 'unknown') return e;
-  return new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, originalError: e.originalError, extensions: { ...e.extensions, request_id: requestId } });
 }
 
 export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/graphql') {

@@ -1,4 +1,4 @@
-import { GraphQLError } from 'graphql';
+import type { GraphQLError } from 'graphql';
 import { createYoga, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Deps } from '../domain/context.ts';
@@ -9,7 +9,7 @@ import type { PlatformGate } from '../domain/platform/request-auth.ts';
 import type { EventStream } from '../domain/event/stream.ts';
 import type { GraphQLContext } from './context.ts';
 import { compiledExecution } from './compiled.ts';
-import { asInvalidRequest, isRequestError, toGraphQLError } from './errors.ts';
+import { asInvalidRequest, isRequestError, toGraphQLError, withRequestId } from './errors.ts';
 import { inputGuard } from './input-guard.ts';
 import { sseEventIds } from './sse.ts';
 import { endStreamsWhenAccessEnds } from './stream-authority.ts';
@@ -89,12 +89,6 @@ function requestIdOf(error: unknown): string {
 
 type Result = { errors?: readonly GraphQLError[] };
 
-const stamp = (id: string, e: GraphQLError): GraphQLError => {
-  const requestId = e.extensions?.request_id;
-  if (requestId && requestId !== 'unknown') return e;
-  return new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, extensions: { ...e.extensions, request_id: id } });
-};
-
 /**
  * An HTTP result's errors with the HTTP request id where they have none
  * (errors masked without access to the request): the same id as the
@@ -102,7 +96,7 @@ const stamp = (id: string, e: GraphQLError): GraphQLError => {
  * validation results are cached and shared between requests.
  */
 export function stampRequestIds(id: string, result: Result | Result[]): Result | Result[] {
-  const one = (r: Result): Result => (r.errors?.length ? { ...r, errors: r.errors.map((e) => stamp(id, e)) } : r);
+  const one = (r: Result): Result => (r.errors?.length ? { ...r, errors: r.errors.map((e) => withRequestId(e, id)) } : r);
   return Array.isArray(result) ? result.map(one) : one(result);
 }
 

@@ -67,16 +67,11 @@ export class StreamAuthority {
         if (ms <= MAX_TIMER_MS) (g.expiry = setTimeout(() => this.endGroup(key, g, expired), Math.max(0, ms))).unref();
       }
     }
+    // A group is ended once: endGroup drops it and clears its streams, so `end` runs at most once.
     const g = group;
-    let once = false;
-    const endOnce: End = (err) => {
-      if (once) return;
-      once = true;
-      end(err);
-    };
-    g.ends.add(endOnce);
+    g.ends.add(end);
     return () => {
-      g.ends.delete(endOnce);
+      g.ends.delete(end);
       if (g.ends.size === 0 && this.groups.get(key) === g) this.dropGroup(key, g);
     };
   }
