@@ -32,6 +32,9 @@ describe('fan-out', () => {
     await createEndpoint(t, other.token, { url: rx.url('/other-org') });
 
     for (const type of ['assertion.created', 'assertion.revoked', 'relationship.created', 'payout.created']) await emitEvent(t, org.id, type);
+    // An endpoint created in the same millisecond as an event receives it ("at or after its creation"); fan-out may run
+    // after the endpoint exists, so the late endpoint must be strictly later on the clock to be excluded.
+    t.clock.advance(1);
     const late = await createEndpoint(t, token, { url: rx.url('/late') });
     await settle(t);
 
