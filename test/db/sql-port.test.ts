@@ -29,7 +29,7 @@ describe(`SQL port batches (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   it('sends values as the database reads them: text with quotes and backslashes, numbers, NULL, instants, booleans, JSON', async () => {
     const at = new Date('2026-11-23T08:00:00.123Z');
     const doc = { a: "it's \\ \"quoted\"", n: [1, 2] };
-    const [, [row]] = await db.sql.transaction((send) =>
+    const [, [row]] = (await db.sql.transaction((send) =>
       send(
         [
           Prisma.sql`INSERT INTO port_probe (k, n, at, flag, doc) VALUES (${"o'brien \\ x"}, ${2.5}::float8, ${at}::timestamptz, ${true}, ${doc}::jsonb)`,
@@ -37,7 +37,7 @@ describe(`SQL port batches (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         ],
         { commit: true },
       ),
-    );
+    )) as [unknown, [Record<string, unknown>]];
     expect(row).toEqual({ k: "o'brien \\ x", n: 2.5, at, flag: true, doc, nothing: null });
   });
 
@@ -74,7 +74,7 @@ describe(`SQL port batches (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   it('a statement that does not parse fails its batch; the next batch parses what it needs', async () => {
     const skipped = Prisma.sql`SELECT ${'after the failure'}::text AS said`;
     await expect(db.sql.transaction((send) => send([count, Prisma.sql`SELEC ${1}`, skipped], { commit: true }))).rejects.toMatchObject({ code: '42601' });
-    const [[row], [said]] = await db.sql.transaction((send) => send([count, skipped], { commit: true }));
+    const [[row], [said]] = (await db.sql.transaction((send) => send([count, skipped], { commit: true }))) as [[{ n: number }], [unknown]];
     expect(typeof row!.n).toBe('number');
     expect(said).toEqual({ said: 'after the failure' });
   });
@@ -82,7 +82,7 @@ describe(`SQL port batches (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   it('a value that cannot be sent fails the batch before anything is written, not the connection', async () => {
     await expect(db.sql.transaction((send) => send([insert('nan', Number.NaN)], { commit: true }))).rejects.toThrow(/not a finite number/);
     await expect(db.sql.transaction((send) => send([insert('nul\u0000', 1)], { commit: true }))).rejects.toThrow(/NUL/);
-    const [[row]] = await db.sql.transaction((send) => send([count], { commit: true }));
+    const [[row]] = (await db.sql.transaction((send) => send([count], { commit: true }))) as [[{ n: number }]];
     expect(typeof row!.n).toBe('number');
   });
 });
