@@ -1,4 +1,5 @@
-import type pg from 'pg';
+import pg from 'pg';
+import { createHash } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import type { Prisma } from './generated/client.ts';
 
@@ -18,16 +19,20 @@ import type { Prisma } from './generated/client.ts';
  *   cast or callers convert (`Number(...)`) where the two differ.
  *
  * - `transaction(fn)`: one transaction whose statements travel in batches, one
- *   round trip per batch. A batch is a multi-statement simple query, the one
- *   protocol message that both PostgreSQL and PGlite run as several
- *   statements at once; under READ COMMITTED each statement still takes a
- *   fresh snapshot, so a statement after a row lock sees what the previous
- *   holder committed. The simple protocol has no parameters, so batch
- *   statements are `Prisma.sql` templates (the same ones `$queryRaw` takes)
- *   whose values are inlined here as escaped literals, in one place. `send`
- *   returns each statement's rows. The first batch opens the transaction;
- *   `{ commit: true }` closes it in the same message (otherwise the port
- *   commits after `fn`); any error rolls it back.
+ *   round trip per batch. Batch statements are `Prisma.sql` templates (the
+ *   same ones `$queryRaw` takes); `send` returns each statement's rows. The
+ *   first batch opens the transaction; `{ commit: true }` closes it in the
+ *   same round trip (otherwise the port commits after `fn`); any error rolls
+ *   it back. Statements run in order and an error skips the rest of the
+ *   batch; under READ COMMITTED each statement takes a fresh snapshot, so a
+ *   statement after a row lock sees what the previous holder committed.
+ *   On PostgreSQL a batch is one pipelined extended-protocol message train
+ *   (Parse when new, Bind, Describe, Execute per statement, one Sync),
+ *   written at once: each distinct statement text is a named prepared
+ *   statement, parsed once per connection and planned from its cached plan
+ *   (ADR 0003), its values sent as parameters. Embedded, a batch is one
+ *   multi-statement simple query (PGlite runs in-process: no round trip to
+ *   save, nothing to pipeline) with the values inlined as escaped literals.
  */
 export interface Statement<P extends readonly unknown[], R> {
   readonly name: string;
@@ -47,15 +52,22 @@ export interface SqlPort {
   transaction<T>(fn: (send: BatchSend) => Promise<T>): Promise<T>;
 }
 
-/** A value as a SQL literal: E'' strings (backslashes and quotes escaped whatever standard_conforming_strings says), NULL, TRUE/FALSE. */
-export function literal(v: unknown): string {
-  if (v === null || v === undefined) return 'NULL';
-  if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
+/** A value as batch text (Dates as ISO instants, objects as JSON): a parameter on PostgreSQL, inside a literal embedded. */
+function parameter(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (typeof v === 'number' && !Number.isFinite(v)) throw new TypeError(`not a finite number: ${v}`);
   const s = v instanceof Date ? v.toISOString() : typeof v === 'object' ? JSON.stringify(v) : String(v);
   // A NUL would end the protocol message's query string early; PostgreSQL refuses NUL in text anyway.
   if (s.includes('\0')) throw new TypeError('text values cannot contain NUL');
-  return `E'${s.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+  return s;
+}
+
+/** A value as a SQL literal: E'' strings (backslashes and quotes escaped whatever standard_conforming_strings says), NULL, TRUE/FALSE. */
+export function literal(v: unknown): string {
+  if (typeof v === 'boolean') return v ? 'TRUE' : 'FALSE';
+  const s = parameter(v);
+  return s === null ? 'NULL' : `E'${s.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 }
 
 export function inline(sql: Prisma.Sql): string {
@@ -65,6 +77,152 @@ export function inline(sql: Prisma.Sql): string {
 }
 
 const script = (statements: string[]) => statements.join(';\n');
+
+/** A statement as the pipeline sends it: `Prisma.Sql`'s text with $n placeholders, and its values. */
+type Parameterized = { readonly text: string; readonly values: readonly unknown[] };
+const BEGIN: Parameterized = { text: 'BEGIN', values: [] };
+const COMMIT: Parameterized = { text: 'COMMIT', values: [] };
+
+/** Statement names by text: each distinct batch statement is prepared once per connection under its name. */
+const names = new Map<string, string>();
+/** Past this many distinct texts (a caller building texts from data), statements go unnamed: parsed each time. */
+const MAX_NAMES = 500;
+function nameOf(text: string): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    if (names.size >= MAX_NAMES) return '';
+    name = `batch_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    names.set(text, name);
+  }
+  return name;
+}
+
+/** The statement names prepared on each connection (pg's Connection object), recorded as their Parse completes. */
+const prepared = new WeakMap<object, Set<string>>();
+
+type Field = { name: string; dataTypeID: number };
+interface PgConnection {
+  stream: { cork?(): void; uncork?(): void };
+  parse(q: { name: string; text: string; types: number[] }): void;
+  bind(c: { portal: string; statement: string; values: (string | null)[] }): void;
+  describe(c: { type: 'P'; name: string }): void;
+  execute(c: { portal: string }): void;
+  sync(): void;
+  sendCopyFail(msg: string): void;
+  on(event: 'parseComplete', fn: () => void): void;
+  off(event: 'parseComplete', fn: () => void): void;
+}
+
+/**
+ * One batch as a node-postgres Submittable (the driver's extension point for
+ * custom protocol flows, as pg-cursor uses it): every statement's messages
+ * corked into one write, one Sync, the rows of each statement in order. An
+ * error makes PostgreSQL skip to the Sync; the batch fails with it.
+ */
+class Pipeline {
+  private results: Record<string, unknown>[][] = [];
+  private rows: Record<string, unknown>[] = [];
+  private fields: Field[] = [];
+  private parsers: ((v: string) => unknown)[] = [];
+  private parsing: string[] = [];
+  private parsed = 0;
+  private connection: PgConnection | undefined;
+  private readonly onParse = () => {
+    const name = this.parsing[this.parsed++];
+    if (name) prepared.get(this.connection!)!.add(name);
+  };
+  readonly done: Promise<Record<string, unknown>[][]>;
+  private settle!: { resolve(r: Record<string, unknown>[][]): void; reject(e: unknown): void };
+
+  /** Values are converted before anything is written, so a value that cannot be sent fails the batch, not the connection. */
+  private readonly params: (string | null)[][];
+
+  constructor(private readonly statements: Parameterized[]) {
+    this.params = statements.map((s) => s.values.map(parameter));
+    this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
+  }
+
+  /** The batch's statements and values, as a query config shows them (logs, tests counting round trips). */
+  get text(): string {
+    return this.statements.map((s) => s.text).join(';\n');
+  }
+  get values(): unknown[] {
+    return this.statements.flatMap((s) => s.values);
+  }
+
+  submit(connection: PgConnection): null {
+    this.connection = connection;
+    let known = prepared.get(connection);
+    if (!known) prepared.set(connection, (known = new Set()));
+    connection.on('parseComplete', this.onParse);
+    connection.stream.cork?.();
+    try {
+      this.statements.forEach((s, i) => {
+        const text = s.text;
+        const name = nameOf(text);
+        if (!name || !(known.has(name) || this.parsing.includes(name))) {
+          connection.parse({ name, text, types: [] });
+          this.parsing.push(name);
+        }
+        connection.bind({ portal: '', statement: name, values: this.params[i]! });
+        connection.describe({ type: 'P', name: '' });
+        connection.execute({ portal: '' });
+      });
+      connection.sync();
+    } finally {
+      connection.stream.uncork?.();
+    }
+    return null;
+  }
+
+  handleRowDescription(msg: { fields: Field[] }) {
+    this.fields = msg.fields;
+    this.parsers = msg.fields.map((f) => pg.types.getTypeParser(f.dataTypeID, 'text'));
+  }
+
+  handleDataRow(msg: { fields: (string | null)[] }) {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < this.fields.length; i++) {
+      const v = msg.fields[i];
+      row[this.fields[i]!.name] = v == null ? null : this.parsers[i]!(v);
+    }
+    this.rows.push(row);
+  }
+
+  handleCommandComplete() {
+    this.results.push(this.rows);
+    this.rows = [];
+    this.fields = [];
+  }
+
+  handleEmptyQuery() {
+    this.handleCommandComplete();
+  }
+
+  handleError(err: unknown) {
+    this.connection?.off('parseComplete', this.onParse);
+    this.settle.reject(err);
+  }
+
+  handleReadyForQuery() {
+    this.connection!.off('parseComplete', this.onParse);
+    this.settle.resolve(this.results);
+  }
+
+  handlePortalSuspended() {}
+
+  handleCopyInResponse(connection: PgConnection) {
+    connection.sendCopyFail('COPY is not supported in a batch');
+  }
+
+  handleCopyData() {}
+}
+
+function pipeline(client: pg.PoolClient, statements: Parameterized[]): Promise<Record<string, unknown>[][]> {
+  const p = new Pipeline(statements);
+  client.query(p as unknown as pg.QueryConfig);
+  return p.done;
+}
 
 export function pgSqlPort(pool: pg.Pool): SqlPort {
   return {
@@ -79,13 +237,11 @@ export function pgSqlPort(pool: pg.Pool): SqlPort {
       let open = false;
       try {
         const result = await fn(async (statements, opts) => {
-          const begin = open ? [] : ['BEGIN'];
-          const text = script([...begin, ...statements.map(inline), ...(opts?.commit ? ['COMMIT'] : [])]);
+          const begin = open ? [] : [BEGIN];
           open = true;
-          const res = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+          const all = await pipeline(client, [...begin, ...statements, ...(opts?.commit ? [COMMIT] : [])]);
           if (opts?.commit) open = false;
-          const all = Array.isArray(res) ? res : [res];
-          return all.slice(begin.length, begin.length + statements.length).map((r) => r.rows);
+          return all.slice(begin.length, begin.length + statements.length);
         });
         if (open) await client.query('COMMIT');
         open = false;

@@ -27,8 +27,11 @@ async function roundTrips(markers: (res: HttpResponse) => string[], fn: () => Pr
     const names = markers(res);
     const previousWasMine = new Map<unknown, boolean>();
     let n = 0;
-    spy.mock.calls.forEach(([q, values], i) => {
-      const text = typeof q === 'string' ? q : JSON.stringify(q);
+    spy.mock.calls.forEach(([q, params], i) => {
+      // A query config or a batch of the SQL port (its text is the batch's statements, its values all their values).
+      const query = q as unknown as string | { text?: string; values?: unknown[] };
+      const text = typeof query === 'string' ? query : (query.text ?? JSON.stringify(query));
+      const values = params ?? (typeof query === 'string' ? null : query.values);
       const client = spy.mock.contexts[i];
       const mine =
         names.some((m) => text.includes(m) || JSON.stringify(values ?? null).includes(m)) || (previousWasMine.get(client) === true && text.trim() === 'COMMIT');
