@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'graphql-ws';
 import { appendEvent } from '../../src/domain/event/event.ts';
+import { GRAPHQL_PARAMS, parseEventFilter } from '../../src/domain/event/filter.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { buildOrg, buildToken, type TestOrg } from '../support/factories.ts';
 import { SseSubscription, waitUntil, wsClient } from '../support/stream-client.ts';
@@ -231,6 +232,17 @@ describe('subscription filters (graphql-ws and SSE)', () => {
     const fed = await t.http.get(`/v1/platform/events?brands=alpha&limit=100&starting_after=${ws.ids.length ? (await t.http.get(`/v1/platform/events?subject_id=po_${A()}_0`, { token })).body.data[0].seq - 1 : 0}`, { token });
     expect(fed.body.data.filter((e: any) => aIds.has(e.id))).toHaveLength(aIds.size);
     expect(fed.body.data.every((e: any) => e.brand === A())).toBe(true);
+  });
+});
+
+describe('EventFilter key', () => {
+  it('is the same for equivalent filters (slug or id, order, duplicates, legacy type spellings) and differs otherwise', async () => {
+    const key = async (input: Record<string, unknown>) => (await parseEventFilter(t.app.deps, org.id, input, GRAPHQL_PARAMS)).key;
+    expect(await key({ brands: ['beta', 'alpha', A()] })).toBe(await key({ brands: [A(), B()] }));
+    expect(await key({ types: ['program_member.created', 'relationship.created'], subject_types: ['x', 'y'] })).toBe(await key({ types: ['relationship.created'], subject_types: ['y', 'x', 'y'] }));
+    expect(await key({ types: [] })).toBe(await key({}));
+    const distinct = await Promise.all([{}, { brands: ['alpha'] }, { brands: ['beta'] }, { subject_types: ['alpha'] }, { subject_id: 'alpha' }, { types: ['payout.created'] }].map(key));
+    expect(new Set(distinct).size).toBe(distinct.length);
   });
 });
 

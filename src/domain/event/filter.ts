@@ -1,6 +1,7 @@
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { isStorableText } from '../input-guard.ts';
+import { selectBrand } from '../platform/request-auth.ts';
 import { canonicalEventType, isPublicEventType, PUBLIC_EVENT_TYPES } from './types.ts';
 
 /**
@@ -131,18 +132,22 @@ function list(v: readonly unknown[] | null | undefined, param: string, maxLength
   return v.map((e) => text(e, param, maxLength));
 }
 
-/** Brand ids or slugs of the organization, as ids; any other entry is brand_not_found naming `param`. */
-export async function resolveBrands(deps: Deps, organizationId: string, entries: string[], param: string): Promise<string[]> {
-  const rows = await deps.db.prisma.brand.findMany({
-    where: { organizationId, OR: [{ id: { in: entries } }, { slug: { in: entries } }] },
-    select: { id: true, slug: true },
-  });
-  return entries.map((e) => {
-    const brand = rows.find((b) => b.id === e || b.slug === e);
-    // Same answer whether the brand is another organization's or nowhere: existence never leaks.
-    if (!brand) throw new DomainError('brand_not_found', `No brand '${e}' in this organization`, param);
-    return brand.id;
-  });
+/**
+ * Brand ids or slugs of the organization, as ids, through the same lookup as
+ * `Service-Brand` (and its credential cache); any other entry is
+ * brand_not_found naming `param`, the same whether it exists elsewhere or nowhere.
+ */
+export async function resolveBrands(deps: Deps, organizationId: string, entries: readonly string[], param: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (const e of entries) {
+    try {
+      ids.push((await selectBrand(deps, organizationId, e)).id);
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'brand_not_found') throw new DomainError('brand_not_found', err.message, param);
+      throw err;
+    }
+  }
+  return ids;
 }
 
 function norm(v: readonly string[] | undefined): string[] | undefined {
