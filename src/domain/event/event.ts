@@ -184,27 +184,17 @@ export const feedPageOfTypesStatement = statement<[organizationId: string, after
  * "not filtered". Each text is fixed, so its generic plan keeps its index.
  */
 type FilteredParams = [organizationId: string, after: string, types: string[], brands: string[] | null, subjectTypes: string[] | null, subjectId: string | null, limit: number];
-const OTHER_DIMENSIONS = `type = ANY($3::text[]) AND ($4::text[] IS NULL OR brand_id = ANY($4::text[])) AND ($5::text[] IS NULL OR subject_type = ANY($5::text[]))`;
-export const feedPageOfSubjectStatement = statement<FilteredParams, FeedRow>(
-  'event_feed_page_of_subject',
-  `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND subject_id = $6::text AND seq > $2::bigint AND ${OTHER_DIMENSIONS} ORDER BY seq LIMIT $7`,
-);
-export const feedPageOfBrandsStatement = statement<FilteredParams, FeedRow>(
-  'event_feed_page_of_brands',
-  `SELECT e.* FROM unnest($4::text[]) AS b(brand_id) CROSS JOIN LATERAL (
-     SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND brand_id = b.brand_id AND seq > $2::bigint
-       AND type = ANY($3::text[]) AND ($5::text[] IS NULL OR subject_type = ANY($5::text[])) AND ($6::text IS NULL OR subject_id = $6::text)
-     ORDER BY seq LIMIT $7
-   ) e ORDER BY e.seq LIMIT $7`,
-);
-export const feedPageOfSubjectTypesStatement = statement<FilteredParams, FeedRow>(
-  'event_feed_page_of_subject_types',
-  `SELECT e.* FROM unnest($5::text[]) AS s(subject_type) CROSS JOIN LATERAL (
-     SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND subject_type = s.subject_type AND seq > $2::bigint
-       AND type = ANY($3::text[]) AND ($4::text[] IS NULL OR brand_id = ANY($4::text[])) AND ($6::text IS NULL OR subject_id = $6::text)
-     ORDER BY seq LIMIT $7
-   ) e ORDER BY e.seq LIMIT $7`,
-);
+const FILTERED_PAGE = (driver: string) =>
+  `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND ${driver} AND seq > $2::bigint
+     AND type = ANY($3::text[]) AND ($4::text[] IS NULL OR brand_id = ANY($4::text[]))
+     AND ($5::text[] IS NULL OR subject_type = ANY($5::text[])) AND ($6::text IS NULL OR subject_id = $6::text)
+   ORDER BY seq LIMIT $7`;
+/** Up to `limit` rows per value of a list parameter from its column's index, merged in seq order. */
+const perValue = (name: string, list: '$4' | '$5', column: string) =>
+  statement<FilteredParams, FeedRow>(name, `SELECT e.* FROM unnest(${list}::text[]) AS v(value) CROSS JOIN LATERAL (${FILTERED_PAGE(`${column} = v.value`)}) e ORDER BY e.seq LIMIT $7`);
+export const feedPageOfSubjectStatement = statement<FilteredParams, FeedRow>('event_feed_page_of_subject', FILTERED_PAGE('subject_id = $6::text'));
+export const feedPageOfBrandsStatement = perValue('event_feed_page_of_brands', '$4', 'brand_id');
+export const feedPageOfSubjectTypesStatement = perValue('event_feed_page_of_subject_types', '$5', 'subject_type');
 
 function feedStatement(f: EventFilter) {
   if (f.subjectId !== undefined) return feedPageOfSubjectStatement;
