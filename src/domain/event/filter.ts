@@ -94,20 +94,21 @@ export async function parseEventFilter(deps: Deps, organizationId: string, input
   return build(types, brands, subjectTypes, subjectId);
 }
 
+/** Types keep their answers from before the other filters: anything that is not a public type (or a legacy spelling, on `types`) is invalid_event_type. */
 function parseTypes(input: EventFilterInput): string[] | undefined {
   if (input.type != null) {
-    const type = text(input.type, 'type', 200);
-    assertPublicType(type);
-    return [type];
+    if (typeof input.type !== 'string') throw new DomainError('invalid_request', 'type must be a string', 'type');
+    assertPublicType(input.type);
+    return [input.type];
   }
-  // An empty `types` list has always meant every type (the other lists refuse it: they are new).
-  const entries = input.types?.length === 0 ? undefined : list(input.types, 'types', 200, PUBLIC_EVENT_TYPES.length + 5);
-  if (!entries) return undefined;
-  const unknown = entries.filter((e) => canonicalEventType(e) === undefined);
+  // An empty `types` list means every type, as it always has (the newer lists refuse empty).
+  if (input.types == null || input.types.length === 0) return undefined;
+  if (!Array.isArray(input.types)) throw new DomainError('invalid_request', 'types must be a list of strings', 'types');
+  const unknown = input.types.filter((e) => typeof e !== 'string' || canonicalEventType(e) === undefined);
   if (unknown.length) {
     throw new DomainError('invalid_event_type', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. Public types: see GET /v1/platform/openapi.json`, 'types');
   }
-  return entries.map((e) => canonicalEventType(e)!);
+  return input.types.map((e) => canonicalEventType(e)!);
 }
 
 /** A single public type (the feed's `type`, an operator event's type): anything else is invalid_event_type. */
@@ -124,11 +125,11 @@ function text(v: unknown, param: string, max: number): string {
   return v;
 }
 
-function list(v: readonly unknown[] | null | undefined, param: string, maxLength: number, maxEntries = MAX_FILTER_ENTRIES): string[] | undefined {
+function list(v: readonly unknown[] | null | undefined, param: string, maxLength: number): string[] | undefined {
   if (v == null) return undefined;
   if (!Array.isArray(v)) throw new DomainError('invalid_request', `${param} must be a list of strings`, param);
   if (v.length === 0) throw new DomainError('invalid_request', `${param} must not be empty (omit it to match every event)`, param);
-  if (v.length > maxEntries) throw new DomainError('invalid_request', `${param} takes at most ${maxEntries} entries`, param);
+  if (v.length > MAX_FILTER_ENTRIES) throw new DomainError('invalid_request', `${param} takes at most ${MAX_FILTER_ENTRIES} entries`, param);
   return v.map((e) => text(e, param, maxLength));
 }
 
