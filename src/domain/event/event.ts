@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Event } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
-import { DomainError, missing } from '../errors.ts';
+import { missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { parseInput } from '../validation.ts';
 import { statement } from '../../db/sql-port.ts';
