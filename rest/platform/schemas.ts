@@ -28,6 +28,7 @@ export const Event = z.object({
   subject: z.object({ type: z.string(), id: z.string() }),
   data: z.record(z.string(), z.unknown()),
   operation: z.string().nullable().describe('op_ id of the causing operation'),
+  brand: z.string().nullable().describe('brand_ id the causing request selected (Service-Brand, else the oldest brand); null for organization-level events (assertion.*, operations without a brand, operator test events)'),
   livemode: z.boolean(),
   created_at: time,
 });

@@ -24,13 +24,16 @@ export interface WireEvent {
   subject: { type: string; id: string };
   data: Record<string, unknown>;
   operation: string | null;
+  brand: string | null;
   livemode: boolean;
   created_at: string;
 }
 
 const SUBSCRIPTION = /* GraphQL */ `
-  subscription Events($types: [String!], $startingAfter: String) {
-    events(types: $types, startingAfter: $startingAfter) { id type seq subject { type id } data operation livemode createdAt }
+  subscription Events($types: [String!], $brands: [String!], $subjectTypes: [String!], $subjectId: String, $startingAfter: String) {
+    events(types: $types, brands: $brands, subjectTypes: $subjectTypes, subjectId: $subjectId, startingAfter: $startingAfter) {
+      id type seq subject { type id } data operation brand livemode createdAt
+    }
   }
 `;
 
@@ -40,6 +43,10 @@ export interface StreamOptions {
   origin: string;
   apiKey: string;
   types?: string[];
+  /** Brand ids or slugs; subject types; one subject id (src/domain/event/filter.ts). */
+  brands?: string[];
+  subjectTypes?: string[];
+  subjectId?: string;
   startingAfter?: string;
   /** Called when the stream (re)connects. */
   onConnected?: () => void;
@@ -73,14 +80,14 @@ export function streamEvents(opts: StreamOptions, onEvent: (e: WireEvent) => voi
       on: { connected: () => opts.onConnected?.() },
     });
     client.subscribe<{ events: Record<string, any> }>(
-      { query: SUBSCRIPTION, variables: { types: opts.types?.length ? opts.types : null, startingAfter: last ?? null } },
+      { query: SUBSCRIPTION, variables: { types: opts.types?.length ? opts.types : null, brands: opts.brands ?? null, subjectTypes: opts.subjectTypes ?? null, subjectId: opts.subjectId ?? null, startingAfter: last ?? null } },
       {
         next: (msg) => {
           if (msg.errors?.length) return fail(graphQLError(msg.errors));
           const e = msg.data?.events;
           if (!e) return;
           last = String(e.seq);
-          const wire: WireEvent = { id: e.id, object: 'event', type: e.type, seq: e.seq, subject: e.subject, data: e.data, operation: e.operation ?? null, livemode: e.livemode, created_at: e.createdAt };
+          const wire: WireEvent = { id: e.id, object: 'event', type: e.type, seq: e.seq, subject: e.subject, data: e.data, operation: e.operation ?? null, brand: e.brand ?? null, livemode: e.livemode, created_at: e.createdAt };
           chain = chain.then(() => onEvent(wire)).catch(fail);
         },
         error: (err) => {

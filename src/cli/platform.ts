@@ -175,19 +175,31 @@ wallet
 
 const events = program.command('events').description('the event feed and the live event stream');
 
+/** The brand and subject filters of `events tail` and `listen` (src/domain/event/filter.ts). */
+interface StreamFilterOptions {
+  brand?: string[];
+  subjectType?: string[];
+  subjectId?: string;
+}
+const streamFilter = (o: StreamFilterOptions) => ({ brands: o.brand, subjectTypes: o.subjectType, subjectId: o.subjectId });
+
 events
   .command('tail')
   .description('stream live events to the terminal (graphql-ws) until Ctrl-C')
   .option('--type <type...>', 'only these public event types')
+  .option('--brand <brand...>', 'only events of these brands (ids or slugs; repeatable)')
+  .option('--subject-type <type...>', 'only events whose subject has one of these types (repeatable)')
+  .option('--subject-id <id>', 'only events about this subject')
   .option('--starting-after <seq>', 'replay the feed after this seq or evt_ id first')
   .action(
-    run(async (g, o: { type?: string[]; startingAfter?: string }) => {
+    run(async (g, o: { type?: string[]; startingAfter?: string } & StreamFilterOptions) => {
       const { origin, apiKey } = creds(g);
       const stream = streamEvents(
         {
           origin,
           apiKey: required(apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'),
           types: o.type,
+          ...streamFilter(o),
           startingAfter: o.startingAfter,
           onConnected: () => !g.json && process.stderr.write(`Tailing events from ${origin}${o.type ? ` (${o.type.join(', ')})` : ''}; Ctrl-C to stop\n`),
         },
@@ -205,13 +217,16 @@ program
   .description('forward live events to a local URL, signed like real deliveries with a session secret')
   .requiredOption('--forward-to <url>', 'where to POST each event, e.g. http://localhost:3000/webhooks')
   .option('--events <type...>', 'only these public event types')
+  .option('--brand <brand...>', 'only events of these brands (ids or slugs; repeatable)')
+  .option('--subject-type <type...>', 'only events whose subject has one of these types (repeatable)')
+  .option('--subject-id <id>', 'only events about this subject')
   .option('--secret <whsec>', 'sign with this secret instead of a fresh session secret')
   .action(
-    run(async (g, o: { forwardTo: string; events?: string[]; secret?: string }) => {
+    run(async (g, o: { forwardTo: string; events?: string[]; secret?: string } & StreamFilterOptions) => {
       const { origin, apiKey } = creds(g);
       const secret = o.secret ?? webhooks.generateSecret();
       process.stderr.write(`Forwarding events to ${o.forwardTo}\nSession signing secret: ${secret}\n`);
-      const stream = streamEvents({ origin, apiKey: required(apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'), types: o.events }, async (e) => {
+      const stream = streamEvents({ origin, apiKey: required(apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'), types: o.events, ...streamFilter(o) }, async (e) => {
         const body = JSON.stringify(e);
         const headers = await webhooks.sign(body, secret, { id: e.id });
         const started = Date.now();

@@ -32,6 +32,7 @@ describe('GET /v1/platform/events', () => {
       subject: { type: 'entity', id: 'ent_1' },
       data: { n: 0, test: true },
       operation: null,
+      brand: null,
       livemode: true,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
     });

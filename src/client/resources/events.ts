@@ -6,16 +6,29 @@ import type { PlatformEvent } from './types.ts';
 export interface EventListParams {
   /** One public event type. */
   type?: string;
+  /** Only events of these brands (ids or slugs, at most 20); organization-level events (`brand: null`) never match. */
+  brands?: string[];
+  /** Only events whose subject has one of these types (at most 20). */
+  subjectTypes?: string[];
+  /** Only events about this subject id. */
+  subjectId?: string;
   /** 1 to 100, default 20. */
   limit?: number;
   /** A `seq` number or an `evt_` id. */
   startingAfter?: string | number;
 }
 
+/** The wire form of a list filter: one comma-separated parameter. */
+const commaList = (v: string[] | undefined) => (v === undefined ? undefined : v.join(','));
+
 /** The feed: ascending `seq` (unlike other lists), so auto-paging tails the log. */
 export class Events extends Resource {
   list(params: EventListParams = {}, options?: RequestOptions): PagePromise<PlatformEvent> {
-    const { startingAfter, ...rest } = params;
-    return this.page('/events', { ...rest, startingAfter: startingAfter === undefined ? undefined : String(startingAfter) }, options);
+    const { startingAfter, brands, subjectTypes, ...rest } = params;
+    return this.page(
+      '/events',
+      { ...rest, brands: commaList(brands), subjectTypes: commaList(subjectTypes), startingAfter: startingAfter === undefined ? undefined : String(startingAfter) },
+      options,
+    );
   }
 }

@@ -33,6 +33,8 @@ export interface PlatformEvent<D = Record<string, any>> extends Timestamped {
   /** The type-specific payload, camelCased like every other key. */
   data: D;
   operation: string | null;
+  /** The brand the causing request selected; null for organization-level events. */
+  brand: string | null;
 }
 
 export interface AssertionEvent extends Timestamped {

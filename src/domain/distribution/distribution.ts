@@ -109,10 +109,11 @@ export function presentDeployment(row: Deployment): PublicDeployment {
 
 /** Appends a distribution or deployment event carrying the object's public form. */
 export async function distributionEvent(deps: Deps, tx: Tx, type: string, row: Distribution, operationId: string | null, extra: Record<string, unknown> = {}) {
-  await appendEvent(deps, tx, { organizationId: row.organizationId, type, subject: { type: 'distribution', id: row.id }, data: { object: presentDistribution(row), ...extra }, operationId });
+  await appendEvent(deps, tx, { organizationId: row.organizationId, type, subject: { type: 'distribution', id: row.id }, data: { object: presentDistribution(row), ...extra }, operationId, brandId: row.brandId });
 }
 export async function deploymentEvent(deps: Deps, tx: Tx, type: string, row: Deployment, operationId: string | null, extra: Record<string, unknown> = {}) {
-  await appendEvent(deps, tx, { organizationId: row.organizationId, type, subject: { type: 'deployment', id: row.id }, data: { object: presentDeployment(row), ...extra }, operationId });
+  const { brandId } = await tx.distribution.findUniqueOrThrow({ where: { id: row.distributionId }, select: { brandId: true } });
+  await appendEvent(deps, tx, { organizationId: row.organizationId, type, subject: { type: 'deployment', id: row.id }, data: { object: presentDeployment(row), ...extra }, operationId, brandId });
 }
 
 /** Parses and checks a create request without touching anything: shared by create and the dry-run validate. */
@@ -255,6 +256,7 @@ async function cancel(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): P
       subject,
       data: { object: presentOperation(marked), canceled_by: op.id },
       operationId: op.id,
+      brandId: dist.brandId,
     });
   }
   return { status: 202, body: { operation: presentOperation(op), distribution: presentDistribution(dist) } };

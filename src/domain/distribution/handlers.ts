@@ -40,6 +40,7 @@ async function release(deps: Deps, tx: Tx, d: Distribution, opId: string, reason
       subject: { type: 'distribution', id: d.id },
       data: { amount: released, brand: d.brandId, distribution: d.id, reason },
       operationId: opId,
+      brandId: d.brandId,
     });
   }
 }
@@ -59,7 +60,7 @@ const launch: OperationHandler = {
           if (progressOf(ctx).phase !== 'fan_out') {
             const need = Math.max(0, Number(d.budget - d.reserved - d.spent));
             const budgetEvent = (type: string, data: Record<string, unknown>) =>
-              appendEvent(deps, tx, { organizationId: d.organizationId, type, subject: { type: 'distribution', id: d.id }, data: { amount: need, brand: d.brandId, distribution: d.id, ...data }, operationId: op.id });
+              appendEvent(deps, tx, { organizationId: d.organizationId, type, subject: { type: 'distribution', id: d.id }, data: { amount: need, brand: d.brandId, distribution: d.id, ...data }, operationId: op.id, brandId: d.brandId });
             if (need > 0) {
               if (!(await reserve(deps, tx, moneyOf(d, op.id), need))) {
                 const balance = await walletBalance(tx, d.brandId);

@@ -69,7 +69,7 @@ async function createEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, raw:
     throw e;
   }
   const body = presentEnrollment(row);
-  await appendEvent(deps, tx, { organizationId: row.organizationId, type: 'enrollment.created', subject: { type: 'enrollment', id: row.id }, data: { ...body } });
+  await appendEvent(deps, tx, { organizationId: row.organizationId, type: 'enrollment.created', subject: { type: 'enrollment', id: row.id }, data: { ...body }, brandId: caller.brand.id });
   return { status: 201, body };
 }
 
@@ -89,6 +89,7 @@ async function moveEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: st
     type: rule.event,
     subject: { type: 'enrollment', id: row.id },
     data: { ...presentEnrollment(updated) },
+    brandId: caller.brand.id,
   });
   if (action === 'activate') {
     await evaluateEntityStanding(deps, tx, row.entityId, { trigger: 'activation' }, { programId: row.programId, alreadyLocked: true });

@@ -98,7 +98,7 @@ export interface EvaluationCause {
 
 /** What an evaluation reads, in one statement: the active enrollments with their program's grace, the requirements, the claims. */
 export interface StandingInputs {
-  enrollments: (Enrollment & { gracePeriodSeconds: number })[];
+  enrollments: (Enrollment & { gracePeriodSeconds: number; brandId: string })[];
   requirements: Pick<ProgramRequirement, 'id' | 'programId' | 'metric' | 'operator' | 'threshold'>[];
   claims: Pick<AssertionClaim, 'key' | 'present' | 'value' | 'expiresAt'>[];
 }
@@ -113,14 +113,14 @@ export function standingInputs(entity: Prisma.Sql, programId?: string): Prisma.S
   return Prisma.sql`
     WITH target AS (SELECT ${entity}::text AS id),
     enr AS (
-      SELECT e.*, p.grace_period_seconds FROM enrollment e JOIN program p ON p.id = e.program_id, target
+      SELECT e.*, p.grace_period_seconds, p.brand_id FROM enrollment e JOIN program p ON p.id = e.program_id, target
       WHERE e.entity_id = target.id AND e.status = 'active' ${program}
     )
     SELECT json_build_object(
       'enrollments', COALESCE((SELECT json_agg(json_build_object(
         'id', id, 'organizationId', organization_id, 'programId', program_id, 'entityId', entity_id, 'status', status,
         'standing', standing, 'graceEndsAt', grace_ends_at, 'evaluation', evaluation, 'evaluatedAt', evaluated_at,
-        'createdAt', created_at, 'updatedAt', updated_at, 'gracePeriodSeconds', grace_period_seconds) ORDER BY id) FROM enr), '[]'),
+        'createdAt', created_at, 'updatedAt', updated_at, 'gracePeriodSeconds', grace_period_seconds, 'brandId', brand_id) ORDER BY id) FROM enr), '[]'),
       'requirements', COALESCE((SELECT json_agg(json_build_object(
         'id', r.id, 'programId', r.program_id, 'metric', r.metric, 'operator', r.operator, 'threshold', r.threshold) ORDER BY r.id)
         FROM program_requirement r WHERE r.program_id IN (SELECT program_id FROM enr)), '[]'),
@@ -173,13 +173,14 @@ export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now
     };
     updates.push({ id: enrollment.id, standing: move.standing, grace_ends_at: move.graceEndsAt, evaluation });
     if (!move.emits) continue;
-    const { gracePeriodSeconds: _, ...row } = enrollment;
+    const { gracePeriodSeconds: _, brandId, ...row } = enrollment;
     const updated: Enrollment = { ...row, standing: move.standing, graceEndsAt: move.graceEndsAt, evaluation: evaluation as object, evaluatedAt: now, updatedAt: now };
     events.push({
       organizationId: enrollment.organizationId,
       type: move.emits,
       subject: { type: 'enrollment', id: enrollment.id },
       data: { ...presentEnrollment(updated), previous_status: previous, trigger },
+      brandId,
     });
   }
   const update = Prisma.sql`UPDATE enrollment e

@@ -2,12 +2,13 @@ import { z } from 'zod';
 import type { Event } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
-import { DomainError, missing } from '../errors.ts';
+import { missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { parseInput } from '../validation.ts';
 import { statement } from '../../db/sql-port.ts';
 import { PUBLIC_EVENT_TYPES, isPublicEventType } from './types.ts';
 import { listLimit } from '../platform/rate-limit.ts';
+import { ALL_EVENTS, MAX_FILTER_ENTRIES, assertPublicType, parseEventFilter, resolveBrands, splitList, type EventFilter, type EventFilterInput } from './filter.ts';
 
 /**
  * The append-only, organization-scoped event log. `appendEvent` runs inside
@@ -23,6 +24,8 @@ export interface PublicEvent {
   subject: { type: string; id: string };
   data: unknown;
   operation: string | null;
+  /** The brand the causing request selected; null for organization-level events (src/domain/event/filter.ts). */
+  brand: string | null;
   livemode: boolean;
   created_at: string;
 }
@@ -40,6 +43,8 @@ export interface NewEvent {
   subject: { type: string; id: string };
   data: Record<string, unknown>;
   operationId?: string | null;
+  /** The brand the causing request selected (null or omitted: an organization-level event). */
+  brandId?: string | null;
 }
 
 export async function appendEvent(deps: Deps, tx: Tx, e: NewEvent): Promise<string> {
@@ -53,6 +58,7 @@ export async function appendEvent(deps: Deps, tx: Tx, e: NewEvent): Promise<stri
       subjectId: e.subject.id,
       data: e.data as object,
       operationId: e.operationId ?? null,
+      brandId: e.brandId ?? null,
       createdAt: deps.clock.now(),
     },
   });
@@ -75,11 +81,12 @@ export function insertEvents(deps: Deps, events: NewEvent[]): Prisma.Sql {
     subject_id: e.subject.id,
     data: e.data,
     operation_id: e.operationId ?? null,
+    brand_id: e.brandId ?? null,
     created_at: createdAt,
   }));
-  return Prisma.sql`INSERT INTO event (id, organization_id, type, subject_type, subject_id, data, operation_id, created_at)
+  return Prisma.sql`INSERT INTO event (id, organization_id, type, subject_type, subject_id, data, operation_id, brand_id, created_at)
     SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
-      AS x(id text, organization_id text, type text, subject_type text, subject_id text, data jsonb, operation_id text, created_at timestamptz)`;
+      AS x(id text, organization_id text, type text, subject_type text, subject_id text, data jsonb, operation_id text, brand_id text, created_at timestamptz)`;
 }
 
 export function presentEvent(row: EventRecord): PublicEvent {
@@ -91,24 +98,26 @@ export function presentEvent(row: EventRecord): PublicEvent {
     subject: { type: row.subjectType, id: row.subjectId },
     data: row.data,
     operation: row.operationId,
+    brand: row.brandId,
     livemode: row.livemode,
     created_at: row.createdAt.toISOString(),
   };
 }
 
-const eventType = z.string().refine(isPublicEventType, { message: 'not a public event type' });
+const listParam = (what: string) =>
+  z
+    .string()
+    .optional()
+    .describe(`${what}: one value or several separated by commas (at most ${MAX_FILTER_ENTRIES}); repeating the parameter is refused`);
 
 export const ListEventsInput = z.strictObject({
   type: z.string().optional(),
+  brands: listParam('Only events of these brands (ids or slugs; organization-level events never match)'),
+  subject_types: listParam('Only events whose subject has one of these types'),
+  subject_id: z.string().optional().describe('Only events about this subject id'),
   limit: listLimit,
   starting_after: z.string().min(1).optional(),
 });
-
-export function assertPublicType(type: string | undefined, param = 'type'): void {
-  if (type !== undefined && !eventType.safeParse(type).success) {
-    throw new DomainError('invalid_event_type', `Unknown event type: ${type}. The public types are the enum of \`type\` in GET /v1/platform/openapi.json`, param);
-  }
-}
 
 /** A `starting_after` cursor: a seq number or an `evt_` id of this organization's feed. */
 export async function cursorSeq(deps: Deps, organizationId: string, cursor: string | undefined): Promise<bigint> {
@@ -130,14 +139,19 @@ export interface EventPage {
 /** Ascending `seq`, unlike other lists: the feed is a log to tail, not a recent-first view. */
 export async function listEvents(deps: Deps, organizationId: string, raw: unknown): Promise<EventPage> {
   const input = parseInput(ListEventsInput, raw);
-  assertPublicType(input.type);
+  const filter = await parseEventFilter(deps, organizationId, {
+    type: input.type,
+    brands: splitList(input.brands),
+    subject_types: splitList(input.subject_types),
+    subject_id: input.subject_id,
+  } as EventFilterInput);
   const after = await cursorSeq(deps, organizationId, input.starting_after);
-  return pageEvents(deps, organizationId, { after, limit: input.limit, types: input.type ? [input.type] : undefined });
+  return pageEvents(deps, organizationId, { after, limit: input.limit, filter });
 }
 
 type FeedRow = EventRecord;
 const PUBLIC_TYPE_LIST = [...PUBLIC_EVENT_TYPES];
-const FEED_COLUMNS = `id, type, seq, subject_type AS "subjectType", subject_id AS "subjectId", data, operation_id AS "operationId", livemode, created_at AS "createdAt"`;
+const FEED_COLUMNS = `id, type, seq, subject_type AS "subjectType", subject_id AS "subjectId", data, operation_id AS "operationId", brand_id AS "brandId", livemode, created_at AS "createdAt"`;
 /**
  * One page of the feed on the SQL port (the hottest read), as prepared
  * statements whose plan holds for any parameters (PostgreSQL switches a
@@ -159,6 +173,35 @@ export const feedPageOfTypesStatement = statement<[organizationId: string, after
    ) e ORDER BY e.seq LIMIT $4`,
 );
 
+/**
+ * The brand and subject filters (src/domain/event/filter.ts), one statement
+ * per driving index, most selective first: a subject id walks
+ * (organization_id, subject_id, seq); brands take up to `limit` rows per brand
+ * from (organization_id, brand_id, seq), subject types per type from
+ * (organization_id, subject_type, seq), merged like the type filter above.
+ * The other dimensions (types always: the public vocabulary when unfiltered)
+ * are checked on the rows the index hands over; a NULL array means
+ * "not filtered". Each text is fixed, so its generic plan keeps its index.
+ */
+type FilteredParams = [organizationId: string, after: string, types: string[], brands: string[] | null, subjectTypes: string[] | null, subjectId: string | null, limit: number];
+const FILTERED_PAGE = (driver: string) =>
+  `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND ${driver} AND seq > $2::bigint
+     AND type = ANY($3::text[]) AND ($4::text[] IS NULL OR brand_id = ANY($4::text[]))
+     AND ($5::text[] IS NULL OR subject_type = ANY($5::text[])) AND ($6::text IS NULL OR subject_id = $6::text)
+   ORDER BY seq LIMIT $7`;
+/** Up to `limit` rows per value of a list parameter from its column's index, merged in seq order. */
+const perValue = (name: string, list: '$4' | '$5', column: string) =>
+  statement<FilteredParams, FeedRow>(name, `SELECT e.* FROM unnest(${list}::text[]) AS v(value) CROSS JOIN LATERAL (${FILTERED_PAGE(`${column} = v.value`)}) e ORDER BY e.seq LIMIT $7`);
+export const feedPageOfSubjectStatement = statement<FilteredParams, FeedRow>('event_feed_page_of_subject', FILTERED_PAGE('subject_id = $6::text'));
+export const feedPageOfBrandsStatement = perValue('event_feed_page_of_brands', '$4', 'brand_id');
+export const feedPageOfSubjectTypesStatement = perValue('event_feed_page_of_subject_types', '$5', 'subject_type');
+
+function feedStatement(f: EventFilter) {
+  if (f.subjectId !== undefined) return feedPageOfSubjectStatement;
+  if (f.brands) return feedPageOfBrandsStatement;
+  return feedPageOfSubjectTypesStatement;
+}
+
 /** A sequenced event as the live stream reads it: the feed's columns plus its organization and internal position. */
 export type StreamRow = FeedRow & { organizationId: string; position: bigint | number | string };
 /** The live stream's pull: everything sequenced after a global position, in position order (the unique `position` index). */
@@ -172,12 +215,17 @@ export const maxPositionStatement = statement<[], { max: string | null }>('event
 export async function pageEvents(
   deps: Deps,
   organizationId: string,
-  q: { after: bigint; limit: number; types?: readonly string[] },
+  q: { after: bigint; limit: number; filter?: EventFilter },
 ): Promise<EventPage> {
   const after = String(q.after);
-  const rows = q.types?.length
-    ? await deps.db.sql.rows(feedPageOfTypesStatement, [organizationId, after, [...q.types], q.limit + 1])
-    : await deps.db.sql.rows(feedPageStatement, [organizationId, after, PUBLIC_TYPE_LIST, q.limit + 1]);
+  const f = q.filter ?? ALL_EVENTS;
+  const types = f.types ? [...f.types] : PUBLIC_TYPE_LIST;
+  const rows =
+    f.brands || f.subjectTypes || f.subjectId !== undefined
+      ? await deps.db.sql.rows(feedStatement(f), [organizationId, after, types, f.brands ? [...f.brands] : null, f.subjectTypes ? [...f.subjectTypes] : null, f.subjectId ?? null, q.limit + 1])
+      : f.types
+        ? await deps.db.sql.rows(feedPageOfTypesStatement, [organizationId, after, types, q.limit + 1])
+        : await deps.db.sql.rows(feedPageStatement, [organizationId, after, types, q.limit + 1]);
   const data: PublicEvent[] = [];
   for (let i = 0; i < rows.length && i < q.limit; i++) data.push(presentEvent(rows[i]!));
   return { object: 'list', data, has_more: rows.length > q.limit };
@@ -204,6 +252,8 @@ export const OperatorEventInput = z.strictObject({
   type: z.string(),
   subject: z.strictObject({ type: z.string().min(1).max(64), id: z.string().min(1).max(128) }),
   data: z.record(z.string(), z.unknown()).default({}),
+  /** The brand (id or slug) the event carries, as if a request had selected it; omitted: an organization-level event. */
+  brand: z.string().min(1).max(128).optional(),
 });
 
 /**
@@ -217,8 +267,9 @@ export async function appendOperatorEvent(deps: Deps, raw: unknown): Promise<{ i
     ? await deps.db.prisma.organization.findUnique({ where: { id: input.organization_id }, select: { id: true } })
     : null;
   if (!org) throw missing('organization', input.organization_id, 'organization_id');
+  const [brandId] = input.brand === undefined ? [null] : await resolveBrands(deps, org.id, [input.brand], 'brand');
   const id = await deps.db.transaction((tx) =>
-    appendEvent(deps, tx, { organizationId: org.id, type: input.type, subject: input.subject, data: { ...input.data, test: true } }),
+    appendEvent(deps, tx, { organizationId: org.id, type: input.type, subject: input.subject, data: { ...input.data, test: true }, brandId }),
   );
   return { id };
 }

@@ -4,6 +4,7 @@ import { DomainError } from '../errors.ts';
 import { latestSeq, maxPositionStatement, pageEvents, presentEvent, streamPullStatement, type PublicEvent, type StreamRow } from './event.ts';
 import { EVENTS_CHANNEL } from './sequencer.ts';
 import { isPublicEventType } from './types.ts';
+import type { EventFilter } from './filter.ts';
 import { PgListener } from '../listener.ts';
 
 /**
@@ -141,9 +142,8 @@ export class EventStream {
    */
   subscribe(
     organizationId: string,
-    opts: { types?: readonly string[]; startingAfter?: bigint; maxPending?: number },
+    opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number },
   ): AsyncIterableIterator<PublicEvent> {
-    const wanted = opts.types?.length ? new Set(opts.types) : undefined;
     const maxPending = opts.maxPending ?? this.deps.config.streamMaxPending;
     return new Repeater<PublicEvent>(async (push, stop) => {
       if (this.closed) {
@@ -160,7 +160,7 @@ export class EventStream {
       const deliver = (e: StreamRow, seq: bigint) => {
         if (seq <= last) return;
         last = seq;
-        if (wanted && !wanted.has(e.type)) return;
+        if (opts.filter && !opts.filter.matches(e)) return;
         if (++pending > maxPending) {
           const lastSeq = queued ?? String(opts.startingAfter ?? '');
           stop(
@@ -185,7 +185,7 @@ export class EventStream {
       try {
         last = opts.startingAfter ?? (await latestSeq(this.deps as Deps, organizationId));
         while (!stopped) {
-          const page = await pageEvents(this.deps as Deps, organizationId, { after: last, limit: 100, types: opts.types });
+          const page = await pageEvents(this.deps as Deps, organizationId, { after: last, limit: 100, filter: opts.filter });
           for (const e of page.data) {
             if (stopped) break;
             last = BigInt(e.seq);

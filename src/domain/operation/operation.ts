@@ -216,6 +216,7 @@ export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlem
     subject: { type: row.subjectType, id: row.subjectId },
     data: { object: presentOperation(row) },
     operationId: row.id,
+    brandId: row.brandId,
   });
   deps.db.afterCommit(tx, () => deps.operations?.changed(id));
   return true;

@@ -56,6 +56,7 @@ interface LeasedRow {
   subject_id: string;
   data: Event['data'];
   operation_id: string | null;
+  brand_id: string | null;
   livemode: boolean;
   created_at: Date;
 }
@@ -100,7 +101,7 @@ const leaseStatement = statement<[Date, string[], number[], number[], number, nu
    FROM locked, webhook_endpoint w, event e
    WHERE d.id = locked.id AND w.id = d.endpoint_id AND e.id = d.event_id
    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
-     w.previous_secret_expires_at, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.livemode, e.created_at`,
+     w.previous_secret_expires_at, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.brand_id, e.livemode, e.created_at`,
 );
 
 export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDelivery[]> {
@@ -130,6 +131,7 @@ export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDeliv
       subjectId: x.subject_id,
       data: x.data,
       operationId: x.operation_id,
+      brandId: x.brand_id,
       livemode: x.livemode,
       createdAt: x.created_at,
     },

@@ -1,6 +1,7 @@
 import { DomainError } from '../../domain/errors.ts';
-import { assertPublicType, cursorSeq, pageEvents, retrieveEvent, type PublicEvent } from '../../domain/event/event.ts';
-import { canonicalEventType } from '../../domain/event/types.ts';
+import { cursorSeq, pageEvents, retrieveEvent, type PublicEvent } from '../../domain/event/event.ts';
+import { GRAPHQL_PARAMS, MAX_FILTER_ENTRIES, parseEventFilter } from '../../domain/event/filter.ts';
+import type { ArgBuilder } from '@pothos/core';
 import { builder } from '../builder.ts';
 import { lastEventId } from '../sse.ts';
 
@@ -17,6 +18,7 @@ export const Event = builder.objectRef<PublicEvent>('Event').implement({
     subject: t.field({ type: EventSubject, resolve: (e) => e.subject }),
     data: t.field({ type: 'JSON', resolve: (e) => e.data }),
     operation: t.exposeString('operation', { nullable: true }),
+    brand: t.exposeString('brand', { nullable: true, description: 'The brand the causing request selected; null for organization-level events' }),
     livemode: t.exposeBoolean('livemode'),
     createdAt: t.exposeString('created_at'),
   }),
@@ -28,22 +30,27 @@ const cursorOf = (raw: string | null | undefined, param: string): bigint => {
   return BigInt(raw);
 };
 
+/** The brand and subject filters (src/domain/event/filter.ts), the same on the feed query and the subscription. */
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+const filterArgs = (arg: ArgBuilder<Types>) => ({
+  brands: arg.stringList({ description: `Only events of these brands (ids or slugs, at most ${MAX_FILTER_ENTRIES}); organization-level events never match` }),
+  subjectTypes: arg.stringList({ description: `Only events whose subject has one of these types (at most ${MAX_FILTER_ENTRIES})` }),
+  subjectId: arg.string({ description: 'Only events about this subject id' }),
+});
+
 builder.queryField('events', (t) =>
   t.connection({
     type: Event,
     description: 'The event feed in ascending seq (scope events:read). Cursors are seq numbers.',
     authScopes: { scope: 'events:read' },
-    args: { type: t.arg.string() },
+    args: { type: t.arg.string(), ...filterArgs(t.arg) },
     resolve: async (_root, args, ctx) => {
       const first = args.first ?? 20;
       if (first < 1 || first > 100) throw new DomainError('invalid_request', 'first must be between 1 and 100', 'first');
       if (args.last != null || args.before != null) throw new DomainError('invalid_request', 'The feed pages forward only: use first and after', 'last');
-      assertPublicType(args.type ?? undefined);
-      const page = await pageEvents(ctx.deps, ctx.caller.organization.id, {
-        after: cursorOf(args.after, 'after'),
-        limit: first,
-        types: args.type ? [args.type] : undefined,
-      });
+      const org = ctx.caller.organization.id;
+      const filter = await parseEventFilter(ctx.deps, org, { type: args.type, brands: args.brands, subject_types: args.subjectTypes, subject_id: args.subjectId }, GRAPHQL_PARAMS);
+      const page = await pageEvents(ctx.deps, org, { after: cursorOf(args.after, 'after'), limit: first, filter });
       return {
         edges: page.data.map((node) => ({ cursor: String(node.seq), node })),
         pageInfo: {
@@ -67,21 +74,6 @@ builder.queryField('event', (t) =>
   }),
 );
 
-/**
- * The `types` filter of a subscription: public types, and the legacy
- * relationship spellings standing for their canonical `relationship.*` type
- * (only canonical names are emitted). Any other entry is invalid_event_type,
- * naming every offender.
- */
-function subscriptionTypes(entries: readonly string[] | null | undefined): string[] | undefined {
-  if (!entries?.length) return undefined;
-  const unknown = entries.filter((e) => canonicalEventType(e) === undefined);
-  if (unknown.length) {
-    throw new DomainError('invalid_event_type', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. Public types: see GET /v1/platform/openapi.json`, 'types');
-  }
-  return [...new Set(entries.map((e) => canonicalEventType(e)!))];
-}
-
 builder.subscriptionType({});
 
 builder.subscriptionField('events', (t) =>
@@ -90,15 +82,15 @@ builder.subscriptionField('events', (t) =>
     description:
       'Live events of the organization in seq order (scope events:read). With startingAfter, replays the feed after that seq first, with no gap or duplicate at the seam.',
     authScopes: { scope: 'events:read' },
-    args: { types: t.arg.stringList(), startingAfter: t.arg.string({ description: 'A seq number or an evt_ id' }) },
+    args: { types: t.arg.stringList(), ...filterArgs(t.arg), startingAfter: t.arg.string({ description: 'A seq number or an evt_ id' }) },
     subscribe: async (_root, args, ctx) => {
-      const types = subscriptionTypes(args.types);
       const org = ctx.caller.organization.id;
+      const filter = await parseEventFilter(ctx.deps, org, { types: args.types, brands: args.brands, subject_types: args.subjectTypes, subject_id: args.subjectId }, GRAPHQL_PARAMS);
       // An SSE reconnect's Last-Event-ID is where the client really is: it wins over the startingAfter it first sent.
       const resumeAt = lastEventId(ctx.lastEventId);
       ctx.streamCursor = {};
       return ctx.stream.subscribe(org, {
-        types,
+        filter,
         startingAfter: resumeAt ?? (args.startingAfter == null ? undefined : await cursorSeq(ctx.deps, org, args.startingAfter)),
       });
     },
