@@ -5,8 +5,9 @@
 -- AlterTable
 ALTER TABLE "event" ADD COLUMN     "brand_id" TEXT;
 
--- CreateIndex
-CREATE INDEX "event_organization_id_brand_id_seq_idx" ON "event"("organization_id", "brand_id", "seq");
+-- CreateIndex (partial: organization-level events, brand NULL, never match a brand
+-- filter, so they do not pay for this index on the write path)
+CREATE INDEX "event_organization_id_brand_id_seq_idx" ON "event"("organization_id", "brand_id", "seq") WHERE "brand_id" IS NOT NULL;
 
 -- CreateIndex
 CREATE INDEX "event_organization_id_subject_type_seq_idx" ON "event"("organization_id", "subject_type", "seq");
