@@ -1,4 +1,3 @@
-import { Repeater } from 'graphql-yoga';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { latestSeq, maxPositionStatement, pageEvents, presentEvent, streamPullStatement, type PublicEvent, type StreamRow } from './event.ts';
@@ -16,19 +15,65 @@ import { PgListener } from '../listener.ts';
  * the process when another one sequenced events (`onNotified`, the batch's
  * highest position): a worker process that serves no stream only listens
  * (`start({ tail: false })`) and wakes its webhook fan-out from it.
+ *
+ * Fan-out is multiplexed: subscribers are grouped by organization, filter
+ * (its canonical key) and view (`StreamView.key`: what else shapes the
+ * payload, such as a GraphQL document, its variables and the caller's
+ * authorization scope), and each event of a pull is matched and rendered
+ * once per group; every member gets the same payload. Everything else stays
+ * per subscriber: its replay, its seam, its backpressure and its end.
  */
-type Listener = (e: StreamRow, seq: bigint) => void;
 const PULL = 1000;
+
+/** What a subscriber receives: which events (one canonical `key` per distinct filter) and the one place they are matched. */
+export interface StreamFilter {
+  readonly key: string;
+  matches(row: StreamRow): boolean;
+}
+
+/** The subscription's filter: by event type for now (public types, canonical names). */
+export function streamFilter(types: readonly string[] | undefined): StreamFilter {
+  if (!types?.length) return ALL_EVENTS;
+  const wanted = new Set(types);
+  return { key: `types=${[...wanted].sort().join(',')}`, matches: (row) => wanted.has(row.type) };
+}
+const ALL_EVENTS: StreamFilter = { key: '', matches: () => true };
+
+/**
+ * How a transport takes events without an iterator per subscriber: the
+ * stream renders each event once per `key` (subscribers with equal keys,
+ * organization and filter share the payload, so the key must cover
+ * everything that changes it: document, variables, authorization scope) and
+ * writes it to each subscriber's sink. `done` runs when the transport has
+ * taken the write (the unit of backpressure).
+ */
+export interface StreamView<P> {
+  readonly key: string;
+  render(e: PublicEvent): P | Promise<P>;
+}
+export interface StreamSink<P> {
+  write(payload: P, seq: string, done: () => void): void;
+}
+
+interface Group {
+  readonly filter: StreamFilter;
+  readonly view: StreamView<unknown>;
+  readonly members: Set<Subscription<unknown>>;
+}
+
+/** The iterator subscribers' view: the presented event itself, shared by every member of the (organization, filter). */
+const OBJECTS: StreamView<PublicEvent> = { key: '\u0000object', render: (e) => e };
 
 export class EventStream {
   private lastPosition = 0n;
-  private listeners = new Map<string, Set<Listener>>();
+  /** Organization → group key (filter and view) → its subscribers. */
+  private readonly groups = new Map<string, Map<string, Group>>();
   private pulling = false;
   private pullAgain = false;
   private readonly listener: PgListener;
   private timer: NodeJS.Timeout | undefined;
-  /** Ends each open subscription (with an error); emptied on shutdown. */
-  private readonly open = new Set<(err: unknown) => void>();
+  /** Every open subscription, ended (with an error) on shutdown. */
+  private readonly open = new Set<Subscription<unknown>>();
   private closed = false;
   /** Off until start(), and for good with `tail: false`: pull() is then a no-op, never a read from position 0. */
   private tailing = false;
@@ -69,15 +114,14 @@ export class EventStream {
    */
   endSubscriptions(): void {
     this.closed = true;
-    const err = new DomainError('service_unavailable', 'The server is shutting down; resubscribe with startingAfter set to the last seq received');
-    for (const end of [...this.open]) end(err);
+    for (const sub of [...this.open]) sub.end(shuttingDown());
   }
 
   async stop(): Promise<void> {
     this.endSubscriptions();
     clearInterval(this.timer);
     await this.listener.stop();
-    this.listeners.clear();
+    this.groups.clear();
   }
 
   /** Fetches newly sequenced events and dispatches them; calls coalesce. */
@@ -93,13 +137,9 @@ export class EventStream {
         do {
           this.pullAgain = false;
           const rows = await this.deps.db.sql.rows(streamPullStatement, [String(this.lastPosition), PULL]);
-          for (const row of rows) {
-            this.lastPosition = BigInt(row.position);
-            if (!isPublicEventType(row.type)) continue;
-            const listeners = this.listeners.get(row.organizationId);
-            if (!listeners) continue;
-            const seq = BigInt(row.seq!);
-            for (const l of listeners) l(row, seq);
+          if (rows.length) {
+            this.lastPosition = BigInt(rows.at(-1)!.position);
+            await this.dispatch(rows);
           }
           if (rows.length === PULL) this.pullAgain = true;
         } while (this.pullAgain);
@@ -111,96 +151,284 @@ export class EventStream {
     })();
   }
 
-  private listen(organizationId: string, l: Listener): () => void {
-    let set = this.listeners.get(organizationId);
-    if (!set) this.listeners.set(organizationId, (set = new Set()));
-    set.add(l);
+  /**
+   * One pull's events to their groups: each event is presented once, matched
+   * and rendered once per group, and written to the members in seq order,
+   * all in one turn (a transport corks its socket across it).
+   */
+  private async dispatch(rows: StreamRow[]): Promise<void> {
+    const out: [Group, unknown, bigint][] = [];
+    let async = false;
+    for (const row of rows) {
+      if (!isPublicEventType(row.type)) continue;
+      const groups = this.groups.get(row.organizationId);
+      if (!groups) continue;
+      let event: PublicEvent | undefined;
+      for (const g of groups.values()) {
+        if (!g.filter.matches(row)) continue;
+        const payload = g.view.render((event ??= presentEvent(row)));
+        if (payload instanceof Promise) async = true;
+        out.push([g, payload, BigInt(row.seq!)]);
+      }
+    }
+    if (async) {
+      const settled = await Promise.allSettled(out.map((d) => d[1]));
+      for (let i = 0; i < out.length; i++) {
+        const s = settled[i]!;
+        if (s.status === 'fulfilled') out[i]![1] = s.value;
+        else {
+          this.deps.log.error({ err: s.reason }, 'event stream render failed');
+          out[i]![1] = FAILED;
+        }
+      }
+    }
+    for (const [g, payload, seq] of out) {
+      if (payload === FAILED) {
+        for (const m of [...g.members]) m.end(new DomainError('internal_error', 'The event could not be rendered; resubscribe with startingAfter set to the last seq received'));
+      } else for (const m of g.members) m.take(payload, seq);
+    }
+  }
+
+  /** @internal Adds a subscriber to its group (before its replay, so nothing committed meanwhile is missed). */
+  join(sub: Subscription<unknown>, organizationId: string, filter: StreamFilter, view: StreamView<unknown>): () => void {
+    let groups = this.groups.get(organizationId);
+    if (!groups) this.groups.set(organizationId, (groups = new Map()));
+    const key = `${filter.key}\u0000${view.key}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { filter, view, members: new Set() }));
+    g.members.add(sub);
+    this.open.add(sub);
+    const group = g;
+    const orgGroups = groups;
     return () => {
-      set.delete(l);
-      if (set.size === 0 && this.listeners.get(organizationId) === set) this.listeners.delete(organizationId);
+      this.open.delete(sub);
+      group.members.delete(sub);
+      if (group.members.size) return;
+      if (orgGroups.get(key) === group) orgGroups.delete(key);
+      if (orgGroups.size === 0 && this.groups.get(organizationId) === orgGroups) this.groups.delete(organizationId);
     };
+  }
+
+  /** @internal */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   get subscriberCount(): number {
     let n = 0;
-    for (const s of this.listeners.values()) n += s.size;
+    for (const groups of this.groups.values()) for (const g of groups.values()) n += g.members.size;
+    return n;
+  }
+
+  /** Distinct (organization, filter, view) groups: what one event is rendered for at most (for tests and metrics). */
+  get groupCount(): number {
+    let n = 0;
+    for (const groups of this.groups.values()) n += groups.size;
     return n;
   }
 
   /**
    * Replays the feed after `startingAfter` (or from now), then streams live
-   * events, in seq order with no gap or duplicate at the seam: the live
-   * listener is registered before the replay query runs, live events are held
+   * events, in seq order with no gap or duplicate at the seam: the subscriber
+   * joins its group before the replay query runs, live events are held
    * until the replay ends, and anything at or below the last replayed seq is
    * dropped. A subscriber that falls more than `maxPending` events behind
    * (events handed to it that its connection has not taken yet) is ended
    * rather than buffered without bound: it still receives what was queued,
    * then `subscriber_too_slow` with `last_seq`, the last seq queued for it,
-   * so it resumes with `startingAfter`. Its listener is released at once;
-   * other subscribers never wait on it (each has its own queue).
+   * so it resumes with `startingAfter`. It leaves its group at once; other
+   * subscribers never wait on it (each has its own queue or sink).
+   *
+   * Without `sink`, the iterator yields the events. With `sink` (and its
+   * `view`), events are rendered once per group and written to the sink; the
+   * iterator then yields nothing and only tells the end: done when returned,
+   * or the error that ended the subscription.
    */
-  subscribe(
+  subscribe(organizationId: string, opts: { types?: readonly string[]; startingAfter?: bigint; maxPending?: number }): AsyncIterableIterator<PublicEvent>;
+  subscribe<P>(organizationId: string, opts: { types?: readonly string[]; startingAfter?: bigint; maxPending?: number; view: StreamView<P>; sink: StreamSink<P> }): AsyncIterableIterator<never>;
+  subscribe<P>(
     organizationId: string,
-    opts: { types?: readonly string[]; startingAfter?: bigint; maxPending?: number },
-  ): AsyncIterableIterator<PublicEvent> {
-    const wanted = opts.types?.length ? new Set(opts.types) : undefined;
-    const maxPending = opts.maxPending ?? this.deps.config.streamMaxPending;
-    return new Repeater<PublicEvent>(async (push, stop) => {
-      if (this.closed) {
-        stop(new DomainError('service_unavailable', 'The server is shutting down; resubscribe with startingAfter set to the last seq received'));
-        return;
-      }
-      const end = (err: unknown) => stop(err);
-      this.open.add(end);
-      let last = 0n;
-      let replaying = true;
-      let pending = 0;
-      let queued: string | undefined;
-      const held: [StreamRow, bigint][] = [];
-      const deliver = (e: StreamRow, seq: bigint) => {
-        if (seq <= last) return;
-        last = seq;
-        if (wanted && !wanted.has(e.type)) return;
-        if (++pending > maxPending) {
-          const lastSeq = queued ?? String(opts.startingAfter ?? '');
-          stop(
-            new DomainError('subscriber_too_slow', `The subscriber fell more than ${maxPending} events behind; resubscribe with startingAfter set to the last seq received (${lastSeq} was the last sent)`, null, {
-              last_seq: lastSeq,
-            }),
-          );
-          unlisten();
-          return;
+    opts: { types?: readonly string[]; startingAfter?: bigint; maxPending?: number; view?: StreamView<P>; sink?: StreamSink<P> },
+  ): AsyncIterableIterator<unknown> {
+    return new Subscription<unknown>(
+      this,
+      this.deps as Deps,
+      organizationId,
+      opts.types,
+      opts.startingAfter,
+      opts.maxPending ?? this.deps.config.streamMaxPending,
+      (opts.view ?? OBJECTS) as StreamView<unknown>,
+      opts.sink as StreamSink<unknown> | undefined,
+    );
+  }
+}
+
+const FAILED = Symbol('render failed');
+
+const shuttingDown = () => new DomainError('service_unavailable', 'The server is shutting down; resubscribe with startingAfter set to the last seq received');
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * One subscriber: a small iterator rather than a chain of them, since
+ * thousands sit idle. It starts on the first `next()` (joins its group,
+ * replays, goes live). Iterator subscribers queue events until taken; sink
+ * subscribers write them at once and count writes not yet taken.
+ */
+class Subscription<P> implements AsyncIterableIterator<unknown> {
+  private leave: (() => void) | undefined;
+  private started = false;
+  private ended = false;
+  private error: unknown;
+  /** Seq of the last event handed on (live seam and replay). */
+  private last = 0n;
+  private replaying = true;
+  private held: [P, bigint][] | undefined;
+  private pending = 0;
+  /** The last seq queued or written (`last_seq` when ended as too slow). */
+  private queuedSeq: string | undefined;
+  private queue: P[] | undefined;
+  private waiter: { resolve(r: IteratorResult<unknown>): void; reject(e: unknown): void } | undefined;
+  private readonly taken = () => void this.pending--;
+  /** The replay waiting for its queued event to be taken. */
+  private drained: (() => void) | undefined;
+
+  constructor(
+    private readonly stream: EventStream,
+    private readonly deps: Deps,
+    private readonly organizationId: string,
+    private readonly types: readonly string[] | undefined,
+    private readonly startingAfter: bigint | undefined,
+    private readonly maxPending: number,
+    private readonly view: StreamView<P>,
+    private readonly sink: StreamSink<P> | undefined,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<unknown>> {
+    if (!this.started) {
+      this.started = true;
+      if (this.stream.isClosed) this.end(shuttingDown());
+      else void this.begin();
+    }
+    const value = this.queue?.shift();
+    if (value !== undefined) {
+      this.pending--;
+      if (this.drained && !this.queue!.length) this.release();
+      return Promise.resolve({ done: false, value });
+    }
+    if (this.ended) return this.finish();
+    return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
+  }
+
+  return(): Promise<IteratorResult<unknown>> {
+    this.queue = undefined;
+    this.end(undefined);
+    return Promise.resolve(DONE);
+  }
+
+  throw(err: unknown): Promise<IteratorResult<unknown>> {
+    this.queue = undefined;
+    this.end(undefined);
+    return Promise.reject(err);
+  }
+
+  /** Ends the subscription: leaves its group; queued events are still taken, then the error (or done). */
+  end(err: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.error = err;
+    this.held = undefined;
+    this.leave?.();
+    this.leave = undefined;
+    this.release();
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      this.finish().then(w.resolve, w.reject);
+    }
+  }
+
+  private release(): void {
+    const d = this.drained;
+    this.drained = undefined;
+    d?.();
+  }
+
+  private finish(): Promise<IteratorResult<unknown>> {
+    const err = this.error;
+    this.error = undefined;
+    return err === undefined ? Promise.resolve(DONE) : Promise.reject(err);
+  }
+
+  /** A live event from the group. */
+  take(payload: P, seq: bigint): void {
+    if (this.replaying) (this.held ??= []).push([payload, seq]);
+    else this.hand(payload, seq);
+  }
+
+  private hand(payload: P, seq: bigint): void {
+    if (seq <= this.last || this.ended) return;
+    this.last = seq;
+    if (++this.pending > this.maxPending) {
+      const lastSeq = this.queuedSeq ?? String(this.startingAfter ?? '');
+      this.end(
+        new DomainError('subscriber_too_slow', `The subscriber fell more than ${this.maxPending} events behind; resubscribe with startingAfter set to the last seq received (${lastSeq} was the last sent)`, null, {
+          last_seq: lastSeq,
+        }),
+      );
+      return;
+    }
+    this.queuedSeq = String(seq);
+    if (this.sink) return this.sink.write(payload, this.queuedSeq, this.taken);
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      this.pending--;
+      w.resolve({ done: false, value: payload });
+    } else (this.queue ??= []).push(payload);
+  }
+
+  /** Joins the group, replays the feed after the starting point, then releases what arrived meanwhile. */
+  private async begin(): Promise<void> {
+    const filter = streamFilter(this.types);
+    this.leave = this.stream.join(this as Subscription<unknown>, this.organizationId, filter, this.view as StreamView<unknown>);
+    const deps = this.deps;
+    try {
+      this.last = this.startingAfter ?? (await latestSeq(deps, this.organizationId));
+      while (!this.ended) {
+        const page = await pageEvents(deps, this.organizationId, { after: this.last, limit: 100, types: this.types });
+        for (const e of page.data) {
+          if (this.ended) break;
+          await this.replay(await this.view.render(e), BigInt(e.seq));
         }
-        queued = String(seq);
-        // A push settles when consumed, or rejects when the stream ended meanwhile (nothing to do then).
-        push(presentEvent(e)).then(
-          () => pending--,
-          () => {},
-        );
-      };
-      const unlisten = this.listen(organizationId, (e, seq) => (replaying ? held.push([e, seq]) : deliver(e, seq)));
-      // A subscriber that leaves mid-replay releases its listener now, not after paging through the rest of the feed.
-      let stopped = false;
-      void stop.then(() => (stopped = true));
-      try {
-        last = opts.startingAfter ?? (await latestSeq(this.deps as Deps, organizationId));
-        while (!stopped) {
-          const page = await pageEvents(this.deps as Deps, organizationId, { after: last, limit: 100, types: opts.types });
-          for (const e of page.data) {
-            if (stopped) break;
-            last = BigInt(e.seq);
-            await push(e);
-          }
-          if (!page.has_more) break;
-        }
-        replaying = false;
-        for (const [e, seq] of held.splice(0)) deliver(e, seq);
-      } catch (err) {
-        stop(err);
+        if (!page.has_more) break;
       }
-      await stop;
-      unlisten();
-      this.open.delete(end);
-    });
+      this.replaying = false;
+      const held = this.held;
+      this.held = undefined;
+      if (held) for (const [payload, seq] of held) this.hand(payload, seq);
+    } catch (err) {
+      this.end(err);
+    }
+  }
+
+  /** A replayed event, handed on once the previous one was taken: a replay never runs ahead of its consumer. */
+  private replay(payload: P, seq: bigint): Promise<void> {
+    this.last = seq;
+    this.queuedSeq = String(seq);
+    if (this.sink) return new Promise((resolve) => this.sink!.write(payload, this.queuedSeq!, resolve));
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      w.resolve({ done: false, value: payload });
+      return Promise.resolve();
+    }
+    (this.queue ??= []).push(payload);
+    this.pending++;
+    return new Promise((resolve) => (this.drained = resolve));
   }
 }
