@@ -166,27 +166,30 @@ export class EventStream {
       let event: PublicEvent | undefined;
       for (const g of groups.values()) {
         if (!g.filter.matches(row)) continue;
-        const payload = g.view.render((event ??= presentEvent(row)));
-        if (payload instanceof Promise) async = true;
+        let payload: unknown;
+        try {
+          payload = g.view.render((event ??= presentEvent(row)));
+          if (isPromiseLike(payload)) async = true;
+        } catch (err) {
+          payload = this.renderFailed(err);
+        }
         out.push([g, payload, BigInt(row.seq!)]);
       }
     }
     if (async) {
       const settled = await Promise.allSettled(out.map((d) => d[1]));
-      for (let i = 0; i < out.length; i++) {
-        const s = settled[i]!;
-        if (s.status === 'fulfilled') out[i]![1] = s.value;
-        else {
-          this.deps.log.error({ err: s.reason }, 'event stream render failed');
-          out[i]![1] = FAILED;
-        }
-      }
+      settled.forEach((s, i) => (out[i]![1] = s.status === 'fulfilled' ? s.value : this.renderFailed(s.reason)));
     }
     for (const [g, payload, seq] of out) {
-      if (payload === FAILED) {
-        for (const m of [...g.members]) m.end(new DomainError('internal_error', 'The event could not be rendered; resubscribe with startingAfter set to the last seq received'));
-      } else for (const m of g.members) m.take(payload, seq);
+      if (payload instanceof DomainError) for (const m of [...g.members]) m.end(payload);
+      else for (const m of g.members) m.take(payload, seq);
     }
+  }
+
+  /** @internal A render that failed is a fault: logged, and its subscribers end with internal_error (they resume with startingAfter). */
+  renderFailed(err: unknown): DomainError {
+    this.deps.log.error({ err }, 'event stream: rendering an event failed');
+    return new DomainError('internal_error', 'An event could not be rendered; resubscribe with startingAfter set to the last seq received');
   }
 
   /** @internal Adds a subscriber to its group (before its replay, so nothing committed meanwhile is missed). */
@@ -263,7 +266,7 @@ export class EventStream {
   }
 }
 
-const FAILED = Symbol('render failed');
+const isPromiseLike = (x: unknown): x is PromiseLike<unknown> => typeof (x as { then?: unknown } | null)?.then === 'function';
 
 const shuttingDown = () => new DomainError('service_unavailable', 'The server is shutting down; resubscribe with startingAfter set to the last seq received');
 
@@ -403,7 +406,13 @@ class Subscription<P> implements AsyncIterableIterator<unknown> {
         const page = await pageEvents(deps, this.organizationId, { after: this.last, limit: 100, types: this.types });
         for (const e of page.data) {
           if (this.ended) break;
-          await this.replay(await this.view.render(e), BigInt(e.seq));
+          let payload: P;
+          try {
+            payload = await this.view.render(e);
+          } catch (err) {
+            throw this.stream.renderFailed(err);
+          }
+          await this.replay(payload, BigInt(e.seq));
         }
         if (!page.has_more) break;
       }
