@@ -43,15 +43,27 @@ class WsFrames {
   constructor(
     private readonly socket: WebSocket,
     /** `{"id":<op id>,"type":"next","payload":` */
-    private readonly prefix: string,
+    private readonly prefix: Buffer,
   ) {}
 
   write(payload: string, _seq: string, done: () => void): void {
     const socket = this.socket;
     if (socket.readyState !== socket.OPEN) return done();
     cork(socket);
-    socket.send(this.prefix + payload + '}', done);
+    socket.send(Buffer.concat([this.prefix, encoded(payload), SUFFIX]), { binary: false }, done);
   }
+}
+
+const SUFFIX = Buffer.from('}');
+/** The group's payload is encoded once: its members are written one after the other with the same string. */
+let lastPayload: string | undefined;
+let lastEncoded: Buffer = Buffer.alloc(0);
+function encoded(payload: string): Buffer {
+  if (payload !== lastPayload) {
+    lastEncoded = Buffer.from(payload);
+    lastPayload = payload;
+  }
+  return lastEncoded;
 }
 
 const corked = new Set<{ cork(): void; uncork(): void }>();
@@ -68,7 +80,7 @@ function uncorkAll(): void {
 }
 
 function liveFrames(socket: WebSocket, id: string, query: string, args: Omit<ExecutionArgs, 'rootValue'>): LiveDelivery {
-  return { view: liveView(query, args), sink: new WsFrames(socket, `{"id":${JSON.stringify(id)},"type":"next","payload":`) };
+  return { view: liveView(query, args), sink: new WsFrames(socket, Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`)) };
 }
 
 export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/graphql') {

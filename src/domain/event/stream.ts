@@ -72,6 +72,8 @@ export class EventStream {
   private pullAgain = false;
   private readonly listener: PgListener;
   private timer: NodeJS.Timeout | undefined;
+  private batchTimer: NodeJS.Timeout | undefined;
+  private lastPullAt = -Infinity;
   /** Every open subscription, ended (with an error) on shutdown. */
   private readonly open = new Set<Subscription<unknown>>();
   private closed = false;
@@ -120,33 +122,54 @@ export class EventStream {
   async stop(): Promise<void> {
     this.endSubscriptions();
     clearInterval(this.timer);
+    clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    this.tailing = false;
     await this.listener.stop();
     this.groups.clear();
   }
 
-  /** Fetches newly sequenced events and dispatches them; calls coalesce. */
+  /**
+   * Fetches newly sequenced events and dispatches them; calls coalesce. Two
+   * pulls start at least `eventStreamBatchMs` apart: a quiet stream pulls at
+   * once, a busy one in batches (each subscriber's socket is written once per
+   * batch, corked), which bounds the writes per second whatever the rate.
+   */
   pull(): void {
     if (!this.tailing) return;
-    if (this.pulling) {
+    if (this.pulling || this.batchTimer) {
       this.pullAgain = true;
       return;
     }
+    const wait = this.lastPullAt + this.deps.config.eventStreamBatchMs - performance.now();
+    if (wait > 0) {
+      this.batchTimer = setTimeout(() => {
+        this.batchTimer = undefined;
+        this.pull();
+      }, wait);
+      this.batchTimer.unref();
+      return;
+    }
     this.pulling = true;
+    this.pullAgain = false;
+    this.lastPullAt = performance.now();
     void (async () => {
       try {
-        do {
-          this.pullAgain = false;
-          const rows = await this.deps.db.sql.rows(streamPullStatement, [String(this.lastPosition), PULL]);
-          if (rows.length) {
-            this.lastPosition = BigInt(rows.at(-1)!.position);
-            await this.dispatch(rows);
-          }
-          if (rows.length === PULL) this.pullAgain = true;
-        } while (this.pullAgain);
+        const rows = await this.deps.db.sql.rows(streamPullStatement, [String(this.lastPosition), PULL]);
+        if (rows.length) {
+          this.lastPosition = BigInt(rows.at(-1)!.position);
+          await this.dispatch(rows);
+        }
+        // A full page: more is waiting now (catching up), no reason to wait for the batch window.
+        if (rows.length === PULL) {
+          this.lastPullAt = -Infinity;
+          this.pullAgain = true;
+        }
       } catch (err) {
         this.deps.log.warn({ err }, 'event stream pull failed; retrying on the next wake-up');
       } finally {
         this.pulling = false;
+        if (this.pullAgain) this.pull();
       }
     })();
   }
