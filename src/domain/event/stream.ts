@@ -216,7 +216,7 @@ export class EventStream {
   }
 
   /** @internal Adds a subscriber to its group (before its replay, so nothing committed meanwhile is missed). */
-  join(sub: Subscription<unknown>, organizationId: string, filter: StreamFilter, view: StreamView<unknown>): () => void {
+  join(sub: Subscription<unknown>, organizationId: string, filter: StreamFilter, view: StreamView<unknown>): { view: StreamView<unknown>; leave: () => void } {
     let groups = this.groups.get(organizationId);
     if (!groups) this.groups.set(organizationId, (groups = new Map()));
     const key = `${filter.key}\u0000${view.key}`;
@@ -226,13 +226,15 @@ export class EventStream {
     this.open.add(sub);
     const group = g;
     const orgGroups = groups;
-    return () => {
+    const leave = () => {
       this.open.delete(sub);
       group.members.delete(sub);
       if (group.members.size) return;
       if (orgGroups.get(key) === group) orgGroups.delete(key);
       if (orgGroups.size === 0 && this.groups.get(organizationId) === orgGroups) this.groups.delete(organizationId);
     };
+    // The group's view renders for every member (the subscriber's own, with its key, is let go: idle memory).
+    return { view: group.view, leave };
   }
 
   /** @internal */
@@ -326,7 +328,7 @@ class Subscription<P> implements AsyncIterableIterator<unknown> {
     private readonly types: readonly string[] | undefined,
     private readonly startingAfter: bigint | undefined,
     private readonly maxPending: number,
-    private readonly view: StreamView<P>,
+    private view: StreamView<P>,
     private readonly sink: StreamSink<P> | undefined,
   ) {}
 
@@ -421,7 +423,9 @@ class Subscription<P> implements AsyncIterableIterator<unknown> {
   /** Joins the group, replays the feed after the starting point, then releases what arrived meanwhile. */
   private async begin(): Promise<void> {
     const filter = streamFilter(this.types);
-    this.leave = this.stream.join(this as Subscription<unknown>, this.organizationId, filter, this.view as StreamView<unknown>);
+    const joined = this.stream.join(this as Subscription<unknown>, this.organizationId, filter, this.view as StreamView<unknown>);
+    this.leave = joined.leave;
+    this.view = joined.view as StreamView<P>;
     const deps = this.deps;
     try {
       this.last = this.startingAfter ?? (await latestSeq(deps, this.organizationId));
