@@ -88,7 +88,14 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as EnvelopedRoot).execute(args) as never,
-      subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args) as never,
+      subscribe: async (args) => {
+        const result = await (args.rootValue as EnvelopedRoot).subscribe(args);
+        // graphql-ws keeps these arguments for as long as the subscription lasts: let go of what is no longer
+        // needed once it runs (the pipeline's functions, and the delivery the stream took; idle memory).
+        args.rootValue = undefined;
+        (args.contextValue as GraphQLContext).live = undefined;
+        return result as never;
+      },
       onSubscribe: async (ctx, id, params) => {
         // One request id per operation, in its context (and logs) and on every error it gets.
         const requestId = newRequestId();
