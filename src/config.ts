@@ -51,6 +51,7 @@ const Env = z.object({
   GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().nonnegative().default(50),
   GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(100),
   EVENT_STREAM_POLL_MS: z.coerce.number().int().positive().default(1000),
+  EVENT_STREAM_BATCH_MS: z.coerce.number().int().min(0).max(1000).default(40),
   STREAM_MAX_PENDING: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().positive().default(24 * 3600),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
@@ -118,6 +119,8 @@ export type Config = {
   graphqlDirect: boolean;
   /** Backstop poll of the live event stream, in case a NOTIFY is lost. */
   eventStreamPollMs: number;
+  /** Least time between two pulls of the live stream: events of a busy stream go out in batches, one socket write per subscriber per batch. */
+  eventStreamBatchMs: number;
   /** Events queued for one live subscriber before it is ended as too slow (src/domain/event/stream.ts). */
   streamMaxPending: number;
   idempotencyTtlSeconds: number;
@@ -241,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     },
     graphqlDirect: e.GRAPHQL_DIRECT ?? true,
     eventStreamPollMs: e.EVENT_STREAM_POLL_MS,
+    eventStreamBatchMs: e.EVENT_STREAM_BATCH_MS,
     streamMaxPending: e.STREAM_MAX_PENDING,
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,

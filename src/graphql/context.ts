@@ -1,6 +1,7 @@
 import type { Deps } from '../domain/context.ts';
 import type { EventStream } from '../domain/event/stream.ts';
 import type { PlatformGate, SurfaceBCaller } from '../domain/platform/request-auth.ts';
+import type { LiveDelivery } from './live.ts';
 import type { StreamGrant } from '../domain/platform/stream-authority.ts';
 
 /** Per-operation GraphQL context; built by the same pipeline as Surface B REST. */
@@ -16,6 +17,8 @@ export interface GraphQLContext {
   lastEventId?: string;
   /** The seq of the event the events subscription resolved last (the SSE `id:`, src/graphql/sse.ts). */
   streamCursor?: { seq?: string };
+  /** A graphql-ws subscription's multiplexed delivery (src/graphql/live.ts): the events subscription passes it to the stream. */
+  live?: LiveDelivery;
   /** `Idempotency-Key` header of the HTTP request, for single-mutation operations. */
   idempotencyKey?: string;
 }

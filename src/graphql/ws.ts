@@ -1,10 +1,13 @@
 import type { Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import type { ExecutionArgs, GraphQLError } from 'graphql';
+import { getOperationAST, type ExecutionArgs, type GraphQLError } from 'graphql';
+import type { WebSocket } from 'ws';
 import { isDomainError } from '../domain/errors.ts';
 import { newRequestId } from '../domain/id.ts';
 import { toGraphQLError, withRequestId } from './errors.ts';
+import type { GraphQLContext } from './context.ts';
+import { liveView, type LiveDelivery } from './live.ts';
 import type { Yoga } from './yoga.ts';
 
 /**
@@ -29,12 +32,70 @@ function requestIds(ctx: object): Map<string, string> {
   return ids;
 }
 
+/**
+ * A graphql-ws subscription's events go around graphql-ws's per-operation
+ * loop: the stream renders each one once per group (src/graphql/live.ts) and
+ * this sink wraps the shared payload in the operation's `next` frame. The
+ * socket is corked across the frames of one pull, so they leave in one
+ * write. The frame's write callback is the backpressure signal.
+ */
+class WsFrames {
+  constructor(
+    private readonly socket: WebSocket,
+    /** `{"id":<op id>,"type":"next","payload":` */
+    private readonly prefix: Buffer,
+  ) {}
+
+  write(payload: string, _seq: string, done: () => void): void {
+    const socket = this.socket;
+    if (socket.readyState !== socket.OPEN) return done();
+    cork(socket);
+    socket.send(Buffer.concat([this.prefix, encoded(payload), SUFFIX]), { binary: false }, done);
+  }
+}
+
+const SUFFIX = Buffer.from('}');
+/** The group's payload is encoded once: its members are written one after the other with the same string. */
+let lastPayload: string | undefined;
+let lastEncoded: Buffer = Buffer.alloc(0);
+function encoded(payload: string): Buffer {
+  if (payload !== lastPayload) {
+    lastEncoded = Buffer.from(payload);
+    lastPayload = payload;
+  }
+  return lastEncoded;
+}
+
+const corked = new Set<{ cork(): void; uncork(): void }>();
+function cork(socket: WebSocket): void {
+  const raw = (socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+  if (!raw || corked.has(raw)) return;
+  raw.cork();
+  if (corked.size === 0) process.nextTick(uncorkAll);
+  corked.add(raw);
+}
+function uncorkAll(): void {
+  for (const raw of corked) raw.uncork();
+  corked.clear();
+}
+
+function liveFrames(socket: WebSocket, id: string, query: string, args: Omit<ExecutionArgs, 'rootValue'>): LiveDelivery {
+  return { view: liveView(query, args), sink: new WsFrames(socket, Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`)) };
+}
+
 export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/graphql') {
   const wss = new WebSocketServer({ server, path });
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as EnvelopedRoot).execute(args) as never,
-      subscribe: (args) => (args.rootValue as EnvelopedRoot).subscribe(args) as never,
+      subscribe: async (args) => {
+        const result = await (args.rootValue as EnvelopedRoot).subscribe(args);
+        // graphql-ws keeps these arguments for as long as the subscription lasts: let go of what is no longer
+        // needed once it runs (the pipeline's functions, and the delivery the stream took; idle memory).
+        args.rootValue = undefined;
+        (args.contextValue as GraphQLContext).live = undefined;
+        return result as never;
+      },
       onSubscribe: async (ctx, id, params) => {
         // One request id per operation, in its context (and logs) and on every error it gets.
         const requestId = newRequestId();
@@ -62,14 +123,12 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
         } catch (e) {
           return [withRequestId(e as GraphQLError, requestId)];
         }
-        return {
-          schema,
-          operationName: params.operationName,
-          document,
-          variableValues: params.variables,
-          contextValue,
-          rootValue: { execute, subscribe },
-        };
+        const args = { schema, operationName: params.operationName, document, variableValues: params.variables, contextValue };
+        // A subscription's events are rendered once per group of alike subscribers and written straight to the socket.
+        if (getOperationAST(document, params.operationName)?.operation === 'subscription') {
+          (contextValue as unknown as GraphQLContext).live = liveFrames(ctx.extra.socket, id, params.query, args);
+        }
+        return { ...args, rootValue: { execute, subscribe } };
       },
       onError: (ctx, id, _payload, errors) => {
         const requestId = requestIds(ctx).get(id) ?? 'unknown';

@@ -12,7 +12,8 @@ import { toGraphQLError } from '../../src/graphql/errors.ts';
  */
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ streamMaxPending: 5 });
+  // No batch window: each transaction arrives in its own pull, as the test below relies on.
+  t = await startTestApp({ streamMaxPending: 5, eventStreamBatchMs: 0 });
 });
 afterAll(() => t?.stop());
 

@@ -1,10 +1,9 @@
-import { Repeater } from 'graphql-yoga';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { latestSeq, maxPositionStatement, pageEvents, presentEvent, streamPullStatement, type PublicEvent, type StreamRow } from './event.ts';
 import { EVENTS_CHANNEL } from './sequencer.ts';
 import { isPublicEventType } from './types.ts';
-import type { EventFilter } from './filter.ts';
+import { ALL_EVENTS, type EventFilter } from './filter.ts';
 import { PgListener } from '../listener.ts';
 
 /**
@@ -17,19 +16,53 @@ import { PgListener } from '../listener.ts';
  * the process when another one sequenced events (`onNotified`, the batch's
  * highest position): a worker process that serves no stream only listens
  * (`start({ tail: false })`) and wakes its webhook fan-out from it.
+ *
+ * Fan-out is multiplexed: subscribers are grouped by organization, filter
+ * (its canonical key) and view (`StreamView.key`: what else shapes the
+ * payload, such as a GraphQL document, its variables and the caller's
+ * authorization scope), and each event of a pull is matched and rendered
+ * once per group; every member gets the same payload. Everything else stays
+ * per subscriber: its replay, its seam, its backpressure and its end.
  */
-type Listener = (e: StreamRow, seq: bigint) => void;
 const PULL = 1000;
+
+/**
+ * How a transport takes events without an iterator per subscriber: the
+ * stream renders each event once per `key` (subscribers with equal keys,
+ * organization and filter share the payload, so the key must cover
+ * everything that changes it: document, variables, authorization scope) and
+ * writes it to each subscriber's sink. `done` runs when the transport has
+ * taken the write (the unit of backpressure).
+ */
+export interface StreamView<P> {
+  readonly key: string;
+  render(e: PublicEvent): P | Promise<P>;
+}
+export interface StreamSink<P> {
+  write(payload: P, seq: string, done: () => void): void;
+}
+
+interface Group {
+  readonly filter: EventFilter;
+  readonly view: StreamView<unknown>;
+  readonly members: Set<Subscription<unknown>>;
+}
+
+/** The iterator subscribers' view: the presented event itself, shared by every member of the (organization, filter). */
+const OBJECTS: StreamView<PublicEvent> = { key: '\u0000object', render: (e) => e };
 
 export class EventStream {
   private lastPosition = 0n;
-  private listeners = new Map<string, Set<Listener>>();
+  /** Organization → group key (filter and view) → its subscribers. */
+  private readonly groups = new Map<string, Map<string, Group>>();
   private pulling = false;
   private pullAgain = false;
   private readonly listener: PgListener;
   private timer: NodeJS.Timeout | undefined;
-  /** Ends each open subscription (with an error); emptied on shutdown. */
-  private readonly open = new Set<(err: unknown) => void>();
+  private batchTimer: NodeJS.Timeout | undefined;
+  private lastPullAt = -Infinity;
+  /** Every open subscription, ended (with an error) on shutdown. */
+  private readonly open = new Set<Subscription<unknown>>();
   private closed = false;
   /** Off until start(), and for good with `tail: false`: pull() is then a no-op, never a read from position 0. */
   private tailing = false;
@@ -70,137 +103,354 @@ export class EventStream {
    */
   endSubscriptions(): void {
     this.closed = true;
-    const err = new DomainError('service_unavailable', 'The server is shutting down; resubscribe with startingAfter set to the last seq received');
-    for (const end of [...this.open]) end(err);
+    for (const sub of [...this.open]) sub.end(shuttingDown());
   }
 
   async stop(): Promise<void> {
     this.endSubscriptions();
     clearInterval(this.timer);
+    clearTimeout(this.batchTimer);
+    this.batchTimer = undefined;
+    this.tailing = false;
     await this.listener.stop();
-    this.listeners.clear();
+    this.groups.clear();
   }
 
-  /** Fetches newly sequenced events and dispatches them; calls coalesce. */
+  /**
+   * Fetches newly sequenced events and dispatches them; calls coalesce. Two
+   * pulls start at least `eventStreamBatchMs` apart: a quiet stream pulls at
+   * once, a busy one in batches (each subscriber's socket is written once per
+   * batch, corked), which bounds the writes per second whatever the rate.
+   */
   pull(): void {
     if (!this.tailing) return;
-    if (this.pulling) {
+    if (this.pulling || this.batchTimer) {
       this.pullAgain = true;
       return;
     }
+    const wait = this.lastPullAt + this.deps.config.eventStreamBatchMs - performance.now();
+    if (wait > 0) {
+      this.batchTimer = setTimeout(() => {
+        this.batchTimer = undefined;
+        this.pull();
+      }, wait);
+      this.batchTimer.unref();
+      return;
+    }
     this.pulling = true;
+    this.pullAgain = false;
+    this.lastPullAt = performance.now();
     void (async () => {
       try {
-        do {
-          this.pullAgain = false;
-          const rows = await this.deps.db.sql.rows(streamPullStatement, [String(this.lastPosition), PULL]);
-          for (const row of rows) {
-            this.lastPosition = BigInt(row.position);
-            if (!isPublicEventType(row.type)) continue;
-            const listeners = this.listeners.get(row.organizationId);
-            if (!listeners) continue;
-            const seq = BigInt(row.seq!);
-            for (const l of listeners) l(row, seq);
-          }
-          if (rows.length === PULL) this.pullAgain = true;
-        } while (this.pullAgain);
+        const rows = await this.deps.db.sql.rows(streamPullStatement, [String(this.lastPosition), PULL]);
+        if (rows.length) {
+          this.lastPosition = BigInt(rows.at(-1)!.position);
+          await this.dispatch(rows);
+        }
+        // A full page: more is waiting now (catching up), no reason to wait for the batch window.
+        if (rows.length === PULL) {
+          this.lastPullAt = -Infinity;
+          this.pullAgain = true;
+        }
       } catch (err) {
         this.deps.log.warn({ err }, 'event stream pull failed; retrying on the next wake-up');
       } finally {
         this.pulling = false;
+        if (this.pullAgain) this.pull();
       }
     })();
   }
 
-  private listen(organizationId: string, l: Listener): () => void {
-    let set = this.listeners.get(organizationId);
-    if (!set) this.listeners.set(organizationId, (set = new Set()));
-    set.add(l);
-    return () => {
-      set.delete(l);
-      if (set.size === 0 && this.listeners.get(organizationId) === set) this.listeners.delete(organizationId);
+  /**
+   * One pull's events to their groups: each event is presented once, matched
+   * and rendered once per group, and written to the members in seq order,
+   * all in one turn (a transport corks its socket across it).
+   */
+  private async dispatch(rows: StreamRow[]): Promise<void> {
+    const out: [Group, unknown, bigint][] = [];
+    let async = false;
+    for (const row of rows) {
+      if (!isPublicEventType(row.type)) continue;
+      const groups = this.groups.get(row.organizationId);
+      if (!groups) continue;
+      let event: PublicEvent | undefined;
+      for (const g of groups.values()) {
+        if (!g.filter.matches(row)) continue;
+        let payload: unknown;
+        try {
+          payload = g.view.render((event ??= presentEvent(row)));
+          if (isPromiseLike(payload)) async = true;
+        } catch (err) {
+          payload = this.renderFailed(err);
+        }
+        out.push([g, payload, BigInt(row.seq!)]);
+      }
+    }
+    if (async) {
+      const settled = await Promise.allSettled(out.map((d) => d[1]));
+      settled.forEach((s, i) => (out[i]![1] = s.status === 'fulfilled' ? s.value : this.renderFailed(s.reason)));
+    }
+    for (const [g, payload, seq] of out) {
+      if (payload instanceof DomainError) for (const m of [...g.members]) m.end(payload);
+      else for (const m of g.members) m.take(payload, seq);
+    }
+  }
+
+  /** @internal A render that failed is a fault: logged, and its subscribers end with internal_error (they resume with startingAfter). */
+  renderFailed(err: unknown): DomainError {
+    this.deps.log.error({ err }, 'event stream: rendering an event failed');
+    return new DomainError('internal_error', 'An event could not be rendered; resubscribe with startingAfter set to the last seq received');
+  }
+
+  /** @internal Adds a subscriber to its group (before its replay, so nothing committed meanwhile is missed). */
+  join(sub: Subscription<unknown>, organizationId: string, filter: EventFilter, view: StreamView<unknown>): { view: StreamView<unknown>; leave: () => void } {
+    let groups = this.groups.get(organizationId);
+    if (!groups) this.groups.set(organizationId, (groups = new Map()));
+    const key = `${filter.key}\u0000${view.key}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { filter, view, members: new Set() }));
+    g.members.add(sub);
+    this.open.add(sub);
+    const group = g;
+    const orgGroups = groups;
+    const leave = () => {
+      this.open.delete(sub);
+      group.members.delete(sub);
+      if (group.members.size) return;
+      if (orgGroups.get(key) === group) orgGroups.delete(key);
+      if (orgGroups.size === 0 && this.groups.get(organizationId) === orgGroups) this.groups.delete(organizationId);
     };
+    // The group's view renders for every member (the subscriber's own, with its key, is let go: idle memory).
+    return { view: group.view, leave };
+  }
+
+  /** @internal */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   get subscriberCount(): number {
     let n = 0;
-    for (const s of this.listeners.values()) n += s.size;
+    for (const groups of this.groups.values()) for (const g of groups.values()) n += g.members.size;
+    return n;
+  }
+
+  /** Distinct (organization, filter, view) groups: what one event is rendered for at most (for tests and metrics). */
+  get groupCount(): number {
+    let n = 0;
+    for (const groups of this.groups.values()) n += groups.size;
     return n;
   }
 
   /**
    * Replays the feed after `startingAfter` (or from now), then streams live
-   * events, in seq order with no gap or duplicate at the seam: the live
-   * listener is registered before the replay query runs, live events are held
+   * events, in seq order with no gap or duplicate at the seam: the subscriber
+   * joins its group before the replay query runs, live events are held
    * until the replay ends, and anything at or below the last replayed seq is
    * dropped. A subscriber that falls more than `maxPending` events behind
    * (events handed to it that its connection has not taken yet) is ended
    * rather than buffered without bound: it still receives what was queued,
    * then `subscriber_too_slow` with `last_seq`, the last seq queued for it,
-   * so it resumes with `startingAfter`. Its listener is released at once;
-   * other subscribers never wait on it (each has its own queue).
+   * so it resumes with `startingAfter`. It leaves its group at once; other
+   * subscribers never wait on it (each has its own queue or sink).
+   *
+   * Without `sink`, the iterator yields the events. With `sink` (and its
+   * `view`), events are rendered once per group and written to the sink; the
+   * iterator then yields nothing and only tells the end: done when returned,
+   * or the error that ended the subscription.
    */
-  subscribe(
+  subscribe(organizationId: string, opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number }): AsyncIterableIterator<PublicEvent>;
+  subscribe<P>(organizationId: string, opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number; view: StreamView<P>; sink: StreamSink<P> }): AsyncIterableIterator<never>;
+  subscribe<P>(
     organizationId: string,
-    opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number },
-  ): AsyncIterableIterator<PublicEvent> {
-    const maxPending = opts.maxPending ?? this.deps.config.streamMaxPending;
-    return new Repeater<PublicEvent>(async (push, stop) => {
-      if (this.closed) {
-        stop(new DomainError('service_unavailable', 'The server is shutting down; resubscribe with startingAfter set to the last seq received'));
-        return;
-      }
-      const end = (err: unknown) => stop(err);
-      this.open.add(end);
-      let last = 0n;
-      let replaying = true;
-      let pending = 0;
-      let queued: string | undefined;
-      const held: [StreamRow, bigint][] = [];
-      const deliver = (e: StreamRow, seq: bigint) => {
-        if (seq <= last) return;
-        last = seq;
-        if (opts.filter && !opts.filter.matches(e)) return;
-        if (++pending > maxPending) {
-          const lastSeq = queued ?? String(opts.startingAfter ?? '');
-          stop(
-            new DomainError('subscriber_too_slow', `The subscriber fell more than ${maxPending} events behind; resubscribe with startingAfter set to the last seq received (${lastSeq} was the last sent)`, null, {
-              last_seq: lastSeq,
-            }),
-          );
-          unlisten();
-          return;
-        }
-        queued = String(seq);
-        // A push settles when consumed, or rejects when the stream ended meanwhile (nothing to do then).
-        push(presentEvent(e)).then(
-          () => pending--,
-          () => {},
-        );
-      };
-      const unlisten = this.listen(organizationId, (e, seq) => (replaying ? held.push([e, seq]) : deliver(e, seq)));
-      // A subscriber that leaves mid-replay releases its listener now, not after paging through the rest of the feed.
-      let stopped = false;
-      void stop.then(() => (stopped = true));
-      try {
-        last = opts.startingAfter ?? (await latestSeq(this.deps as Deps, organizationId));
-        while (!stopped) {
-          const page = await pageEvents(this.deps as Deps, organizationId, { after: last, limit: 100, filter: opts.filter });
-          for (const e of page.data) {
-            if (stopped) break;
-            last = BigInt(e.seq);
-            await push(e);
+    opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number; view?: StreamView<P>; sink?: StreamSink<P> },
+  ): AsyncIterableIterator<unknown> {
+    return new Subscription<unknown>(
+      this,
+      this.deps as Deps,
+      organizationId,
+      opts.filter ?? ALL_EVENTS,
+      opts.startingAfter,
+      opts.maxPending ?? this.deps.config.streamMaxPending,
+      (opts.view ?? OBJECTS) as StreamView<unknown>,
+      opts.sink as StreamSink<unknown> | undefined,
+    );
+  }
+}
+
+const isPromiseLike = (x: unknown): x is PromiseLike<unknown> => typeof (x as { then?: unknown } | null)?.then === 'function';
+
+const shuttingDown = () => new DomainError('service_unavailable', 'The server is shutting down; resubscribe with startingAfter set to the last seq received');
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * One subscriber: a small iterator rather than a chain of them, since
+ * thousands sit idle. It starts on the first `next()` (joins its group,
+ * replays, goes live). Iterator subscribers queue events until taken; sink
+ * subscribers write them at once and count writes not yet taken.
+ */
+class Subscription<P> implements AsyncIterableIterator<unknown> {
+  private leave: (() => void) | undefined;
+  private started = false;
+  private ended = false;
+  private error: unknown;
+  /** Seq of the last event handed on (live seam and replay). */
+  private last = 0n;
+  private replaying = true;
+  private held: [P, bigint][] | undefined;
+  private pending = 0;
+  /** The last seq queued or written (`last_seq` when ended as too slow). */
+  private queuedSeq: string | undefined;
+  private queue: P[] | undefined;
+  private waiter: { resolve(r: IteratorResult<unknown>): void; reject(e: unknown): void } | undefined;
+  private readonly taken = () => void this.pending--;
+  /** The replay waiting for its queued event to be taken. */
+  private drained: (() => void) | undefined;
+
+  constructor(
+    private readonly stream: EventStream,
+    private readonly deps: Deps,
+    private readonly organizationId: string,
+    private readonly filter: EventFilter,
+    private readonly startingAfter: bigint | undefined,
+    private readonly maxPending: number,
+    private view: StreamView<P>,
+    private readonly sink: StreamSink<P> | undefined,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<unknown>> {
+    if (!this.started) {
+      this.started = true;
+      if (this.stream.isClosed) this.end(shuttingDown());
+      else void this.begin();
+    }
+    const value = this.queue?.shift();
+    if (value !== undefined) {
+      this.pending--;
+      if (this.drained && !this.queue!.length) this.release();
+      return Promise.resolve({ done: false, value });
+    }
+    if (this.ended) return this.finish();
+    return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
+  }
+
+  return(): Promise<IteratorResult<unknown>> {
+    this.queue = undefined;
+    this.end(undefined);
+    return Promise.resolve(DONE);
+  }
+
+  throw(err: unknown): Promise<IteratorResult<unknown>> {
+    this.queue = undefined;
+    this.end(undefined);
+    return Promise.reject(err);
+  }
+
+  /** Ends the subscription: leaves its group; queued events are still taken, then the error (or done). */
+  end(err: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.error = err;
+    this.held = undefined;
+    this.leave?.();
+    this.leave = undefined;
+    this.release();
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      this.finish().then(w.resolve, w.reject);
+    }
+  }
+
+  private release(): void {
+    const d = this.drained;
+    this.drained = undefined;
+    d?.();
+  }
+
+  private finish(): Promise<IteratorResult<unknown>> {
+    const err = this.error;
+    this.error = undefined;
+    return err === undefined ? Promise.resolve(DONE) : Promise.reject(err);
+  }
+
+  /** A live event from the group. */
+  take(payload: P, seq: bigint): void {
+    if (this.replaying) (this.held ??= []).push([payload, seq]);
+    else this.hand(payload, seq);
+  }
+
+  private hand(payload: P, seq: bigint): void {
+    if (seq <= this.last || this.ended) return;
+    this.last = seq;
+    if (++this.pending > this.maxPending) {
+      const lastSeq = this.queuedSeq ?? String(this.startingAfter ?? '');
+      this.end(
+        new DomainError('subscriber_too_slow', `The subscriber fell more than ${this.maxPending} events behind; resubscribe with startingAfter set to the last seq received (${lastSeq} was the last sent)`, null, {
+          last_seq: lastSeq,
+        }),
+      );
+      return;
+    }
+    this.queuedSeq = String(seq);
+    if (this.sink) return this.sink.write(payload, this.queuedSeq, this.taken);
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      this.pending--;
+      w.resolve({ done: false, value: payload });
+    } else (this.queue ??= []).push(payload);
+  }
+
+  /** Joins the group, replays the feed after the starting point, then releases what arrived meanwhile. */
+  private async begin(): Promise<void> {
+    const joined = this.stream.join(this as Subscription<unknown>, this.organizationId, this.filter, this.view as StreamView<unknown>);
+    this.leave = joined.leave;
+    this.view = joined.view as StreamView<P>;
+    const deps = this.deps;
+    try {
+      this.last = this.startingAfter ?? (await latestSeq(deps, this.organizationId));
+      while (!this.ended) {
+        const page = await pageEvents(deps, this.organizationId, { after: this.last, limit: 100, filter: this.filter });
+        for (const e of page.data) {
+          if (this.ended) break;
+          let payload: P;
+          try {
+            payload = await this.view.render(e);
+          } catch (err) {
+            throw this.stream.renderFailed(err);
           }
-          if (!page.has_more) break;
+          await this.replay(payload, BigInt(e.seq));
         }
-        replaying = false;
-        for (const [e, seq] of held.splice(0)) deliver(e, seq);
-      } catch (err) {
-        stop(err);
+        if (!page.has_more) break;
       }
-      await stop;
-      unlisten();
-      this.open.delete(end);
-    });
+      this.replaying = false;
+      const held = this.held;
+      this.held = undefined;
+      if (held) for (const [payload, seq] of held) this.hand(payload, seq);
+    } catch (err) {
+      this.end(err);
+    }
+  }
+
+  /** A replayed event, handed on once the previous one was taken: a replay never runs ahead of its consumer. */
+  private replay(payload: P, seq: bigint): Promise<void> {
+    this.last = seq;
+    this.queuedSeq = String(seq);
+    if (this.sink) return new Promise((resolve) => this.sink!.write(payload, this.queuedSeq!, resolve));
+    const w = this.waiter;
+    if (w) {
+      this.waiter = undefined;
+      w.resolve({ done: false, value: payload });
+      return Promise.resolve();
+    }
+    (this.queue ??= []).push(payload);
+    this.pending++;
+    return new Promise((resolve) => (this.drained = resolve));
   }
 }

@@ -92,6 +92,7 @@ builder.subscriptionField('events', (t) =>
       return ctx.stream.subscribe(org, {
         filter,
         startingAfter: resumeAt ?? (args.startingAfter == null ? undefined : await cursorSeq(ctx.deps, org, args.startingAfter)),
+        ...ctx.live, // graphql-ws: events rendered once per group of alike subscribers, written to the socket (src/graphql/live.ts)
       });
     },
     resolve: (e, _args, ctx) => {
