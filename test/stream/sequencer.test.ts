@@ -64,11 +64,12 @@ it.skipIf(!onPostgres())('on PostgreSQL a batch is one round trip and sends one 
   const spy = vi.spyOn(pg.Client.prototype, 'query');
   try {
     await t.app.sequencer.flush();
-    const texts = spy.mock.calls.map(([q]) => (typeof q === 'string' ? q : JSON.stringify(q)));
+    // A query is a string, a config, or the SQL port's pipelined batch (its statements' text and values).
+    const calls = spy.mock.calls.map(([q]) => (typeof q === 'string' ? { text: q, values: [] } : (q as unknown as { text: string; values?: unknown[] })));
     // Every round trip of the sequencer's names its lock key or its numbering: exactly one, holding the whole transaction.
-    const batches = texts.filter((q) => q.includes('event_position_seq') || q.includes(String(SEQUENCER_LOCK_KEY)));
+    const batches = calls.filter((q) => q.text.includes('event_position_seq') || JSON.stringify(q.values ?? []).includes(String(SEQUENCER_LOCK_KEY)));
     expect(batches).toHaveLength(1);
-    expect(batches[0]).toMatch(/^BEGIN;\nSELECT pg_advisory_xact_lock[\s\S]*event_position_seq[\s\S]*pg_notify[\s\S]*;\nCOMMIT$/);
+    expect(batches[0]!.text).toMatch(/^BEGIN;\nSELECT pg_advisory_xact_lock[\s\S]*event_position_seq[\s\S]*pg_notify[\s\S]*;\nCOMMIT$/);
   } finally {
     spy.mockRestore();
   }
