@@ -3,7 +3,7 @@ import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { appendEvent } from '../event/event.ts';
 import type { OperationHandler, StepContext, StepOutcome } from '../operation/engine.ts';
-import { LIVE_STATUSES, enqueueOperation, isTerminal, settleOperation } from '../operation/operation.ts';
+import { LIVE_STATUSES, enqueueOperation, inlineSlots, isTerminal, settleOperation } from '../operation/operation.ts';
 import { releaseAll, reserve, spend, walletBalance } from '../wallet/wallet.ts';
 import { deploymentEvent, distributionEvent } from './distribution.ts';
 import { TransientProviderError, providerFor, type ProvisionResult, type TeardownResult } from './provider.ts';
@@ -53,7 +53,8 @@ const launch: OperationHandler = {
       // Reserving and fanning out are one transaction (launches stored mid-way by an older version resume at fan_out).
       case 'reserve':
       case 'fan_out':
-        return ctx.commit(async (tx) => {
+        // Children this process has room for are enqueued leased to it and start as this transaction commits.
+        return inlineSlots(deps, (take) => ctx.commit(async (tx) => {
           const d = await dist(tx, ctx);
           let reserved = progressOf(ctx).reserved;
           if (progressOf(ctx).phase !== 'fan_out') {
@@ -80,10 +81,11 @@ const launch: OperationHandler = {
               subject: { type: 'deployment', id: dep.id },
               kind: 'deployment.provision',
               parentOperationId: op.id,
+              slot: take(),
             });
           }
           return { status: 'waiting', reason: 'awaiting_children_settle', progress: { phase: 'children', reserved, deployments: { total: todo.length, settled: 0 } } };
-        });
+        }));
       default:
         return ctx.commit(async (tx) => {
           const children = await tx.operation.findMany({ where: { parentOperationId: op.id } });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Operation } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
-import type { Deps } from '../context.ts';
+import type { Deps, OperationSlot } from '../context.ts';
 import { appendEvent } from '../event/event.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { isId, newId, normalizeId, type IdKind } from '../id.ts';
@@ -92,41 +92,98 @@ export interface NewOperation {
   targetOperationId?: string | null;
   parentOperationId?: string | null;
   progress?: Record<string, unknown>;
+  /**
+   * A slot of this process's worker (`inlineSlots`): the operation is inserted running under the slot's lease (attempt
+   * 1) and runs right after the commit, instead of waiting to be woken and claimed.
+   */
+  slot?: OperationSlot;
+}
+
+/** The row `enqueueOperation` inserts: pending, or already running under a local slot's lease. */
+export function newOperationRow(deps: Deps, o: NewOperation): Operation {
+  const now = deps.clock.now();
+  const id = newId('operation');
+  return {
+    id,
+    organizationId: o.organizationId,
+    brandId: o.brandId ?? null,
+    subjectType: o.subject.type,
+    subjectId: o.subject.id,
+    kind: o.kind,
+    plane: o.plane ?? 'mutation',
+    status: o.slot ? 'running' : 'pending',
+    waitingReason: null,
+    attempts: o.slot ? 1 : 0,
+    maxAttempts: deps.config.operations.maxAttempts,
+    error: null,
+    result: {},
+    progress: (o.progress ?? {}) as Prisma.JsonObject,
+    targetOperationId: o.targetOperationId ?? null,
+    parentOperationId: o.parentOperationId ?? null,
+    cancelRequestedBy: null,
+    runAfter: now,
+    leaseOwner: o.slot ? `${o.slot.owner}:${id}` : null,
+    leaseExpiresAt: o.slot ? new Date(now.getTime() + deps.config.operations.leaseMs) : null,
+    livemode: true,
+    createdAt: now,
+    updatedAt: now,
+    completedAt: null,
+  };
 }
 
 /**
- * Inserts a pending operation. The partial unique index
+ * Runs `fn` (which wraps one transaction) with `take`, which reserves a run slot of this process for an operation
+ * the transaction enqueues; slots not started by the commit (a rollback, an error) are given back.
+ */
+export async function inlineSlots<T>(deps: Deps, fn: (take: () => OperationSlot | undefined) => Promise<T>): Promise<T> {
+  const slots: OperationSlot[] = [];
+  try {
+    return await fn(() => {
+      const slot = deps.operations?.reserve();
+      if (slot) slots.push(slot);
+      return slot;
+    });
+  } finally {
+    for (const s of slots) s.cancel();
+  }
+}
+
+/**
+ * Inserts a pending operation (or a running one under a local slot, see NewOperation.slot). The partial unique index
  * `operation_one_live_per_subject` is the rule: a second live operation on
  * the same subject and plane fails here (on PostgreSQL a concurrent insert
  * waits for the first to commit, then fails), whatever the caller read before.
  */
 export async function enqueueOperation(deps: Deps, tx: Tx, o: NewOperation): Promise<Operation> {
-  const now = deps.clock.now();
   try {
-    const row = await tx.operation.create({
-      data: {
-        id: newId('operation'),
-        organizationId: o.organizationId,
-        brandId: o.brandId ?? null,
-        subjectType: o.subject.type,
-        subjectId: o.subject.id,
-        kind: o.kind,
-        plane: o.plane ?? 'mutation',
-        maxAttempts: deps.config.operations.maxAttempts,
-        targetOperationId: o.targetOperationId ?? null,
-        parentOperationId: o.parentOperationId ?? null,
-        progress: (o.progress ?? {}) as Prisma.InputJsonObject,
-        runAfter: now,
-        createdAt: now,
-        updatedAt: now,
-      },
-    });
-    await announceDue(deps, tx);
+    const { error: _, result, progress, ...data } = newOperationRow(deps, o);
+    const row = await tx.operation.create({ data: { ...data, result: result as Prisma.InputJsonObject, progress: progress as Prisma.InputJsonObject } });
+    const slot = o.slot;
+    // Leased to this process: nobody else may claim it, so there is nothing to announce.
+    if (slot) deps.db.afterCommit(tx, () => slot.run(row));
+    else await announceDue(deps, tx);
     return row;
   } catch (e) {
     if (isUniqueViolation(e)) throw operationConflict(o.subject);
     throw e;
   }
+}
+
+/**
+ * The same enqueue on the batched SQL port (src/db/sql-port.ts): the row, the statements that insert and announce it
+ * inside the caller's transaction, and what to run once that transaction has committed.
+ */
+export function enqueueBatched(deps: Deps, o: NewOperation): { row: Operation; statements: Prisma.Sql[]; committed(): void } {
+  const r = newOperationRow(deps, o);
+  const insert = Prisma.sql`INSERT INTO "operation" (id, organization_id, brand_id, subject_type, subject_id, kind, plane, status, attempts, max_attempts,
+      progress, target_operation_id, parent_operation_id, run_after, lease_owner, lease_expires_at, created_at, updated_at)
+    VALUES (${r.id}, ${r.organizationId}, ${r.brandId}, ${r.subjectType}, ${r.subjectId}, ${r.kind}, ${r.plane}, ${r.status}, ${r.attempts}::int,
+      ${r.maxAttempts}::int, ${JSON.stringify(r.progress)}::jsonb, ${r.targetOperationId}, ${r.parentOperationId}, ${r.runAfter}::timestamptz,
+      ${r.leaseOwner}, ${r.leaseExpiresAt}::timestamptz, ${r.createdAt}::timestamptz, ${r.updatedAt}::timestamptz)`;
+  const slot = o.slot;
+  // As in enqueueOperation: one leased to this process is run after the commit; any other is announced.
+  const notify = !slot && deps.db.kind === 'postgres' ? [Prisma.sql`SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''})::text`] : [];
+  return { row: r, statements: [insert, ...notify], committed: () => (slot ? slot.run(r) : deps.operations?.kick()) };
 }
 
 export const operationConflict = (subject: { type: string; id: string }) =>
