@@ -107,12 +107,18 @@ export function presentDeployment(row: Deployment): PublicDeployment {
   };
 }
 
-/** Appends a distribution or deployment event carrying the object's public form. */
+/** A distribution or deployment event carrying the object's public form. */
+export function distributionEventOf(type: string, row: Distribution, operationId: string | null, extra: Record<string, unknown> = {}): NewEvent {
+  return { organizationId: row.organizationId, type, subject: { type: 'distribution', id: row.id }, data: { object: presentDistribution(row), ...extra }, operationId };
+}
+export function deploymentEventOf(type: string, row: Deployment, operationId: string | null, extra: Record<string, unknown> = {}): NewEvent {
+  return { organizationId: row.organizationId, type, subject: { type: 'deployment', id: row.id }, data: { object: presentDeployment(row), ...extra }, operationId };
+}
 export async function distributionEvent(deps: Deps, tx: Tx, type: string, row: Distribution, operationId: string | null, extra: Record<string, unknown> = {}) {
-  await appendEvent(deps, tx, { organizationId: row.organizationId, type, subject: { type: 'distribution', id: row.id }, data: { object: presentDistribution(row), ...extra }, operationId });
+  await appendEvent(deps, tx, distributionEventOf(type, row, operationId, extra));
 }
 export async function deploymentEvent(deps: Deps, tx: Tx, type: string, row: Deployment, operationId: string | null, extra: Record<string, unknown> = {}) {
-  await appendEvent(deps, tx, { organizationId: row.organizationId, type, subject: { type: 'deployment', id: row.id }, data: { object: presentDeployment(row), ...extra }, operationId });
+  await appendEvent(deps, tx, deploymentEventOf(type, row, operationId, extra));
 }
 
 /** Parses and checks a create request without touching anything: shared by create and the dry-run validate. */
@@ -194,10 +200,7 @@ async function createAndLaunch(deps: Deps, caller: SurfaceBCaller, raw: unknown,
         organizationId: org, brandId: dist.brandId, subject: { type: 'distribution', id: dist.id }, kind: 'distribution.launch', progress: { phase: 'reserve' }, slot: take(),
       });
       const op = launch.row;
-      const events: NewEvent[] = [
-        { organizationId: org, type: 'distribution.launching', subject: { type: 'distribution', id: dist.id }, data: { object: presentDistribution(dist) }, operationId: op.id },
-        ...deps_.map((d) => ({ organizationId: org, type: 'deployment.created', subject: { type: 'deployment', id: d.id }, data: { object: presentDeployment(d) }, operationId: op.id })),
-      ];
+      const events = [distributionEventOf('distribution.launching', dist, op.id), ...deps_.map((d) => deploymentEventOf('deployment.created', d, op.id))];
       const rows = deps_.map((d) => ({ id: d.id, organization_id: org, distribution_id: dist.id, provider: d.provider, config: d.config, created_at: now, updated_at: now }));
       await send([
         Prisma.sql`INSERT INTO distribution (id, organization_id, brand_id, name, status, budget, created_at, updated_at)

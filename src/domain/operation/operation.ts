@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Operation } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps, OperationSlot } from '../context.ts';
-import { appendEvent } from '../event/event.ts';
+import { appendEvent, type NewEvent } from '../event/event.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { isId, newId, normalizeId, type IdKind } from '../id.ts';
 import { parseInput } from '../validation.ts';
@@ -236,44 +236,71 @@ const EVENT_OF: Record<TerminalStatus, string> = {
 };
 
 /**
- * Moves an operation to a terminal status, appends its `operation.*` event
- * and wakes whoever waits on it (its parent, a cancel targeting it), all in
- * the caller's transaction. Only a live operation settles: false otherwise.
+ * One statement settles a live operation, wakes whoever waits on it (its parent, a cancel targeting it) and, if it
+ * woke any, notifies other processes; it returns the settled row and how many it woke. A missing error, result or
+ * progress leaves the stored one.
  */
-export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlement): Promise<boolean> {
-  const now = deps.clock.now();
+export function settleStatement(deps: Deps, id: string, s: Settlement, now: Date): Prisma.Sql {
   const json = (v: object | null | undefined) => (v ? JSON.stringify(v) : null);
-  // One statement settles, reads back, wakes whoever waits on it (its parent, a cancel targeting it) and, if it woke
-  // any, notifies other processes; a missing error, result or progress leaves the stored one.
-  const [settled] = await tx.$queryRaw<(Operation & { woken: number; notified: number })[]>`
+  return Prisma.sql`
     WITH o AS (
       UPDATE "operation" o SET
         status = ${s.status}, waiting_reason = NULL,
         error = COALESCE(${json(s.error)}::jsonb, o.error),
         result = COALESCE(${json(s.result)}::jsonb, o.result),
         progress = COALESCE(${json(s.progress)}::jsonb, o.progress),
-        lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}, completed_at = ${now}
+        lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz, completed_at = ${now}::timestamptz
       WHERE o.id = ${id} AND o.status IN ('pending', 'running', 'waiting')
       RETURNING o.*),
     woken AS (
-      UPDATE "operation" w SET run_after = ${now} FROM o
+      UPDATE "operation" w SET run_after = ${now}::timestamptz FROM o
       WHERE w.status = 'waiting' AND (w.target_operation_id = o.id OR w.id = o.parent_operation_id)
       RETURNING w.id),
     notified AS (SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''}) FROM (SELECT FROM woken LIMIT 1) first)
     SELECT ${Prisma.raw(OPERATION_COLUMNS)}, (SELECT count(*)::int FROM woken) AS woken, (SELECT count(*)::int FROM notified) AS notified FROM o`;
+}
+
+/** What `settleStatement` leaves of a live row it holds (a fenced run's): the same row the statement returns. */
+export function settledRow(op: Operation, s: Settlement, now: Date): Operation {
+  return {
+    ...op,
+    status: s.status,
+    waitingReason: null,
+    error: (s.error ?? op.error) as Operation['error'],
+    result: (s.result ?? op.result) as Operation['result'],
+    progress: (s.progress ?? op.progress) as Operation['progress'],
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    updatedAt: now,
+    completedAt: now,
+  };
+}
+
+/** The `operation.*` event of a settled row. */
+export function settledEvent(row: Operation, s: Settlement): NewEvent {
+  return {
+    organizationId: row.organizationId,
+    type: s.status === 'canceled' ? (s.canceledAs ?? 'operation.canceled') : EVENT_OF[s.status],
+    subject: { type: row.subjectType, id: row.subjectId },
+    data: { object: presentOperation(row) },
+    operationId: row.id,
+  };
+}
+
+/**
+ * Moves an operation to a terminal status, appends its `operation.*` event
+ * and wakes whoever waits on it (its parent, a cancel targeting it), all in
+ * the caller's transaction. Only a live operation settles: false otherwise.
+ */
+export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlement): Promise<boolean> {
+  const [settled] = await tx.$queryRaw<(Operation & { woken: number; notified: number })[]>(settleStatement(deps, id, s, deps.clock.now()));
   if (!settled) return false;
   const { woken, notified: _, ...row } = settled;
   if (woken) {
     announced.add(tx);
     deps.db.afterCommit(tx, () => deps.operations?.kick());
   }
-  await appendEvent(deps, tx, {
-    organizationId: row.organizationId,
-    type: s.status === 'canceled' ? (s.canceledAs ?? 'operation.canceled') : EVENT_OF[s.status],
-    subject: { type: row.subjectType, id: row.subjectId },
-    data: { object: presentOperation(row) },
-    operationId: row.id,
-  });
+  await appendEvent(deps, tx, settledEvent(row, s));
   deps.db.afterCommit(tx, () => deps.operations?.changed(id));
   return true;
 }
