@@ -22,8 +22,8 @@ export interface Deps {
     wakeAt(at: Date): void;
     changed(id: string): void;
     nextChange(id: string, ms: number, signal?: AbortSignal): Promise<void>;
-    /** A free run slot of this process for an operation about to be enqueued (src/domain/operation/operation.ts `inlineSlots`); undefined when none is free or the worker is off. */
-    reserve(): OperationSlot | undefined;
+    /** A run slot of this process for an operation about to be enqueued (src/domain/operation/operation.ts `inlineSlots`); undefined when none is free or the worker is off. `handover`: the calling run's own slot, which its commit ends. */
+    reserve(handover?: boolean): OperationSlot | undefined;
   };
   /** Wakes the webhook delivery worker (absent where none runs); called after a retry commits. */
   webhooks?: { kick(): void };

@@ -123,10 +123,12 @@ export class OperationsRunner {
   /**
    * A free slot for an operation this process is enqueuing: the row is inserted already leased to it (running, attempt
    * 1) and runs right after its commit, with no claim and no wake-up in between. Given back if the transaction fails.
+   * `handover`: a run whose commit ends it passes its own slot on (the launch to its first child, a child to the parent
+   * it settles), so the count does not change and no free slot is needed.
    */
-  reserve(): OperationSlot | undefined {
+  reserve(handover = false): OperationSlot | undefined {
     const limit = this.deps.config.operations.concurrency ?? DEFAULT_OPERATIONS_CONCURRENCY;
-    if (!this.timer || this.stopped || this.running.size + this.reserved >= limit) return undefined;
+    if (!this.timer || this.stopped || (!handover && this.running.size + this.reserved >= limit)) return undefined;
     this.reserved++;
     let open = true;
     const close = () => {

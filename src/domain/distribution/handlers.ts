@@ -4,7 +4,7 @@ import { statement } from '../../db/sql-port.ts';
 import type { Deps } from '../context.ts';
 import { appendEvent, type NewEvent } from '../event/event.ts';
 import type { BatchedStep, OperationHandler, StepContext } from '../operation/engine.ts';
-import { LIVE_STATUSES, enqueueBatched, inlineSlots, isTerminal, settleOperation } from '../operation/operation.ts';
+import { LIVE_STATUSES, enqueueBatched, isTerminal, settleOperation } from '../operation/operation.ts';
 import { releaseAll, releaseStatements, reserveStatements, spendStatements, walletForReserve } from '../wallet/wallet.ts';
 import { deploymentEvent, deploymentEventOf, distributionEvent, distributionEventOf } from './distribution.ts';
 import { TransientProviderError, providerFor, type ProvisionResult, type TeardownResult } from './provider.ts';
@@ -74,59 +74,57 @@ const launch: OperationHandler = {
       // Children this process has room for are enqueued leased to it and start as the transaction commits.
       case 'reserve':
       case 'fan_out':
-        return inlineSlots(deps, (take) =>
-          ctx.commitBatched(
-            [
-              distributionRead(op.subjectId),
-              walletForReserve(op.subjectId),
-              Prisma.sql`SELECT id FROM deployment WHERE distribution_id = ${op.subjectId} AND status IN ('pending', 'failed', 'rejected') ORDER BY id`,
-            ],
-            (fresh, [dist, wallet, todo]) => {
-              const d = distributionOf(dist![0]!);
-              const p = fresh.progress as Progress;
-              const statements: Prisma.Sql[] = [];
-              const events: NewEvent[] = [];
-              let reserved = p.reserved;
-              if (p.phase !== 'fan_out') {
-                const need = Math.max(0, Number(d.budget - d.reserved - d.spent));
-                const budgetEvent = (type: string, data: Record<string, unknown>): NewEvent => ({
-                  organizationId: d.organizationId,
-                  type,
-                  subject: { type: 'distribution', id: d.id },
-                  data: { amount: need, brand: d.brandId, distribution: d.id, ...data },
-                  operationId: op.id,
-                });
-                if (need > 0) {
-                  // The wallet row is locked since the first round trip: the balance read is the one the reservation moves.
-                  const balance = Number(wallet![0]?.balance ?? 0);
-                  if (balance < need) {
-                    return {
-                      // Announced once, on entering the wait; rechecks while still short stay quiet.
-                      events: fresh.waitingReason !== 'funding_required' ? [budgetEvent('budget.reserve_failed', { wallet_balance: balance })] : [],
-                      outcome: { status: 'waiting', reason: 'funding_required', progress: { phase: 'reserve', required: need, wallet_balance: balance } },
-                    };
-                  }
-                  statements.push(...reserveStatements(deps, moneyOf(d, op.id), need));
-                  events.push(budgetEvent('budget.reserved', {}));
+        return ctx.commitBatched(
+          [
+            distributionRead(op.subjectId),
+            walletForReserve(op.subjectId),
+            Prisma.sql`SELECT id FROM deployment WHERE distribution_id = ${op.subjectId} AND status IN ('pending', 'failed', 'rejected') ORDER BY id`,
+          ],
+          (fresh, [dist, wallet, todo], take) => {
+            const d = distributionOf(dist![0]!);
+            const p = fresh.progress as Progress;
+            const statements: Prisma.Sql[] = [];
+            const events: NewEvent[] = [];
+            let reserved = p.reserved;
+            if (p.phase !== 'fan_out') {
+              const need = Math.max(0, Number(d.budget - d.reserved - d.spent));
+              const budgetEvent = (type: string, data: Record<string, unknown>): NewEvent => ({
+                organizationId: d.organizationId,
+                type,
+                subject: { type: 'distribution', id: d.id },
+                data: { amount: need, brand: d.brandId, distribution: d.id, ...data },
+                operationId: op.id,
+              });
+              if (need > 0) {
+                // The wallet row is locked since the first round trip: the balance read is the one the reservation moves.
+                const balance = Number(wallet![0]?.balance ?? 0);
+                if (balance < need) {
+                  return {
+                    // Announced once, on entering the wait; rechecks while still short stay quiet.
+                    events: fresh.waitingReason !== 'funding_required' ? [budgetEvent('budget.reserve_failed', { wallet_balance: balance })] : [],
+                    outcome: { status: 'waiting', reason: 'funding_required', progress: { phase: 'reserve', required: need, wallet_balance: balance } },
+                  };
                 }
-                reserved = need;
+                statements.push(...reserveStatements(deps, moneyOf(d, op.id), need));
+                events.push(budgetEvent('budget.reserved', {}));
               }
-              const ids = todo!.map((r) => r.id as string);
-              if (ids.length) {
-                statements.push(Prisma.sql`UPDATE deployment SET status = 'provisioning', provider_state = '{}', updated_at = ${deps.clock.now()}::timestamptz
-                  WHERE id IN (SELECT json_array_elements_text(${JSON.stringify(ids)}::json))`);
-              }
-              const children = ids.map((id) =>
-                enqueueBatched(deps, { organizationId: d.organizationId, brandId: d.brandId, subject: { type: 'deployment', id }, kind: 'deployment.provision', parentOperationId: op.id, slot: take() }),
-              );
-              return {
-                statements: [...statements, ...children.flatMap((c) => c.statements)],
-                events,
-                afterCommit: children.map((c) => c.committed),
-                outcome: { status: 'waiting', reason: 'awaiting_children_settle', progress: { phase: 'children', reserved, deployments: { total: ids.length, settled: 0 } } },
-              };
-            },
-          ),
+              reserved = need;
+            }
+            const ids = todo!.map((r) => r.id as string);
+            if (ids.length) {
+              statements.push(Prisma.sql`UPDATE deployment SET status = 'provisioning', provider_state = '{}', updated_at = ${deps.clock.now()}::timestamptz
+                WHERE id IN (SELECT json_array_elements_text(${JSON.stringify(ids)}::json))`);
+            }
+            const children = ids.map((id) =>
+              enqueueBatched(deps, { organizationId: d.organizationId, brandId: d.brandId, subject: { type: 'deployment', id }, kind: 'deployment.provision', parentOperationId: op.id, slot: take() }),
+            );
+            return {
+              statements: [...statements, ...children.flatMap((c) => c.statements)],
+              events,
+              afterCommit: children.map((c) => c.committed),
+              outcome: { status: 'waiting', reason: 'awaiting_children_settle', progress: { phase: 'children', reserved, deployments: { total: ids.length, settled: 0 } } },
+            };
+          },
         );
       default:
         return ctx.commitBatched(

@@ -1,9 +1,9 @@
 import type { Operation } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
-import type { Deps } from '../context.ts';
+import type { Deps, OperationSlot } from '../context.ts';
 import { statement } from '../../db/sql-port.ts';
 import { appendEvent, insertEvents, type NewEvent } from '../event/event.ts';
-import { LIVE_STATUSES, OPERATION_COLUMNS, settleStatement, settledRow, settledEvent, type OperationError, type Settlement, type WaitingReason } from './operation.ts';
+import { LIVE_STATUSES, OPERATION_COLUMNS, inlineSlots, settleStatement, settledRow, settledEvent, type SettleRow, type OperationError, type Settlement, type WaitingReason } from './operation.ts';
 
 /**
  * How an operation moves. A worker CLAIMS one due operation by taking its
@@ -45,9 +45,10 @@ export interface StepContext {
   /**
    * The same on the batched SQL port, in two round trips: the fence with `reads` (their rows go to `fn` with the
    * fresh operation), then `fn`'s writes, its events and the outcome with the COMMIT. For hot paths whose writes
-   * do not depend on what a write returns.
+   * do not depend on what a write returns. `take` gives operations it enqueues a local slot (NewOperation.slot); the
+   * first is this run's own, since a commit that enqueues ends the run.
    */
-  commitBatched(reads: Prisma.Sql[], fn: (op: Operation, rows: Record<string, unknown>[][]) => BatchedStep): Promise<StepOutcome>;
+  commitBatched(reads: Prisma.Sql[], fn: (op: Operation, rows: Record<string, unknown>[][], take: () => OperationSlot | undefined) => BatchedStep): Promise<StepOutcome>;
 }
 
 export interface OperationHandler {
@@ -110,19 +111,28 @@ interface OutcomePlan {
   after: (rows: Record<string, unknown>[][]) => void;
 }
 
-function planOutcome(deps: Deps, op: Operation, out: StepOutcome): OutcomePlan {
+function planOutcome(deps: Deps, op: Operation, out: StepOutcome, take?: () => OperationSlot | undefined): OutcomePlan {
   const now = deps.clock.now();
   const ops = deps.config.operations;
   const changed = () => deps.operations?.changed(op.id);
   const progress = 'progress' in out && out.progress ? JSON.stringify(out.progress) : null;
-  const settle = (st: Settlement): OutcomePlan => ({
-    statements: [settleStatement(deps, op.id, st, now)],
-    events: [settledEvent(settledRow(op, st, now), st)],
-    after: ([settled]) => {
-      if (settled?.[0]?.woken) deps.operations?.kick();
-      changed();
-    },
-  });
+  const settle = (st: Settlement): OutcomePlan => {
+    // A child that settles hands the parent it wakes to a free local slot: the parent's next step runs at once.
+    const slot = op.parentOperationId ? take?.() : undefined;
+    return {
+      statements: [settleStatement(deps, op.id, st, now, slot?.owner)],
+      events: [settledEvent(settledRow(op, st, now), st)],
+      after: ([rows]) => {
+        const settled = (rows ?? []) as SettleRow[];
+        const handed = settled.find((r) => r.role === 'handed');
+        if (handed && slot) {
+          const { role: _, woken: __, notified: ___, ...parent } = handed;
+          slot.run(parent);
+        } else if (settled.find((r) => r.role === 'settled')?.woken) deps.operations?.kick();
+        changed();
+      },
+    };
+  };
   switch (out.status) {
     case 'continue':
       return {
@@ -168,8 +178,8 @@ function planOutcome(deps: Deps, op: Operation, out: StepOutcome): OutcomePlan {
 }
 
 /** Applies a step's outcome in its Prisma transaction; for `continue`, returns the row the next step runs on. */
-async function applyOutcome(deps: Deps, tx: Tx, op: Operation, out: StepOutcome): Promise<Operation | undefined> {
-  const plan = planOutcome(deps, op, out);
+async function applyOutcome(deps: Deps, tx: Tx, op: Operation, out: StepOutcome, take?: () => OperationSlot | undefined): Promise<Operation | undefined> {
+  const plan = planOutcome(deps, op, out, take);
   const rows: Record<string, unknown>[][] = [];
   for (const st of plan.statements) rows.push(await tx.$queryRaw<Record<string, unknown>[]>(st));
   for (const e of plan.events) await appendEvent(deps, tx, e);
@@ -210,38 +220,44 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
         deps,
         op,
         commit: (fn) =>
-          deps.db.transaction(async (tx) => {
-            const fresh = await fence(deps, tx, op.id, owner);
-            if (!fresh) throw new LeaseLost(op.id);
-            ctx.op = fresh;
-            const out = await fn(tx);
-            next = await applyOutcome(deps, tx, fresh, out);
+          inlineSlots(
+            deps,
+            (take) =>
+            deps.db.transaction(async (tx) => {
+              const fresh = await fence(deps, tx, op.id, owner);
+              if (!fresh) throw new LeaseLost(op.id);
+              ctx.op = fresh;
+              const out = await fn(tx);
+              next = await applyOutcome(deps, tx, fresh, out, take);
+              return out;
+            }),
+            true,
+          ),
+        commitBatched: (reads, fn) =>
+          inlineSlots(deps, async (take) => {
+            let after: () => void = () => {};
+            const out = await deps.db.sql.transaction(async (send) => {
+              const [fenced, ...read] = await send([fenceStatement(deps, op.id, owner), ...reads]);
+              const fresh = fenced![0] as unknown as Operation | undefined;
+              if (!fresh) throw new LeaseLost(op.id);
+              ctx.op = fresh;
+              const step = fn(fresh, read, take);
+              const plan = planOutcome(deps, fresh, step.outcome, take);
+              const events = [...(step.events ?? []), ...plan.events];
+              const writes = [...(step.statements ?? []), ...plan.statements];
+              const rows = await send([...writes, ...(events.length ? [insertEvents(deps, events)] : [])], { commit: true });
+              const own = rows.slice(step.statements?.length ?? 0);
+              if (plan.next !== undefined) next = own[plan.next]![0] as unknown as Operation;
+              after = () => {
+                if (events.length) deps.sequencer.kick();
+                for (const f of step.afterCommit ?? []) f();
+                plan.after(own);
+              };
+              return step.outcome;
+            });
+            after();
             return out;
-          }),
-        commitBatched: async (reads, fn) => {
-          let after: () => void = () => {};
-          const out = await deps.db.sql.transaction(async (send) => {
-            const [fenced, ...read] = await send([fenceStatement(deps, op.id, owner), ...reads]);
-            const fresh = fenced![0] as unknown as Operation | undefined;
-            if (!fresh) throw new LeaseLost(op.id);
-            ctx.op = fresh;
-            const step = fn(fresh, read);
-            const plan = planOutcome(deps, fresh, step.outcome);
-            const events = [...(step.events ?? []), ...plan.events];
-            const writes = [...(step.statements ?? []), ...plan.statements];
-            const rows = await send([...writes, ...(events.length ? [insertEvents(deps, events)] : [])], { commit: true });
-            const own = rows.slice(step.statements?.length ?? 0);
-            if (plan.next !== undefined) next = own[plan.next]![0] as unknown as Operation;
-            after = () => {
-              if (events.length) deps.sequencer.kick();
-              for (const f of step.afterCommit ?? []) f();
-              plan.after(own);
-            };
-            return step.outcome;
-          });
-          after();
-          return out;
-        },
+          }, true),
       };
       let out: StepOutcome;
       if (!handler) {

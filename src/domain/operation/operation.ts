@@ -76,12 +76,13 @@ export function presentOperation(row: Operation): PublicOperation {
   };
 }
 
-/** Every column of `operation` under its model name, so raw statements return `Operation` rows. */
-export const OPERATION_COLUMNS = `o.id, o.organization_id AS "organizationId", o.brand_id AS "brandId", o.subject_type AS "subjectType",
-  o.subject_id AS "subjectId", o.kind, o.plane, o.status, o.waiting_reason AS "waitingReason", o.attempts, o.max_attempts AS "maxAttempts",
-  o.error, o.result, o.progress, o.target_operation_id AS "targetOperationId", o.parent_operation_id AS "parentOperationId",
-  o.cancel_requested_by AS "cancelRequestedBy", o.run_after AS "runAfter", o.lease_owner AS "leaseOwner", o.lease_expires_at AS "leaseExpiresAt",
-  o.livemode, o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.completed_at AS "completedAt"`;
+/** Every column of `operation` (as `alias`) under its model name, so raw statements return `Operation` rows. */
+export const operationColumns = (a: string) => `${a}.id, ${a}.organization_id AS "organizationId", ${a}.brand_id AS "brandId", ${a}.subject_type AS "subjectType",
+  ${a}.subject_id AS "subjectId", ${a}.kind, ${a}.plane, ${a}.status, ${a}.waiting_reason AS "waitingReason", ${a}.attempts, ${a}.max_attempts AS "maxAttempts",
+  ${a}.error, ${a}.result, ${a}.progress, ${a}.target_operation_id AS "targetOperationId", ${a}.parent_operation_id AS "parentOperationId",
+  ${a}.cancel_requested_by AS "cancelRequestedBy", ${a}.run_after AS "runAfter", ${a}.lease_owner AS "leaseOwner", ${a}.lease_expires_at AS "leaseExpiresAt",
+  ${a}.livemode, ${a}.created_at AS "createdAt", ${a}.updated_at AS "updatedAt", ${a}.completed_at AS "completedAt"`;
+export const OPERATION_COLUMNS = operationColumns('o');
 
 export interface NewOperation {
   organizationId: string;
@@ -133,13 +134,14 @@ export function newOperationRow(deps: Deps, o: NewOperation): Operation {
 
 /**
  * Runs `fn` (which wraps one transaction) with `take`, which reserves a run slot of this process for an operation
- * the transaction enqueues; slots not started by the commit (a rollback, an error) are given back.
+ * the transaction enqueues; slots not started by the commit (a rollback, an error) are given back. With `handover`
+ * (a running operation's commit that ends its run), the first slot taken is that run's own.
  */
-export async function inlineSlots<T>(deps: Deps, fn: (take: () => OperationSlot | undefined) => Promise<T>): Promise<T> {
+export async function inlineSlots<T>(deps: Deps, fn: (take: () => OperationSlot | undefined) => Promise<T>, handover = false): Promise<T> {
   const slots: OperationSlot[] = [];
   try {
     return await fn(() => {
-      const slot = deps.operations?.reserve();
+      const slot = deps.operations?.reserve(handover && !slots.length);
       if (slot) slots.push(slot);
       return slot;
     });
@@ -235,13 +237,19 @@ const EVENT_OF: Record<TerminalStatus, string> = {
   canceled: 'operation.canceled',
 };
 
+/** A row of `settleStatement`: the settled operation (`role` settled, with how many it woke) or the parent handed to this process. */
+export type SettleRow = Operation & { role: 'settled' | 'handed'; woken: number; notified: number };
+
 /**
  * One statement settles a live operation, wakes whoever waits on it (its parent, a cancel targeting it) and, if it
  * woke any, notifies other processes; it returns the settled row and how many it woke. A missing error, result or
- * progress leaves the stored one.
+ * progress leaves the stored one. With `handoff` (a local slot's lease owner), the woken parent is also claimed for
+ * that slot in the same statement, unless another worker holds it, and returned as a second row (`role` handed).
  */
-export function settleStatement(deps: Deps, id: string, s: Settlement, now: Date): Prisma.Sql {
+export function settleStatement(deps: Deps, id: string, s: Settlement, now: Date, handoff?: string): Prisma.Sql {
   const json = (v: object | null | undefined) => (v ? JSON.stringify(v) : null);
+  const leaseUntil = new Date(now.getTime() + deps.config.operations.leaseMs);
+  const hand = Prisma.sql`(${handoff ?? null}::text IS NOT NULL AND w.id = o.parent_operation_id AND (w.lease_expires_at IS NULL OR w.lease_expires_at < ${now}::timestamptz))`;
   return Prisma.sql`
     WITH o AS (
       UPDATE "operation" o SET
@@ -253,11 +261,16 @@ export function settleStatement(deps: Deps, id: string, s: Settlement, now: Date
       WHERE o.id = ${id} AND o.status IN ('pending', 'running', 'waiting')
       RETURNING o.*),
     woken AS (
-      UPDATE "operation" w SET run_after = ${now}::timestamptz FROM o
+      UPDATE "operation" w SET run_after = ${now}::timestamptz,
+        lease_owner = CASE WHEN ${hand} THEN ${handoff ?? null}::text || ':' || w.id ELSE w.lease_owner END,
+        lease_expires_at = CASE WHEN ${hand} THEN ${leaseUntil}::timestamptz ELSE w.lease_expires_at END
+      FROM o
       WHERE w.status = 'waiting' AND (w.target_operation_id = o.id OR w.id = o.parent_operation_id)
-      RETURNING w.id),
+      RETURNING w.*, w.lease_owner IS NOT DISTINCT FROM ${handoff ?? null}::text || ':' || w.id AS handed),
     notified AS (SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''}) FROM (SELECT FROM woken LIMIT 1) first)
-    SELECT ${Prisma.raw(OPERATION_COLUMNS)}, (SELECT count(*)::int FROM woken) AS woken, (SELECT count(*)::int FROM notified) AS notified FROM o`;
+    SELECT 'settled' AS role, ${Prisma.raw(OPERATION_COLUMNS)}, (SELECT count(*)::int FROM woken) AS woken, (SELECT count(*)::int FROM notified) AS notified FROM o
+    UNION ALL
+    SELECT 'handed', ${Prisma.raw(operationColumns('w'))}, 0, 0 FROM woken w WHERE w.handed`;
 }
 
 /** What `settleStatement` leaves of a live row it holds (a fenced run's): the same row the statement returns. */
@@ -293,9 +306,9 @@ export function settledEvent(row: Operation, s: Settlement): NewEvent {
  * the caller's transaction. Only a live operation settles: false otherwise.
  */
 export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlement): Promise<boolean> {
-  const [settled] = await tx.$queryRaw<(Operation & { woken: number; notified: number })[]>(settleStatement(deps, id, s, deps.clock.now()));
+  const settled = (await tx.$queryRaw<SettleRow[]>(settleStatement(deps, id, s, deps.clock.now()))).find((r) => r.role === 'settled');
   if (!settled) return false;
-  const { woken, notified: _, ...row } = settled;
+  const { woken, notified: _, role: __, ...row } = settled;
   if (woken) {
     announced.add(tx);
     deps.db.afterCommit(tx, () => deps.operations?.kick());
