@@ -99,7 +99,12 @@ export class OperationsRunner {
       do {
         this.refill = false;
         const free = limit - this.running.size - this.reserved;
-        if (this.stopped || free <= 0) continue;
+        if (this.stopped) continue;
+        if (free <= 0) {
+          // Woken with every slot busy: something may be due, so the next run that ends looks again.
+          this.backlog = true;
+          continue;
+        }
         const ops = await claimOperations(this.deps, this.claimOwner(), free);
         this.backlog = ops.length === free;
         for (const op of ops) this.run(op);
