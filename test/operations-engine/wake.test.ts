@@ -72,6 +72,20 @@ describe('operations wake-up', () => {
     }
   });
 
+  it('with one slot, launches that found it busy are claimed as runs end, not at the poll', async () => {
+    const one = await startTestApp({ operations: { ...operations(true), concurrency: 1 } });
+    try {
+      const who = await tenant(one);
+      // The first takes the only slot (its child's provider call is slow); the second finds it busy and is left pending.
+      const first = await launch(one, who, { deployments: [sandbox({ delay_ms: 1500 })] });
+      const second = await launch(one, who, { deployments: [sandbox()] });
+      expect(second.operation).toMatchObject({ status: 'pending', attempts: 0 });
+      for (const { operation } of [first, second]) expect(await settled(one, one.app, who, operation.id)).toMatchObject({ status: 'succeeded' });
+    } finally {
+      await one.stop();
+    }
+  });
+
   it.skipIf(!onPostgres())('across processes: enqueued on A (no worker), B picks it up through NOTIFY', async () => {
     const a = await startTestApp({ operations: operations(false) });
     const b = await startSecondApp(a, { operations: operations(true) });
