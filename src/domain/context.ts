@@ -22,11 +22,23 @@ export interface Deps {
     wakeAt(at: Date): void;
     changed(id: string): void;
     nextChange(id: string, ms: number, signal?: AbortSignal): Promise<void>;
+    /** A run slot of this process for an operation about to be enqueued (src/domain/operation/operation.ts `inlineSlots`); undefined when none is free or the worker is off. `handover`: the calling run's own slot, which its commit ends. */
+    reserve(handover?: boolean): OperationSlot | undefined;
   };
   /** Wakes the webhook delivery worker (absent where none runs); called after a retry commits. */
   webhooks?: { kick(): void };
   /** Cache of authenticated tokens and brands with cross-process invalidation (absent: every request reads the database). */
   credentials?: CredentialCache;
+}
+
+/** A reserved run slot: the operation is enqueued already leased to it and run right after its commit, or the slot is given back. */
+export interface OperationSlot {
+  /** The lease owner prefix of this run (the row's lease owner is `<owner>:<operation id>`). */
+  readonly owner: string;
+  /** Runs the enqueued row (after its commit). */
+  run(op: import('../db/generated/client.ts').Operation): void;
+  /** Gives the slot back unused (no-op after `run`). */
+  cancel(): void;
 }
 
 export interface OrganizationRef {

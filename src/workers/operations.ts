@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Deps } from '../domain/context.ts';
+import type { Deps, OperationSlot } from '../domain/context.ts';
 import { DEFAULT_OPERATIONS_CONCURRENCY } from '../config.ts';
 import type { Operation } from '../db/generated/client.ts';
 import { claimOperations, runClaimed, type OperationHandler } from '../domain/operation/engine.ts';
@@ -44,6 +44,8 @@ export class OperationsRunner {
   /** The last claim filled every free slot: more may be due, so a run that ends claims again. */
   private backlog = false;
   private claims = 0;
+  /** Slots handed out by `reserve` whose operation has not started yet. */
+  private reserved = 0;
   private stopped = false;
 
   constructor(
@@ -96,8 +98,13 @@ export class OperationsRunner {
       const limit = this.deps.config.operations.concurrency ?? DEFAULT_OPERATIONS_CONCURRENCY;
       do {
         this.refill = false;
-        const free = limit - this.running.size;
-        if (this.stopped || free <= 0) continue;
+        const free = limit - this.running.size - this.reserved;
+        if (this.stopped) continue;
+        if (free <= 0) {
+          // Woken with every slot busy: something may be due, so the next run that ends looks again.
+          this.backlog = true;
+          continue;
+        }
         const ops = await claimOperations(this.deps, this.claimOwner(), free);
         this.backlog = ops.length === free;
         for (const op of ops) this.run(op);
@@ -116,6 +123,34 @@ export class OperationsRunner {
         if (this.backlog) this.kick();
       });
     this.running.add(run);
+  }
+
+  /**
+   * A free slot for an operation this process is enqueuing: the row is inserted already leased to it (running, attempt
+   * 1) and runs right after its commit, with no claim and no wake-up in between. Given back if the transaction fails.
+   * `handover`: a run whose commit ends it passes its own slot on (the launch to its first child, a child to the parent
+   * it settles), so the count does not change and no free slot is needed.
+   */
+  reserve(handover = false): OperationSlot | undefined {
+    const limit = this.deps.config.operations.concurrency ?? DEFAULT_OPERATIONS_CONCURRENCY;
+    if (!this.timer || this.stopped || (!handover && this.running.size + this.reserved >= limit)) return undefined;
+    this.reserved++;
+    let open = true;
+    const close = () => {
+      if (!open) return false;
+      open = false;
+      this.reserved--;
+      return true;
+    };
+    return {
+      owner: this.claimOwner(),
+      run: (op) => {
+        if (close() && !this.stopped) this.run(op);
+      },
+      cancel: () => {
+        if (close() && this.backlog) this.kick();
+      },
+    };
   }
 
   /** One owner per claim (each row's lease owner adds its id): two runs in this process never pass each other's lease fence. */

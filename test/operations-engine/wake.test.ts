@@ -48,6 +48,44 @@ describe('operations wake-up', () => {
     }
   });
 
+  it('with a free slot a launch runs here from its request to its end: started at its commit, child and parent handed on, no claim', async () => {
+    const who = await tenant(t);
+    const sql = t.app.deps.db.sql;
+    const rows = sql.rows;
+    let claims = 0;
+    // Claims that took something (an idle kick may still look and find nothing).
+    sql.rows = async (s, params) => {
+      const found = await rows(s, params);
+      if (s.name === 'operations_claim' && found.length) claims++;
+      return found;
+    };
+    try {
+      const { operation } = await launch(t, who, { deployments: [sandbox()] });
+      // Inserted leased to this process's worker: running, first attempt, before any claim.
+      expect(operation).toMatchObject({ status: 'running', attempts: 1 });
+      expect(await settled(t, t.app, who, operation.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+      const [child] = (await t.http.get(`/v1/platform/operations?subject_type=deployment`, { token: who.token })).body.data;
+      expect(child).toMatchObject({ status: 'succeeded', attempts: 1, parent_operation_id: operation.id });
+      expect(claims).toBe(0);
+    } finally {
+      sql.rows = rows;
+    }
+  });
+
+  it('with one slot, launches that found it busy are claimed as runs end, not at the poll', async () => {
+    const one = await startTestApp({ operations: { ...operations(true), concurrency: 1 } });
+    try {
+      const who = await tenant(one);
+      // The first takes the only slot (its child's provider call is slow); the second finds it busy and is left pending.
+      const first = await launch(one, who, { deployments: [sandbox({ delay_ms: 1500 })] });
+      const second = await launch(one, who, { deployments: [sandbox()] });
+      expect(second.operation).toMatchObject({ status: 'pending', attempts: 0 });
+      for (const { operation } of [first, second]) expect(await settled(one, one.app, who, operation.id)).toMatchObject({ status: 'succeeded' });
+    } finally {
+      await one.stop();
+    }
+  });
+
   it.skipIf(!onPostgres())('across processes: enqueued on A (no worker), B picks it up through NOTIFY', async () => {
     const a = await startTestApp({ operations: operations(false) });
     const b = await startSecondApp(a, { operations: operations(true) });

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import type { Deployment, Distribution, Prisma } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import type { Deployment, Distribution } from '../../db/generated/client.ts';
+import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
-import { appendEvent } from '../event/event.ts';
+import { appendEvent, insertEvents, type NewEvent } from '../event/event.ts';
 import { DomainError, missing, missingScope } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import type { StoredResponse } from '../idempotency/idempotency.ts';
-import { enqueueOperation, liveOperation, operationConflict, presentOperation, wakeOperations } from '../operation/operation.ts';
-import { runMutation } from '../platform/mutation.ts';
+import { enqueueBatched, enqueueOperation, inlineSlots, liveOperation, operationConflict, presentOperation, wakeOperations } from '../operation/operation.ts';
+import { runBatchedMutation, runMutation } from '../platform/mutation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput } from '../validation.ts';
 import { amount, walletBalance } from '../wallet/wallet.ts';
@@ -107,13 +107,20 @@ export function presentDeployment(row: Deployment): PublicDeployment {
   };
 }
 
-/** Appends a distribution or deployment event carrying the object's public form. */
+/** A distribution or deployment event carrying the object's public form. */
+export function distributionEventOf(type: string, row: Distribution, operationId: string | null, extra: Record<string, unknown> = {}): NewEvent {
+  return { organizationId: row.organizationId, type, subject: { type: 'distribution', id: row.id }, data: { object: presentDistribution(row), ...extra }, operationId, brandId: row.brandId };
+}
+/** A deployment's event carries its distribution's brand (a deployment row has none of its own). */
+export function deploymentEventOf(type: string, row: Deployment, brandId: string | null, operationId: string | null, extra: Record<string, unknown> = {}): NewEvent {
+  return { organizationId: row.organizationId, type, subject: { type: 'deployment', id: row.id }, data: { object: presentDeployment(row), ...extra }, operationId, brandId };
+}
 export async function distributionEvent(deps: Deps, tx: Tx, type: string, row: Distribution, operationId: string | null, extra: Record<string, unknown> = {}) {
-  await appendEvent(deps, tx, { organizationId: row.organizationId, type, subject: { type: 'distribution', id: row.id }, data: { object: presentDistribution(row), ...extra }, operationId, brandId: row.brandId });
+  await appendEvent(deps, tx, distributionEventOf(type, row, operationId, extra));
 }
 export async function deploymentEvent(deps: Deps, tx: Tx, type: string, row: Deployment, operationId: string | null, extra: Record<string, unknown> = {}) {
   const { brandId } = await tx.distribution.findUniqueOrThrow({ where: { id: row.distributionId }, select: { brandId: true } });
-  await appendEvent(deps, tx, { organizationId: row.organizationId, type, subject: { type: 'deployment', id: row.id }, data: { object: presentDeployment(row), ...extra }, operationId, brandId });
+  await appendEvent(deps, tx, deploymentEventOf(type, row, brandId, operationId, extra));
 }
 
 /** Parses and checks a create request without touching anything: shared by create and the dry-run validate. */
@@ -171,20 +178,47 @@ async function startLaunch(deps: Deps, tx: Tx, dist: Distribution) {
   return { op, row };
 }
 
-async function createAndLaunch(deps: Deps, tx: Tx, caller: SurfaceBCaller, raw: unknown): Promise<StoredResponse> {
+/**
+ * Create and launch on the batched SQL port: the distribution, its deployments, the launch operation and their
+ * events travel in the idempotency record's transaction, one round trip before the commit. When this process's
+ * worker has a free slot, the launch is inserted already leased to it and starts right after the commit.
+ */
+async function createAndLaunch(deps: Deps, caller: SurfaceBCaller, raw: unknown, idempotencyKey: string | undefined) {
   const { input, deployments } = checkCreate(raw);
-  const now = deps.clock.now();
-  const dist = await tx.distribution.create({
-    data: { id: newId('distribution'), organizationId: caller.organization.id, brandId: caller.brand.id, name: input.name, status: 'launching', budget: input.budget, createdAt: now, updatedAt: now },
-  });
-  const { op, row } = await startLaunch(deps, tx, dist);
-  for (const d of deployments) {
-    const dep = await tx.deployment.create({
-      data: { id: newId('deployment'), organizationId: dist.organizationId, distributionId: dist.id, provider: d.provider, config: d.config as Prisma.InputJsonObject, createdAt: now, updatedAt: now },
+  return inlineSlots(deps, async (take) => {
+    let committed: (() => void) | undefined;
+    const res = await runBatchedMutation(deps, caller, { name: 'distributions.create', input: raw, idempotencyKey }, async (send) => {
+      const now = deps.clock.now();
+      const org = caller.organization.id;
+      const dist: Distribution = {
+        id: newId('distribution'), organizationId: org, brandId: caller.brand.id, name: input.name, status: 'launching', budget: BigInt(input.budget),
+        reserved: 0n, spent: 0n, pausedFrom: null, livemode: true, createdAt: now, updatedAt: now,
+      };
+      const deps_: Deployment[] = deployments.map((d) => ({
+        id: newId('deployment'), organizationId: org, distributionId: dist.id, provider: d.provider, config: d.config as Prisma.JsonObject,
+        status: 'pending', providerState: {}, livemode: true, createdAt: now, updatedAt: now,
+      }));
+      const launch = enqueueBatched(deps, {
+        organizationId: org, brandId: dist.brandId, subject: { type: 'distribution', id: dist.id }, kind: 'distribution.launch', progress: { phase: 'reserve' }, slot: take(),
+      });
+      const op = launch.row;
+      const events = [distributionEventOf('distribution.launching', dist, op.id), ...deps_.map((d) => deploymentEventOf('deployment.created', d, dist.brandId, op.id))];
+      const rows = deps_.map((d) => ({ id: d.id, organization_id: org, distribution_id: dist.id, provider: d.provider, config: d.config, created_at: now, updated_at: now }));
+      await send([
+        Prisma.sql`INSERT INTO distribution (id, organization_id, brand_id, name, status, budget, created_at, updated_at)
+          VALUES (${dist.id}, ${org}, ${dist.brandId}, ${dist.name}, 'launching', ${input.budget}::bigint, ${now}::timestamptz, ${now}::timestamptz)`,
+        ...launch.statements,
+        Prisma.sql`INSERT INTO deployment (id, organization_id, distribution_id, provider, config, created_at, updated_at)
+          SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
+            AS x(id text, organization_id text, distribution_id text, provider text, config jsonb, created_at timestamptz, updated_at timestamptz)`,
+        insertEvents(deps, events),
+      ]);
+      committed = launch.committed;
+      return { response: { status: 202, body: { operation: presentOperation(op), distribution: presentDistribution(dist) } }, finish: [], appended: true };
     });
-    await deploymentEvent(deps, tx, 'deployment.created', dep, op.id);
-  }
-  return { status: 202, body: { operation: presentOperation(op), distribution: presentDistribution(row) } };
+    if (!res.replayed) committed?.();
+    return res;
+  });
 }
 
 /**
@@ -275,12 +309,10 @@ const SCOPES: Record<DistributionMutation['op'], string[]> = {
 /** Every distribution verb, from REST or GraphQL: scopes, then the idempotent mutation (the key also dedupes the operation). */
 export async function mutateDistribution(deps: Deps, caller: SurfaceBCaller, m: DistributionMutation, idempotencyKey: string | undefined) {
   for (const s of SCOPES[m.op]) requireScope(caller, s);
-  if (m.op !== 'create') parseInput(NoDistributionInput, m.input ?? {});
-  const input = m.op === 'create' ? m.input : null;
-  return runMutation(deps, caller, { name: `distributions.${m.op}`, target: m.op === 'create' ? undefined : m.id, input, idempotencyKey }, (tx) => {
+  if (m.op === 'create') return createAndLaunch(deps, caller, m.input, idempotencyKey);
+  parseInput(NoDistributionInput, m.input ?? {});
+  return runMutation(deps, caller, { name: `distributions.${m.op}`, target: m.id, input: null, idempotencyKey }, (tx) => {
     switch (m.op) {
-      case 'create':
-        return createAndLaunch(deps, tx, caller, m.input);
       case 'launch':
         return relaunch(deps, tx, caller, m.id);
       case 'cancel':

@@ -1,11 +1,12 @@
 import type { Deployment, Distribution } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import { Prisma, type Tx } from '../../db/database.ts';
+import { statement } from '../../db/sql-port.ts';
 import type { Deps } from '../context.ts';
-import { appendEvent } from '../event/event.ts';
-import type { OperationHandler, StepContext, StepOutcome } from '../operation/engine.ts';
-import { LIVE_STATUSES, enqueueOperation, isTerminal, settleOperation } from '../operation/operation.ts';
-import { releaseAll, reserve, spend, walletBalance } from '../wallet/wallet.ts';
-import { deploymentEvent, distributionEvent } from './distribution.ts';
+import { appendEvent, type NewEvent } from '../event/event.ts';
+import type { BatchedStep, OperationHandler, StepContext } from '../operation/engine.ts';
+import { LIVE_STATUSES, enqueueBatched, isTerminal, settleOperation } from '../operation/operation.ts';
+import { releaseAll, releaseStatements, reserveStatements, spendStatements, walletForReserve } from '../wallet/wallet.ts';
+import { deploymentEvent, deploymentEventOf, distributionEvent, distributionEventOf } from './distribution.ts';
 import { TransientProviderError, providerFor, type ProvisionResult, type TeardownResult } from './provider.ts';
 
 /**
@@ -30,19 +31,38 @@ async function setDeployment(deps: Deps, tx: Tx, dep: Deployment, status: string
 
 const moneyOf = (d: Distribution, opId: string) => ({ organizationId: d.organizationId, brandId: d.brandId, distributionId: d.id, operationId: opId });
 
+const releasedEvent = (d: Distribution, opId: string, amount: number, reason: string): NewEvent => ({
+  organizationId: d.organizationId,
+  type: 'budget.released',
+  subject: { type: 'distribution', id: d.id },
+  data: { amount, brand: d.brandId, distribution: d.id, reason },
+  operationId: opId,
+  brandId: d.brandId,
+});
+
 /** Returns the distribution's unspent hold to the wallet, with `budget.released` when there was any. */
 async function release(deps: Deps, tx: Tx, d: Distribution, opId: string, reason: string) {
   const released = await releaseAll(deps, tx, moneyOf(d, opId));
-  if (released) {
-    await appendEvent(deps, tx, {
-      organizationId: d.organizationId,
-      type: 'budget.released',
-      subject: { type: 'distribution', id: d.id },
-      data: { amount: released, brand: d.brandId, distribution: d.id, reason },
-      operationId: opId,
-      brandId: d.brandId,
-    });
-  }
+  if (released) await appendEvent(deps, tx, releasedEvent(d, opId, released, reason));
+}
+
+/** A distribution row on the batched port (int8 as text, whatever the driver), and its read. */
+const distributionRead = (id: string) => Prisma.sql`SELECT id, organization_id AS "organizationId", brand_id AS "brandId", name, status,
+  budget::text AS budget, reserved::text AS reserved, spent::text AS spent, paused_from AS "pausedFrom", livemode, created_at AS "createdAt",
+  updated_at AS "updatedAt" FROM distribution WHERE id = ${id}`;
+const distributionOf = (r: Record<string, unknown>): Distribution =>
+  ({ ...r, budget: BigInt(r.budget as string), reserved: BigInt(r.reserved as string), spent: BigInt(r.spent as string) }) as Distribution;
+
+const deploymentById = statement<[id: string], Deployment>(
+  'deployment_by_id',
+  `SELECT id, organization_id AS "organizationId", distribution_id AS "distributionId", provider, config, status, provider_state AS "providerState",
+     livemode, created_at AS "createdAt", updated_at AS "updatedAt" FROM deployment WHERE id = $1`,
+);
+
+/** Sets the distribution's status (batched): the statement, and the row as it then is, for its event. */
+function setDistributionBatched(deps: Deps, d: Distribution, status: string) {
+  const now = deps.clock.now();
+  return { statement: Prisma.sql`UPDATE distribution SET status = ${status}, updated_at = ${now}::timestamptz WHERE id = ${d.id}`, row: { ...d, status, updatedAt: now } };
 }
 
 /** distribution.launch: reserve the budget and fan out one provisioning child per deployment (one transaction), settle on their outcome. */
@@ -52,48 +72,78 @@ const launch: OperationHandler = {
     const { deps, op } = ctx;
     switch (progressOf(ctx).phase ?? 'reserve') {
       // Reserving and fanning out are one transaction (launches stored mid-way by an older version resume at fan_out).
+      // Children this process has room for are enqueued leased to it and start as the transaction commits.
       case 'reserve':
       case 'fan_out':
-        return ctx.commit(async (tx) => {
-          const d = await dist(tx, ctx);
-          let reserved = progressOf(ctx).reserved;
-          if (progressOf(ctx).phase !== 'fan_out') {
-            const need = Math.max(0, Number(d.budget - d.reserved - d.spent));
-            const budgetEvent = (type: string, data: Record<string, unknown>) =>
-              appendEvent(deps, tx, { organizationId: d.organizationId, type, subject: { type: 'distribution', id: d.id }, data: { amount: need, brand: d.brandId, distribution: d.id, ...data }, operationId: op.id, brandId: d.brandId });
-            if (need > 0) {
-              if (!(await reserve(deps, tx, moneyOf(d, op.id), need))) {
-                const balance = await walletBalance(tx, d.brandId);
-                // Announced once, on entering the wait; rechecks while still short stay quiet.
-                if (ctx.op.waitingReason !== 'funding_required') await budgetEvent('budget.reserve_failed', { wallet_balance: balance });
-                return { status: 'waiting', reason: 'funding_required', progress: { phase: 'reserve', required: need, wallet_balance: balance } };
+        return ctx.commitBatched(
+          [
+            distributionRead(op.subjectId),
+            walletForReserve(op.subjectId),
+            Prisma.sql`SELECT id FROM deployment WHERE distribution_id = ${op.subjectId} AND status IN ('pending', 'failed', 'rejected') ORDER BY id`,
+          ],
+          (fresh, [dist, wallet, todo], take) => {
+            const d = distributionOf(dist![0]!);
+            const p = fresh.progress as Progress;
+            const statements: Prisma.Sql[] = [];
+            const events: NewEvent[] = [];
+            let reserved = p.reserved;
+            if (p.phase !== 'fan_out') {
+              const need = Math.max(0, Number(d.budget - d.reserved - d.spent));
+              const budgetEvent = (type: string, data: Record<string, unknown>): NewEvent => ({
+                organizationId: d.organizationId,
+                type,
+                subject: { type: 'distribution', id: d.id },
+                data: { amount: need, brand: d.brandId, distribution: d.id, ...data },
+                operationId: op.id,
+                brandId: d.brandId,
+              });
+              if (need > 0) {
+                // The wallet row is locked since the first round trip: the balance read is the one the reservation moves.
+                const balance = Number(wallet![0]?.balance ?? 0);
+                if (balance < need) {
+                  return {
+                    // Announced once, on entering the wait; rechecks while still short stay quiet.
+                    events: fresh.waitingReason !== 'funding_required' ? [budgetEvent('budget.reserve_failed', { wallet_balance: balance })] : [],
+                    outcome: { status: 'waiting', reason: 'funding_required', progress: { phase: 'reserve', required: need, wallet_balance: balance } },
+                  };
+                }
+                statements.push(...reserveStatements(deps, moneyOf(d, op.id), need));
+                events.push(budgetEvent('budget.reserved', {}));
               }
-              await budgetEvent('budget.reserved', {});
+              reserved = need;
             }
-            reserved = need;
-          }
-          const todo = await tx.deployment.findMany({ where: { distributionId: d.id, status: { in: ['pending', 'failed', 'rejected'] } }, orderBy: { id: 'asc' } });
-          for (const dep of todo) {
-            await tx.deployment.update({ where: { id: dep.id }, data: { status: 'provisioning', providerState: {}, updatedAt: deps.clock.now() } });
-            await enqueueOperation(deps, tx, {
-              organizationId: d.organizationId,
-              brandId: d.brandId,
-              subject: { type: 'deployment', id: dep.id },
-              kind: 'deployment.provision',
-              parentOperationId: op.id,
-            });
-          }
-          return { status: 'waiting', reason: 'awaiting_children_settle', progress: { phase: 'children', reserved, deployments: { total: todo.length, settled: 0 } } };
-        });
+            const ids = todo!.map((r) => r.id as string);
+            if (ids.length) {
+              statements.push(Prisma.sql`UPDATE deployment SET status = 'provisioning', provider_state = '{}', updated_at = ${deps.clock.now()}::timestamptz
+                WHERE id IN (SELECT json_array_elements_text(${JSON.stringify(ids)}::json))`);
+            }
+            const children = ids.map((id) =>
+              enqueueBatched(deps, { organizationId: d.organizationId, brandId: d.brandId, subject: { type: 'deployment', id }, kind: 'deployment.provision', parentOperationId: op.id, slot: take() }),
+            );
+            return {
+              statements: [...statements, ...children.flatMap((c) => c.statements)],
+              events,
+              afterCommit: children.map((c) => c.committed),
+              outcome: { status: 'waiting', reason: 'awaiting_children_settle', progress: { phase: 'children', reserved, deployments: { total: ids.length, settled: 0 } } },
+            };
+          },
+        );
       default:
-        return ctx.commit(async (tx) => {
-          const children = await tx.operation.findMany({ where: { parentOperationId: op.id } });
-          const ok = children.filter((c) => c.status === 'succeeded').length;
-          const settled = children.filter((c) => isTerminal(c.status)).length;
-          const progress = { ...progressOf(ctx), deployments: { total: children.length, settled, succeeded: ok } };
-          if (settled < children.length) return { status: 'waiting', reason: 'awaiting_children_settle', progress };
-          return { ...(await finishLaunch(deps, tx, await dist(tx, ctx), op.id, ok, children.length)), progress };
-        });
+        return ctx.commitBatched(
+          [
+            Prisma.sql`SELECT status FROM "operation" WHERE parent_operation_id = ${op.id}`,
+            distributionRead(op.subjectId),
+            Prisma.sql`SELECT status FROM deployment WHERE distribution_id = ${op.subjectId}`,
+          ],
+          (fresh, [children, dist, deployments]) => {
+            const ok = children!.filter((c) => c.status === 'succeeded').length;
+            const settled = children!.filter((c) => isTerminal(c.status as string)).length;
+            const progress = { ...(fresh.progress as Progress), deployments: { total: children!.length, settled, succeeded: ok } };
+            if (settled < children!.length) return { outcome: { status: 'waiting', reason: 'awaiting_children_settle', progress } };
+            const done = finishLaunch(deps, distributionOf(dist![0]!), op.id, ok, children!.length, deployments!.map((x) => x.status as string));
+            return { ...done, outcome: { ...done.outcome, progress } };
+          },
+        );
     }
   },
   /** A canceled launch supersedes its live children; the cancel operation then tears down what they left. */
@@ -107,26 +157,45 @@ const launch: OperationHandler = {
     }),
 };
 
-async function finishLaunch(deps: Deps, tx: Tx, d: Distribution, opId: string, ok: number, total: number): Promise<StepOutcome> {
+/** The launch's last step, once every child settled: release what is left when done, and the distribution's new status. */
+function finishLaunch(deps: Deps, d: Distribution, opId: string, ok: number, total: number, deploymentStatuses: string[]): BatchedStep {
+  const released = (reason: string) => {
+    const value = Number(d.reserved);
+    return {
+      statements: releaseStatements(deps, moneyOf(d, opId), value),
+      events: value > 0 ? [releasedEvent(d, opId, value, reason)] : [],
+      d: value > 0 ? { ...d, reserved: 0n } : d,
+    };
+  };
   if (ok === 0) {
-    await release(deps, tx, d, opId, 'launch_failed');
-    const row = await setDistribution(deps, tx, d, 'failed');
-    await distributionEvent(deps, tx, 'distribution.failed', row, opId);
-    return { status: 'failed', error: { code: 'all_deployments_failed', message: `None of the ${total} deployments came up` }, result: { distribution_status: 'failed' } };
+    const r = released('launch_failed');
+    const set = setDistributionBatched(deps, r.d, 'failed');
+    return {
+      statements: [...r.statements, set.statement],
+      events: [...r.events, distributionEventOf('distribution.failed', set.row, opId)],
+      outcome: { status: 'failed', error: { code: 'all_deployments_failed', message: `None of the ${total} deployments came up` }, result: { distribution_status: 'failed' } },
+    };
   }
-  const deployments = await tx.deployment.findMany({ where: { distributionId: d.id } });
-  if (ok === total && deployments.every((x) => x.status === 'completed')) {
-    await release(deps, tx, d, opId, 'completed');
-    const row = await setDistribution(deps, tx, await tx.distribution.findUniqueOrThrow({ where: { id: d.id } }), 'completed');
-    await distributionEvent(deps, tx, 'distribution.completed', row, opId);
-    return { status: 'succeeded', result: { distribution_status: 'completed', deployments_succeeded: ok, deployments_total: total } };
+  if (ok === total && deploymentStatuses.every((x) => x === 'completed')) {
+    const r = released('completed');
+    const set = setDistributionBatched(deps, r.d, 'completed');
+    return {
+      statements: [...r.statements, set.statement],
+      events: [...r.events, distributionEventOf('distribution.completed', set.row, opId)],
+      outcome: { status: 'succeeded', result: { distribution_status: 'completed', deployments_succeeded: ok, deployments_total: total } },
+    };
   }
   const status = ok === total ? 'active' : 'partially_active';
-  const row = await setDistribution(deps, tx, d, status);
-  await distributionEvent(deps, tx, 'distribution.live', row, opId, { partial: ok < total });
+  const set = setDistributionBatched(deps, d, status);
   const result = { distribution_status: status, deployments_succeeded: ok, deployments_total: total };
-  if (ok === total) return { status: 'succeeded', result };
-  return { status: 'partial', result, error: { code: 'some_deployments_failed', message: `${total - ok} of ${total} deployments did not come up` } };
+  return {
+    statements: [set.statement],
+    events: [distributionEventOf('distribution.live', set.row, opId, { partial: ok < total })],
+    outcome:
+      ok === total
+        ? { status: 'succeeded', result }
+        : { status: 'partial', result, error: { code: 'some_deployments_failed', message: `${total - ok} of ${total} deployments did not come up` } },
+  };
 }
 
 /** deployment.provision: one deployment through its provider; may wait on the provider's review. */
@@ -134,7 +203,8 @@ const provision: OperationHandler = {
   kind: 'deployment.provision',
   async step(ctx) {
     const { deps } = ctx;
-    const dep = await deps.db.prisma.deployment.findUniqueOrThrow({ where: { id: ctx.op.subjectId } });
+    const [dep] = await deps.db.sql.rows(deploymentById, [ctx.op.subjectId]);
+    if (!dep) throw new Error(`deployment ${ctx.op.subjectId} not found`);
     const adapter = providerFor(dep.provider);
     const opId = ctx.op.id;
     const fail = (status: 'failed' | 'rejected', event: string | null, code: string, message: string) =>
@@ -163,13 +233,19 @@ const provision: OperationHandler = {
       });
     }
     const active = result;
-    return ctx.commit(async (tx) => {
-      const row = await setDeployment(deps, tx, dep, 'active', 'deployment.activated', opId);
-      const d = await tx.distribution.findUniqueOrThrow({ where: { id: dep.distributionId } });
-      await spend(deps, tx, moneyOf(d, opId), active.spend);
-      if (active.drifted) await deploymentEvent(deps, tx, 'deployment.drifted', row, opId, { detail: 'The live placement differs from the requested config' });
-      if (active.complete) await setDeployment(deps, tx, row, 'completed', 'deployment.completed', opId);
-      return { status: 'succeeded', result: { deployment_status: active.complete ? 'completed' : 'active', spent: active.spend } };
+    return ctx.commitBatched([], (fresh) => {
+      const now = deps.clock.now();
+      const row = { ...dep, status: 'active', updatedAt: now };
+      const status = active.complete ? 'completed' : 'active';
+      const events = [deploymentEventOf('deployment.activated', row, fresh.brandId, opId)];
+      if (active.drifted) events.push(deploymentEventOf('deployment.drifted', row, fresh.brandId, opId, { detail: 'The live placement differs from the requested config' }));
+      if (active.complete) events.push(deploymentEventOf('deployment.completed', { ...row, status }, fresh.brandId, opId));
+      const money = { organizationId: dep.organizationId, brandId: fresh.brandId!, distributionId: dep.distributionId, operationId: opId };
+      return {
+        statements: [Prisma.sql`UPDATE deployment SET status = ${status}, updated_at = ${now}::timestamptz WHERE id = ${dep.id}`, ...spendStatements(deps, money, active.spend)],
+        events,
+        outcome: { status: 'succeeded', result: { deployment_status: status, spent: active.spend } },
+      };
     });
   },
 };

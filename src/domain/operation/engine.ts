@@ -1,8 +1,9 @@
 import type { Operation } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
-import type { Deps } from '../context.ts';
+import type { Deps, OperationSlot } from '../context.ts';
 import { statement } from '../../db/sql-port.ts';
-import { LIVE_STATUSES, OPERATION_COLUMNS, settleOperation, type OperationError, type Settlement, type WaitingReason } from './operation.ts';
+import { appendEvent, insertEvents, type NewEvent } from '../event/event.ts';
+import { LIVE_STATUSES, OPERATION_COLUMNS, inlineSlots, settleStatement, settledRow, settledEvent, type SettleRow, type OperationError, type Settlement, type WaitingReason } from './operation.ts';
 
 /**
  * How an operation moves. A worker CLAIMS one due operation by taking its
@@ -28,11 +29,26 @@ export type StepOutcome =
   /** A transient failure: back off and try again (a new attempt). */
   | { status: 'retry'; error: OperationError };
 
+/** What a step commits on the batched SQL port: its outcome, its writes and events, and what to run after the commit. */
+export interface BatchedStep {
+  outcome: StepOutcome;
+  statements?: Prisma.Sql[];
+  events?: NewEvent[];
+  afterCommit?: (() => void)[];
+}
+
 export interface StepContext {
   deps: Deps;
   op: Operation;
   /** Runs `fn` in a transaction fenced by this worker's lease and applies the outcome it returns in that same transaction. */
   commit(fn: (tx: Tx) => Promise<StepOutcome>): Promise<StepOutcome>;
+  /**
+   * The same on the batched SQL port, in two round trips: the fence with `reads` (their rows go to `fn` with the
+   * fresh operation), then `fn`'s writes, its events and the outcome with the COMMIT. For hot paths whose writes
+   * do not depend on what a write returns. `take` gives operations it enqueues a local slot (NewOperation.slot); the
+   * first is this run's own, since a commit that enqueues ends the run.
+   */
+  commitBatched(reads: Prisma.Sql[], fn: (op: Operation, rows: Record<string, unknown>[][], take: () => OperationSlot | undefined) => BatchedStep): Promise<StepOutcome>;
 }
 
 export interface OperationHandler {
@@ -83,70 +99,102 @@ export async function claimOperations(deps: Deps, owner: string, limit: number):
   return ops;
 }
 
-/** Applies a step's outcome in its transaction; for `continue`, returns the row the next step runs on. */
-async function applyOutcome(deps: Deps, tx: Tx, op: Operation, out: StepOutcome): Promise<Operation | undefined> {
-  let next: Operation | undefined;
-  const now = deps.clock.now();
-  const ops = deps.config.operations;
-  const progress = 'progress' in out && out.progress ? { progress: out.progress as Prisma.InputJsonObject } : {};
-  switch (out.status) {
-    case 'continue':
-      next = await tx.operation.update({
-        where: { id: op.id },
-        data: { status: 'running', waitingReason: null, ...progress, leaseExpiresAt: new Date(now.getTime() + ops.leaseMs), updatedAt: now },
-      });
-      break;
-    case 'waiting':
-      await tx.operation.update({
-        where: { id: op.id },
-        data: {
-          status: 'waiting',
-          waitingReason: out.reason,
-          ...progress,
-          runAfter: new Date(now.getTime() + ops.recheckMs),
-          leaseOwner: null,
-          leaseExpiresAt: null,
-          updatedAt: now,
-        },
-      });
-      break;
-    case 'retry': {
-      if (op.attempts >= op.maxAttempts) {
-        await settleOperation(deps, tx, op.id, { status: 'failed', error: { ...out.error, attempts: op.attempts } });
-        break;
-      }
-      const runAfter = new Date(now.getTime() + retryDelayMs(deps, op.attempts));
-      await tx.operation.update({
-        where: { id: op.id },
-        data: {
-          status: 'pending',
-          waitingReason: null,
-          progress: { ...(op.progress as object), last_error: out.error } as Prisma.InputJsonObject,
-          runAfter,
-          leaseOwner: null,
-          leaseExpiresAt: null,
-          updatedAt: now,
-        },
-      });
-      // This process knows when the retry is due: it looks then, not at the next poll.
-      deps.db.afterCommit(tx, () => deps.operations?.wakeAt(runAfter));
-      break;
-    }
-    default: {
-      await settleOperation(deps, tx, op.id, out);
-    }
-  }
-  deps.db.afterCommit(tx, () => deps.operations?.changed(op.id));
-  return next;
+/**
+ * A step's outcome as statements for its transaction (the same for both commit paths): the row update or the
+ * settlement, its event, and what to do after the commit given the statements' rows. For `continue`, `next` is the
+ * index of the statement returning the row the next step runs on.
+ */
+interface OutcomePlan {
+  statements: Prisma.Sql[];
+  events: NewEvent[];
+  next?: number;
+  after: (rows: Record<string, unknown>[][]) => void;
 }
 
-/** The lease fence and the fresh row in one statement: undefined when `owner` no longer holds a live lease. */
+function planOutcome(deps: Deps, op: Operation, out: StepOutcome, take?: () => OperationSlot | undefined): OutcomePlan {
+  const now = deps.clock.now();
+  const ops = deps.config.operations;
+  const changed = () => deps.operations?.changed(op.id);
+  const progress = 'progress' in out && out.progress ? JSON.stringify(out.progress) : null;
+  const settle = (st: Settlement): OutcomePlan => {
+    // A child that settles hands the parent it wakes to a free local slot: the parent's next step runs at once.
+    const slot = op.parentOperationId ? take?.() : undefined;
+    return {
+      statements: [settleStatement(deps, op.id, st, now, slot?.owner)],
+      events: [settledEvent(settledRow(op, st, now), st)],
+      after: ([rows]) => {
+        const settled = (rows ?? []) as SettleRow[];
+        const handed = settled.find((r) => r.role === 'handed');
+        if (handed && slot) {
+          const { role: _, woken: __, notified: ___, ...parent } = handed;
+          slot.run(parent);
+        } else if (settled.find((r) => r.role === 'settled')?.woken) deps.operations?.kick();
+        changed();
+      },
+    };
+  };
+  switch (out.status) {
+    case 'continue':
+      return {
+        statements: [
+          Prisma.sql`UPDATE "operation" o SET status = 'running', waiting_reason = NULL, progress = COALESCE(${progress}::jsonb, o.progress),
+            lease_expires_at = ${new Date(now.getTime() + ops.leaseMs)}::timestamptz, updated_at = ${now}::timestamptz
+          WHERE o.id = ${op.id} RETURNING ${Prisma.raw(OPERATION_COLUMNS)}`,
+        ],
+        events: [],
+        next: 0,
+        after: changed,
+      };
+    case 'waiting':
+      return {
+        statements: [
+          Prisma.sql`UPDATE "operation" o SET status = 'waiting', waiting_reason = ${out.reason}, progress = COALESCE(${progress}::jsonb, o.progress),
+            run_after = ${new Date(now.getTime() + ops.recheckMs)}::timestamptz, lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz
+          WHERE o.id = ${op.id}`,
+        ],
+        events: [],
+        after: changed,
+      };
+    case 'retry': {
+      if (op.attempts >= op.maxAttempts) return settle({ status: 'failed', error: { ...out.error, attempts: op.attempts } });
+      const runAfter = new Date(now.getTime() + retryDelayMs(deps, op.attempts));
+      return {
+        statements: [
+          Prisma.sql`UPDATE "operation" o SET status = 'pending', waiting_reason = NULL, progress = ${JSON.stringify({ ...(op.progress as object), last_error: out.error })}::jsonb,
+            run_after = ${runAfter}::timestamptz, lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz
+          WHERE o.id = ${op.id}`,
+        ],
+        events: [],
+        // This process knows when the retry is due: it looks then, not at the next poll.
+        after: () => {
+          deps.operations?.wakeAt(runAfter);
+          changed();
+        },
+      };
+    }
+    default:
+      return settle(out);
+  }
+}
+
+/** Applies a step's outcome in its Prisma transaction; for `continue`, returns the row the next step runs on. */
+async function applyOutcome(deps: Deps, tx: Tx, op: Operation, out: StepOutcome, take?: () => OperationSlot | undefined): Promise<Operation | undefined> {
+  const plan = planOutcome(deps, op, out, take);
+  const rows: Record<string, unknown>[][] = [];
+  for (const st of plan.statements) rows.push(await tx.$queryRaw<Record<string, unknown>[]>(st));
+  for (const e of plan.events) await appendEvent(deps, tx, e);
+  deps.db.afterCommit(tx, () => plan.after(rows));
+  return plan.next === undefined ? undefined : (rows[plan.next]![0] as unknown as Operation);
+}
+
+/** The lease fence and the fresh row in one statement: no row when `owner` no longer holds a live lease. */
+const fenceStatement = (deps: Deps, id: string, owner: string) => Prisma.sql`
+  UPDATE "operation" o SET updated_at = ${deps.clock.now()}::timestamptz
+  WHERE o.id = ${id} AND o.lease_owner = ${owner} AND o.status IN ('pending', 'running', 'waiting')
+  RETURNING ${Prisma.raw(OPERATION_COLUMNS)}`;
+
 async function fence(deps: Deps, tx: Tx, id: string, owner: string): Promise<Operation | undefined> {
-  const rows = await tx.$queryRaw<Operation[]>`
-    UPDATE "operation" o SET updated_at = ${deps.clock.now()}
-    WHERE o.id = ${id} AND o.lease_owner = ${owner} AND o.status IN ('pending', 'running', 'waiting')
-    RETURNING ${Prisma.raw(OPERATION_COLUMNS)}`;
-  return rows[0];
+  return (await tx.$queryRaw<Operation[]>(fenceStatement(deps, id, owner)))[0];
 }
 
 /**
@@ -172,14 +220,44 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
         deps,
         op,
         commit: (fn) =>
-          deps.db.transaction(async (tx) => {
-            const fresh = await fence(deps, tx, op.id, owner);
-            if (!fresh) throw new LeaseLost(op.id);
-            ctx.op = fresh;
-            const out = await fn(tx);
-            next = await applyOutcome(deps, tx, fresh, out);
+          inlineSlots(
+            deps,
+            (take) =>
+            deps.db.transaction(async (tx) => {
+              const fresh = await fence(deps, tx, op.id, owner);
+              if (!fresh) throw new LeaseLost(op.id);
+              ctx.op = fresh;
+              const out = await fn(tx);
+              next = await applyOutcome(deps, tx, fresh, out, take);
+              return out;
+            }),
+            true,
+          ),
+        commitBatched: (reads, fn) =>
+          inlineSlots(deps, async (take) => {
+            let after: () => void = () => {};
+            const out = await deps.db.sql.transaction(async (send) => {
+              const [fenced, ...read] = await send([fenceStatement(deps, op.id, owner), ...reads]);
+              const fresh = fenced![0] as unknown as Operation | undefined;
+              if (!fresh) throw new LeaseLost(op.id);
+              ctx.op = fresh;
+              const step = fn(fresh, read, take);
+              const plan = planOutcome(deps, fresh, step.outcome, take);
+              const events = [...(step.events ?? []), ...plan.events];
+              const writes = [...(step.statements ?? []), ...plan.statements];
+              const rows = await send([...writes, ...(events.length ? [insertEvents(deps, events)] : [])], { commit: true });
+              const own = rows.slice(step.statements?.length ?? 0);
+              if (plan.next !== undefined) next = own[plan.next]![0] as unknown as Operation;
+              after = () => {
+                if (events.length) deps.sequencer.kick();
+                for (const f of step.afterCommit ?? []) f();
+                plan.after(own);
+              };
+              return step.outcome;
+            });
+            after();
             return out;
-          }),
+          }, true),
       };
       let out: StepOutcome;
       if (!handler) {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { Operation } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
-import type { Deps } from '../context.ts';
-import { appendEvent } from '../event/event.ts';
+import type { Deps, OperationSlot } from '../context.ts';
+import { appendEvent, type NewEvent } from '../event/event.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { isId, newId, normalizeId, type IdKind } from '../id.ts';
 import { parseInput } from '../validation.ts';
@@ -76,12 +76,13 @@ export function presentOperation(row: Operation): PublicOperation {
   };
 }
 
-/** Every column of `operation` under its model name, so raw statements return `Operation` rows. */
-export const OPERATION_COLUMNS = `o.id, o.organization_id AS "organizationId", o.brand_id AS "brandId", o.subject_type AS "subjectType",
-  o.subject_id AS "subjectId", o.kind, o.plane, o.status, o.waiting_reason AS "waitingReason", o.attempts, o.max_attempts AS "maxAttempts",
-  o.error, o.result, o.progress, o.target_operation_id AS "targetOperationId", o.parent_operation_id AS "parentOperationId",
-  o.cancel_requested_by AS "cancelRequestedBy", o.run_after AS "runAfter", o.lease_owner AS "leaseOwner", o.lease_expires_at AS "leaseExpiresAt",
-  o.livemode, o.created_at AS "createdAt", o.updated_at AS "updatedAt", o.completed_at AS "completedAt"`;
+/** Every column of `operation` (as `alias`) under its model name, so raw statements return `Operation` rows. */
+export const operationColumns = (a: string) => `${a}.id, ${a}.organization_id AS "organizationId", ${a}.brand_id AS "brandId", ${a}.subject_type AS "subjectType",
+  ${a}.subject_id AS "subjectId", ${a}.kind, ${a}.plane, ${a}.status, ${a}.waiting_reason AS "waitingReason", ${a}.attempts, ${a}.max_attempts AS "maxAttempts",
+  ${a}.error, ${a}.result, ${a}.progress, ${a}.target_operation_id AS "targetOperationId", ${a}.parent_operation_id AS "parentOperationId",
+  ${a}.cancel_requested_by AS "cancelRequestedBy", ${a}.run_after AS "runAfter", ${a}.lease_owner AS "leaseOwner", ${a}.lease_expires_at AS "leaseExpiresAt",
+  ${a}.livemode, ${a}.created_at AS "createdAt", ${a}.updated_at AS "updatedAt", ${a}.completed_at AS "completedAt"`;
+export const OPERATION_COLUMNS = operationColumns('o');
 
 export interface NewOperation {
   organizationId: string;
@@ -92,41 +93,99 @@ export interface NewOperation {
   targetOperationId?: string | null;
   parentOperationId?: string | null;
   progress?: Record<string, unknown>;
+  /**
+   * A slot of this process's worker (`inlineSlots`): the operation is inserted running under the slot's lease (attempt
+   * 1) and runs right after the commit, instead of waiting to be woken and claimed.
+   */
+  slot?: OperationSlot;
+}
+
+/** The row `enqueueOperation` inserts: pending, or already running under a local slot's lease. */
+export function newOperationRow(deps: Deps, o: NewOperation): Operation {
+  const now = deps.clock.now();
+  const id = newId('operation');
+  return {
+    id,
+    organizationId: o.organizationId,
+    brandId: o.brandId ?? null,
+    subjectType: o.subject.type,
+    subjectId: o.subject.id,
+    kind: o.kind,
+    plane: o.plane ?? 'mutation',
+    status: o.slot ? 'running' : 'pending',
+    waitingReason: null,
+    attempts: o.slot ? 1 : 0,
+    maxAttempts: deps.config.operations.maxAttempts,
+    error: null,
+    result: {},
+    progress: (o.progress ?? {}) as Prisma.JsonObject,
+    targetOperationId: o.targetOperationId ?? null,
+    parentOperationId: o.parentOperationId ?? null,
+    cancelRequestedBy: null,
+    runAfter: now,
+    leaseOwner: o.slot ? `${o.slot.owner}:${id}` : null,
+    leaseExpiresAt: o.slot ? new Date(now.getTime() + deps.config.operations.leaseMs) : null,
+    livemode: true,
+    createdAt: now,
+    updatedAt: now,
+    completedAt: null,
+  };
 }
 
 /**
- * Inserts a pending operation. The partial unique index
+ * Runs `fn` (which wraps one transaction) with `take`, which reserves a run slot of this process for an operation
+ * the transaction enqueues; slots not started by the commit (a rollback, an error) are given back. With `handover`
+ * (a running operation's commit that ends its run), the first slot taken is that run's own.
+ */
+export async function inlineSlots<T>(deps: Deps, fn: (take: () => OperationSlot | undefined) => Promise<T>, handover = false): Promise<T> {
+  const slots: OperationSlot[] = [];
+  try {
+    return await fn(() => {
+      const slot = deps.operations?.reserve(handover && !slots.length);
+      if (slot) slots.push(slot);
+      return slot;
+    });
+  } finally {
+    for (const s of slots) s.cancel();
+  }
+}
+
+/**
+ * Inserts a pending operation (or a running one under a local slot, see NewOperation.slot). The partial unique index
  * `operation_one_live_per_subject` is the rule: a second live operation on
  * the same subject and plane fails here (on PostgreSQL a concurrent insert
  * waits for the first to commit, then fails), whatever the caller read before.
  */
 export async function enqueueOperation(deps: Deps, tx: Tx, o: NewOperation): Promise<Operation> {
-  const now = deps.clock.now();
   try {
-    const row = await tx.operation.create({
-      data: {
-        id: newId('operation'),
-        organizationId: o.organizationId,
-        brandId: o.brandId ?? null,
-        subjectType: o.subject.type,
-        subjectId: o.subject.id,
-        kind: o.kind,
-        plane: o.plane ?? 'mutation',
-        maxAttempts: deps.config.operations.maxAttempts,
-        targetOperationId: o.targetOperationId ?? null,
-        parentOperationId: o.parentOperationId ?? null,
-        progress: (o.progress ?? {}) as Prisma.InputJsonObject,
-        runAfter: now,
-        createdAt: now,
-        updatedAt: now,
-      },
-    });
-    await announceDue(deps, tx);
+    const { error: _, result, progress, ...data } = newOperationRow(deps, o);
+    const row = await tx.operation.create({ data: { ...data, result: result as Prisma.InputJsonObject, progress: progress as Prisma.InputJsonObject } });
+    const slot = o.slot;
+    // Leased to this process: nobody else may claim it, so there is nothing to announce.
+    if (slot) deps.db.afterCommit(tx, () => slot.run(row));
+    else await announceDue(deps, tx);
     return row;
   } catch (e) {
     if (isUniqueViolation(e)) throw operationConflict(o.subject);
     throw e;
   }
+}
+
+/**
+ * The same enqueue on the batched SQL port (src/db/sql-port.ts): the row, the statements that insert and announce it
+ * inside the caller's transaction, and what to run once that transaction has committed.
+ */
+export function enqueueBatched(deps: Deps, o: NewOperation): { row: Operation; statements: Prisma.Sql[]; committed(): void } {
+  const r = newOperationRow(deps, o);
+  const insert = Prisma.sql`INSERT INTO "operation" (id, organization_id, brand_id, subject_type, subject_id, kind, plane, status, attempts, max_attempts,
+      progress, target_operation_id, parent_operation_id, run_after, lease_owner, lease_expires_at, created_at, updated_at)
+    VALUES (${r.id}, ${r.organizationId}, ${r.brandId}, ${r.subjectType}, ${r.subjectId}, ${r.kind}, ${r.plane}, ${r.status}, ${r.attempts}::int,
+      ${r.maxAttempts}::int, ${JSON.stringify(r.progress)}::jsonb, ${r.targetOperationId}, ${r.parentOperationId}, ${r.runAfter}::timestamptz,
+      ${r.leaseOwner}, ${r.leaseExpiresAt}::timestamptz, ${r.createdAt}::timestamptz, ${r.updatedAt}::timestamptz)`;
+  const slot = o.slot;
+  // As in enqueueOperation: one leased to this process is run after the commit; any other is announced.
+  const notify = !slot && deps.db.kind === 'postgres' ? [Prisma.sql`SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''})::text`] : [];
+  return { row: r, statements: [insert, ...notify], committed: () => (slot ? slot.run(r) : deps.operations?.kick()) };
 }
 
 export const operationConflict = (subject: { type: string; id: string }) =>
@@ -178,46 +237,84 @@ const EVENT_OF: Record<TerminalStatus, string> = {
   canceled: 'operation.canceled',
 };
 
+/** A row of `settleStatement`: the settled operation (`role` settled, with how many it woke) or the parent handed to this process. */
+export type SettleRow = Operation & { role: 'settled' | 'handed'; woken: number; notified: number };
+
 /**
- * Moves an operation to a terminal status, appends its `operation.*` event
- * and wakes whoever waits on it (its parent, a cancel targeting it), all in
- * the caller's transaction. Only a live operation settles: false otherwise.
+ * One statement settles a live operation, wakes whoever waits on it (its parent, a cancel targeting it) and, if it
+ * woke any, notifies other processes; it returns the settled row and how many it woke. A missing error, result or
+ * progress leaves the stored one. With `handoff` (a local slot's lease owner), the woken parent is also claimed for
+ * that slot in the same statement, unless another worker holds it, and returned as a second row (`role` handed).
  */
-export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlement): Promise<boolean> {
-  const now = deps.clock.now();
+export function settleStatement(deps: Deps, id: string, s: Settlement, now: Date, handoff?: string): Prisma.Sql {
   const json = (v: object | null | undefined) => (v ? JSON.stringify(v) : null);
-  // One statement settles, reads back, wakes whoever waits on it (its parent, a cancel targeting it) and, if it woke
-  // any, notifies other processes; a missing error, result or progress leaves the stored one.
-  const [settled] = await tx.$queryRaw<(Operation & { woken: number; notified: number })[]>`
+  const leaseUntil = new Date(now.getTime() + deps.config.operations.leaseMs);
+  const hand = Prisma.sql`(${handoff ?? null}::text IS NOT NULL AND w.id = o.parent_operation_id AND (w.lease_expires_at IS NULL OR w.lease_expires_at < ${now}::timestamptz))`;
+  return Prisma.sql`
     WITH o AS (
       UPDATE "operation" o SET
         status = ${s.status}, waiting_reason = NULL,
         error = COALESCE(${json(s.error)}::jsonb, o.error),
         result = COALESCE(${json(s.result)}::jsonb, o.result),
         progress = COALESCE(${json(s.progress)}::jsonb, o.progress),
-        lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}, completed_at = ${now}
+        lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz, completed_at = ${now}::timestamptz
       WHERE o.id = ${id} AND o.status IN ('pending', 'running', 'waiting')
       RETURNING o.*),
     woken AS (
-      UPDATE "operation" w SET run_after = ${now} FROM o
+      UPDATE "operation" w SET run_after = ${now}::timestamptz,
+        lease_owner = CASE WHEN ${hand} THEN ${handoff ?? null}::text || ':' || w.id ELSE w.lease_owner END,
+        lease_expires_at = CASE WHEN ${hand} THEN ${leaseUntil}::timestamptz ELSE w.lease_expires_at END
+      FROM o
       WHERE w.status = 'waiting' AND (w.target_operation_id = o.id OR w.id = o.parent_operation_id)
-      RETURNING w.id),
+      RETURNING w.*, w.lease_owner IS NOT DISTINCT FROM ${handoff ?? null}::text || ':' || w.id AS handed),
     notified AS (SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''}) FROM (SELECT FROM woken LIMIT 1) first)
-    SELECT ${Prisma.raw(OPERATION_COLUMNS)}, (SELECT count(*)::int FROM woken) AS woken, (SELECT count(*)::int FROM notified) AS notified FROM o`;
-  if (!settled) return false;
-  const { woken, notified: _, ...row } = settled;
-  if (woken) {
-    announced.add(tx);
-    deps.db.afterCommit(tx, () => deps.operations?.kick());
-  }
-  await appendEvent(deps, tx, {
+    SELECT 'settled' AS role, ${Prisma.raw(OPERATION_COLUMNS)}, (SELECT count(*)::int FROM woken) AS woken, (SELECT count(*)::int FROM notified) AS notified FROM o
+    UNION ALL
+    SELECT 'handed', ${Prisma.raw(operationColumns('w'))}, 0, 0 FROM woken w WHERE w.handed`;
+}
+
+/** What `settleStatement` leaves of a live row it holds (a fenced run's): the same row the statement returns. */
+export function settledRow(op: Operation, s: Settlement, now: Date): Operation {
+  return {
+    ...op,
+    status: s.status,
+    waitingReason: null,
+    error: (s.error ?? op.error) as Operation['error'],
+    result: (s.result ?? op.result) as Operation['result'],
+    progress: (s.progress ?? op.progress) as Operation['progress'],
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    updatedAt: now,
+    completedAt: now,
+  };
+}
+
+/** The `operation.*` event of a settled row. */
+export function settledEvent(row: Operation, s: Settlement): NewEvent {
+  return {
     organizationId: row.organizationId,
     type: s.status === 'canceled' ? (s.canceledAs ?? 'operation.canceled') : EVENT_OF[s.status],
     subject: { type: row.subjectType, id: row.subjectId },
     data: { object: presentOperation(row) },
     operationId: row.id,
     brandId: row.brandId,
-  });
+  };
+}
+
+/**
+ * Moves an operation to a terminal status, appends its `operation.*` event
+ * and wakes whoever waits on it (its parent, a cancel targeting it), all in
+ * the caller's transaction. Only a live operation settles: false otherwise.
+ */
+export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlement): Promise<boolean> {
+  const settled = (await tx.$queryRaw<SettleRow[]>(settleStatement(deps, id, s, deps.clock.now()))).find((r) => r.role === 'settled');
+  if (!settled) return false;
+  const { woken, notified: _, role: __, ...row } = settled;
+  if (woken) {
+    announced.add(tx);
+    deps.db.afterCommit(tx, () => deps.operations?.kick());
+  }
+  await appendEvent(deps, tx, settledEvent(row, s));
   deps.db.afterCommit(tx, () => deps.operations?.changed(id));
   return true;
 }

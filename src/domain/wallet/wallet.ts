@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Tx } from '../../db/database.ts';
+import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { missing } from '../errors.ts';
 import { newId } from '../id.ts';
@@ -23,19 +23,14 @@ export interface Movement {
   operationId?: string | null;
 }
 
+function movementStatement(deps: Deps, m: Movement, kind: 'top_up' | 'reserve' | 'release' | 'spend', value: number): Prisma.Sql {
+  return Prisma.sql`INSERT INTO wallet_movement (id, organization_id, brand_id, kind, amount, distribution_id, operation_id, created_at)
+    VALUES (${newId('walletMovement')}, ${m.organizationId}, ${m.brandId}, ${kind}, ${value}::bigint, ${m.distributionId ?? null}, ${m.operationId ?? null},
+      ${deps.clock.now()}::timestamptz)`;
+}
+
 async function record(deps: Deps, tx: Tx, m: Movement, kind: 'top_up' | 'reserve' | 'release' | 'spend', value: number) {
-  await tx.walletMovement.create({
-    data: {
-      id: newId('walletMovement'),
-      organizationId: m.organizationId,
-      brandId: m.brandId,
-      kind,
-      amount: value,
-      distributionId: m.distributionId ?? null,
-      operationId: m.operationId ?? null,
-      createdAt: deps.clock.now(),
-    },
-  });
+  await tx.$executeRaw(movementStatement(deps, m, kind, value));
 }
 
 export async function walletBalance(db: Tx | Deps['db']['prisma'], brandId: string): Promise<number> {
@@ -44,37 +39,53 @@ export async function walletBalance(db: Tx | Deps['db']['prisma'], brandId: stri
 }
 
 /**
- * Moves `value` from the wallet into the distribution's hold when the wallet
- * covers it. The conditional update is the check: two reservations racing
- * for the same money cannot both pass.
+ * The balance of the brand of `distributionId` (one row, `balance` as text), locked until the commit, when the
+ * distribution still needs money:
+ * a reservation decided on it cannot be overtaken. No row when nothing is needed or the brand has no wallet.
  */
-export async function reserve(deps: Deps, tx: Tx, m: Movement & { distributionId: string }, value: number): Promise<boolean> {
-  const { count } = await tx.brandWallet.updateMany({
-    where: { brandId: m.brandId, balance: { gte: value } },
-    data: { balance: { decrement: value }, updatedAt: deps.clock.now() },
-  });
-  if (!count) return false;
-  await tx.distribution.update({ where: { id: m.distributionId }, data: { reserved: { increment: value } } });
-  await record(deps, tx, m, 'reserve', value);
-  return true;
+export function walletForReserve(distributionId: string): Prisma.Sql {
+  return Prisma.sql`SELECT w.balance::text AS balance FROM distribution d JOIN brand_wallet w ON w.brand_id = d.brand_id
+    WHERE d.id = ${distributionId} AND d.budget - d.reserved - d.spent > 0 FOR UPDATE OF w`;
+}
+
+/**
+ * Moves `value` from the wallet into the distribution's hold. The caller holds the wallet's lock (walletForReserve)
+ * and saw the balance cover it; the conditional update keeps the wallet from going negative whatever happens.
+ */
+export function reserveStatements(deps: Deps, m: Movement & { distributionId: string }, value: number): Prisma.Sql[] {
+  return [
+    Prisma.sql`UPDATE brand_wallet SET balance = balance - ${value}::bigint, updated_at = ${deps.clock.now()}::timestamptz
+      WHERE brand_id = ${m.brandId} AND balance >= ${value}::bigint`,
+    Prisma.sql`UPDATE distribution SET reserved = reserved + ${value}::bigint WHERE id = ${m.distributionId}`,
+    movementStatement(deps, m, 'reserve', value),
+  ];
 }
 
 /** Moves `value` of the distribution's hold to spent (a provider consumed it). */
-export async function spend(deps: Deps, tx: Tx, m: Movement & { distributionId: string }, value: number): Promise<void> {
-  if (value <= 0) return;
-  await tx.distribution.update({ where: { id: m.distributionId }, data: { reserved: { decrement: value }, spent: { increment: value } } });
-  await record(deps, tx, m, 'spend', value);
+export function spendStatements(deps: Deps, m: Movement & { distributionId: string }, value: number): Prisma.Sql[] {
+  if (value <= 0) return [];
+  return [
+    Prisma.sql`UPDATE distribution SET reserved = reserved - ${value}::bigint, spent = spent + ${value}::bigint WHERE id = ${m.distributionId}`,
+    movementStatement(deps, m, 'spend', value),
+  ];
+}
+
+/** Returns `value`, what the distribution holds, to the wallet. */
+export function releaseStatements(deps: Deps, m: Movement & { distributionId: string }, value: number): Prisma.Sql[] {
+  if (value <= 0) return [];
+  return [
+    Prisma.sql`UPDATE distribution SET reserved = reserved - ${value}::bigint WHERE id = ${m.distributionId}`,
+    Prisma.sql`UPDATE brand_wallet SET balance = balance + ${value}::bigint, updated_at = ${deps.clock.now()}::timestamptz WHERE brand_id = ${m.brandId}`,
+    movementStatement(deps, m, 'release', value),
+  ];
 }
 
 /** Returns everything the distribution still holds to the wallet; the amount released (0 when nothing was held). */
 export async function releaseAll(deps: Deps, tx: Tx, m: Movement & { distributionId: string }): Promise<number> {
   const dist = await tx.distribution.findUniqueOrThrow({ where: { id: m.distributionId }, select: { reserved: true } });
   const value = Number(dist.reserved);
-  if (value <= 0) return 0;
-  await tx.distribution.update({ where: { id: m.distributionId }, data: { reserved: { decrement: value } } });
-  await tx.brandWallet.update({ where: { brandId: m.brandId }, data: { balance: { increment: value }, updatedAt: deps.clock.now() } });
-  await record(deps, tx, m, 'release', value);
-  return value;
+  for (const st of releaseStatements(deps, m, value)) await tx.$executeRaw(st);
+  return Math.max(0, value);
 }
 
 export const TopUpInput = z.strictObject({ amount: amount.min(1) });
