@@ -131,6 +131,8 @@ export async function runIdempotentBatched(
   deps: Deps,
   req: IdempotencyRequest | undefined,
   effect: (send: BatchSend) => Promise<BatchedResult>,
+  /** Awaited before the commit is sent: a provisional caller's confirmation (request-auth.ts); its rejection rolls everything back. */
+  beforeCommit?: () => Promise<void>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   const conflictCode: ConflictCode = 'idempotency_key_conflict';
   if (req) {
@@ -146,6 +148,7 @@ export async function runIdempotentBatched(
         prelude = [];
         return rows.slice(skip);
       });
+      await beforeCommit?.();
       await send([...result.finish, ...(req ? [completeRecord(req, result.response)] : [])], { commit: true });
       return result;
     });
