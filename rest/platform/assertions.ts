@@ -10,7 +10,7 @@ import {
 } from '../../src/domain/assertion/assertion.ts';
 import type { RouteDef } from '../http/route.ts';
 import { answerMutation, answerRetrieve } from './answer.ts';
-import { callerWith, platformQuery } from './pipeline.ts';
+import { callerWith, confirmsAdmission, platformQuery } from './pipeline.ts';
 import { Assertion, AssertionList, AssertionRevocation } from './standing-schemas.ts';
 
 /** Assertions: claims about an entity; organization-scoped (brand selection does not apply). */
@@ -27,7 +27,7 @@ export function assertionRoutes(deps: Deps): RouteDef[] {
       body: CreateAssertionInput,
       idempotent: true,
       success: { status: 201, description: 'The assertion event (200: the current one, nothing appended)', schema: Assertion },
-      handler: (ctx) => answerMutation(deps, ctx, 'assertions:write', (caller, input, key) => mutateAssertion(deps, caller, { op: 'create', input }, key)),
+      handler: confirmsAdmission((ctx) => answerMutation(deps, ctx, 'assertions:write', (caller, input, key) => mutateAssertion(deps, caller, { op: 'create', input }, key))),
     },
     {
       ...common,
@@ -39,7 +39,7 @@ export function assertionRoutes(deps: Deps): RouteDef[] {
       body: RevokeAssertionInput,
       idempotent: true,
       success: { status: 201, description: 'The revocation (200: already absent)', schema: AssertionRevocation },
-      handler: (ctx) => answerMutation(deps, ctx, 'assertions:write', (caller, input, key) => mutateAssertion(deps, caller, { op: 'revoke', input }, key)),
+      handler: confirmsAdmission((ctx) => answerMutation(deps, ctx, 'assertions:write', (caller, input, key) => mutateAssertion(deps, caller, { op: 'revoke', input }, key))),
     },
     {
       ...common,

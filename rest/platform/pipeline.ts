@@ -14,11 +14,46 @@ import { setRateLimitHeaders } from '../http/rate-limit.ts';
 export function platformPipeline(gate: PlatformGate): Middleware {
   return async (ctx, next) => {
     const cost = requestCost(listItemsOf(ctx));
-    const caller = await gate.authorize({ bearer: bearer(ctx), brand: ctx.get('service-brand') || undefined }, cost);
+    const headers = { bearer: bearer(ctx), brand: ctx.get('service-brand') || undefined };
+    if (!confirmsBeforeCommit(ctx)) {
+      const caller = await gate.authorize(headers, cost);
+      setRateLimitHeaders(ctx, caller.rateLimit);
+      ctx.state.caller = caller;
+      return next();
+    }
+    const caller = await gate.authorizeProvisionally(headers, cost);
     setRateLimitHeaders(ctx, caller.rateLimit);
     ctx.state.caller = caller;
-    await next();
+    // Nothing is answered before the admission is confirmed; a refusal replaces whatever the route said or threw.
+    try {
+      await next();
+    } catch (e) {
+      await caller.confirm?.();
+      throw e;
+    }
+    await caller.confirm?.();
   };
+}
+
+/** Handlers that confirm a provisional caller (`authorizeProvisionally`) before they commit. */
+const confirmingHandlers = new WeakSet<(ctx: Context) => Promise<void>>();
+
+/**
+ * Marks a route handler as one that awaits `caller.confirm()` before its
+ * commit (the batched writes: the idempotent runner does), so the pipeline
+ * admits its request from the credential cache and the freshness round trip
+ * runs beside the write's first batch instead of before it.
+ */
+export function confirmsAdmission(handler: (ctx: Context) => Promise<void>): (ctx: Context) => Promise<void> {
+  confirmingHandlers.add(handler);
+  return handler;
+}
+
+/** Whether the route this request matched (the first layer for its method) is marked. */
+function confirmsBeforeCommit(ctx: Context): boolean {
+  const layers = (ctx as Context & { matched?: { methods: string[]; stack: unknown[] }[] }).matched ?? [];
+  const route = layers.find((l) => l.methods.includes(ctx.method));
+  return route?.stack.some((h) => confirmingHandlers.has(h as (ctx: Context) => Promise<void>)) ?? false;
 }
 
 /** The list items a REST request asks for: its `limit` (validated later by the route; one outside 1..100 is a 400, not charged), else the default page. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { BatchSend } from '../../db/sql-port.ts';
+import { statement, type BatchSend } from '../../db/sql-port.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, isUniqueViolation } from '../errors.ts';
@@ -60,8 +60,8 @@ async function replay(
   req: IdempotencyRequest,
   conflictCode: ConflictCode,
 ): Promise<(StoredResponse & { replayed: boolean }) | undefined> {
-  const row = await deps.db.prisma.idempotencyRecord.findUnique({ where: { namespace_key: { namespace: req.namespace, key: req.key } } });
-  if (!row || row.expiresAt <= deps.clock.now()) return undefined;
+  const [row] = await deps.db.sql.rows(recordStatement, [req.namespace, req.key]);
+  if (!row || new Date(row.expires_at) <= deps.clock.now()) return undefined;
   if (row.fingerprint !== req.fingerprint) {
     throw new DomainError(
       conflictCode,
@@ -72,8 +72,17 @@ async function replay(
   if (row.state !== 'complete') {
     throw new DomainError('idempotency_key_in_use', `A request with Idempotency-Key '${req.key}' is still in progress`, 'Idempotency-Key');
   }
-  return { status: row.responseStatus!, body: row.responseBody, replayed: true };
+  return { status: row.response_status!, body: row.response_body, replayed: true };
 }
+
+/** The key's record, on the SQL port (every keyed request reads it first). */
+const recordStatement = statement<
+  [namespace: string, key: string],
+  { fingerprint: string; state: string; response_status: number | null; response_body: unknown; expires_at: Date | string }
+>(
+  'idempotency_record_get',
+  'SELECT fingerprint, state, response_status, response_body, expires_at FROM idempotency_record WHERE namespace = $1 AND key = $2',
+);
 
 type ConflictCode = 'idempotency_key_conflict' | 'idempotency_key_reused';
 
@@ -131,6 +140,8 @@ export async function runIdempotentBatched(
   deps: Deps,
   req: IdempotencyRequest | undefined,
   effect: (send: BatchSend) => Promise<BatchedResult>,
+  /** Awaited before the commit is sent: a provisional caller's confirmation (request-auth.ts); its rejection rolls everything back. */
+  beforeCommit?: () => Promise<void>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   const conflictCode: ConflictCode = 'idempotency_key_conflict';
   if (req) {
@@ -146,6 +157,7 @@ export async function runIdempotentBatched(
         prelude = [];
         return rows.slice(skip);
       });
+      await beforeCommit?.();
       await send([...result.finish, ...(req ? [completeRecord(req, result.response)] : [])], { commit: true });
       return result;
     });

@@ -36,15 +36,34 @@ export async function runMutation(
   return runIdempotent(deps, idempotency(caller, req), effect);
 }
 
-/** The same for a hot-path mutation written on the batched SQL port (src/db/sql-port.ts). */
+/**
+ * The same for a hot-path mutation written on the batched SQL port
+ * (src/db/sql-port.ts). A provisional caller (request-auth.ts) commits only
+ * if its admission held; otherwise the transaction rolls back, the caller is
+ * confirmed outside it (a refusal is thrown: nothing was changed) and the
+ * mutation runs once more.
+ */
 export async function runBatchedMutation(
   deps: Deps,
   caller: SurfaceBCaller,
   req: MutationRequest,
   effect: (send: BatchSend) => Promise<BatchedResult>,
 ): Promise<StoredResponse & { replayed: boolean }> {
-  return runIdempotentBatched(deps, idempotency(caller, req), effect);
+  const key = idempotency(caller, req);
+  const held = caller.admissionHeld;
+  if (!held || !caller.confirm) return runIdempotentBatched(deps, key, effect);
+  try {
+    return await runIdempotentBatched(deps, key, effect, async () => {
+      if (!(await held())) throw admissionChanged;
+    });
+  } catch (e) {
+    if (e !== admissionChanged) throw e;
+    await caller.confirm();
+    return runIdempotentBatched(deps, key, effect);
+  }
 }
+
+const admissionChanged = new Error('credentials changed since the request was admitted');
 
 function idempotency(caller: SurfaceBCaller, req: MutationRequest): IdempotencyRequest | undefined {
   const key = validateIdempotencyKey(req.idempotencyKey);

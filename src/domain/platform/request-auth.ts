@@ -22,6 +22,17 @@ export interface Brand {
 export interface SurfaceBCaller extends PlatformCaller {
   brand: Brand;
   rateLimit: RateLimitState;
+  /**
+   * Set on a provisional caller (`PlatformGate.authorizeProvisionally`):
+   * resolves once its admission is known to hold as of the request's
+   * arrival, else rejects with what `authorize` would have answered (401,
+   * 503, ...). Memoized. Whoever holds such a caller awaits it before
+   * answering. It may read the database: never await it inside a
+   * transaction (embedded, that waits for the transaction itself).
+   */
+  confirm?: () => Promise<void>;
+  /** With `confirm`: true once the admission is known to hold, false when `confirm` must decide; never touches the database. */
+  admissionHeld?: () => Promise<boolean>;
 }
 
 export interface PlatformRequestHeaders {
@@ -46,13 +57,49 @@ export class PlatformGate {
 
   /** `cost`: what the request is charged in rate-limit tokens (requestCost of the list items it asks for). */
   authorize(h: PlatformRequestHeaders, cost = 1): Promise<SurfaceBCaller> {
-    return authorizePlatformRequest(this.deps, this, h, cost);
+    return authorizePlatformRequest(this.deps, this, h, cost, performance.now());
+  }
+
+  /**
+   * The same checks from the credential cache as it is now, without waiting
+   * for the freshness round trip (credential-cache.ts), which starts at once
+   * and runs beside the request's own work; `confirm` awaits it. If any
+   * change was applied meanwhile (the cache's generation moved) or the cache
+   * cannot be trusted, `confirm` authorizes the request again as of its
+   * arrival, uncharged, and rejects as `authorize` would have. For a write
+   * that checks `admissionHeld` before its commit (and otherwise rolls back,
+   * confirms and retries: runBatchedMutation): the round trip leaves its
+   * critical path.
+   */
+  async authorizeProvisionally(h: PlatformRequestHeaders, cost = 1): Promise<SurfaceBCaller> {
+    const cache = this.deps.credentials;
+    if (!cache) return this.authorize(h, cost);
+    const asOf = performance.now();
+    const generation = cache.current;
+    const fresh = cache.fresh(asOf);
+    const settled = () => fresh.then((ok) => ok && cache.current === generation);
+    let caller: SurfaceBCaller;
+    try {
+      // asOf -Infinity: whatever the cache holds now is fresh enough (still nothing while it is not listening).
+      caller = await authorizePlatformRequest(this.deps, this, h, cost, -Infinity);
+    } catch (e) {
+      // A refusal from stale state (a kill switch released before the request arrived) is not final.
+      if (await settled()) throw e;
+      return authorizePlatformRequest(this.deps, this, h, cost, asOf);
+    }
+    let held: Promise<boolean> | undefined;
+    const admissionHeld = () => (held ??= settled());
+    let confirmation: Promise<void> | undefined;
+    const confirm = () =>
+      (confirmation ??= admissionHeld().then(async (ok) => {
+        if (!ok) await authorizePlatformRequest(this.deps, this, h, 0, asOf);
+      }));
+    return { ...caller, confirm, admissionHeld };
   }
 }
 
-async function authorizePlatformRequest(deps: Deps, gate: PlatformGate, h: PlatformRequestHeaders, cost: number): Promise<SurfaceBCaller> {
-  // One freshness point for the whole request: cached state must include every change committed before it arrived.
-  const asOf = performance.now();
+/** `asOf`: one freshness point for the whole request; cached state must include every change committed before it (performance.now()). */
+async function authorizePlatformRequest(deps: Deps, gate: PlatformGate, h: PlatformRequestHeaders, cost: number, asOf: number): Promise<SurfaceBCaller> {
   if (await gate.killSwitch.engaged(asOf)) {
     throw new DomainError('developer_access_paused', 'Developer access is paused by the operator; retry later');
   }

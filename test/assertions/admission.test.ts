@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { onPostgres } from '../support/database.ts';
+import { buildOrg, buildToken, type TestOrg } from '../support/factories.ts';
+import { HttpClient } from '../support/http.ts';
+import { startSecondApp } from '../support/stream-client.ts';
+import { api, expectError, expectStatus } from './helpers.ts';
+
+/**
+ * The assertion write is admitted from the credential cache and its
+ * freshness round trip runs beside the first batch (request-auth.ts
+ * `authorizeProvisionally`); the admission is confirmed before the commit.
+ * A credential change that lands before the commit refuses the write as the
+ * pipeline would have (401 revoked, 503 kill switch) and changes nothing:
+ * no entity, no claim, no event.
+ */
+let t: TestApp;
+let b: Awaited<ReturnType<typeof startSecondApp>> | undefined;
+beforeAll(async () => {
+  t = await startTestApp();
+  if (onPostgres()) b = await startSecondApp(t);
+});
+afterAll(async () => {
+  await b?.stop();
+  await t?.stop();
+});
+afterEach(() => vi.restoreAllMocks());
+
+async function tenant() {
+  const org = await buildOrg(t);
+  const writer = await buildToken(t, org, ['assertions:write', 'assertions:read']);
+  const reader = await buildToken(t, org, ['assertions:read', 'events:read']);
+  return { org, writer, reader: api(t, reader.secret), write: api(t, writer.secret) };
+}
+
+/** Runs `change` after the request was admitted and before its transaction's first batch. */
+function beforeTheWrite(change: () => Promise<void>) {
+  const sql = t.app.deps.db.sql;
+  const transaction = sql.transaction.bind(sql);
+  let once = false;
+  vi.spyOn(sql, 'transaction').mockImplementation(async (fn) => {
+    if (!once) {
+      once = true;
+      await change();
+    }
+    return transaction(fn);
+  });
+}
+
+async function expectNothingWritten(reader: ReturnType<typeof api>, subject: Record<string, string>) {
+  expect(expectStatus(await reader.list(subject), 200).data).toEqual([]);
+  await t.app.sequencer.flush();
+  const events = await reader.events();
+  expect(events.filter((e) => JSON.stringify(e).includes(subject.external_user_id!))).toEqual([]);
+}
+
+const revoke = (org: TestOrg, id: string, http = t.http) => http.post('/platform/tokens/revoke', { token_id: id }, { token: org.userToken });
+const killSwitch = (engaged: boolean) => t.http.post('/operator/kill_switch', { engaged }, { token: t.operatorToken });
+
+describe('assertion writes confirm their admission before the commit', () => {
+  it('a token revoked after admission and before the write commits nothing: 401', async () => {
+    const { org, writer, reader, write } = await tenant();
+    expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
+    const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
+    beforeTheWrite(async () => expect((await revoke(org, writer.id)).status).toBe(200));
+    expectError(await write.assert({ ...subject, key: 'verified' }), 401, 'invalid_token');
+    vi.restoreAllMocks();
+    await expectNothingWritten(reader, subject);
+    expectError(await write.assert({ ...subject, key: 'verified' }), 401, 'invalid_token');
+  });
+
+  it('the kill switch engaged after admission and before the write commits nothing: 503', async () => {
+    const { reader, write } = await tenant();
+    expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
+    const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
+    beforeTheWrite(async () => expect((await killSwitch(true)).status).toBe(200));
+    try {
+      expectError(await write.assert({ ...subject, key: 'verified' }), 503, 'developer_access_paused');
+    } finally {
+      expect((await killSwitch(false)).status).toBe(200);
+    }
+    vi.restoreAllMocks();
+    await expectNothingWritten(reader, subject);
+    expectStatus(await write.assert({ ...subject, key: 'verified' }), 201);
+  });
+
+  it('a refusal wins over what the route would have answered (an unknown entity is 401, not 404)', async () => {
+    const { org, writer, write } = await tenant();
+    expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
+    beforeTheWrite(async () => expect((await revoke(org, writer.id)).status).toBe(200));
+    expectError(await write.assert({ entity: `ent_${'0'.repeat(32)}`, key: 'verified' }), 401, 'invalid_token');
+  });
+
+  it.skipIf(!onPostgres())('a token revoked by another process just before the write commits nothing: 401', async () => {
+    const { org, writer, reader, write } = await tenant();
+    for (let i = 0; i < 2; i++) expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
+    const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
+    // Committed on process B: this process learns of it only through its LISTEN connection.
+    expect((await revoke(org, writer.id, new HttpClient(b!.origin))).status).toBe(200);
+    expectError(await write.assert({ ...subject, key: 'verified' }), 401, 'invalid_token');
+    await expectNothingWritten(reader, subject);
+  });
+});
