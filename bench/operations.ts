@@ -62,6 +62,10 @@ void (async () => {
 })();
 
 const lat: number[] = [];
+/** Time to the 202 of each completed launch (the request path, queueing for the database included). */
+const accepted: number[] = [];
+/** Latencies of launches whose 202 said `pending` (no free slot: enqueued and claimed later) and `running` (run at their commit). */
+const byStart: Record<string, number[]> = { pending: [], running: [] };
 let failed = 0;
 async function one(): Promise<void> {
   const t0 = performance.now();
@@ -70,12 +74,13 @@ async function one(): Promise<void> {
     headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
     body: JSON.stringify({ name: 'bench', budget: 0, deployments: [{ provider: 'sandbox', config: {} }] }),
   });
-  const body = (await res.json()) as { operation: { id: string } };
+  const body = (await res.json()) as { operation: { id: string; status: string } };
   if (res.status !== 202) {
     failed++;
     return;
   }
   const id = body.operation.id;
+  const t202 = performance.now();
   const at =
     early.get(id) ??
     (await new Promise<number>((resolve) => {
@@ -85,7 +90,11 @@ async function one(): Promise<void> {
   waiting.delete(id);
   early.delete(id);
   if (Number.isNaN(at)) failed++;
-  else lat.push(at - t0);
+  else {
+    lat.push(at - t0);
+    accepted.push(t202 - t0);
+    byStart[body.operation.status]?.push(at - t0);
+  }
 }
 
 const runFor = async (s: number) => {
@@ -96,6 +105,8 @@ const runFor = async (s: number) => {
 };
 await runFor(1); // warm-up
 lat.length = 0;
+accepted.length = 0;
+byStart.pending!.length = byStart.running!.length = 0;
 failed = 0;
 statements = 0;
 texts.length = 0;
@@ -105,7 +116,7 @@ await runFor(seconds);
 const elapsed = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
 const n = lat.length;
-const pct = (p: number) => [...lat].sort((a, b) => a - b)[Math.min(n - 1, Math.floor((p / 100) * n))];
+const pct = (p: number, of = lat) => [...of].sort((a, b) => a - b)[Math.min(of.length - 1, Math.floor((p / 100) * of.length))];
 const r = (x: number | undefined, d = 1) => (x === undefined ? null : +x.toFixed(d));
 console.log(
   JSON.stringify({
@@ -115,6 +126,13 @@ console.log(
     p50ms: r(pct(50)),
     p99ms: r(pct(99)),
     failed,
+    // Launches that found no free slot, and their median and worst-percentile latency.
+    queued: byStart.pending!.length,
+    queuedP50ms: r(pct(50, byStart.pending!)),
+    queuedP99ms: r(pct(99, byStart.pending!)),
+    acceptedP50ms: r(pct(50, accepted)),
+    acceptedP99ms: r(pct(99, accepted)),
+    inlineP50ms: r(pct(50, byStart.running!)),
     // Process CPU (user + system) per launch, including the HTTP client (fetch) driving the load.
     cpuMsPerOp: r((cpu.user + cpu.system) / 1000 / n, 2),
     pgStatementsPerOp: db === 'pglite' ? null : r(statements / n, 1),

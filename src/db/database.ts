@@ -114,9 +114,17 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
   const hooks = commitHooks(prisma);
   // PGlite is one connection: concurrent interactive transactions fail with
   // P2028 instead of queueing, so embedded mode runs them one at a time.
+  // PGlite also runs on this thread and its queue moves on promises alone:
+  // queued transactions would run back to back without a turn of the event
+  // loop, and I/O (requests arriving, responses and stream frames leaving,
+  // the reads a request makes before its transaction) would wait until the
+  // queue ran dry; a run handing on to its next step at its commit kept it
+  // full (bench/HISTORY.md, PGlite p99). Each transaction waits for pending
+  // I/O first.
   let tail: Promise<unknown> = Promise.resolve();
+  const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
   const serialize = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = tail.then(fn);
+    const run = tail.then(yieldToIo).then(fn);
     tail = run.catch(() => {});
     return run;
   };

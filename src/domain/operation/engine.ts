@@ -187,14 +187,20 @@ async function applyOutcome(deps: Deps, tx: Tx, op: Operation, out: StepOutcome,
   return plan.next === undefined ? undefined : (rows[plan.next]![0] as unknown as Operation);
 }
 
-/** The lease fence and the fresh row in one statement: no row when `owner` no longer holds a live lease. */
+/**
+ * The lease fence in one statement: no row when `owner` no longer holds a live lease. While it does, only the columns
+ * others may write (a cancel's request, a wake-up's run_after) can differ from the row the run holds, so only those
+ * come back (`freshen` merges them) instead of the whole row, its JSON documents and instants parsed at every step.
+ */
 const fenceStatement = (deps: Deps, id: string, owner: string) => Prisma.sql`
   UPDATE "operation" o SET updated_at = ${deps.clock.now()}::timestamptz
   WHERE o.id = ${id} AND o.lease_owner = ${owner} AND o.status IN ('pending', 'running', 'waiting')
-  RETURNING ${Prisma.raw(OPERATION_COLUMNS)}`;
+  RETURNING o.cancel_requested_by AS "cancelRequestedBy", o.run_after AS "runAfter", o.updated_at AS "updatedAt"`;
+type Fenced = Pick<Operation, 'cancelRequestedBy' | 'runAfter' | 'updatedAt'>;
+const freshen = (op: Operation, fenced: Fenced | undefined): Operation | undefined => fenced && { ...op, ...fenced };
 
-async function fence(deps: Deps, tx: Tx, id: string, owner: string): Promise<Operation | undefined> {
-  return (await tx.$queryRaw<Operation[]>(fenceStatement(deps, id, owner)))[0];
+async function fence(deps: Deps, tx: Tx, op: Operation, owner: string): Promise<Operation | undefined> {
+  return freshen(op, (await tx.$queryRaw<Fenced[]>(fenceStatement(deps, op.id, owner)))[0]);
 }
 
 /**
@@ -224,7 +230,7 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
             deps,
             (take) =>
             deps.db.transaction(async (tx) => {
-              const fresh = await fence(deps, tx, op.id, owner);
+              const fresh = await fence(deps, tx, op, owner);
               if (!fresh) throw new LeaseLost(op.id);
               ctx.op = fresh;
               const out = await fn(tx);
@@ -238,7 +244,7 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
             let after: () => void = () => {};
             const out = await deps.db.sql.transaction(async (send) => {
               const [fenced, ...read] = await send([fenceStatement(deps, op.id, owner), ...reads]);
-              const fresh = fenced![0] as unknown as Operation | undefined;
+              const fresh = freshen(op, fenced![0] as unknown as Fenced | undefined);
               if (!fresh) throw new LeaseLost(op.id);
               ctx.op = fresh;
               const step = fn(fresh, read, take);
