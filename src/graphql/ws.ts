@@ -1,14 +1,15 @@
 import type { Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { getOperationAST, type ExecutionArgs, type GraphQLError } from 'graphql';
+import { getOperationAST, GraphQLError, type ExecutionArgs } from 'graphql';
+import { isAsyncIterable } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
 import { isDomainError } from '../domain/errors.ts';
 import { newRequestId } from '../domain/id.ts';
 import { toGraphQLError, withRequestId } from './errors.ts';
 import type { GraphQLContext } from './context.ts';
 import { liveView, type LiveDelivery } from './live.ts';
-import type { Yoga } from './yoga.ts';
+import { maskGraphQLError, type Yoga } from './yoga.ts';
 
 /**
  * graphql-ws on the same path as HTTP GraphQL. Operations go through
@@ -80,21 +81,40 @@ function uncorkAll(): void {
 }
 
 function liveFrames(socket: WebSocket, id: string, query: string, args: Omit<ExecutionArgs, 'rootValue'>): LiveDelivery {
-  return { view: liveView(query, args), sink: new WsFrames(socket, Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`)) };
+  const { gate, grant } = args.contextValue as GraphQLContext;
+  return {
+    view: liveView(query, args),
+    sink: new WsFrames(socket, Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`)),
+    until: (end) => gate.streams.watch(grant, end),
+  };
 }
 
 export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/graphql') {
   const wss = new WebSocketServer({ server, path });
+  let mask: ReturnType<typeof maskGraphQLError> | undefined;
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as EnvelopedRoot).execute(args) as never,
       subscribe: async (args) => {
+        const context = args.contextValue as GraphQLContext;
         const result = await (args.rootValue as EnvelopedRoot).subscribe(args);
-        // graphql-ws keeps these arguments for as long as the subscription lasts: let go of what is no longer
-        // needed once it runs (the pipeline's functions, and the delivery the stream took; idle memory).
-        args.rootValue = undefined;
-        (args.contextValue as GraphQLContext).live = undefined;
-        return result as never;
+        const source = context.live?.source;
+        // graphql-ws keeps these arguments (and the message) for as long as the operation lasts: let go of the
+        // pipeline, the document and the context once the subscription runs (idle memory per subscriber).
+        args.rootValue = args.contextValue = args.document = args.variableValues = undefined as never;
+        context.live = undefined;
+        if (!source || !isAsyncIterable(result)) return result as never;
+        // The events subscription took its multiplexed delivery: its events never pass through the pipeline's
+        // iterators, so graphql-ws holds the stream's own subscription instead, which watches its access itself
+        // (the pipeline's chain, its closures and the context are dropped, never returned: that would end the
+        // source). The error that ends it is masked in onError, as the pipeline would have.
+        mask ??= maskGraphQLError(context.deps.log);
+        return source as never;
+      },
+      onConnect: (ctx) => {
+        // The upgrade request (headers, streams' state) is not read after the handshake: credentials come in
+        // connectionParams. graphql-ws would keep it for the socket's life.
+        (ctx.extra as { request?: unknown }).request = undefined;
       },
       onSubscribe: async (ctx, id, params) => {
         // One request id per operation, in its context (and logs) and on every error it gets.
@@ -102,7 +122,6 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
         requestIds(ctx).set(id, requestId);
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
-          req: ctx.extra.request,
           socket: ctx.extra.socket,
           params,
           requestId,
@@ -133,7 +152,10 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
       onError: (ctx, id, _payload, errors) => {
         const requestId = requestIds(ctx).get(id) ?? 'unknown';
         requestIds(ctx).delete(id); // an error ends the operation
-        const stamped = errors.map((e) => withRequestId(e, requestId).toJSON());
+        // An error that ended a subscription held without the pipeline (see subscribe) is masked here, as the
+        // pipeline's masking would have: graphql-ws wrapped it as it was thrown.
+        const masked = errors.map((e) => (e.originalError && !(e.originalError instanceof GraphQLError) && mask ? (mask(e.originalError, 'Unexpected error.') as GraphQLError) : e));
+        const stamped = masked.map((e) => withRequestId(e, requestId).toJSON());
         // Access ended (src/graphql/stream-authority.ts): every subscription of the socket shares its credentials
         // and gets its error in this same turn; the socket closes after them, with the code for the reason.
         const code = ACCESS_ENDED_CLOSE[String(stamped[0]?.extensions?.code)];
