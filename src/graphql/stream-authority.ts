@@ -7,13 +7,17 @@ import type { GraphQLContext } from './context.ts';
  * that opened it ends (src/domain/platform/stream-authority.ts): the source
  * is returned and the stream fails with the DomainError a new request would
  * get. Each transport frames that ending its own way (src/graphql/ws.ts closes
- * the socket; SSE sends the error as a `next` event, then `complete`).
+ * the socket; SSE sends the error as a `next` event, then `complete`). A
+ * graphql-ws events subscription that took its multiplexed delivery is held by
+ * src/graphql/ws.ts without this wrapper: the stream's subscription watches
+ * its access itself (`LiveDelivery.until`).
  */
 export function endStreamsWhenAccessEnds(): Plugin<GraphQLContext> {
   return {
     onSubscribe: ({ args }) => ({
       onSubscribeResult: ({ result, setResult }) => {
         if (!result || typeof result !== 'object' || !(Symbol.asyncIterator in result)) return;
+        if ((args.contextValue as GraphQLContext).live?.source) return;
         setResult(new UntilAccessEnds((result as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator](), args.contextValue as GraphQLContext));
       },
     }),

@@ -1,21 +1,73 @@
 import type { Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { getOperationAST, type ExecutionArgs, type GraphQLError } from 'graphql';
+import type { Context } from 'graphql-ws';
+import { getOperationAST, GraphQLError, type ExecutionArgs } from 'graphql';
+import { isAsyncIterable } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
 import { isDomainError } from '../domain/errors.ts';
 import { newRequestId } from '../domain/id.ts';
 import { toGraphQLError, withRequestId } from './errors.ts';
 import type { GraphQLContext } from './context.ts';
 import { liveView, type LiveDelivery } from './live.ts';
-import type { Yoga } from './yoga.ts';
+import { maskGraphQLError, type Yoga } from './yoga.ts';
 
 /**
  * graphql-ws on the same path as HTTP GraphQL. Operations go through
  * `yoga.getEnveloped`, so WebSocket and HTTP share one pipeline and one
  * context factory (auth from `connectionParams.authorization`).
  */
-type EnvelopedRoot = { execute: (a: ExecutionArgs) => unknown; subscribe: (a: ExecutionArgs) => unknown };
+type EnvelopedRoot = { execute: (a: ExecutionArgs) => unknown; subscribe: (a: ExecutionArgs) => unknown; hold: (source: AsyncIterator<never>) => HeldOperation };
+type WsContext = Context<Record<string, unknown> | undefined, { socket: WebSocket; request: unknown }>;
+
+/**
+ * What graphql-ws holds for a running events subscription that took its
+ * multiplexed delivery (the stream writes its frames): the socket's context,
+ * the operation id and the stream's subscription. graphql-ws's loop awaits a
+ * `next()` that never settles and holds nothing else: that promise, its
+ * loop's frame and the message it was handling are unreachable from anything
+ * but each other, so they are collected while the subscription runs. The end
+ * is sent from here: the error (through `failed`, graphql-ws's onError
+ * hook, as its loop would have) or `complete`; a `complete` from the client,
+ * or the socket closing, returns it as graphql-ws returns any operation.
+ */
+class HeldOperation {
+  constructor(
+    private readonly ctx: WsContext,
+    private readonly id: string,
+    private readonly source: AsyncIterator<never>,
+    private readonly failed: (ctx: WsContext, id: string, errors: readonly GraphQLError[]) => unknown,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<never> {
+    this.source.next().then(
+      () => this.end({ id: this.id, type: 'complete' }),
+      (err: unknown) => {
+        if (this.ctx.subscriptions[this.id] !== this) return;
+        const error = err instanceof Error ? err : new Error(String(err));
+        this.end({ id: this.id, type: 'error', payload: this.failed(this.ctx, this.id, [new GraphQLError(error.message, { originalError: error })]) });
+      },
+    );
+    return new Promise<never>(() => {});
+  }
+
+  return(): Promise<IteratorResult<never>> {
+    requestIds(this.ctx).delete(this.id);
+    return this.source.return!();
+  }
+
+  private end(message: object): void {
+    if (this.ctx.subscriptions[this.id] !== this) return; // completed by the client, or the socket closed
+    delete this.ctx.subscriptions[this.id];
+    requestIds(this.ctx).delete(this.id);
+    const socket = this.ctx.extra.socket;
+    if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
+  }
+}
 
 /**
  * Close codes when a socket's credentials stop working mid-stream (4401 like
@@ -80,21 +132,41 @@ function uncorkAll(): void {
 }
 
 function liveFrames(socket: WebSocket, id: string, query: string, args: Omit<ExecutionArgs, 'rootValue'>): LiveDelivery {
-  return { view: liveView(query, args), sink: new WsFrames(socket, Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`)) };
+  const { gate, grant } = args.contextValue as GraphQLContext;
+  return {
+    view: liveView(query, args),
+    sink: new WsFrames(socket, Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`)),
+    until: (end) => gate.streams.watch(grant, end),
+  };
 }
 
 export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/graphql') {
   const wss = new WebSocketServer({ server, path });
+  let mask: ReturnType<typeof maskGraphQLError> | undefined;
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as EnvelopedRoot).execute(args) as never,
       subscribe: async (args) => {
-        const result = await (args.rootValue as EnvelopedRoot).subscribe(args);
-        // graphql-ws keeps these arguments for as long as the subscription lasts: let go of what is no longer
-        // needed once it runs (the pipeline's functions, and the delivery the stream took; idle memory).
-        args.rootValue = undefined;
-        (args.contextValue as GraphQLContext).live = undefined;
-        return result as never;
+        const context = args.contextValue as GraphQLContext;
+        const root = args.rootValue as EnvelopedRoot;
+        const result = await root.subscribe(args);
+        const source = context.live?.source;
+        // graphql-ws keeps these arguments (and the message) for as long as the operation lasts: let go of the
+        // pipeline, the document and the context once the subscription runs (idle memory per subscriber).
+        args.rootValue = args.contextValue = args.document = args.variableValues = undefined as never;
+        context.live = undefined;
+        if (!source || !isAsyncIterable(result)) return result as never;
+        // The events subscription took its multiplexed delivery: its events never pass through the pipeline's
+        // iterators, so graphql-ws holds the stream's own subscription instead, which watches its access itself
+        // (the pipeline's chain, its closures and the context are dropped, never returned: that would end the
+        // source). The error that ends it is masked in onError, as the pipeline would have.
+        mask ??= maskGraphQLError(context.deps.log);
+        return root.hold(source) as never;
+      },
+      onConnect: (ctx) => {
+        // The upgrade request (headers, streams' state) is not read after the handshake: credentials come in
+        // connectionParams. graphql-ws would keep it for the socket's life.
+        (ctx.extra as { request?: unknown }).request = undefined;
       },
       onSubscribe: async (ctx, id, params) => {
         // One request id per operation, in its context (and logs) and on every error it gets.
@@ -102,7 +174,6 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
         requestIds(ctx).set(id, requestId);
         const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({
           ...ctx,
-          req: ctx.extra.request,
           socket: ctx.extra.socket,
           params,
           requestId,
@@ -128,27 +199,33 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
         if (getOperationAST(document, params.operationName)?.operation === 'subscription') {
           (contextValue as unknown as GraphQLContext).live = liveFrames(ctx.extra.socket, id, params.query, args);
         }
-        return { ...args, rootValue: { execute, subscribe } };
+        const hold = (source: AsyncIterator<never>) => new HeldOperation(ctx as WsContext, id, source, failed);
+        return { ...args, rootValue: { execute, subscribe, hold } };
       },
-      onError: (ctx, id, _payload, errors) => {
-        const requestId = requestIds(ctx).get(id) ?? 'unknown';
-        requestIds(ctx).delete(id); // an error ends the operation
-        const stamped = errors.map((e) => withRequestId(e, requestId).toJSON());
-        // Access ended (src/graphql/stream-authority.ts): every subscription of the socket shares its credentials
-        // and gets its error in this same turn; the socket closes after them, with the code for the reason.
-        const code = ACCESS_ENDED_CLOSE[String(stamped[0]?.extensions?.code)];
-        if (code && !closing.has(ctx.extra.socket)) {
-          closing.add(ctx.extra.socket);
-          setImmediate(() => ctx.extra.socket.close(code, String(stamped[0]!.extensions!.code)));
-        }
-        return stamped;
-      },
+      onError: (ctx, id, _payload, errors) => failed(ctx as WsContext, id, errors),
       onComplete: (ctx, id) => {
         requestIds(ctx).delete(id);
       },
     },
     wss,
   );
+  /** graphql-ws's onError: the error frame's payload of an operation that failed (also sent by HeldOperation). */
+  function failed(ctx: WsContext, id: string, errors: readonly GraphQLError[]) {
+    const requestId = requestIds(ctx).get(id) ?? 'unknown';
+    requestIds(ctx).delete(id); // an error ends the operation
+    // An error that ended a subscription held without the pipeline (see subscribe) is masked here, as the
+    // pipeline's masking would have: graphql-ws wrapped it as it was thrown.
+    const masked = errors.map((e) => (e.originalError && !(e.originalError instanceof GraphQLError) && mask ? (mask(e.originalError, 'Unexpected error.') as GraphQLError) : e));
+    const stamped = masked.map((e) => withRequestId(e, requestId).toJSON());
+    // Access ended (src/graphql/stream-authority.ts): every subscription of the socket shares its credentials
+    // and gets its error in this same turn; the socket closes after them, with the code for the reason.
+    const code = ACCESS_ENDED_CLOSE[String(stamped[0]?.extensions?.code)];
+    if (code && !closing.has(ctx.extra.socket)) {
+      closing.add(ctx.extra.socket);
+      setImmediate(() => ctx.extra.socket.close(code, String(stamped[0]!.extensions!.code)));
+    }
+    return stamped;
+  }
   return {
     /**
      * Shutdown: every client gets close code 1001 (Going away), which

@@ -40,23 +40,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
     landingPage: false,
     graphiql: { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) },
     plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors(), inputGuard(), compiledExecution(), sseEventIds(), endStreamsWhenAccessEnds()],
-    maskedErrors: {
-      maskError(error, message) {
-        // Thrown before execution (by the limits while parsing or validating): it refuses the whole request.
-        if (isDomainError(error)) return toGraphQLError(error, 'unknown', 'always');
-        const original = (error as { originalError?: unknown }).originalError ?? error;
-        if (isDomainError(original)) return toGraphQLError(original, requestIdOf(error));
-        if (isRequestError(error)) return asInvalidRequest(error);
-        if (original && (original as { extensions?: { code?: string } }).extensions?.code) return error as Error;
-        const unavailable = databaseUnavailable(original);
-        if (unavailable) {
-          log.warn({ err: original }, 'database unavailable');
-          return toGraphQLError(unavailable, requestIdOf(error));
-        }
-        log.error({ err: original }, 'unhandled GraphQL error');
-        return toGraphQLError(new DomainError('internal_error', message), requestIdOf(error));
-      },
-    },
+    maskedErrors: { maskError: maskGraphQLError(log) },
     context: async ({
       request,
       connectionParams,
@@ -81,6 +65,31 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
       }
     },
   }) as Yoga;
+}
+
+/**
+ * Error masking: thrown before execution (by the limits while parsing or
+ * validating), a DomainError refuses the whole request; a DomainError behind
+ * a field keeps its code; request errors are `invalid_request`; a database
+ * that is down is `service_unavailable`; anything else is logged and
+ * `internal_error`. Also applied by src/graphql/ws.ts to the error that ends
+ * a subscription it holds itself.
+ */
+export function maskGraphQLError(log: Logger) {
+  return (error: unknown, message: string): Error => {
+    if (isDomainError(error)) return toGraphQLError(error, 'unknown', 'always');
+    const original = (error as { originalError?: unknown }).originalError ?? error;
+    if (isDomainError(original)) return toGraphQLError(original, requestIdOf(error));
+    if (isRequestError(error)) return asInvalidRequest(error);
+    if (original && (original as { extensions?: { code?: string } }).extensions?.code) return error as Error;
+    const unavailable = databaseUnavailable(original);
+    if (unavailable) {
+      log.warn({ err: original }, 'database unavailable');
+      return toGraphQLError(unavailable, requestIdOf(error));
+    }
+    log.error({ err: original }, 'unhandled GraphQL error');
+    return toGraphQLError(new DomainError('internal_error', message), requestIdOf(error));
+  };
 }
 
 function requestIdOf(error: unknown): string {

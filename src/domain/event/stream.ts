@@ -41,8 +41,17 @@ export interface StreamView<P> {
 export interface StreamSink<P> {
   write(payload: P, seq: string, done: () => void): void;
 }
+/**
+ * Ends a subscription from outside (its access ended): called once with the
+ * subscription's `end`, it returns how to stop watching, which the
+ * subscription calls when it ends on its own.
+ */
+export type StreamUntil = (end: (err: unknown) => void) => () => void;
 
+/** Subscribers of one organization with equal filter and view keys; its members use its filter and view (idle memory). */
 interface Group {
+  readonly organizationId: string;
+  readonly key: string;
   readonly filter: EventFilter;
   readonly view: StreamView<unknown>;
   readonly members: Set<Subscription<unknown>>;
@@ -202,26 +211,29 @@ export class EventStream {
     return new DomainError('internal_error', 'An event could not be rendered; resubscribe with startingAfter set to the last seq received');
   }
 
-  /** @internal Adds a subscriber to its group (before its replay, so nothing committed meanwhile is missed). */
-  join(sub: Subscription<unknown>, organizationId: string, filter: EventFilter, view: StreamView<unknown>): { view: StreamView<unknown>; leave: () => void } {
+  /**
+   * @internal Adds a subscriber to its group (before its replay, so nothing committed meanwhile is missed). The
+   * subscriber then uses the group's filter and view (equal keys: the same events and payloads), letting its own go.
+   */
+  join(sub: Subscription<unknown>, organizationId: string, filter: EventFilter, view: StreamView<unknown>): Group {
     let groups = this.groups.get(organizationId);
     if (!groups) this.groups.set(organizationId, (groups = new Map()));
     const key = `${filter.key}\u0000${view.key}`;
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { filter, view, members: new Set() }));
+    if (!g) groups.set(key, (g = { organizationId, key, filter, view, members: new Set() }));
     g.members.add(sub);
     this.open.add(sub);
-    const group = g;
-    const orgGroups = groups;
-    const leave = () => {
-      this.open.delete(sub);
-      group.members.delete(sub);
-      if (group.members.size) return;
-      if (orgGroups.get(key) === group) orgGroups.delete(key);
-      if (orgGroups.size === 0 && this.groups.get(organizationId) === orgGroups) this.groups.delete(organizationId);
-    };
-    // The group's view renders for every member (the subscriber's own, with its key, is let go: idle memory).
-    return { view: group.view, leave };
+    return g;
+  }
+
+  /** @internal */
+  leave(sub: Subscription<unknown>, group: Group): void {
+    this.open.delete(sub);
+    group.members.delete(sub);
+    if (group.members.size) return;
+    const groups = this.groups.get(group.organizationId);
+    if (groups?.get(group.key) === group) groups.delete(group.key);
+    if (groups?.size === 0) this.groups.delete(group.organizationId);
   }
 
   /** @internal */
@@ -260,12 +272,12 @@ export class EventStream {
    * or the error that ended the subscription.
    */
   subscribe(organizationId: string, opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number }): AsyncIterableIterator<PublicEvent>;
-  subscribe<P>(organizationId: string, opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number; view: StreamView<P>; sink: StreamSink<P> }): AsyncIterableIterator<never>;
+  subscribe<P>(organizationId: string, opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number; view: StreamView<P>; sink: StreamSink<P>; until?: StreamUntil }): AsyncIterableIterator<never>;
   subscribe<P>(
     organizationId: string,
-    opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number; view?: StreamView<P>; sink?: StreamSink<P> },
+    opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number; view?: StreamView<P>; sink?: StreamSink<P>; until?: StreamUntil },
   ): AsyncIterableIterator<unknown> {
-    return new Subscription<unknown>(
+    const sub = new Subscription<unknown>(
       this,
       this.deps as Deps,
       organizationId,
@@ -275,6 +287,8 @@ export class EventStream {
       (opts.view ?? OBJECTS) as StreamView<unknown>,
       opts.sink as StreamSink<unknown> | undefined,
     );
+    if (opts.until) sub.watch(opts.until);
+    return sub;
   }
 }
 
@@ -291,7 +305,9 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value:
  * subscribers write them at once and count writes not yet taken.
  */
 class Subscription<P> implements AsyncIterableIterator<unknown> {
-  private leave: (() => void) | undefined;
+  /** Its group, from the start until it ends. */
+  private group: Group | undefined;
+  private unwatch: (() => void) | undefined;
   private started = false;
   private ended = false;
   private error: unknown;
@@ -304,7 +320,8 @@ class Subscription<P> implements AsyncIterableIterator<unknown> {
   private queuedSeq: string | undefined;
   private queue: P[] | undefined;
   private waiter: { resolve(r: IteratorResult<unknown>): void; reject(e: unknown): void } | undefined;
-  private readonly taken = () => void this.pending--;
+  /** The sink's write callback, made on the first live write (idle subscribers never get one). */
+  private taken: (() => void) | undefined;
   /** The replay waiting for its queued event to be taken. */
   private drained: (() => void) | undefined;
 
@@ -312,7 +329,7 @@ class Subscription<P> implements AsyncIterableIterator<unknown> {
     private readonly stream: EventStream,
     private readonly deps: Deps,
     private readonly organizationId: string,
-    private readonly filter: EventFilter,
+    private filter: EventFilter,
     private readonly startingAfter: bigint | undefined,
     private readonly maxPending: number,
     private view: StreamView<P>,
@@ -321,6 +338,11 @@ class Subscription<P> implements AsyncIterableIterator<unknown> {
 
   [Symbol.asyncIterator](): this {
     return this;
+  }
+
+  /** Ends with the error `until` gives it (the subscription's access ended). */
+  watch(until: StreamUntil): void {
+    this.unwatch = until((err) => this.end(err));
   }
 
   next(): Promise<IteratorResult<unknown>> {
@@ -357,8 +379,10 @@ class Subscription<P> implements AsyncIterableIterator<unknown> {
     this.ended = true;
     this.error = err;
     this.held = undefined;
-    this.leave?.();
-    this.leave = undefined;
+    if (this.group) this.stream.leave(this as Subscription<unknown>, this.group);
+    this.group = undefined;
+    this.unwatch?.();
+    this.unwatch = undefined;
     this.release();
     const w = this.waiter;
     if (w) {
@@ -398,7 +422,7 @@ class Subscription<P> implements AsyncIterableIterator<unknown> {
       return;
     }
     this.queuedSeq = String(seq);
-    if (this.sink) return this.sink.write(payload, this.queuedSeq, this.taken);
+    if (this.sink) return this.sink.write(payload, this.queuedSeq, (this.taken ??= () => void this.pending--));
     const w = this.waiter;
     if (w) {
       this.waiter = undefined;
@@ -409,9 +433,10 @@ class Subscription<P> implements AsyncIterableIterator<unknown> {
 
   /** Joins the group, replays the feed after the starting point, then releases what arrived meanwhile. */
   private async begin(): Promise<void> {
-    const joined = this.stream.join(this as Subscription<unknown>, this.organizationId, this.filter, this.view as StreamView<unknown>);
-    this.leave = joined.leave;
-    this.view = joined.view as StreamView<P>;
+    if (this.ended) return; // returned before it started: never joins
+    const group = (this.group = this.stream.join(this as Subscription<unknown>, this.organizationId, this.filter, this.view as StreamView<unknown>));
+    this.filter = group.filter;
+    this.view = group.view as StreamView<P>;
     const deps = this.deps;
     try {
       this.last = this.startingAfter ?? (await latestSeq(deps, this.organizationId));

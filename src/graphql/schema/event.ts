@@ -89,11 +89,10 @@ builder.subscriptionField('events', (t) =>
       // An SSE reconnect's Last-Event-ID is where the client really is: it wins over the startingAfter it first sent.
       const resumeAt = lastEventId(ctx.lastEventId);
       ctx.streamCursor = {};
-      return ctx.stream.subscribe(org, {
-        filter,
-        startingAfter: resumeAt ?? (args.startingAfter == null ? undefined : await cursorSeq(ctx.deps, org, args.startingAfter)),
-        ...ctx.live, // graphql-ws: events rendered once per group of alike subscribers, written to the socket (src/graphql/live.ts)
-      });
+      const startingAfter = resumeAt ?? (args.startingAfter == null ? undefined : await cursorSeq(ctx.deps, org, args.startingAfter));
+      const live = ctx.live; // graphql-ws: events rendered once per group of alike subscribers, written to the socket (src/graphql/live.ts)
+      if (!live) return ctx.stream.subscribe(org, { filter, startingAfter });
+      return (live.source = ctx.stream.subscribe(org, { filter, startingAfter, view: live.view, sink: live.sink, until: live.until }));
     },
     resolve: (e, _args, ctx) => {
       if (ctx.streamCursor) ctx.streamCursor.seq = String(e.seq); // the SSE `id:` of this result (src/graphql/sse.ts)
