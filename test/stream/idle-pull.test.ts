@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { buildOrg } from '../support/factories.ts';
 import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
@@ -19,22 +19,16 @@ afterAll(() => t?.stop());
 describe('stream without subscribers', () => {
   it('sequenced batches cause no pull; later subscribers (from now, and from 0) miss nothing and see nothing twice', async () => {
     const org = await buildOrg(t);
-    const sql = t.app.deps.db.sql;
-    const rows = sql.rows.bind(sql);
-    let pulls = 0;
-    sql.rows = ((statement, params) => {
-      if ((statement as unknown) === streamPullStatement) pulls++;
-      return rows(statement, params);
-    }) as typeof sql.rows;
+    const rows = vi.spyOn(t.app.deps.db.sql, 'rows');
     const before: string[] = [];
     try {
       for (let i = 0; i < 5; i++) {
         before.push(...(await appendEvents(t.app, org.id, [{}, {}])));
         await t.app.sequencer.flush();
       }
-      expect(pulls).toBe(0);
+      expect(rows.mock.calls.filter(([statement]) => (statement as unknown) === streamPullStatement)).toEqual([]);
     } finally {
-      sql.rows = rows;
+      rows.mockRestore();
     }
     const fromNow: string[] = [];
     const fromZero: string[] = [];
