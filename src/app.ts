@@ -130,7 +130,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   });
   const sequencer = new Sequencer(base, (max) => {
     sequencedHere = max;
-    stream.pull();
+    stream.pull(max);
     if (delivers) webhooks.kick();
   });
   const credentials = new CredentialCache(base);

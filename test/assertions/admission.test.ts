@@ -34,8 +34,13 @@ async function tenant() {
   return { org, writer, reader: api(t, reader.secret), write: api(t, writer.secret) };
 }
 
-/** Runs `change` after the request was admitted and before its transaction's first batch. */
-function beforeTheWrite(change: () => Promise<void>) {
+/**
+ * Runs `change` after the request was admitted and before its transaction's first batch. The background
+ * transactions on the same port (the sequencer's, the webhook fan-out's) are idle first, so the next one is the write's.
+ */
+async function beforeTheWrite(change: () => Promise<void>) {
+  await t.app.sequencer.flush();
+  await t.app.webhooks.drain();
   const sql = t.app.deps.db.sql;
   const transaction = sql.transaction.bind(sql);
   let once = false;
@@ -63,7 +68,7 @@ describe('assertion writes confirm their admission before the commit', () => {
     const { org, writer, reader, write } = await tenant();
     expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
     const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
-    beforeTheWrite(async () => expect((await revoke(org, writer.id)).status).toBe(200));
+    await beforeTheWrite(async () => expect((await revoke(org, writer.id)).status).toBe(200));
     expectError(await write.assert({ ...subject, key: 'verified' }), 401, 'invalid_token');
     vi.restoreAllMocks();
     await expectNothingWritten(reader, subject);
@@ -74,7 +79,7 @@ describe('assertion writes confirm their admission before the commit', () => {
     const { reader, write } = await tenant();
     expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
     const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
-    beforeTheWrite(async () => expect((await killSwitch(true)).status).toBe(200));
+    await beforeTheWrite(async () => expect((await killSwitch(true)).status).toBe(200));
     try {
       expectError(await write.assert({ ...subject, key: 'verified' }), 503, 'developer_access_paused');
     } finally {
@@ -88,7 +93,7 @@ describe('assertion writes confirm their admission before the commit', () => {
   it('a refusal wins over what the route would have answered (an unknown entity is 401, not 404)', async () => {
     const { org, writer, write } = await tenant();
     expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
-    beforeTheWrite(async () => expect((await revoke(org, writer.id)).status).toBe(200));
+    await beforeTheWrite(async () => expect((await revoke(org, writer.id)).status).toBe(200));
     expectError(await write.assert({ entity: `ent_${'0'.repeat(32)}`, key: 'verified' }), 401, 'invalid_token');
   });
 

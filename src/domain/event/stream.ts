@@ -83,8 +83,9 @@ export class EventStream {
   ) {
     this.listener = new PgListener(deps, EVENTS_CHANNEL, {
       notify: (payload) => {
-        if (/^\d+$/.test(payload)) this.onNotified(BigInt(payload));
-        this.pull();
+        const position = /^\d+$/.test(payload) ? BigInt(payload) : undefined;
+        if (position !== undefined) this.onNotified(position);
+        this.pull(position);
       },
       // Every (re)connect pulls at once: what was sequenced while the connection was down is read now.
       up: () => this.pull(),
@@ -130,9 +131,17 @@ export class EventStream {
    * pulls start at least `eventStreamBatchMs` apart: a quiet stream pulls at
    * once, a busy one in batches (each subscriber's socket is written once per
    * batch, corked), which bounds the writes per second whatever the rate.
+   * With no subscriber in this process nothing is read: a wake-up that says
+   * how far the log is sequenced (`upTo`, a batch's highest position) only
+   * moves the cursor there, since a subscriber that joins later replays from
+   * the feed everything sequenced before it joined.
    */
-  pull(): void {
+  pull(upTo?: bigint): void {
     if (!this.tailing) return;
+    if (this.groups.size === 0 && !this.pulling) {
+      if (upTo !== undefined && upTo > this.lastPosition) this.lastPosition = upTo;
+      return;
+    }
     if (this.pulling || this.batchTimer) {
       this.pullAgain = true;
       return;

@@ -1,3 +1,4 @@
+import { Prisma } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { newId } from '../id.ts';
 import { subscriptionCovers } from '../event/types.ts';
@@ -26,7 +27,7 @@ interface EventRow {
   organization_id: string;
   type: string;
   created_at: Date;
-  position: bigint;
+  position: string;
 }
 interface EndpointRow {
   id: string;
@@ -35,47 +36,57 @@ interface EndpointRow {
   created_at: Date;
 }
 
-/** Fans out one batch of events after the cursor; returns how many events it consumed. */
+/** The events after the cursor, in position order (the partial unique `position` index). */
+const AFTER_CURSOR = Prisma.sql`SELECT id, organization_id, type, created_at, position FROM event
+  WHERE position > coalesce((SELECT (value->>'position')::bigint FROM system_setting WHERE key = ${CURSOR_KEY}), 0)
+  ORDER BY position LIMIT ${FANOUT_BATCH}::int`;
+
+/**
+ * Fans out one batch of events after the cursor; returns how many events it
+ * consumed. Two round trips on the SQL port: (1) BEGIN, the lock, the events
+ * after the cursor, the enabled endpoints of their organizations (a later
+ * statement, a fresh snapshot: it may see more events, never fewer, so its
+ * organizations are a superset); (2) the deliveries, the cursor, COMMIT.
+ */
 export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<number> {
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
-    await tx.$queryRaw`SELECT pg_advisory_xact_lock(${LOCK_KEY})::text`;
-    const [cursor] = await tx.$queryRaw<{ position: string }[]>`SELECT value->>'position' AS position FROM system_setting WHERE key = ${CURSOR_KEY}`;
-    const after = BigInt(cursor?.position ?? '0');
-    const events = await tx.$queryRaw<EventRow[]>`
-      SELECT id, organization_id, type, created_at, position FROM event
-      WHERE position > ${after} ORDER BY position LIMIT ${FANOUT_BATCH}`;
+  return deps.db.sql.transaction(async (send) => {
+    const [, eventRows, endpointRows] = await send([
+      Prisma.sql`SELECT pg_advisory_xact_lock(${LOCK_KEY}::bigint)::text`,
+      Prisma.sql`SELECT id, organization_id, type, created_at, position::text AS position FROM (${AFTER_CURSOR}) e`,
+      Prisma.sql`SELECT id, organization_id, enabled_events, created_at FROM webhook_endpoint
+        WHERE status = 'enabled' AND organization_id IN (SELECT organization_id FROM (${AFTER_CURSOR}) e)`,
+    ]);
+    const events = eventRows as unknown as EventRow[];
     if (events.length === 0) return 0;
 
-    const orgs = [...new Set(events.map((e) => e.organization_id))];
-    const endpoints = await tx.$queryRaw<EndpointRow[]>`
-      SELECT id, organization_id, enabled_events, created_at FROM webhook_endpoint
-      WHERE organization_id = ANY(${orgs}::text[]) AND status = 'enabled'`;
     const byOrg = new Map<string, EndpointRow[]>();
-    for (const ep of endpoints) byOrg.set(ep.organization_id, [...(byOrg.get(ep.organization_id) ?? []), ep]);
+    for (const ep of endpointRows as unknown as EndpointRow[]) byOrg.set(ep.organization_id, [...(byOrg.get(ep.organization_id) ?? []), ep]);
 
-    const cols = { id: [] as string[], org: [] as string[], endpoint: [] as string[], event: [] as string[] };
+    const deliveries: { id: string; org: string; endpoint: string; event: string }[] = [];
     for (const e of events) {
       for (const ep of byOrg.get(e.organization_id) ?? []) {
-        if (ep.created_at > e.created_at || !subscriptionCovers(ep.enabled_events, e.type)) continue;
-        cols.id.push(newId('delivery'));
-        cols.org.push(e.organization_id);
-        cols.endpoint.push(ep.id);
-        cols.event.push(e.id);
+        if (new Date(ep.created_at) > new Date(e.created_at) || !subscriptionCovers(ep.enabled_events, e.type)) continue;
+        deliveries.push({ id: newId('delivery'), org: e.organization_id, endpoint: ep.id, event: e.id });
       }
     }
-    if (cols.id.length) {
-      const due = new Date(now.getTime() + firstDelayMs);
-      await tx.$executeRaw`
-        INSERT INTO webhook_delivery (id, organization_id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
-        SELECT d.id, d.org, d.endpoint, d.event, 'pending', 0, ${due}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
-        FROM unnest(${cols.id}::text[], ${cols.org}::text[], ${cols.endpoint}::text[], ${cols.event}::text[]) AS d(id, org, endpoint, event)
-        ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
-    }
-    const last = String(events.at(-1)!.position);
-    await tx.$executeRaw`
-      INSERT INTO system_setting (key, value, updated_at) VALUES (${CURSOR_KEY}, jsonb_build_object('position', ${last}::text), ${now}::timestamptz)
-      ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`;
+    const due = new Date(now.getTime() + firstDelayMs);
+    const last = events.at(-1)!.position;
+    await send(
+      [
+        ...(deliveries.length
+          ? [
+              Prisma.sql`INSERT INTO webhook_delivery (id, organization_id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
+                SELECT d.id, d.org, d.endpoint, d.event, 'pending', 0, ${due}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+                FROM json_to_recordset(${JSON.stringify(deliveries)}::json) AS d(id text, org text, endpoint text, event text)
+                ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
+            ]
+          : []),
+        Prisma.sql`INSERT INTO system_setting (key, value, updated_at) VALUES (${CURSOR_KEY}, jsonb_build_object('position', ${last}::text), ${now}::timestamptz)
+          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`,
+      ],
+      { commit: true },
+    );
     return events.length;
   });
 }
