@@ -1,6 +1,7 @@
 import type Koa from 'koa';
-import getRawBody from 'raw-body';
 import type { Config } from '../config.ts';
+import { isDomainError } from '../domain/errors.ts';
+import { readBodyText } from '../http/request-body.ts';
 import type { ApiServer } from '../http/server-limits.ts';
 import { directJsonPost } from './direct.ts';
 import type { Yoga } from './yoga.ts';
@@ -19,11 +20,11 @@ async function graphqlBody(ctx: Koa.Context, limit: number): Promise<string | un
     return undefined;
   }
   try {
-    return await getRawBody(ctx.req, { length: ctx.request.length, limit, encoding: 'utf8' });
+    return await readBodyText(ctx.req, ctx.request.length, limit);
   } catch (e) {
-    const tooLarge = (e as { type?: string }).type === 'entity.too.large';
-    ctx.status = tooLarge ? 413 : 400;
-    ctx.body = { errors: [{ message: tooLarge ? `Request body exceeds ${limit} bytes` : 'Could not read the request body', extensions: { code: tooLarge ? 'payload_too_large' : 'invalid_request', request_id: ctx.state.requestId } }] };
+    if (!isDomainError(e)) throw e;
+    ctx.status = e.status;
+    ctx.body = { errors: [{ message: e.message, extensions: { code: e.code, request_id: ctx.state.requestId } }] };
     return undefined;
   }
 }
