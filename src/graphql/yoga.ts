@@ -15,14 +15,9 @@ import { sseEventIds } from './sse.ts';
 import { endStreamsWhenAccessEnds } from './stream-authority.ts';
 import { graphqlLimits, type CostContext } from './limits.ts';
 import { schema } from './schema/index.ts';
+import { bearerOf } from '../http/request-body.ts';
 
 export type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
-
-function bearerOf(header: string | null | undefined): string | null {
-  if (!header) return null;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return m ? m[1]! : '';
-}
 
 /**
  * graphql-yoga over the Pothos schema. Every operation is authenticated by

@@ -9,6 +9,7 @@ import { exhaustLeased, leaseDue, recordAttempts, type FinishedAttempt, type Lea
 import { keepAliveAgents, postWebhook, type Agents, type AttemptOutcome, type SendOptions } from '../domain/webhook/send.ts';
 import { EndpointLimits, INITIAL_ENDPOINT_LIMIT } from '../domain/webhook/concurrency.ts';
 import { webhookHeaders } from '../domain/webhook/signature.ts';
+import { Loop } from '../runtime/loop.ts';
 
 /**
  * The webhook delivery worker of one process: fans out newly sequenced events,
@@ -23,13 +24,13 @@ import { webhookHeaders } from '../domain/webhook/signature.ts';
  */
 export class WebhookWorker {
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  private running = false;
-  private again = false;
+  private readonly loop = new Loop(
+    () => this.pass(),
+    (err) => this.deps.log.error({ err }, 'webhook worker pass failed; the poll timer will retry'),
+  );
   /** Set by every wake-up except a finished attempt, which only frees a slot. */
   private fanOutDue = true;
   private stopped = false;
-  private timer: NodeJS.Timeout | undefined;
-  private idle: Promise<void> = Promise.resolve();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly limits: EndpointLimits;
   private readonly agents: Agents;
@@ -52,19 +53,17 @@ export class WebhookWorker {
 
   start(): void {
     this.stopped = false;
-    this.timer = setInterval(() => {
+    this.loop.start(this.deps.config.webhook.pollMs, () => {
       this.limits.forgetIdle(Date.now());
       this.kick();
-    }, this.deps.config.webhook.pollMs);
-    this.timer.unref();
+    });
     this.kick();
   }
 
   /** Stops leasing and waits for the attempts on the wire (each bounded by the timeout) to be recorded. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
-    await this.idle;
+    await this.loop.stop();
     await Promise.all([...this.inFlight]);
     await this.flush();
     this.agents['http:'].destroy();
@@ -74,51 +73,38 @@ export class WebhookWorker {
   kick(fanOut = true): void {
     if (this.stopped) return;
     if (fanOut) this.fanOutDue = true;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    this.idle = this.loop();
+    this.loop.kick();
   }
 
   /** Resolves when fan-out is caught up and nothing due is left or in flight (tests and benchmarks). */
   async drain(): Promise<void> {
     do {
       this.kick();
-      await this.idle;
+      await this.loop.settled();
       await Promise.all([...this.inFlight]);
       await this.flush();
-    } while (this.running || this.inFlight.size > 0 || this.finished.length > 0);
+    } while (this.loop.busy || this.inFlight.size > 0 || this.finished.length > 0);
   }
 
-  private async loop(): Promise<void> {
+  /** One pass: fan out what was sequenced, then lease as many due deliveries as there are free slots; `true` when all were taken (more may be due). */
+  private async pass(): Promise<boolean> {
     const cfg = this.deps.config.webhook;
-    try {
-      do {
-        this.again = false;
-        if (this.fanOutDue) {
-          this.fanOutDue = false;
-          while (!this.stopped && (await fanOutBatch(this.deps, cfg.retryScheduleMs[0] ?? 0)) === FANOUT_BATCH);
-        }
-        if (this.stopped) break;
-        const free = cfg.concurrency - this.inFlight.size;
-        if (free <= 0) break;
-        const leased = await leaseDue(this.deps, {
-          owner: this.owner,
-          leaseMs: cfg.leaseMs,
-          limit: free,
-          initialFree: this.limits.initialFree,
-          known: this.limits.known(),
-        });
-        if (leased.length) await this.dispatch(leased);
-        if (leased.length === free) this.again = true;
-      } while (this.again && !this.stopped);
-    } catch (err) {
-      this.deps.log.error({ err }, 'webhook worker pass failed; the poll timer will retry');
-    } finally {
-      this.running = false;
+    if (this.fanOutDue) {
+      this.fanOutDue = false;
+      while (!this.stopped && (await fanOutBatch(this.deps, cfg.retryScheduleMs[0] ?? 0)) === FANOUT_BATCH);
     }
+    if (this.stopped) return false;
+    const free = cfg.concurrency - this.inFlight.size;
+    if (free <= 0) return false;
+    const leased = await leaseDue(this.deps, {
+      owner: this.owner,
+      leaseMs: cfg.leaseMs,
+      limit: free,
+      initialFree: this.limits.initialFree,
+      known: this.limits.known(),
+    });
+    if (leased.length) await this.dispatch(leased);
+    return leased.length === free;
   }
 
   private async dispatch(leased: LeasedDelivery[]): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Deps } from '../context.ts';
 import { evaluateEntityStanding } from './standing.ts';
+import { Loop } from '../../runtime/loop.ts';
 
 /**
  * Time-driven standing changes: a claim expiring (no event is written for
@@ -56,14 +57,15 @@ export async function nextDueAt(deps: Deps): Promise<Date | null> {
 }
 
 /**
- * Arms one timer for the next due instant, capped at the poll interval so a
- * change committed by another process (or a clock that is not wall time) is
- * picked up within one interval: the poller is the backstop.
+ * Evaluates what is due, then wakes at the next due instant when it comes
+ * before the next poll; the poll (every `pollIntervalMs`) picks up changes
+ * committed by another process and clocks that are not wall time.
  */
 export class StandingScheduler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = true;
+  private readonly loop = new Loop(
+    () => this.pass(),
+    (err) => this.deps.log.error({ err }, 'standing evaluation poll failed'),
+  );
 
   constructor(
     private readonly deps: Deps,
@@ -71,37 +73,18 @@ export class StandingScheduler {
   ) {}
 
   start(): void {
-    this.stopped = false;
-    this.arm(0);
+    this.loop.start(this.pollIntervalMs);
+    this.loop.kick();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
-  private arm(delayMs: number): void {
-    if (this.stopped) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), Math.max(0, Math.min(delayMs, this.pollIntervalMs)));
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
-    if (this.running || this.stopped) return;
-    let delay = this.pollIntervalMs;
-    this.running = (async () => {
-      try {
-        await runDueEvaluations(this.deps);
-        const next = await nextDueAt(this.deps);
-        if (next) delay = next.getTime() - this.deps.clock.now().getTime();
-      } catch (err) {
-        this.deps.log.error({ err }, 'standing evaluation poll failed');
-      }
-    })();
-    await this.running;
-    this.running = undefined;
-    this.arm(delay);
+  private async pass(): Promise<void> {
+    await runDueEvaluations(this.deps);
+    const next = await nextDueAt(this.deps);
+    const delay = next ? next.getTime() - this.deps.clock.now().getTime() : Number.POSITIVE_INFINITY;
+    if (delay < this.pollIntervalMs) this.loop.wakeIn(delay);
   }
 }

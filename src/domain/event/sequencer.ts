@@ -1,6 +1,7 @@
 import { Prisma } from '../../db/database.ts';
 import { statement } from '../../db/sql-port.ts';
 import type { Deps } from '../context.ts';
+import { Loop } from '../../runtime/loop.ts';
 
 /**
  * Gives committed events their `seq` (public, per organization) and their
@@ -26,10 +27,10 @@ const BATCH = 1000;
 export const EVENTS_CHANNEL = 'platform_events';
 
 export class Sequencer {
-  private running = false;
-  private again = false;
-  private timer: NodeJS.Timeout | undefined;
-  private idle: Promise<void> = Promise.resolve();
+  private readonly loop = new Loop(
+    async () => (await this.sequenceBatch()) === BATCH,
+    (err) => this.deps.log.error({ err }, 'event sequencer failed; the periodic sweep will retry'),
+  );
 
   constructor(
     private readonly deps: Omit<Deps, 'sequencer'>,
@@ -39,47 +40,26 @@ export class Sequencer {
 
   /** Periodic backstop: picks up rows another process committed but could not sequence (it crashed). */
   start(intervalMs = 500): void {
-    this.timer = setInterval(() => void this.sweep(), intervalMs);
-    this.timer.unref();
+    this.loop.start(intervalMs, () => void this.sweep());
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.idle;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   kick(): void {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    this.idle = this.loop();
+    this.loop.kick();
   }
 
   /** Resolves once everything committed before the call is sequenced (tests and benchmarks). */
-  async flush(): Promise<void> {
-    this.kick();
-    while (this.running) await this.idle;
+  flush(): Promise<void> {
+    return this.loop.flush();
   }
 
   private async sweep(): Promise<void> {
-    if (this.running) return;
+    if (this.loop.busy) return;
     const pending = await this.deps.db.sql.rows(unsequencedStatement, []).catch(() => []);
     if (pending.length) this.kick();
-  }
-
-  private async loop(): Promise<void> {
-    try {
-      do {
-        this.again = false;
-        if ((await this.sequenceBatch()) === BATCH) this.again = true;
-      } while (this.again);
-    } catch (err) {
-      this.deps.log.error({ err }, 'event sequencer failed; the periodic sweep will retry');
-    } finally {
-      this.running = false;
-    }
   }
 
   /**

@@ -1,0 +1,85 @@
+import type Koa from 'koa';
+import type { Database } from '../src/db/database.ts';
+import type { Deps } from '../src/domain/context.ts';
+import { DomainError } from '../src/domain/errors.ts';
+import type { KillSwitch } from '../src/domain/operator/kill-switch.ts';
+import { TokenBuckets } from '../src/domain/platform/rate-limit.ts';
+import type { PlatformGate } from '../src/domain/platform/request-auth.ts';
+import type { ServiceUrls } from '../src/domain/organization/bootstrap.ts';
+import { tokenRoutes } from './dashboard/tokens.ts';
+import { errorEnvelope } from './http/envelope.ts';
+import { restInputGuard } from './http/input-guard.ts';
+import { exactRouter, mount, type RouteDef } from './http/route.ts';
+import { operatorEventRoutes } from './operator/events.ts';
+import { operatorRoutes } from './operator/operator.ts';
+import { operatorWalletRoutes } from './operator/wallet.ts';
+import { assertionRoutes } from './platform/assertions.ts';
+import { distributionRoutes } from './platform/distributions.ts';
+import { enrollmentRoutes } from './platform/enrollments.ts';
+import { eventRoutes } from './platform/events.ts';
+import { operationRoutes } from './platform/operations.ts';
+import { platformPipeline } from './platform/pipeline.ts';
+import { programRoutes } from './platform/programs.ts';
+import { webhookDeliveryRoutes } from './platform/webhook-deliveries.ts';
+import { webhookEndpointRoutes } from './platform/webhook-endpoints.ts';
+import { serviceRoutes } from './service/routes.ts';
+import { surfaceARoutes } from './surface-a/routes.ts';
+
+export interface RestOptions {
+  db: Database;
+  killSwitch: KillSwitch;
+  gate: PlatformGate;
+  urls: () => ServiceUrls;
+  specVersion: string;
+}
+
+/** Mounts route declarations under a prefix. */
+function surface(prefix: string, routes: RouteDef[]) {
+  const router = exactRouter(prefix);
+  mount(router, routes);
+  return router;
+}
+
+/**
+ * Every REST surface on Koa, after the error envelope and the input guard:
+ * Surface A under `/api`, token management, operator and service routes at the
+ * root, Surface B under `/v1/platform` behind its pipeline, and a 404 in the
+ * envelope of the surface a path belongs to for anything else.
+ */
+export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
+  const { config, log } = deps;
+  // Surface A and token management: their own per-credential buckets, apart from Surface B's.
+  const surfaceABuckets = new TokenBuckets(config.surfaceARateLimitPerSecond, config.surfaceARateLimitBurst, () => deps.clock.now().getTime());
+  const surfaceA = surfaceARoutes(deps, surfaceABuckets);
+  const tokens = tokenRoutes(deps, surfaceABuckets);
+  const operator = [...operatorRoutes(deps, opts.killSwitch), ...operatorEventRoutes(deps), ...operatorWalletRoutes(deps)];
+  const platform = [
+    ...webhookEndpointRoutes(deps),
+    ...webhookDeliveryRoutes(deps),
+    ...eventRoutes(deps),
+    ...operationRoutes(deps),
+    ...distributionRoutes(deps),
+    ...assertionRoutes(deps),
+    ...programRoutes(deps),
+    ...enrollmentRoutes(deps),
+  ];
+  const service = serviceRoutes(opts.db, { urls: opts.urls, surfaceA, platform, dashboard: [...tokens, ...operator], specVersion: opts.specVersion });
+
+  koa.use(errorEnvelope(log));
+  koa.use(restInputGuard());
+  koa.use(surface('/api', surfaceA).routes());
+  koa.use(surface('', [...tokens, ...operator, ...service]).routes());
+  // Surface B: the pipeline runs for every path under the prefix, known or not,
+  // so even a 404 is only answered to an authenticated caller.
+  const surfaceB = exactRouter('/v1/platform');
+  surfaceB.use(platformPipeline(opts.gate));
+  mount(surfaceB, platform);
+  surfaceB.all('/{*rest}', async (ctx) => {
+    throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
+  });
+  koa.use(surfaceB.routes());
+  // Anything unmatched: a 404 in the envelope of the surface the path belongs to.
+  koa.use(async (ctx) => {
+    throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
+  });
+}

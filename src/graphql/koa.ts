@@ -1,0 +1,72 @@
+import type Koa from 'koa';
+import type { Config } from '../config.ts';
+import { isDomainError } from '../domain/errors.ts';
+import { readBodyText } from '../http/request-body.ts';
+import type { ApiServer } from '../http/server-limits.ts';
+import { directJsonPost } from './direct.ts';
+import type { Yoga } from './yoga.ts';
+
+/**
+ * A GraphQL POST body, read here with the body limit (`undefined` once an
+ * error is answered; `''` without a body). Left as the request stream, the
+ * fetch adapter would wrap it in a web ReadableStream and read it chunk by
+ * chunk, the main reason a POST cost more than the same query as a GET.
+ */
+async function graphqlBody(ctx: Koa.Context, limit: number): Promise<string | undefined> {
+  // JSON only, as on REST: Yoga answers other bodies (text/plain...) with an empty 204. (`is` is null without a body.)
+  if (ctx.is('application/json', '+json') === false) {
+    ctx.status = 415;
+    ctx.body = { errors: [{ message: 'GraphQL POST bodies must be JSON (Content-Type: application/json)', extensions: { code: 'unsupported_media_type', request_id: ctx.state.requestId } }] };
+    return undefined;
+  }
+  try {
+    return await readBodyText(ctx.req, ctx.request.length, limit);
+  } catch (e) {
+    if (!isDomainError(e)) throw e;
+    ctx.status = e.status;
+    ctx.body = { errors: [{ message: e.message, extensions: { code: e.code, request_id: ctx.state.requestId } }] };
+    return undefined;
+  }
+}
+
+/** `/graphql` over HTTP (queries, mutations, SSE subscriptions) as Koa middleware; graphql-ws is attached to the server (src/graphql/ws.ts). */
+export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, 'bodyLimitBytes' | 'graphqlDirect'>): Koa.Middleware {
+  const directPost = directJsonPost(yoga);
+  return async (ctx, next) => {
+    // Exact, like every REST route: `/GraphQL` and `/graphql/` are 404 below.
+    if (ctx.path !== '/graphql') return next();
+    // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
+    // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
+    if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom()) {
+      ctx.status = 503;
+      ctx.body = { errors: [{ message: 'Too many live streams on this server; retry later', extensions: { code: 'service_unavailable', request_id: ctx.state.requestId } }] };
+      return;
+    }
+    let request = ctx.req;
+    if (ctx.method === 'POST') {
+      const body = await graphqlBody(ctx, config.bodyLimitBytes);
+      if (body === undefined) return;
+      // A JSON POST is answered without the fetch adapter when it can be (src/graphql/direct.ts).
+      const direct = config.graphqlDirect && (await directPost({ method: ctx.method, url: ctx.url, headers: ctx.req.headers, body, serverContext: { req: ctx.req, res: ctx.res, requestId: ctx.state.requestId } }));
+      if (direct) {
+        ctx.status = direct.status;
+        ctx.set(direct.headers);
+        ctx.body = direct.body;
+        return;
+      }
+      // Yoga reads the method, URL and headers from `req`; an empty body stays absent.
+      request = Object.assign(Object.create(ctx.req) as typeof ctx.req, { req: ctx.req, body: body === '' ? undefined : body });
+    }
+    const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId });
+    ctx.status = response.status;
+    response.headers.forEach((value, key) => ctx.append(key, value));
+    // A single JSON result is sent as one string; only streams (SSE, multipart) stay streams.
+    const type = response.headers.get('content-type') ?? '';
+    if (!response.body) ctx.body = null;
+    else if (type.includes('json')) ctx.body = await response.text();
+    else {
+      http.admitStream(ctx.res);
+      ctx.body = response.body as unknown as NodeJS.ReadableStream;
+    }
+  };
+}

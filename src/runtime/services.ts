@@ -1,0 +1,70 @@
+import type { Config } from '../config.ts';
+import type { Deps } from '../domain/context.ts';
+import { distributionHandlers } from '../domain/distribution/handlers.ts';
+import { StandingScheduler } from '../domain/enrollment/due-evaluation.ts';
+import { Sequencer } from '../domain/event/sequencer.ts';
+import { EventStream } from '../domain/event/stream.ts';
+import { KillSwitch } from '../domain/operator/kill-switch.ts';
+import { PlatformGate } from '../domain/platform/request-auth.ts';
+import { CredentialCache } from '../domain/token/credential-cache.ts';
+import { startMaintenance } from '../workers/maintenance.ts';
+import { OperationsRunner } from '../workers/operations.ts';
+import { WebhookWorker } from '../workers/webhook-delivery.ts';
+import { Runtime } from './runtime.ts';
+
+export interface Services {
+  deps: Deps;
+  killSwitch: KillSwitch;
+  gate: PlatformGate;
+  sequencer: Sequencer;
+  stream: EventStream;
+  operations: OperationsRunner;
+  webhooks: WebhookWorker;
+  /** Starts and stops the services this process's role runs (ADR 0006). */
+  runtime: Runtime;
+}
+
+/**
+ * Builds the long-lived services and wires their wake-up ports: a commit kicks
+ * the sequencer; a sequenced batch pulls the stream and kicks the webhook
+ * fan-out; another process's NOTIFY (a position this process did not sequence)
+ * kicks the fan-out too, so neither waits for its poll.
+ */
+export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log'>, config: Config): Services {
+  // Roles (ADR 0006): an API process runs no background loop, a worker serves no request but the health probes.
+  const serves = config.role !== 'worker';
+  const background = config.role !== 'api';
+  const delivers = background && config.webhook.worker;
+  let sequencedHere = 0n;
+  const stream = new EventStream(base, (position) => {
+    if (delivers && position > sequencedHere) webhooks.kick();
+  });
+  const sequencer = new Sequencer(base, (max) => {
+    sequencedHere = max;
+    stream.pull(max);
+    if (delivers) webhooks.kick();
+  });
+  const credentials = new CredentialCache(base);
+  const deps: Deps = { ...base, sequencer, credentials };
+  const webhooks = new WebhookWorker(deps);
+  // A retry requested on an API process is picked up by a worker's poll.
+  if (delivers) deps.webhooks = webhooks;
+  const operations = new OperationsRunner(deps, distributionHandlers);
+  deps.operations = operations;
+  const killSwitch = new KillSwitch(deps);
+  const gate = new PlatformGate(deps, killSwitch);
+  const standing = new StandingScheduler(deps);
+  let maintenance: ReturnType<typeof startMaintenance> | undefined;
+
+  const runtime = new Runtime(base.log)
+    .add({ name: 'event stream', start: () => stream.start({ tail: serves }), stop: () => stream.stop() })
+    .add({ name: 'credential cache', start: () => credentials.start(), stop: () => credentials.stop() }, serves)
+    .add({ name: 'stream authority', stop: () => gate.streams.stop() })
+    // Started with a kick: events a previous run committed but did not sequence.
+    .add({ name: 'sequencer', start: () => (sequencer.start(), sequencer.kick()), stop: () => sequencer.stop() })
+    .add({ name: 'standing scheduler', start: () => standing.start(), stop: () => standing.stop() }, background)
+    .add({ name: 'webhook delivery', start: () => webhooks.start(), stop: () => webhooks.stop() }, delivers)
+    .add({ name: 'maintenance', start: () => void (maintenance = startMaintenance(deps)), stop: () => maintenance?.stop() }, background)
+    .add({ name: 'operations', start: () => operations.start(), stop: () => operations.stop() }, background);
+  return { deps, killSwitch, gate, sequencer, stream, operations, webhooks, runtime };
+}
