@@ -10,8 +10,9 @@ import { launch, op, sandbox, tenant } from './helpers.ts';
 /**
  * Fewer round trips and hops between a launch's steps (issue #13, scenario 7): a step with no reads commits in one
  * batch whose fence aborts it when the lease is lost; a provisioning child started at its parent's commit runs on the
- * deployment that commit left, without reading it again; a run that settles hands its slot to the next due operation
- * in its own commit, with no separate claim.
+ * deployment that commit left, without reading it again, and its settling commit also reads what its parent's last
+ * step needs, which then commits in one batch; a run that settles hands its slot to the next due operation in its own
+ * commit, with no separate claim.
  */
 const operations = (worker: boolean, concurrency = 4) => ({ worker, concurrency, pollMs: 60_000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 });
 const TERMINAL = ['succeeded', 'partial', 'failed', 'canceled'];
@@ -89,8 +90,17 @@ describe('hand-on: round trips and hops between steps', () => {
     });
     expect(c.out).toMatchObject({ status: 'succeeded', result: { deployments_succeeded: 1 } });
     expect(c.reads.get('deployment_by_id') ?? 0).toBe(0);
-    // Reserve and fan out: fence + reads, writes + COMMIT; the child: one; the finish: fence + reads, writes + COMMIT.
-    expect(c.fencedBatches()).toBe(5);
+    // Reserve and fan out: fence + reads, then writes + COMMIT; the child: one batch, which also reads for its parent;
+    // the finish, handed those reads: one batch.
+    expect(c.fencedBatches()).toBe(4);
+  });
+
+  it('launches with several deployments settle every child and finish once, whichever child hands the launch on', async () => {
+    const who = await tenant(t);
+    const launched = await Promise.all([1, 2, 3].map(() => launch(t, who, { deployments: [sandbox(), sandbox(), sandbox()] })));
+    for (const { operation } of launched) {
+      expect(await settled(t, who, operation.id)).toMatchObject({ status: 'succeeded', result: { deployments_succeeded: 3, deployments_total: 3 } });
+    }
   });
 
   it('with one slot, the launch that found it busy is claimed by the settling commit of the run that held it', async () => {

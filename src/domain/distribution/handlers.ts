@@ -131,13 +131,12 @@ const launch: OperationHandler = {
             };
           },
         );
-      default:
+      default: {
+        // Read by the child whose settlement handed this run on, in that commit: used when they show every child
+        // settled (settled is final); otherwise read again, after a sibling that settled since.
+        const held = ctx.held?.reads as Record<string, unknown>[][] | undefined;
         return ctx.commitBatched(
-          [
-            Prisma.sql`SELECT status FROM "operation" WHERE parent_operation_id = ${op.id}`,
-            distributionRead(op.subjectId),
-            Prisma.sql`SELECT status FROM deployment WHERE distribution_id = ${op.subjectId}`,
-          ],
+          finishReads(op.id, op.subjectId),
           (fresh, [children, dist, deployments]) => {
             const ok = children!.filter((c) => c.status === 'succeeded').length;
             const settled = children!.filter((c) => isTerminal(c.status as string)).length;
@@ -146,7 +145,9 @@ const launch: OperationHandler = {
             const done = finishLaunch(deps, distributionOf(dist![0]!), op.id, ok, children!.length, deployments!.map((x) => x.status as string));
             return { ...done, outcome: { ...done.outcome, progress } };
           },
+          held?.[0]?.every((c) => isTerminal(c.status as string)) ? held : undefined,
         );
+      }
     }
   },
   /** A canceled launch supersedes its live children; the cancel operation then tears down what they left. */
@@ -159,6 +160,13 @@ const launch: OperationHandler = {
       return { status: 'canceled', result: { canceled_by: ctx.op.cancelRequestedBy } };
     }),
 };
+
+/** What the launch's last step reads: its children's statuses, the distribution, its deployments' statuses. */
+const finishReads = (launchId: string, distributionId: string) => [
+  Prisma.sql`SELECT status FROM "operation" WHERE parent_operation_id = ${launchId}`,
+  distributionRead(distributionId),
+  Prisma.sql`SELECT status FROM deployment WHERE distribution_id = ${distributionId}`,
+];
 
 /** The launch's last step, once every child settled: release what is left when done, and the distribution's new status. */
 function finishLaunch(deps: Deps, d: Distribution, opId: string, ok: number, total: number, deploymentStatuses: string[]): BatchedStep {
@@ -248,6 +256,8 @@ const provision: OperationHandler = {
         statements: [Prisma.sql`UPDATE deployment SET status = ${status}, updated_at = ${now}::timestamptz WHERE id = ${dep.id}`, ...spendStatements(deps, money, active.spend)],
         events,
         outcome: { status: 'succeeded', result: { deployment_status: status, spent: active.spend } },
+        // The launch this may hand on to reads these next: read here, after this settlement, its step commits in one batch.
+        handOn: fresh.parentOperationId ? finishReads(fresh.parentOperationId, dep.distributionId) : undefined,
       };
     });
   },

@@ -35,6 +35,11 @@ export interface BatchedStep {
   statements?: Prisma.Sql[];
   events?: NewEvent[];
   afterCommit?: (() => void)[];
+  /**
+   * Reads for the parent a settling child hands on (its next step's reads), run after the settlement in the same
+   * batch: the handed parent's first step gets their rows as `ctx.held.reads` and may commit in one batch.
+   */
+  handOn?: Prisma.Sql[];
 }
 
 export interface StepContext {
@@ -51,7 +56,12 @@ export interface StepContext {
    * do not depend on what a write returns. `take` gives operations it enqueues a local slot (NewOperation.slot); the
    * first is this run's own, since a commit that enqueues ends the run.
    */
-  commitBatched(reads: Prisma.Sql[], fn: (op: Operation, rows: Record<string, unknown>[][], take: () => OperationSlot | undefined) => BatchedStep): Promise<StepOutcome>;
+  commitBatched(
+    reads: Prisma.Sql[],
+    fn: (op: Operation, rows: Record<string, unknown>[][], take: () => OperationSlot | undefined) => BatchedStep,
+    /** The rows of `reads` already read for this run (`ctx.held.reads`, handed on by a settling child): one round trip. */
+    held?: Record<string, unknown>[][],
+  ): Promise<StepOutcome>;
 }
 
 export interface OperationHandler {
@@ -128,7 +138,7 @@ interface OutcomePlan {
   statements: Prisma.Sql[];
   events: NewEvent[];
   next?: number;
-  after: (rows: Record<string, unknown>[][]) => void;
+  after: (rows: Record<string, unknown>[][], hold?: Record<string, unknown>) => void;
 }
 
 function planOutcome(deps: Deps, op: Operation, out: StepOutcome, take?: () => OperationSlot | undefined): OutcomePlan {
@@ -147,12 +157,13 @@ function planOutcome(deps: Deps, op: Operation, out: StepOutcome, take?: () => O
         ...(claim ? [claimInBatch(slot.owner, now, new Date(now.getTime() + ops.leaseMs), 1)] : []),
       ],
       events: [settledEvent(settledRow(op, st, now), st)],
-      after: ([rows, claimed]) => {
+      after: ([rows, claimed], hold) => {
         const settled = (rows ?? []) as SettleRow[];
         const handed = settled.find((r) => r.role === 'handed');
         const next = claim ? (claimed?.[0] as Operation | undefined) : undefined;
         if (handed && slot) {
           const { role: _, woken: __, notified: ___, ...parent } = handed;
+          if (hold) holdFor(parent, hold);
           slot.run(parent);
         } else if (next && slot) {
           deps.operations?.changed(next.id);
@@ -283,14 +294,15 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
             }),
             true,
           ),
-        commitBatched: (reads, fn) =>
+        commitBatched: (reads, fn, held) =>
           inlineSlots(deps, async (take) => {
             let after: () => void = () => {};
             const out = await deps.db.sql.transaction(async (send) => {
-              // With reads, the fence and the reads are the first round trip; without, the fence rides in the writes' batch.
-              const oneTrip = !reads.length;
+              // With reads, the fence and the reads are the first round trip; without (or read already), the fence rides in
+              // the writes' batch.
+              const oneTrip = !reads.length || !!held;
               let fresh: Operation | undefined = op;
-              let read: Record<string, unknown>[][] = [];
+              let read: Record<string, unknown>[][] = held ?? [];
               if (!oneTrip) {
                 const [fenced, ...rest] = await send([fenceStatement(deps, op.id, owner), ...reads]);
                 fresh = freshen(op, fenced![0] as unknown as Fenced | undefined);
@@ -301,7 +313,8 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
               const step = fn(fresh, read, take);
               const plan = planOutcome(deps, fresh, step.outcome, take);
               const events = [...(step.events ?? []), ...plan.events];
-              const writes = [...(oneTrip ? [assertFenceStatement(deps, op.id, owner)] : []), ...(step.statements ?? []), ...plan.statements];
+              const handOn = op.parentOperationId ? (step.handOn ?? []) : [];
+              const writes = [...(oneTrip ? [assertFenceStatement(deps, op.id, owner)] : []), ...(step.statements ?? []), ...plan.statements, ...handOn];
               let rows: Record<string, unknown>[][];
               try {
                 rows = await send([...writes, ...(events.length ? [insertEvents(deps, events)] : [])], { commit: true });
@@ -312,12 +325,14 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
                 const { fenced: _, ...f } = rows.shift()![0] as Fenced & { fenced: number };
                 ctx.op = freshen(op, f)!;
               }
-              const own = rows.slice(step.statements?.length ?? 0);
+              const mine = (step.statements?.length ?? 0) + plan.statements.length;
+              const own = rows.slice(step.statements?.length ?? 0, mine);
+              const handed = rows.slice(mine, mine + handOn.length);
               if (plan.next !== undefined) next = own[plan.next]![0] as unknown as Operation;
               after = () => {
                 if (events.length) deps.sequencer.kick();
                 for (const f of step.afterCommit ?? []) f();
-                plan.after(own);
+                plan.after(own, handed.length ? { reads: handed } : undefined);
               };
               return step.outcome;
             });
