@@ -5,6 +5,7 @@ import type { BatchSend } from '../../src/db/sql-port.ts';
 import { claimOperations, runClaimed, type OperationHandler } from '../../src/domain/operation/engine.ts';
 import { newOperationRow } from '../../src/domain/operation/operation.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
+import { onPostgres } from '../support/database.ts';
 import { launch, op, sandbox, tenant } from './helpers.ts';
 
 /**
@@ -103,7 +104,7 @@ describe('hand-on: round trips and hops between steps', () => {
     }
   });
 
-  it('with one slot, the launch that found it busy is claimed by the settling commit of the run that held it', async () => {
+  it('with one slot, the launch that found it busy is claimed by the settling commit of the run that held it (PostgreSQL)', async () => {
     const one = await startTestApp({ operations: operations(true, 1) });
     try {
       const who = await tenant(one);
@@ -114,7 +115,8 @@ describe('hand-on: round trips and hops between steps', () => {
         return Promise.all([first, second].map(({ operation }) => settled(one, who, operation.id)));
       });
       for (const row of c.out) expect(row).toMatchObject({ status: 'succeeded', attempts: 1 });
-      expect(c.claimed()).toBe(0);
+      // On PGlite (one connection, nothing to save) the kick claims it, after pending I/O.
+      expect(c.claimed()).toBe(onPostgres() ? 0 : 1);
     } finally {
       await one.stop();
     }

@@ -148,9 +148,11 @@ function planOutcome(deps: Deps, op: Operation, out: StepOutcome, take?: () => O
   const progress = 'progress' in out && out.progress ? JSON.stringify(out.progress) : null;
   const settle = (st: Settlement): OutcomePlan => {
     // The run's slot is handed on in the settling transaction: a child's to the parent it wakes (its next step runs
-    // at once), any other's to the next due operation, claimed in the same batch, with no kick and no claim between.
+    // at once), on PostgreSQL any other's to the next due operation, claimed in the same batch, with no kick and no
+    // claim round trip between. Embedded PGlite has no round trip to save, and there a claim made at once would
+    // queue the next run's transactions ahead of requests on its one connection: the kick claims after pending I/O.
     const slot = take?.();
-    const claim = slot && !op.parentOperationId;
+    const claim = slot && !op.parentOperationId && deps.db.kind === 'postgres';
     return {
       statements: [
         settleStatement(deps, op.id, st, now, op.parentOperationId ? slot?.owner : undefined),
