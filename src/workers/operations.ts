@@ -20,9 +20,10 @@ import { PgListener } from '../domain/listener.ts';
  * PostgreSQL from the same commit in another process (OPERATIONS_CHANNEL;
  * every reconnect of that listener looks at once), and a timer at the time a
  * retry this process scheduled comes due. Each wake-up claims, in one
- * statement, as many due operations as there are free slots; when a run ends
- * it claims again only if the last claim filled every slot (more may be
- * due). Leases and fenced commits keep concurrent runs, here or in other
+ * statement, as many due operations as there are free slots; a run that
+ * settles claims the next due one for its slot in its own commit (engine.ts),
+ * and when a run ends otherwise it claims again only if the last claim filled
+ * every slot (more may be due). Leases and fenced commits keep concurrent runs, here or in other
  * processes, apart. The OPERATIONS_POLL_MS tick is only the backstop: a lost
  * notification, a recheck time come, a dead process's expired lease. Tests
  * disable the worker (`operations.worker: false`) and drive it with

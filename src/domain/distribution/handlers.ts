@@ -3,7 +3,7 @@ import { Prisma, type Tx } from '../../db/database.ts';
 import { statement } from '../../db/sql-port.ts';
 import type { Deps } from '../context.ts';
 import { appendEvent, type NewEvent } from '../event/event.ts';
-import type { BatchedStep, OperationHandler, StepContext } from '../operation/engine.ts';
+import { holdFor, type BatchedStep, type OperationHandler, type StepContext } from '../operation/engine.ts';
 import { LIVE_STATUSES, enqueueBatched, isTerminal, settleOperation } from '../operation/operation.ts';
 import { releaseAll, releaseStatements, reserveStatements, spendStatements, walletForReserve } from '../wallet/wallet.ts';
 import { deploymentEvent, deploymentEventOf, distributionEvent, distributionEventOf } from './distribution.ts';
@@ -53,11 +53,9 @@ const distributionRead = (id: string) => Prisma.sql`SELECT id, organization_id A
 const distributionOf = (r: Record<string, unknown>): Distribution =>
   ({ ...r, budget: BigInt(r.budget as string), reserved: BigInt(r.reserved as string), spent: BigInt(r.spent as string) }) as Distribution;
 
-const deploymentById = statement<[id: string], Deployment>(
-  'deployment_by_id',
-  `SELECT id, organization_id AS "organizationId", distribution_id AS "distributionId", provider, config, status, provider_state AS "providerState",
-     livemode, created_at AS "createdAt", updated_at AS "updatedAt" FROM deployment WHERE id = $1`,
-);
+const DEPLOYMENT_COLUMNS = `id, organization_id AS "organizationId", distribution_id AS "distributionId", provider, config, status,
+  provider_state AS "providerState", livemode, created_at AS "createdAt", updated_at AS "updatedAt"`;
+const deploymentById = statement<[id: string], Deployment>('deployment_by_id', `SELECT ${DEPLOYMENT_COLUMNS} FROM deployment WHERE id = $1`);
 
 /** Sets the distribution's status (batched): the statement, and the row as it then is, for its event. */
 function setDistributionBatched(deps: Deps, d: Distribution, status: string) {
@@ -79,7 +77,7 @@ const launch: OperationHandler = {
           [
             distributionRead(op.subjectId),
             walletForReserve(op.subjectId),
-            Prisma.sql`SELECT id FROM deployment WHERE distribution_id = ${op.subjectId} AND status IN ('pending', 'failed', 'rejected') ORDER BY id`,
+            Prisma.sql`SELECT ${Prisma.raw(DEPLOYMENT_COLUMNS)} FROM deployment WHERE distribution_id = ${op.subjectId} AND status IN ('pending', 'failed', 'rejected') ORDER BY id`,
           ],
           (fresh, [dist, wallet, todo], take) => {
             const d = distributionOf(dist![0]!);
@@ -113,13 +111,18 @@ const launch: OperationHandler = {
               reserved = need;
             }
             const ids = todo!.map((r) => r.id as string);
+            const now = deps.clock.now();
             if (ids.length) {
-              statements.push(Prisma.sql`UPDATE deployment SET status = 'provisioning', provider_state = '{}', updated_at = ${deps.clock.now()}::timestamptz
+              statements.push(Prisma.sql`UPDATE deployment SET status = 'provisioning', provider_state = '{}', updated_at = ${now}::timestamptz
                 WHERE id IN (SELECT json_array_elements_text(${JSON.stringify(ids)}::json))`);
             }
-            const children = ids.map((id) =>
-              enqueueBatched(deps, { organizationId: d.organizationId, brandId: d.brandId, subject: { type: 'deployment', id }, kind: 'deployment.provision', parentOperationId: op.id, slot: take() }),
-            );
+            const children = todo!.map((dep) => {
+              const slot = take();
+              const child = enqueueBatched(deps, { organizationId: d.organizationId, brandId: d.brandId, subject: { type: 'deployment', id: dep.id as string }, kind: 'deployment.provision', parentOperationId: op.id, slot });
+              // A child run here starts at this commit, on the deployment as this transaction leaves it: no read before its provider call.
+              if (slot) holdFor(child.row, { deployment: { ...dep, status: 'provisioning', providerState: {}, updatedAt: now } });
+              return child;
+            });
             return {
               statements: [...statements, ...children.flatMap((c) => c.statements)],
               events,
@@ -128,13 +131,12 @@ const launch: OperationHandler = {
             };
           },
         );
-      default:
+      default: {
+        // Read by the child whose settlement handed this run on, in that commit: used when they show every child
+        // settled (settled is final); otherwise read again, after a sibling that settled since.
+        const held = ctx.held?.reads as Record<string, unknown>[][] | undefined;
         return ctx.commitBatched(
-          [
-            Prisma.sql`SELECT status FROM "operation" WHERE parent_operation_id = ${op.id}`,
-            distributionRead(op.subjectId),
-            Prisma.sql`SELECT status FROM deployment WHERE distribution_id = ${op.subjectId}`,
-          ],
+          finishReads(op.id, op.subjectId),
           (fresh, [children, dist, deployments]) => {
             const ok = children!.filter((c) => c.status === 'succeeded').length;
             const settled = children!.filter((c) => isTerminal(c.status as string)).length;
@@ -143,7 +145,9 @@ const launch: OperationHandler = {
             const done = finishLaunch(deps, distributionOf(dist![0]!), op.id, ok, children!.length, deployments!.map((x) => x.status as string));
             return { ...done, outcome: { ...done.outcome, progress } };
           },
+          held?.[0]?.every((c) => isTerminal(c.status as string)) ? held : undefined,
         );
+      }
     }
   },
   /** A canceled launch supersedes its live children; the cancel operation then tears down what they left. */
@@ -156,6 +160,13 @@ const launch: OperationHandler = {
       return { status: 'canceled', result: { canceled_by: ctx.op.cancelRequestedBy } };
     }),
 };
+
+/** What the launch's last step reads: its children's statuses, the distribution, its deployments' statuses. */
+const finishReads = (launchId: string, distributionId: string) => [
+  Prisma.sql`SELECT status FROM "operation" WHERE parent_operation_id = ${launchId}`,
+  distributionRead(distributionId),
+  Prisma.sql`SELECT status FROM deployment WHERE distribution_id = ${distributionId}`,
+];
 
 /** The launch's last step, once every child settled: release what is left when done, and the distribution's new status. */
 function finishLaunch(deps: Deps, d: Distribution, opId: string, ok: number, total: number, deploymentStatuses: string[]): BatchedStep {
@@ -203,7 +214,7 @@ const provision: OperationHandler = {
   kind: 'deployment.provision',
   async step(ctx) {
     const { deps } = ctx;
-    const [dep] = await deps.db.sql.rows(deploymentById, [ctx.op.subjectId]);
+    const [dep] = ctx.held?.deployment ? [ctx.held.deployment as Deployment] : await deps.db.sql.rows(deploymentById, [ctx.op.subjectId]);
     if (!dep) throw new Error(`deployment ${ctx.op.subjectId} not found`);
     const adapter = providerFor(dep.provider);
     const opId = ctx.op.id;
@@ -245,6 +256,8 @@ const provision: OperationHandler = {
         statements: [Prisma.sql`UPDATE deployment SET status = ${status}, updated_at = ${now}::timestamptz WHERE id = ${dep.id}`, ...spendStatements(deps, money, active.spend)],
         events,
         outcome: { status: 'succeeded', result: { deployment_status: status, spent: active.spend } },
+        // The launch this may hand on to reads these next: read here, after this settlement, its step commits in one batch.
+        handOn: fresh.parentOperationId ? finishReads(fresh.parentOperationId, dep.distributionId) : undefined,
       };
     });
   },

@@ -35,20 +35,33 @@ export interface BatchedStep {
   statements?: Prisma.Sql[];
   events?: NewEvent[];
   afterCommit?: (() => void)[];
+  /**
+   * Reads for the parent a settling child hands on (its next step's reads), run after the settlement in the same
+   * batch: the handed parent's first step gets their rows as `ctx.held.reads` and may commit in one batch.
+   */
+  handOn?: Prisma.Sql[];
 }
 
 export interface StepContext {
   deps: Deps;
   op: Operation;
+  /** Rows handed to this run by the commit that made it (`holdFor`), first step only: what it need not read again. */
+  held?: Record<string, unknown>;
   /** Runs `fn` in a transaction fenced by this worker's lease and applies the outcome it returns in that same transaction. */
   commit(fn: (tx: Tx) => Promise<StepOutcome>): Promise<StepOutcome>;
   /**
    * The same on the batched SQL port, in two round trips: the fence with `reads` (their rows go to `fn` with the
-   * fresh operation), then `fn`'s writes, its events and the outcome with the COMMIT. For hot paths whose writes
+   * fresh operation), then `fn`'s writes, its events and the outcome with the COMMIT; with no reads, in one (the
+   * fence, which then aborts the batch when the lease is lost, the writes and the COMMIT). For hot paths whose writes
    * do not depend on what a write returns. `take` gives operations it enqueues a local slot (NewOperation.slot); the
    * first is this run's own, since a commit that enqueues ends the run.
    */
-  commitBatched(reads: Prisma.Sql[], fn: (op: Operation, rows: Record<string, unknown>[][], take: () => OperationSlot | undefined) => BatchedStep): Promise<StepOutcome>;
+  commitBatched(
+    reads: Prisma.Sql[],
+    fn: (op: Operation, rows: Record<string, unknown>[][], take: () => OperationSlot | undefined) => BatchedStep,
+    /** The rows of `reads` already read for this run (`ctx.held.reads`, handed on by a settling child): one round trip. */
+    held?: Record<string, unknown>[][],
+  ): Promise<StepOutcome>;
 }
 
 export interface OperationHandler {
@@ -59,6 +72,16 @@ export interface OperationHandler {
 }
 
 export class LeaseLost extends Error {}
+
+const heldRows = new WeakMap<Operation, Record<string, unknown>>();
+/**
+ * Hands `rows` to the run of `op` (a row enqueued under a local slot): its first step gets them as `ctx.held`
+ * instead of reading them again. For rows the enqueuing transaction read and wrote, which nobody else may change
+ * before the run starts.
+ */
+export function holdFor(op: Operation, rows: Record<string, unknown>): void {
+  heldRows.set(op, rows);
+}
 
 /** Exponential backoff without jitter (deterministic under an injected clock): base, 2×base, 4×base... capped. */
 export function retryDelayMs(deps: Deps, attempt: number): number {
@@ -90,6 +113,13 @@ const claimStatement = statement<[owner: string, now: Date, leaseUntil: Date, li
    RETURNING ${OPERATION_COLUMNS}`,
 );
 
+/** The claim with its values, as a statement of a batch (a settling run hands its slot on in its own commit). */
+function claimInBatch(owner: string, now: Date, leaseUntil: Date, limit: number): Prisma.Sql {
+  const params = [owner, now, leaseUntil, limit];
+  const parts = claimStatement.text.split(/\$(\d)/);
+  return new Prisma.Sql(parts.filter((_, i) => i % 2 === 0), parts.filter((_, i) => i % 2 === 1).map((n) => params[Number(n) - 1]));
+}
+
 /** Claims up to `limit` due operations for `owner` (most overdue first); each row's `leaseOwner` is its run's fence. */
 export async function claimOperations(deps: Deps, owner: string, limit: number): Promise<Operation[]> {
   const now = deps.clock.now();
@@ -108,7 +138,7 @@ interface OutcomePlan {
   statements: Prisma.Sql[];
   events: NewEvent[];
   next?: number;
-  after: (rows: Record<string, unknown>[][]) => void;
+  after: (rows: Record<string, unknown>[][], hold?: Record<string, unknown>) => void;
 }
 
 function planOutcome(deps: Deps, op: Operation, out: StepOutcome, take?: () => OperationSlot | undefined): OutcomePlan {
@@ -117,18 +147,31 @@ function planOutcome(deps: Deps, op: Operation, out: StepOutcome, take?: () => O
   const changed = () => deps.operations?.changed(op.id);
   const progress = 'progress' in out && out.progress ? JSON.stringify(out.progress) : null;
   const settle = (st: Settlement): OutcomePlan => {
-    // A child that settles hands the parent it wakes to a free local slot: the parent's next step runs at once.
-    const slot = op.parentOperationId ? take?.() : undefined;
+    // The run's slot is handed on in the settling transaction: a child's to the parent it wakes (its next step runs
+    // at once), on PostgreSQL any other's to the next due operation, claimed in the same batch, with no kick and no
+    // claim round trip between. Embedded PGlite has no round trip to save, and there a claim made at once would
+    // queue the next run's transactions ahead of requests on its one connection: the kick claims after pending I/O.
+    const slot = take?.();
+    const claim = slot && !op.parentOperationId && deps.db.kind === 'postgres';
     return {
-      statements: [settleStatement(deps, op.id, st, now, slot?.owner)],
+      statements: [
+        settleStatement(deps, op.id, st, now, op.parentOperationId ? slot?.owner : undefined),
+        ...(claim ? [claimInBatch(slot.owner, now, new Date(now.getTime() + ops.leaseMs), 1)] : []),
+      ],
       events: [settledEvent(settledRow(op, st, now), st)],
-      after: ([rows]) => {
+      after: ([rows, claimed], hold) => {
         const settled = (rows ?? []) as SettleRow[];
         const handed = settled.find((r) => r.role === 'handed');
+        const next = claim ? (claimed?.[0] as Operation | undefined) : undefined;
         if (handed && slot) {
           const { role: _, woken: __, notified: ___, ...parent } = handed;
+          if (hold) holdFor(parent, hold);
           slot.run(parent);
-        } else if (settled.find((r) => r.role === 'settled')?.woken) deps.operations?.kick();
+        } else if (next && slot) {
+          deps.operations?.changed(next.id);
+          slot.run(next);
+        }
+        if (!handed && settled.find((r) => r.role === 'settled')?.woken) deps.operations?.kick();
         changed();
       },
     };
@@ -197,6 +240,18 @@ const fenceStatement = (deps: Deps, id: string, owner: string) => Prisma.sql`
   WHERE o.id = ${id} AND o.lease_owner = ${owner} AND o.status IN ('pending', 'running', 'waiting')
   RETURNING o.cancel_requested_by AS "cancelRequestedBy", o.run_after AS "runAfter", o.updated_at AS "updatedAt"`;
 type Fenced = Pick<Operation, 'cancelRequestedBy' | 'runAfter' | 'updatedAt'>;
+
+/**
+ * The same fence as the first statement of a batch that also carries the writes and the COMMIT (a step with no
+ * reads commits in one round trip): when `owner` no longer holds a live lease it fails with LEASE_LOST (a cast that
+ * can only fail at run time, on the count of fenced rows), which aborts the batch before any write applies.
+ */
+const LEASE_LOST = 'operation_lease_lost';
+const assertFenceStatement = (deps: Deps, id: string, owner: string) => Prisma.sql`
+  WITH f AS (${fenceStatement(deps, id, owner)})
+  SELECT f.*, (SELECT CASE WHEN count(*) = 1 THEN 1 ELSE (${LEASE_LOST} || ':' || count(*))::int END FROM f) AS fenced
+  FROM (SELECT 1) one LEFT JOIN f ON true`;
+const isLeaseLost = (e: unknown) => e instanceof Error && e.message.includes(LEASE_LOST);
 const freshen = (op: Operation, fenced: Fenced | undefined): Operation | undefined => fenced && { ...op, ...fenced };
 
 async function fence(deps: Deps, tx: Tx, op: Operation, owner: string): Promise<Operation | undefined> {
@@ -218,6 +273,7 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
       .catch(() => {});
   }, Math.max(50, Math.floor(ops.leaseMs / 3)));
   heartbeat.unref();
+  let held = heldRows.get(claimed);
   try {
     for (let steps = 0; steps < 100; steps++) {
       const handler = handlers.get(op.kind);
@@ -225,6 +281,7 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
       const ctx: StepContext = {
         deps,
         op,
+        held,
         commit: (fn) =>
           inlineSlots(
             deps,
@@ -239,25 +296,45 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
             }),
             true,
           ),
-        commitBatched: (reads, fn) =>
+        commitBatched: (reads, fn, held) =>
           inlineSlots(deps, async (take) => {
             let after: () => void = () => {};
             const out = await deps.db.sql.transaction(async (send) => {
-              const [fenced, ...read] = await send([fenceStatement(deps, op.id, owner), ...reads]);
-              const fresh = freshen(op, fenced![0] as unknown as Fenced | undefined);
-              if (!fresh) throw new LeaseLost(op.id);
-              ctx.op = fresh;
+              // With reads, the fence and the reads are the first round trip; without (or read already), the fence rides in
+              // the writes' batch.
+              const oneTrip = !reads.length || !!held;
+              let fresh: Operation | undefined = op;
+              let read: Record<string, unknown>[][] = held ?? [];
+              if (!oneTrip) {
+                const [fenced, ...rest] = await send([fenceStatement(deps, op.id, owner), ...reads]);
+                fresh = freshen(op, fenced![0] as unknown as Fenced | undefined);
+                if (!fresh) throw new LeaseLost(op.id);
+                ctx.op = fresh;
+                read = rest;
+              }
               const step = fn(fresh, read, take);
               const plan = planOutcome(deps, fresh, step.outcome, take);
               const events = [...(step.events ?? []), ...plan.events];
-              const writes = [...(step.statements ?? []), ...plan.statements];
-              const rows = await send([...writes, ...(events.length ? [insertEvents(deps, events)] : [])], { commit: true });
-              const own = rows.slice(step.statements?.length ?? 0);
+              const handOn = op.parentOperationId ? (step.handOn ?? []) : [];
+              const writes = [...(oneTrip ? [assertFenceStatement(deps, op.id, owner)] : []), ...(step.statements ?? []), ...plan.statements, ...handOn];
+              let rows: Record<string, unknown>[][];
+              try {
+                rows = await send([...writes, ...(events.length ? [insertEvents(deps, events)] : [])], { commit: true });
+              } catch (e) {
+                throw isLeaseLost(e) ? new LeaseLost(op.id) : e;
+              }
+              if (oneTrip) {
+                const { fenced: _, ...f } = rows.shift()![0] as Fenced & { fenced: number };
+                ctx.op = freshen(op, f)!;
+              }
+              const mine = (step.statements?.length ?? 0) + plan.statements.length;
+              const own = rows.slice(step.statements?.length ?? 0, mine);
+              const handed = rows.slice(mine, mine + handOn.length);
               if (plan.next !== undefined) next = own[plan.next]![0] as unknown as Operation;
               after = () => {
                 if (events.length) deps.sequencer.kick();
                 for (const f of step.afterCommit ?? []) f();
-                plan.after(own);
+                plan.after(own, handed.length ? { reads: handed } : undefined);
               };
               return step.outcome;
             });
@@ -274,6 +351,7 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
         out = await handler.step(ctx);
       }
       if (out.status !== 'continue') return;
+      held = undefined;
       op = next ?? (await deps.db.prisma.operation.findUniqueOrThrow({ where: { id: op.id } }));
     }
   } catch (e) {
