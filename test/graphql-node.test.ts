@@ -207,7 +207,8 @@ describe('node(id:)', () => {
   });
 
   it('malformed, unknown and unprefixed ids answer null', async () => {
-    for (const id of ['', 'nope', 'op_', 'op_xyz', `op_${'0'.repeat(32)}`, `zz_${'0'.repeat(32)}`, `dist_${'f'.repeat(32)}`, a.ids.Operation.toUpperCase(), `_${a.ids.Unit}`]) {
+    const malformed = Object.values(a.ids).flatMap((id) => [`${id.slice(0, id.indexOf('_'))}_xyz`, `${id}0`, id.replace(/[0-9a-f]{32}$/, '0'.repeat(32))]);
+    for (const id of [...malformed, '', 'nope', 'op_', 'op_xyz', `op_${'0'.repeat(32)}`, `zz_${'0'.repeat(32)}`, `dist_${'f'.repeat(32)}`, a.ids.Operation.toUpperCase(), `_${a.ids.Unit}`]) {
       expect(await gql(a.token, NODE, { id }), id).toEqual({ data: { node: null } });
     }
   });
