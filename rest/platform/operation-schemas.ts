@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { OPERATION_STATUSES, WAITING_REASONS } from '../../src/domain/operation/operation.ts';
-import { DISTRIBUTION_STATUSES } from '../../src/domain/distribution/distribution.ts';
+import { DEPLOYMENT_STATUSES, DISTRIBUTION_STATUSES } from '../../src/domain/distribution/states.ts';
 
 /** Response shapes of operations, distributions and deployments, for the OpenAPI document. */
 const time = z.string().describe('ISO 8601 timestamp');
@@ -61,7 +61,7 @@ export const Deployment = z.object({
   distribution: z.string(),
   provider: z.string(),
   config: z.record(z.string(), z.unknown()),
-  status: z.string(),
+  status: z.enum(DEPLOYMENT_STATUSES),
   livemode: z.boolean(),
   created_at: time,
   updated_at: time,

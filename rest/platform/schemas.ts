@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { DELIVERY_STATUSES } from '../../src/domain/webhook/delivery.ts';
+import { WEBHOOK_ENDPOINT_STATUSES } from '../../src/domain/webhook/endpoint.ts';
 
 /** Response shapes of Surface B, for the OpenAPI document. */
 const time = z.string().describe('ISO 8601 timestamp');
@@ -9,7 +11,7 @@ export const WebhookEndpoint = z.object({
   url: z.string(),
   description: z.string().nullable(),
   enabled_events: z.array(z.string()).describe('empty = every public event type'),
-  status: z.enum(['enabled', 'disabled']),
+  status: z.enum(WEBHOOK_ENDPOINT_STATUSES),
   secret: z.string().optional().describe('whsec_...; only in create and rotate_secret responses'),
   rotated_at: time.nullable(),
   livemode: z.boolean(),
@@ -65,7 +67,7 @@ export const WebhookDelivery = z.object({
   endpoint_id: z.string(),
   event_id: z.string().describe('also the webhook-id header'),
   event_type: z.string().nullable(),
-  status: z.enum(['pending', 'failing', 'succeeded', 'exhausted']),
+  status: z.enum(DELIVERY_STATUSES),
   attempts: z.number().int(),
   next_attempt_at: time.nullable().describe('null once succeeded or exhausted'),
   last_status_code: z.number().int().nullable(),

@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import { ASSERTION_ACTIONS } from '../../src/domain/assertion/assertion.ts';
+import { ENROLLMENT_STATUSES } from '../../src/domain/enrollment/enrollment.ts';
+import { STANDINGS } from '../../src/domain/enrollment/standing.ts';
+import { REQUIREMENT_OPERATORS } from '../../src/domain/program/program.ts';
 
 /** Response shapes of assertions, programs and enrollments, for the OpenAPI document. */
 const time = z.string().describe('ISO 8601 timestamp');
@@ -9,7 +13,7 @@ export const Assertion = z.object({
   object: z.literal('assertion'),
   entity: z.string().describe('prefix ent_'),
   key: z.string(),
-  action: z.enum(['asserted', 'revoked']),
+  action: z.enum(ASSERTION_ACTIONS),
   value: z.number().nullable().describe('booleans are stored as 1 or 0; null on a revocation'),
   expires_at: time.nullable(),
   effective_at: time,
@@ -30,7 +34,7 @@ export const ProgramRequirement = z.object({
   object: z.literal('program_requirement'),
   program: z.string(),
   metric: z.string().describe('assert:<key>'),
-  operator: z.enum(['exists', 'gte', 'lte', 'eq', 'neq']),
+  operator: z.enum(REQUIREMENT_OPERATORS),
   threshold: z.number().nullable(),
   created_at: time,
 });
@@ -55,8 +59,8 @@ export const Enrollment = z.object({
   object: z.literal('enrollment'),
   program: z.string(),
   entity: z.string(),
-  status: z.enum(['pending', 'approved', 'rejected', 'active']),
-  standing: z.enum(['not_qualified', 'qualified', 'grace']),
+  status: z.enum(ENROLLMENT_STATUSES),
+  standing: z.enum(STANDINGS),
   grace_ends_at: time.nullable(),
   evaluation: z.record(z.string(), z.unknown()).nullable().describe('the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements'),
   evaluated_at: time.nullable(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UNIT_STATUSES } from '../../src/domain/unit/unit.ts';
 
 /** Response shapes of Surface A and token management, for the OpenAPI document. */
 const nullableTime = z.string().nullable();
@@ -12,7 +13,7 @@ export const Unit = z.object({
   type: z.string(),
   caption: z.string(),
   production_id: z.string().nullable(),
-  status: z.enum(['draft', 'published']),
+  status: z.enum(UNIT_STATUSES),
   published_at: nullableTime,
   livemode: z.boolean(),
   created_at: z.string(),

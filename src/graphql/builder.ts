@@ -50,6 +50,7 @@ export const builder = new SchemaBuilder<{
 });
 
 builder.scalarType('DateTime', {
+  description: 'An RFC 3339 timestamp',
   serialize: (v) => (v instanceof Date ? v.toISOString() : v),
   parseValue: (v) => {
     const d = new Date(String(v));
@@ -57,7 +58,7 @@ builder.scalarType('DateTime', {
     return d;
   },
 });
-builder.scalarType('JSON', { serialize: (v) => v, parseValue: (v) => v });
+builder.scalarType('JSON', { description: 'Any JSON value', serialize: (v) => v, parseValue: (v) => v });
 
 builder.queryType({});
 builder.mutationType({});

@@ -11,7 +11,10 @@ afterAll(() => t?.stop());
 
 const camelKey = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 /** A REST object in GraphQL's spelling (top-level keys; `object` is not a GraphQL field). */
-const camel = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'object').map(([k, v]) => [camelKey(k), v]));
+/** REST's lower-case closed-set values are GraphQL enum names in SCREAMING_CASE. */
+const ENUMS = new Set(['action', 'status', 'standing', 'operator']);
+const camel = (o: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'object').map(([k, v]) => [camelKey(k), ENUMS.has(k) && typeof v === 'string' ? v.toUpperCase() : v]));
 
 const ASSERTION = 'id entity key action value expiresAt effectiveAt livemode createdAt';
 const ENROLLMENT = 'id program entity status standing graceEndsAt evaluation evaluatedAt livemode createdAt updatedAt';
@@ -72,7 +75,7 @@ describe('assertions: REST/GraphQL parity', () => {
     expect(data(await gql(Q.one, { id: restNumber.id }), 'assertion')).toEqual(camel(restNumber));
 
     const revoked = data(await gql(Q.revoke, { entity: created.entity, key: 'verified' }), 'revokeAssertion');
-    expect(revoked).toMatchObject({ entity: created.entity, key: 'verified', revoked: true, assertion: { action: 'revoked', value: null } });
+    expect(revoked).toMatchObject({ entity: created.entity, key: 'verified', revoked: true, assertion: { action: 'REVOKED', value: null } });
     expect(data(await gql(Q.revoke, { entity: created.entity, key: 'verified' }), 'revokeAssertion')).toEqual({
       entity: created.entity,
       key: 'verified',
@@ -108,28 +111,28 @@ describe('programs and enrollments: REST/GraphQL parity', () => {
     const { api, token } = await setup(t);
     const gql = gqlOf(token);
     const program = data(await gql(Q.program, { name: 'G', grace: 60 }), 'createProgram');
-    const req = data(await gql(Q.requirement, { program: program.id, metric: 'assert:verified', operator: 'exists' }), 'createProgramRequirement');
+    const req = data(await gql(Q.requirement, { program: program.id, metric: 'assert:verified', operator: 'EXISTS' }), 'createProgramRequirement');
     const restProgram = expectStatus(await api.program(program.id), 200);
     expect({ ...program, requirements: [{ id: req.id }] }).toEqual({ ...camel(restProgram), requirements: [{ id: req.id }] });
     expect(req).toEqual(camel(restProgram.requirements[0]));
     expect(data(await gql(Q.programs), 'programs').edges.map((e: any) => e.node)).toEqual([{ id: program.id, name: 'G', requirements: [{ metric: 'assert:verified' }] }]);
 
     const e = data(await gql(Q.enroll, { program: program.id, externalUserId: 'u-1', issuer: 'idp' }), 'createEnrollment');
-    expect(e).toMatchObject({ status: 'pending', standing: 'not_qualified', evaluation: null });
+    expect(e).toMatchObject({ status: 'PENDING', standing: 'NOT_QUALIFIED', evaluation: null });
     data(await gql(Q.approve, { id: e.id }), 'approveEnrollment');
     const active = data(await gql(Q.activate, { id: e.id }), 'activateEnrollment');
-    expect(active).toMatchObject({ status: 'active', standing: 'not_qualified', evaluation: { trigger: 'activation', qualified: false } });
+    expect(active).toMatchObject({ status: 'ACTIVE', standing: 'NOT_QUALIFIED', evaluation: { trigger: 'activation', qualified: false } });
     expectStatus(await api.assert({ entity: e.entity, key: 'verified', value: true }), 201);
     const viaGql = data(await gql(Q.enrollment, { id: e.id }), 'enrollment');
     expect(viaGql).toEqual(camel(expectStatus(await api.enrollment(e.id), 200)));
-    expect(viaGql.standing).toBe('qualified');
-    expect(data(await gql(Q.enrollments, { program: program.id }), 'enrollments').edges).toEqual([{ node: { id: e.id, standing: 'qualified' } }]);
+    expect(viaGql.standing).toBe('QUALIFIED');
+    expect(data(await gql(Q.enrollments, { program: program.id }), 'enrollments').edges).toEqual([{ node: { id: e.id, standing: 'QUALIFIED' } }]);
 
     await sameError(api.move(e.id, 'approve'), gql(Q.approve, { id: e.id }), 'invalid_state_transition');
     await sameError(api.enrollment('enr_00000000000000000000000000000000'), gql(Q.enrollment, { id: 'enr_00000000000000000000000000000000' }), 'resource_missing');
     await sameError(
       api.addRequirement(program.id, { metric: 'assert:k', operator: 'gte' }),
-      gql(Q.requirement, { program: program.id, metric: 'assert:k', operator: 'gte' }),
+      gql(Q.requirement, { program: program.id, metric: 'assert:k', operator: 'GTE' }),
       'invalid_request',
     );
     await runDueEvaluations(t.app.deps);

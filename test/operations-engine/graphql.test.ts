@@ -13,12 +13,12 @@ afterAll(() => t?.stop());
 const OP = 'id kind status waitingReason attempts maxAttempts error result progress targetOperationId subject { type id } completedAt';
 const gql = (token: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) => t.http.graphql(query, variables, { token, headers });
 
-/** REST snake_case → GraphQL camelCase, for the fields both expose. */
+/** REST snake_case → GraphQL camelCase (closed sets as enum names), for the fields both expose. */
 const asGraphQL = (o: any) => ({
   id: o.id,
   kind: o.kind,
-  status: o.status,
-  waitingReason: o.waiting_reason,
+  status: o.status.toUpperCase(),
+  waitingReason: o.waiting_reason?.toUpperCase() ?? null,
   attempts: o.attempts,
   maxAttempts: o.max_attempts,
   error: o.error,
@@ -41,8 +41,8 @@ describe('GraphQL parity', () => {
     );
     expect(res.body.errors).toBeUndefined();
     const created = res.body.data.createDistribution;
-    expect(created.operation).toMatchObject({ kind: 'distribution.launch', status: 'pending', waitingReason: null });
-    expect(created.distribution).toMatchObject({ status: 'launching', budget: 100 });
+    expect(created.operation).toMatchObject({ kind: 'distribution.launch', status: 'PENDING', waitingReason: null });
+    expect(created.distribution).toMatchObject({ status: 'LAUNCHING', budget: 100 });
     await drain(t);
     const rest = await op(t, who, created.operation.id);
     const one = await gql(who.token, `query($id: ID!) { operation(id: $id) { ${OP} } }`, { id: created.operation.id });
@@ -55,8 +55,10 @@ describe('GraphQL parity', () => {
   it('same error codes: invalid_status, resource_missing, operation_conflict, missing_scope, invalid_request', async () => {
     const who = await tenant(t);
     const rest = await t.http.get('/v1/platform/operations?status=done', { token: who.token });
-    const g = await gql(who.token, `{ operations(status: "done") { edges { node { id } } } }`);
-    expect([rest.body.error.code, g.body.errors[0].extensions.code]).toEqual(['invalid_status', 'invalid_status']);
+    // GraphQL's status is the OperationStatus enum: an unknown value is refused by validation, before the domain.
+    const g = await gql(who.token, `{ operations(status: DONE) { edges { node { id } } } }`);
+    expect([rest.body.error.code, g.body.errors[0].extensions.code]).toEqual(['invalid_status', 'invalid_request']);
+    expect(g.body.errors[0].message).toContain('OperationStatus');
 
     const missing = `op_${'0'.repeat(32)}`;
     expect((await t.http.get(`/v1/platform/operations/${missing}`, { token: who.token })).body.error.code).toBe('resource_missing');
@@ -92,14 +94,14 @@ describe('GraphQL parity', () => {
     try {
       await waitUntil(() => seen.length >= 1, 'the initial state');
       await drain(t); // → waiting funding_required
-      await waitUntil(() => seen.some((s) => s.waitingReason === 'funding_required'), () => JSON.stringify(seen));
+      await waitUntil(() => seen.some((s) => s.waitingReason === 'FUNDING_REQUIRED'), () => JSON.stringify(seen));
       await topUp(t, who.brand, 10);
       await drain(t);
       await waitUntil(() => completed, () => `completion; saw ${JSON.stringify(seen)} ${JSON.stringify(errors)}`, 8000);
       const statuses = seen.map((s) => s.status);
-      expect(statuses[0]).toBe('pending');
-      expect(statuses).toContain('waiting');
-      expect(statuses.at(-1)).toBe('succeeded');
+      expect(statuses[0]).toBe('PENDING');
+      expect(statuses).toContain('WAITING');
+      expect(statuses.at(-1)).toBe('SUCCEEDED');
       expect((await op(t, who, operation.id)).status).toBe('succeeded');
       void distribution;
     } finally {

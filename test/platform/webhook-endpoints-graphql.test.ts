@@ -34,7 +34,7 @@ describe('REST/GraphQL parity', () => {
     expect(created.secret).toMatch(/^whsec_/);
     const viaRest = (await rest(t, token).get(created.id)).body.webhook_endpoint;
     expect(created).toEqual({ ...camel(viaRest), secret: created.secret });
-    expect(created).toMatchObject({ url: 'https://g.example/in', description: 'via gql', enabledEvents: ['program_member.created'], status: 'enabled', rotatedAt: null, livemode: true });
+    expect(created).toMatchObject({ url: 'https://g.example/in', description: 'via gql', enabledEvents: ['program_member.created'], status: 'ENABLED', rotatedAt: null, livemode: true });
 
     const r = await createEndpoint(t, token, { description: 'via rest' });
     expect(Object.keys(camel(r)).sort()).toEqual(Object.keys(created).sort());
@@ -96,13 +96,13 @@ describe('REST/GraphQL parity', () => {
     const { token } = await buildOrgWithToken(t, WRITE);
     const other = await buildOrgWithToken(t, WRITE);
     const e = await createEndpoint(t, token, { description: 'keep', enabled_events: ['payout.created'] });
-    const g = await gql(token, GQL.update, { id: e.id, status: 'disabled' });
+    const g = await gql(token, GQL.update, { id: e.id, status: 'DISABLED' });
     expect(g.body.errors, g.text).toBeUndefined();
     expect(g.body.data.updateWebhookEndpoint).toEqual(camel((await rest(t, token).get(e.id)).body.webhook_endpoint));
-    expect(g.body.data.updateWebhookEndpoint).toMatchObject({ status: 'disabled', description: 'keep', enabledEvents: ['payout.created'], url: e.url });
+    expect(g.body.data.updateWebhookEndpoint).toMatchObject({ status: 'DISABLED', description: 'keep', enabledEvents: ['payout.created'], url: e.url });
 
     const g2 = await gql(token, GQL.update, { id: e.id, url: 'http://127.0.0.1:4000/h', enabledEvents: ['payout.failed'] });
-    expect(g2.body.data.updateWebhookEndpoint).toMatchObject({ status: 'disabled', description: 'keep', enabledEvents: ['payout.failed'], url: 'http://127.0.0.1:4000/h' });
+    expect(g2.body.data.updateWebhookEndpoint).toMatchObject({ status: 'DISABLED', description: 'keep', enabledEvents: ['payout.failed'], url: 'http://127.0.0.1:4000/h' });
     // An explicit null description clears it, as in REST.
     const g3 = await gql(token, GQL.update, { id: e.id, description: null });
     expect(g3.body.data.updateWebhookEndpoint.description).toBeNull();
@@ -115,7 +115,7 @@ describe('REST/GraphQL parity', () => {
       gql(token, GQL.update, { id: e.id, enabledEvents: ['bogus.type'] }),
       'invalid_event_type',
     );
-    await sameError(rest(t, other.token).update(e.id, { status: 'enabled' }), gql(other.token, GQL.update, { id: e.id, status: 'enabled' }), 'resource_missing');
+    await sameError(rest(t, other.token).update(e.id, { status: 'enabled' }), gql(other.token, GQL.update, { id: e.id, status: 'ENABLED' }), 'resource_missing');
     const badStatus = await gql(token, GQL.update, { id: e.id, status: 'paused' });
     expect(badStatus.body.errors).toHaveLength(1);
     expect((await rest(t, token).get(e.id)).body.webhook_endpoint.status).toBe('disabled');
@@ -157,7 +157,7 @@ describe('REST/GraphQL parity', () => {
     const nothing = (await buildToken(t, owner.org, ['events:read'])).secret;
     const writes: [Promise<any>, Promise<any>][] = [
       [rest(t, reader).create({ url: 'https://a.example' }), gql(reader, GQL.create, { url: 'https://a.example' })],
-      [rest(t, reader).update(e.id, { status: 'disabled' }), gql(reader, GQL.update, { id: e.id, status: 'disabled' })],
+      [rest(t, reader).update(e.id, { status: 'disabled' }), gql(reader, GQL.update, { id: e.id, status: 'DISABLED' })],
       [rest(t, reader).rotate(e.id), gql(reader, GQL.rotate, { id: e.id })],
       [rest(t, reader).del(e.id), gql(reader, GQL.del, { id: e.id })],
     ];

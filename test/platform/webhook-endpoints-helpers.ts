@@ -66,7 +66,7 @@ export function camel(e: Record<string, any>) {
     url: e.url,
     description: e.description,
     enabledEvents: e.enabled_events,
-    status: e.status,
+    status: e.status.toUpperCase(),
     secret: e.secret ?? null,
     rotatedAt: e.rotated_at,
     livemode: e.livemode,

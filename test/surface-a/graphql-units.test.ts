@@ -26,7 +26,7 @@ const asGraphQL = (u: any) => ({
   type: u.type,
   caption: u.caption,
   productionId: u.production_id,
-  status: u.status,
+  status: u.status.toUpperCase(),
   publishedAt: u.published_at,
   livemode: u.livemode,
   createdAt: u.created_at,
@@ -42,7 +42,7 @@ describe('GraphQL units parity with REST', () => {
     expect(res.body.errors, res.text).toBeUndefined();
     const gql = res.body.data.createUnit;
     expect(gql.duplicate).toBe(false);
-    expect(gql.unit).toMatchObject({ type: 'video', caption: 'hi', productionId: 'prod_9', status: 'draft', publishedAt: null, livemode: true });
+    expect(gql.unit).toMatchObject({ type: 'video', caption: 'hi', productionId: 'prod_9', status: 'DRAFT', publishedAt: null, livemode: true });
     const rest = await allUnits(t, token);
     expect(rest.map(asGraphQL)).toEqual([gql.unit]);
     expect((await auditRows(t, org.id)).map((r) => [r.scope, r.outcome])).toEqual([
@@ -75,7 +75,7 @@ describe('GraphQL units parity with REST', () => {
     t.clock.advance(1000);
     const pub = await t.http.graphql(PUBLISH, { id: unit.id }, { token });
     expect(pub.body.errors, pub.text).toBeUndefined();
-    expect(pub.body.data.publishUnit).toMatchObject({ id: unit.id, status: 'published', publishedAt: t.clock.now().toISOString() });
+    expect(pub.body.data.publishUnit).toMatchObject({ id: unit.id, status: 'PUBLISHED', publishedAt: t.clock.now().toISOString() });
     const del = await t.http.graphql(DELETE, { id: unit.id }, { token });
     expect(code(del)).toBe('unit_not_draft');
     expect(del.body.errors![0]!.extensions.param).toBe('unit_id');

@@ -47,12 +47,14 @@ export const ListAssertionsInput = z.strictObject({
 
 export const NoAssertionInput = z.strictObject({});
 
+export const ASSERTION_ACTIONS = ['asserted', 'revoked'] as const;
+
 export interface PublicAssertion {
   id: string;
   object: 'assertion';
   entity: string;
   key: string;
-  action: 'asserted' | 'revoked';
+  action: (typeof ASSERTION_ACTIONS)[number];
   value: number | null;
   expires_at: string | null;
   effective_at: string;

@@ -13,6 +13,7 @@ import { parseInput } from '../validation.ts';
 import { amount, walletBalance } from '../wallet/wallet.ts';
 import { providerFor } from './provider.ts';
 import { listLimit } from '../platform/rate-limit.ts';
+import { DISTRIBUTION_STATUSES, type DeploymentStatus, type DistributionStatus } from './states.ts';
 
 /**
  * Distributions: a brand's budgeted campaign, placed through provider
@@ -20,11 +21,8 @@ import { listLimit } from '../platform/rate-limit.ts';
  * cancel) only records intent and returns an operation (202); the
  * operations engine does the work (handlers.ts).
  *
- * Statuses: launching → active | partially_active | completed | failed;
- * active/partially_active → paused → (resume) back; any but canceled and
- * completed → canceled. A failed distribution may be launched again.
+ * Statuses: see states.ts.
  */
-export const DISTRIBUTION_STATUSES = ['launching', 'active', 'partially_active', 'paused', 'completed', 'failed', 'canceled'] as const;
 export const DEPLOYMENTS_MAX = 20;
 
 export const CreateDistributionInput = z.strictObject({
@@ -56,7 +54,7 @@ export interface PublicDistribution {
   object: 'distribution';
   brand: string;
   name: string;
-  status: string;
+  status: DistributionStatus;
   budget: number;
   budget_reserved: number;
   budget_spent: number;
@@ -71,7 +69,7 @@ export function presentDistribution(row: Distribution): PublicDistribution {
     object: 'distribution',
     brand: row.brandId,
     name: row.name,
-    status: row.status,
+    status: row.status as DistributionStatus,
     budget: Number(row.budget),
     budget_reserved: Number(row.reserved),
     budget_spent: Number(row.spent),
@@ -87,7 +85,7 @@ export interface PublicDeployment {
   distribution: string;
   provider: string;
   config: Record<string, unknown>;
-  status: string;
+  status: DeploymentStatus;
   livemode: boolean;
   created_at: string;
   updated_at: string;
@@ -100,7 +98,7 @@ export function presentDeployment(row: Deployment): PublicDeployment {
     distribution: row.distributionId,
     provider: row.provider,
     config: row.config as Record<string, unknown>,
-    status: row.status,
+    status: row.status as DeploymentStatus,
     livemode: row.livemode,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),

@@ -22,12 +22,12 @@ import { listLimit } from '../platform/rate-limit.ts';
  */
 export const CreateEnrollmentInput = z.strictObject({ program: z.string().min(1), ...subjectFields });
 
-const STATUSES = ['pending', 'approved', 'rejected', 'active'] as const;
+export const ENROLLMENT_STATUSES = ['pending', 'approved', 'rejected', 'active'] as const;
 
 export const ListEnrollmentsInput = z.strictObject({
   program: z.string().min(1).optional(),
   ...subjectFields,
-  status: z.enum(STATUSES).optional(),
+  status: z.enum(ENROLLMENT_STATUSES).optional(),
   limit: listLimit,
   starting_after: z.string().min(1).optional(),
 });
@@ -37,7 +37,7 @@ export const NoEnrollmentInput = z.strictObject({});
 type Action = 'approve' | 'reject' | 'activate';
 
 /** Which statuses each lifecycle action moves from, where to, and the event it emits. */
-const LIFECYCLE: Record<Action, { from: readonly string[]; to: (typeof STATUSES)[number]; event: string }> = {
+const LIFECYCLE: Record<Action, { from: readonly string[]; to: (typeof ENROLLMENT_STATUSES)[number]; event: string }> = {
   approve: { from: ['pending'], to: 'approved', event: 'enrollment.approved' },
   reject: { from: ['pending', 'approved'], to: 'rejected', event: 'enrollment.rejected' },
   activate: { from: ['approved'], to: 'active', event: 'enrollment.activated' },

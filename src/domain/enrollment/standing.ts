@@ -18,7 +18,8 @@ import { presentEnrollment } from './presenter.ts';
  * transaction as its cause, so one committed change produces at most one
  * standing event per enrollment and concurrent causes never both emit.
  */
-export type Standing = 'not_qualified' | 'qualified' | 'grace';
+export const STANDINGS = ['not_qualified', 'qualified', 'grace'] as const;
+export type Standing = (typeof STANDINGS)[number];
 export type Trigger = 'assertion' | 'expiry' | 'grace_expired' | 'requirement_change' | 'activation';
 
 export interface RequirementResult {

@@ -23,12 +23,12 @@ export const CreateProgramInput = z.strictObject({
   grace_period_seconds: z.number().int().min(0).max(GRACE_PERIOD_MAX_SECONDS).default(0),
 });
 
-const OPERATORS = ['exists', 'gte', 'lte', 'eq', 'neq'] as const;
+export const REQUIREMENT_OPERATORS = ['exists', 'gte', 'lte', 'eq', 'neq'] as const;
 
 export const CreateRequirementInput = z
   .strictObject({
     metric: z.string().regex(ASSERT_METRIC, "must be 'assert:<key>' with key matching ^[a-z][a-z0-9_]{0,63}$"),
-    operator: z.enum(OPERATORS),
+    operator: z.enum(REQUIREMENT_OPERATORS),
     threshold: z.number().nullable().optional(),
   })
   .superRefine((r, ctx) => {
@@ -48,7 +48,7 @@ export interface PublicRequirement {
   object: 'program_requirement';
   program: string;
   metric: string;
-  operator: (typeof OPERATORS)[number];
+  operator: (typeof REQUIREMENT_OPERATORS)[number];
   threshold: number | null;
   created_at: string;
 }
@@ -190,6 +190,16 @@ export function mutateProgram(deps: Deps, caller: SurfaceBCaller, m: ProgramMuta
         return removeRequirement(deps, tx, caller, m.programId, m.requirementId, m.input);
     }
   });
+}
+
+/** One requirement of a program of the caller's selected brand (404 otherwise). */
+export async function retrieveRequirement(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicRequirement> {
+  const row = isId('requirement', id) ? await deps.db.prisma.programRequirement.findFirst({ where: { id, organizationId: caller.organization.id } }) : null;
+  if (!row) throw missing('program requirement', id, null);
+  await findProgram(deps.db.prisma, caller, row.programId).catch(() => {
+    throw missing('program requirement', id, null);
+  });
+  return presentRequirement(row);
 }
 
 export async function listRequirements(deps: Deps, caller: SurfaceBCaller, programId: string) {

@@ -19,13 +19,15 @@ export const CreateUnitInput = z.strictObject({
 });
 export const UnitIdInput = z.strictObject({ unit_id: z.string().min(1) });
 
+export const UNIT_STATUSES = ['draft', 'published'] as const;
+
 export interface PublicUnit {
   id: string;
   object: 'unit';
   type: string;
   caption: string;
   production_id: string | null;
-  status: 'draft' | 'published';
+  status: (typeof UNIT_STATUSES)[number];
   published_at: string | null;
   livemode: true;
   created_at: string;
@@ -77,6 +79,11 @@ export async function insertUnit(deps: Deps, tx: Tx, organizationId: string, inp
     },
   });
   return presentUnit(row);
+}
+
+/** One unit of the organization (404 for another organization's or a malformed id). */
+export async function retrieveUnit(tx: Tx, organizationId: string, unitId: string) {
+  return presentUnit(await findUnit(tx, organizationId, unitId));
 }
 
 async function findUnit(tx: Tx, organizationId: string, unitId: string) {

@@ -92,6 +92,14 @@ async function present(deps: Deps, db: Tx | Deps['db']['prisma'], endpoint: Webh
   return rows.map((r) => presentDelivery(r, types.get(r.eventId) ?? null, excerpts));
 }
 
+/** One delivery by id, of any endpoint of the organization (404 otherwise). */
+export async function retrieveWebhookDelivery(deps: Deps, organizationId: string, id: string) {
+  const row = isId('delivery', id) ? await deps.db.prisma.webhookDelivery.findFirst({ where: { id, endpoint: { organizationId } }, include: { attemptLog: true, endpoint: true } }) : null;
+  if (!row) throw missing('webhook delivery', id, null);
+  const [delivery] = await present(deps, deps.db.prisma, row.endpoint, [row]);
+  return delivery!;
+}
+
 export const ListWebhookDeliveriesInput = z.strictObject({
   limit: listLimit,
   starting_after: z.string().min(1).optional(),

@@ -53,11 +53,13 @@ export const CreateWebhookEndpointInput = z.strictObject({
   enabled_events: enabledEvents.optional(),
 });
 
+export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
+
 export const UpdateWebhookEndpointInput = z.strictObject({
   url: url.optional(),
   description: description.optional(),
   enabled_events: enabledEvents.optional(),
-  status: z.enum(['enabled', 'disabled']).optional(),
+  status: z.enum(WEBHOOK_ENDPOINT_STATUSES).optional(),
 });
 
 /** rotate_secret and delete take no parameters. */
@@ -74,7 +76,7 @@ export interface PublicWebhookEndpoint {
   url: string;
   description: string | null;
   enabled_events: string[];
-  status: 'enabled' | 'disabled';
+  status: (typeof WEBHOOK_ENDPOINT_STATUSES)[number];
   secret?: string;
   rotated_at: string | null;
   livemode: boolean;

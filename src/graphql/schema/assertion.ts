@@ -2,15 +2,18 @@ import { listAssertions, mutateAssertion, retrieveAssertion, type AssertionRevoc
 import { builder } from '../builder.ts';
 import { given, listConnection } from '../connection.ts';
 import { graphqlIdempotencyKey } from '../idempotency.ts';
+import { AssertionAction } from './enums.ts';
+import { Node } from './node.ts';
 
 /** Assertions in GraphQL: the REST routes' domain functions and idempotent runner, field for field. */
 export const Assertion = builder.objectRef<PublicAssertion>('Assertion').implement({
   description: 'One assertion event (asrt_); a claim is the newest event for (entity, key)',
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     entity: t.exposeString('entity'),
     key: t.exposeString('key'),
-    action: t.exposeString('action', { description: 'asserted or revoked' }),
+    action: t.expose('action', { type: AssertionAction }),
     value: t.exposeFloat('value', { nullable: true }),
     expiresAt: t.exposeString('expires_at', { nullable: true }),
     effectiveAt: t.exposeString('effective_at'),
@@ -20,6 +23,7 @@ export const Assertion = builder.objectRef<PublicAssertion>('Assertion').impleme
 });
 
 const AssertionRevocationRef = builder.objectRef<AssertionRevocation>('AssertionRevocation').implement({
+  description: 'What revokeAssertion answers',
   fields: (t) => ({
     entity: t.exposeString('entity', { nullable: true }),
     key: t.exposeString('key'),

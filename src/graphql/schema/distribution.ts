@@ -1,6 +1,5 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import {
-  DISTRIBUTION_STATUSES,
   listDeployments,
   listDistributions,
   mutateDistribution,
@@ -16,14 +15,18 @@ import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 import { listAsConnection, Operation } from './operation.ts';
 import { graphqlIdempotencyKey } from '../idempotency.ts';
+import { DeploymentStatus, DistributionStatus } from './enums.ts';
+import { Node } from './node.ts';
 
 /** Distributions and deployments in GraphQL: the same domain verbs as REST; each mutation returns the operation doing the work. */
 const Distribution = builder.objectRef<PublicDistribution>('Distribution').implement({
+  description: "A brand's budgeted campaign, placed through deployments",
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     brand: t.exposeString('brand'),
     name: t.exposeString('name'),
-    status: t.exposeString('status', { description: DISTRIBUTION_STATUSES.join(' | ') }),
+    status: t.expose('status', { type: DistributionStatus }),
     budget: t.exposeInt('budget', { description: 'minor units' }),
     budgetReserved: t.exposeInt('budget_reserved'),
     budgetSpent: t.exposeInt('budget_spent'),
@@ -34,12 +37,14 @@ const Distribution = builder.objectRef<PublicDistribution>('Distribution').imple
 });
 
 const Deployment = builder.objectRef<PublicDeployment>('Deployment').implement({
+  description: 'One placement of a distribution, run by a provider adapter',
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     distribution: t.exposeString('distribution'),
     provider: t.exposeString('provider'),
     config: t.field({ type: 'JSON', resolve: (d) => d.config }),
-    status: t.exposeString('status'),
+    status: t.expose('status', { type: DeploymentStatus }),
     livemode: t.exposeBoolean('livemode'),
     createdAt: t.exposeString('created_at'),
     updatedAt: t.exposeString('updated_at'),
@@ -48,6 +53,7 @@ const Deployment = builder.objectRef<PublicDeployment>('Deployment').implement({
 
 type Accepted = { operation: PublicOperation; distribution: PublicDistribution };
 const DistributionOperation = builder.objectRef<Accepted>('DistributionOperation').implement({
+  description: 'What a distribution mutation answers: the operation doing the work and the distribution as it is now',
   fields: (t) => ({
     operation: t.field({ type: Operation, resolve: (x) => x.operation }),
     distribution: t.field({ type: Distribution, resolve: (x) => x.distribution }),
@@ -56,6 +62,7 @@ const DistributionOperation = builder.objectRef<Accepted>('DistributionOperation
 
 type Validation = Awaited<ReturnType<typeof validateDistribution>>;
 const DistributionValidation = builder.objectRef<Validation>('DistributionValidation').implement({
+  description: 'The dry run of a createDistribution: the same checks, nothing created',
   fields: (t) => ({
     valid: t.exposeBoolean('valid'),
     brand: t.exposeString('brand'),
@@ -68,12 +75,14 @@ const DistributionValidation = builder.objectRef<Validation>('DistributionValida
 });
 
 const DeploymentInput = builder.inputType('DeploymentInput', {
+  description: 'One deployment of a new distribution: a provider and its config',
   fields: (t) => ({ provider: t.string({ required: true }), config: t.field({ type: 'JSON' }) }),
 });
 
 builder.queryField('distribution', (t) =>
   t.field({
     type: Distribution,
+    description: 'One distribution by dist_ id (scope distributions:read)',
     authScopes: { scope: 'distributions:read' },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, a, ctx) => retrieveDistribution(ctx.deps, ctx.caller.organization.id, String(a.id)),
@@ -85,7 +94,7 @@ builder.queryField('distributions', (t) =>
     type: Distribution,
     description: "The selected brand's distributions, newest first",
     authScopes: { scope: 'distributions:read' },
-    args: { status: t.arg.string() },
+    args: { status: t.arg({ type: DistributionStatus }) },
     resolve: (_r, a, ctx) => listAsConnection(a, { status: a.status }, (input) => listDistributions(ctx.deps, ctx.caller, input)),
   }),
 );
@@ -93,6 +102,7 @@ builder.queryField('distributions', (t) =>
 builder.queryField('deployment', (t) =>
   t.field({
     type: Deployment,
+    description: 'One deployment by dep_ id (scope deployments:read)',
     authScopes: { scope: 'deployments:read' },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, a, ctx) => retrieveDeployment(ctx.deps, ctx.caller.organization.id, String(a.id)),
@@ -102,6 +112,7 @@ builder.queryField('deployment', (t) =>
 builder.queryField('deployments', (t) =>
   t.connection({
     type: Deployment,
+    description: 'Deployments, newest first, optionally of one distribution (scope deployments:read). Cursors are dep_ ids.',
     authScopes: { scope: 'deployments:read' },
     args: { distribution: t.arg.string() },
     resolve: (_r, a, ctx) => listAsConnection(a, { distribution: a.distribution }, (input) => listDeployments(ctx.deps, ctx.caller.organization.id, input)),
@@ -152,6 +163,7 @@ for (const [field, [op, scope]] of Object.entries(VERBS)) {
   builder.mutationField(field, (t) =>
     t.field({
       type: DistributionOperation,
+      description: `${op[0]!.toUpperCase()}${op.slice(1)} a distribution (scope ${scope}); returns the distribution.${op} operation`,
       authScopes: { scope },
       args: { id: t.arg.id({ required: true }), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
       resolve: (_r, a, ctx, info) => mutate(ctx, info, { op, id: String(a.id) }, a.idempotencyKey),

@@ -4,12 +4,13 @@ import { builder } from '../builder.ts';
 import { given, listConnection } from '../connection.ts';
 import { subjectArgs, subjectInput } from './assertion.ts';
 import { graphqlIdempotencyKey } from '../idempotency.ts';
+import { EnrollmentStanding, EnrollmentStatus } from './enums.ts';
+import { Node } from './node.ts';
 
 /** Enrollments: lifecycle moves and standing with the evaluation that produced it. */
-const EnrollmentStatus = builder.enumType('EnrollmentStatus', { values: ['pending', 'approved', 'rejected', 'active'] as const });
-const EnrollmentStanding = builder.enumType('EnrollmentStanding', { values: ['not_qualified', 'qualified', 'grace'] as const });
-
 export const Enrollment = builder.objectRef<PublicEnrollment>('Enrollment').implement({
+  description: "An entity's enrollment in a program, with its standing",
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     program: t.exposeString('program'),
@@ -46,6 +47,7 @@ builder.queryField('enrollments', (t) =>
 builder.queryField('enrollment', (t) =>
   t.field({
     type: Enrollment,
+    description: 'One enrollment by enr_ id (scope enrollments:read)',
     authScopes: { scope: 'enrollments:read' },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, a, ctx) => retrieveEnrollment(ctx.deps, ctx.caller, String(a.id)),
@@ -57,6 +59,7 @@ const IDEMPOTENCY_KEY = { description: 'Overrides the Idempotency-Key header' };
 builder.mutationField('createEnrollment', (t) =>
   t.field({
     type: Enrollment,
+    description: 'Enroll an entity in a program of the brand (scope enrollments:write)',
     authScopes: { scope: 'enrollments:write' },
     args: { program: t.arg.id({ required: true }), ...subjectArgs, idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
     resolve: async (_r, a, ctx, info) => {
@@ -74,6 +77,7 @@ for (const [field, op] of [
   builder.mutationField(field, (t) =>
     t.field({
       type: Enrollment,
+      description: `${op[0]!.toUpperCase()}${op.slice(1)} an enrollment (scope enrollments:write)`,
       authScopes: { scope: 'enrollments:write' },
       args: { id: t.arg.id({ required: true }), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
       resolve: async (_r, a, ctx, info) =>

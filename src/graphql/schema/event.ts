@@ -4,16 +4,21 @@ import { GRAPHQL_PARAMS, MAX_FILTER_ENTRIES, parseEventFilter } from '../../doma
 import type { ArgBuilder } from '@pothos/core';
 import { builder } from '../builder.ts';
 import { lastEventId } from '../sse.ts';
+import { EVENT_TYPE_DOC } from './enums.ts';
+import { Node } from './node.ts';
 
 /** The event log: feed as a connection, one event by id, and the live stream. */
 export const EventSubject = builder.objectRef<{ type: string; id: string }>('EventSubject').implement({
+  description: 'What an event (or an operation) is about',
   fields: (t) => ({ type: t.exposeString('type'), id: t.exposeString('id') }),
 });
 
 export const Event = builder.objectRef<PublicEvent>('Event').implement({
+  description: 'One entry of the event log, in seq order',
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
-    type: t.exposeString('type'),
+    type: t.exposeString('type', { description: EVENT_TYPE_DOC }),
     seq: t.exposeInt('seq'),
     subject: t.field({ type: EventSubject, resolve: (e) => e.subject }),
     data: t.field({ type: 'JSON', resolve: (e) => e.data }),
@@ -43,7 +48,7 @@ builder.queryField('events', (t) =>
     type: Event,
     description: 'The event feed in ascending seq (scope events:read). Cursors are seq numbers.',
     authScopes: { scope: 'events:read' },
-    args: { type: t.arg.string(), ...filterArgs(t.arg) },
+    args: { type: t.arg.string({ description: `Only events of this type. ${EVENT_TYPE_DOC}` }), ...filterArgs(t.arg) },
     resolve: async (_root, args, ctx) => {
       const first = args.first ?? 20;
       if (first < 1 || first > 100) throw new DomainError('invalid_request', 'first must be between 1 and 100', 'first');
@@ -82,7 +87,7 @@ builder.subscriptionField('events', (t) =>
     description:
       'Live events of the organization in seq order (scope events:read). With startingAfter, replays the feed after that seq first, with no gap or duplicate at the seam.',
     authScopes: { scope: 'events:read' },
-    args: { types: t.arg.stringList(), ...filterArgs(t.arg), startingAfter: t.arg.string({ description: 'A seq number or an evt_ id' }) },
+    args: { types: t.arg.stringList({ description: `Only events of these types. ${EVENT_TYPE_DOC}` }), ...filterArgs(t.arg), startingAfter: t.arg.string({ description: 'A seq number or an evt_ id' }) },
     subscribe: async (_root, args, ctx) => {
       const org = ctx.caller.organization.id;
       const filter = await parseEventFilter(ctx.deps, org, { types: args.types, brands: args.brands, subject_types: args.subjectTypes, subject_id: args.subjectId }, GRAPHQL_PARAMS);

@@ -1,4 +1,5 @@
 import { builder } from '../builder.ts';
+import './node.ts';
 import './viewer.ts';
 import './unit.ts';
 import './event.ts';

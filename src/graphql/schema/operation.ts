@@ -1,16 +1,20 @@
 import { DomainError, isDomainError } from '../../domain/errors.ts';
-import { OPERATION_STATUSES, isTerminal, listOperations, retrieveOperation, type PublicOperation } from '../../domain/operation/operation.ts';
+import { isTerminal, listOperations, retrieveOperation, type PublicOperation } from '../../domain/operation/operation.ts';
 import { builder } from '../builder.ts';
 import { EventSubject } from './event.ts';
+import { OperationStatus, OperationWaitingReason } from './enums.ts';
+import { Node } from './node.ts';
 
 /** Operations in GraphQL: the same list and retrieve as REST, and a subscription to one operation's status changes. */
 export const Operation = builder.objectRef<PublicOperation>('Operation').implement({
+  description: 'A unit of background work (a launch, pause, resume, cancel or a fan-out child), polled or subscribed to until terminal',
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     subject: t.field({ type: EventSubject, resolve: (o) => o.subject }),
     kind: t.exposeString('kind'),
-    status: t.exposeString('status', { description: OPERATION_STATUSES.join(' | ') }),
-    waitingReason: t.exposeString('waiting_reason', { nullable: true, description: 'Set exactly when status is waiting' }),
+    status: t.expose('status', { type: OperationStatus }),
+    waitingReason: t.expose('waiting_reason', { type: OperationWaitingReason, nullable: true, description: 'Set exactly when status is WAITING' }),
     attempts: t.exposeInt('attempts'),
     maxAttempts: t.exposeInt('max_attempts'),
     error: t.field({ type: 'JSON', nullable: true, resolve: (o) => o.error }),
@@ -58,7 +62,7 @@ builder.queryField('operations', (t) =>
     type: Operation,
     description: 'Operations, newest first (operations:read, implicit). Cursors are op_ ids.',
     authScopes: { scope: 'operations:read' },
-    args: { subjectType: t.arg.string(), subjectId: t.arg.string({ description: 'A prefixed id or a bare uuid' }), status: t.arg.string() },
+    args: { subjectType: t.arg.string(), subjectId: t.arg.string({ description: 'A prefixed id or a bare uuid' }), status: t.arg({ type: OperationStatus }) },
     resolve: (_r, a, ctx) =>
       listAsConnection(a, { subject_type: a.subjectType, subject_id: a.subjectId, status: a.status }, (input) => listOperations(ctx.deps, ctx.caller.organization.id, input)),
   }),
@@ -67,6 +71,7 @@ builder.queryField('operations', (t) =>
 builder.queryField('operation', (t) =>
   t.field({
     type: Operation,
+    description: 'One operation by op_ id (operations:read, implicit)',
     authScopes: { scope: 'operations:read' },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, a, ctx) => retrieveOperation(ctx.deps, ctx.caller.organization.id, String(a.id)),

@@ -2,11 +2,13 @@ import { listPrograms, listRequirements, mutateProgram, retrieveProgram, type Pu
 import { builder } from '../builder.ts';
 import { given, listConnection } from '../connection.ts';
 import { graphqlIdempotencyKey } from '../idempotency.ts';
+import { RequirementOperator } from './enums.ts';
+import { Node } from './node.ts';
 
 /** Programs and requirements of the selected brand; creating either takes program_requirements:write. */
-const RequirementOperator = builder.enumType('RequirementOperator', { values: ['exists', 'gte', 'lte', 'eq', 'neq'] as const });
-
 export const ProgramRequirement = builder.objectRef<PublicRequirement>('ProgramRequirement').implement({
+  description: 'One condition of a program on an assertion claim',
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     program: t.exposeString('program'),
@@ -18,10 +20,13 @@ export const ProgramRequirement = builder.objectRef<PublicRequirement>('ProgramR
 });
 
 const DeletedProgramRequirement = builder.objectRef<{ id: string; deleted: boolean }>('DeletedProgramRequirement').implement({
+  description: 'What deleteProgramRequirement answers',
   fields: (t) => ({ id: t.exposeID('id'), deleted: t.exposeBoolean('deleted') }),
 });
 
 export const Program = builder.objectRef<PublicProgram>('Program').implement({
+  description: "A brand's program: requirements that enrolled entities must meet",
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     brand: t.exposeString('brand'),
@@ -46,6 +51,7 @@ builder.queryField('programs', (t) =>
 builder.queryField('program', (t) =>
   t.field({
     type: Program,
+    description: 'One program of the brand by prog_ id (scope programs:read)',
     authScopes: { scope: 'programs:read' },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, a, ctx) => retrieveProgram(ctx.deps, ctx.caller, String(a.id)),
@@ -67,6 +73,7 @@ const IDEMPOTENCY_KEY = { description: 'Overrides the Idempotency-Key header' };
 builder.mutationField('createProgram', (t) =>
   t.field({
     type: Program,
+    description: 'Create a program in the brand (scope program_requirements:write)',
     authScopes: { scope: 'program_requirements:write' },
     args: { name: t.arg.string({ required: true }), gracePeriodSeconds: t.arg.int(), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
     resolve: async (_r, a, ctx, info) => {
@@ -79,6 +86,7 @@ builder.mutationField('createProgram', (t) =>
 builder.mutationField('createProgramRequirement', (t) =>
   t.field({
     type: ProgramRequirement,
+    description: 'Add a requirement to a program of the brand (scope program_requirements:write)',
     authScopes: { scope: 'program_requirements:write' },
     args: {
       program: t.arg.id({ required: true }),
@@ -97,6 +105,7 @@ builder.mutationField('createProgramRequirement', (t) =>
 builder.mutationField('deleteProgramRequirement', (t) =>
   t.field({
     type: DeletedProgramRequirement,
+    description: 'Remove a requirement from a program of the brand (scope program_requirements:write)',
     authScopes: { scope: 'program_requirements:write' },
     args: { program: t.arg.id({ required: true }), id: t.arg.id({ required: true }), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
     resolve: async (_r, a, ctx, info) => {

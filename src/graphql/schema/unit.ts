@@ -3,18 +3,22 @@ import { executeScope } from '../../domain/scope/executor.ts';
 import { builder } from '../builder.ts';
 import { graphqlIdempotencyKey } from '../idempotency.ts';
 import type { GraphQLContext } from '../context.ts';
+import { UnitStatus } from './enums.ts';
+import { Node } from './node.ts';
 
 /**
  * Surface A's units, through the same scope executor as `/scopes_exec` and
  * `/api/units/*`: same scope checks, audit, idempotency and create limit.
  */
 const Unit = builder.objectRef<PublicUnit>('Unit').implement({
+  description: 'A Surface A unit (unit_): a draft until published',
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     type: t.exposeString('type'),
     caption: t.exposeString('caption'),
     productionId: t.exposeString('production_id', { nullable: true }),
-    status: t.exposeString('status'),
+    status: t.expose('status', { type: UnitStatus }),
     publishedAt: t.exposeString('published_at', { nullable: true }),
     livemode: t.exposeBoolean('livemode'),
     createdAt: t.exposeString('created_at'),
@@ -25,6 +29,7 @@ const Unit = builder.objectRef<PublicUnit>('Unit').implement({
 const UnitPage = builder
   .objectRef<{ units: PublicUnit[]; page: number; per_page: number; has_more: boolean }>('UnitPage')
   .implement({
+    description: 'One page of units (Surface A pages by number)',
     fields: (t) => ({
       units: t.field({ type: [Unit], resolve: (p) => p.units }),
       page: t.exposeInt('page'),
@@ -34,6 +39,7 @@ const UnitPage = builder
   });
 
 const CreateUnitPayload = builder.objectRef<{ unit: PublicUnit; duplicate: boolean }>('CreateUnitPayload').implement({
+  description: 'What createUnit answers; duplicate is true when an idempotent replay found the unit',
   fields: (t) => ({ unit: t.field({ type: Unit, resolve: (p) => p.unit }), duplicate: t.exposeBoolean('duplicate') }),
 });
 

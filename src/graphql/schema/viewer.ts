@@ -1,6 +1,9 @@
 import { builder } from '../builder.ts';
+import { Node } from './node.ts';
 
 builder.prismaObject('Organization', {
+  description: 'The organization that owns the token',
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     slug: t.exposeString('slug'),
@@ -10,6 +13,8 @@ builder.prismaObject('Organization', {
 });
 
 builder.prismaObject('Brand', {
+  description: 'A brand of the organization; Service-Brand selects one per request',
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     slug: t.exposeString('slug'),
@@ -22,6 +27,7 @@ builder.prismaObject('Brand', {
 const Viewer = builder.objectRef<{ organizationId: string; brandId: string; tokenId: string; scopes: string[] }>('Viewer');
 
 Viewer.implement({
+  description: 'The authenticated caller',
   fields: (t) => ({
     tokenId: t.exposeID('tokenId'),
     scopes: t.exposeStringList('scopes'),
@@ -46,6 +52,7 @@ Viewer.implement({
 builder.queryField('viewer', (t) =>
   t.field({
     type: Viewer,
+    description: 'The caller: its organization, brands and scopes (no scope needed)',
     resolve: (_root, _args, ctx) => ({
       organizationId: ctx.caller.organization.id,
       brandId: ctx.caller.brand.id,

@@ -10,9 +10,12 @@ import {
 } from '../../domain/webhook/delivery.ts';
 import { builder } from '../builder.ts';
 import { WebhookEndpoint } from './webhook-endpoint.ts';
+import { WebhookDeliveryStatus } from './enums.ts';
+import { Node } from './node.ts';
 
 /** Webhook deliveries in GraphQL: the same domain functions as the REST delivery routes. */
 const WebhookAttempt = builder.objectRef<PublicWebhookAttempt>('WebhookAttempt').implement({
+  description: 'One HTTP attempt of a delivery',
   fields: (t) => ({
     number: t.exposeInt('number'),
     startedAt: t.exposeString('started_at'),
@@ -24,12 +27,14 @@ const WebhookAttempt = builder.objectRef<PublicWebhookAttempt>('WebhookAttempt')
 });
 
 const WebhookDelivery = builder.objectRef<PublicWebhookDelivery>('WebhookDelivery').implement({
+  description: 'One event on its way to one endpoint, with its attempts',
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     endpointId: t.exposeString('endpoint_id'),
     eventId: t.exposeString('event_id', { description: 'Also the webhook-id header' }),
     eventType: t.exposeString('event_type', { nullable: true }),
-    status: t.exposeString('status', { description: 'pending, failing, succeeded or exhausted' }),
+    status: t.expose('status', { type: WebhookDeliveryStatus }),
     attempts: t.exposeInt('attempts'),
     nextAttemptAt: t.exposeString('next_attempt_at', { nullable: true }),
     lastStatusCode: t.exposeInt('last_status_code', { nullable: true }),

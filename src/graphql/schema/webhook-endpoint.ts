@@ -10,18 +10,22 @@ import { builder } from '../builder.ts';
 import { graphqlIdempotencyKey } from '../idempotency.ts';
 import { given, listConnection } from '../connection.ts';
 import type { GraphQLContext } from '../context.ts';
+import { EVENT_TYPE_DOC, WebhookEndpointStatus } from './enums.ts';
+import { Node } from './node.ts';
 
 /**
  * Webhook endpoints in GraphQL: the same domain functions and the same
  * idempotent mutation runner as REST, so a key replays identically on both.
  */
 export const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('WebhookEndpoint').implement({
+  description: 'A URL that receives signed webhook deliveries of the events it subscribes to',
+  interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
     url: t.exposeString('url'),
     description: t.exposeString('description', { nullable: true }),
-    enabledEvents: t.exposeStringList('enabled_events'),
-    status: t.exposeString('status'),
+    enabledEvents: t.exposeStringList('enabled_events', { description: `The event types delivered; empty: every one. ${EVENT_TYPE_DOC}` }),
+    status: t.expose('status', { type: WebhookEndpointStatus }),
     secret: t.exposeString('secret', { nullable: true, description: 'Only on create and rotate' }),
     rotatedAt: t.exposeString('rotated_at', { nullable: true }),
     livemode: t.exposeBoolean('livemode'),
@@ -31,10 +35,9 @@ export const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('Webhook
 });
 
 const DeletedWebhookEndpoint = builder.objectRef<{ id: string; deleted: boolean }>('DeletedWebhookEndpoint').implement({
+  description: 'What deleteWebhookEndpoint answers',
   fields: (t) => ({ id: t.exposeID('id'), deleted: t.exposeBoolean('deleted') }),
 });
-
-const WebhookEndpointStatus = builder.enumType('WebhookEndpointStatus', { values: ['enabled', 'disabled'] as const });
 
 async function mutate(ctx: GraphQLContext, info: GraphQLResolveInfo, m: WebhookEndpointMutation, idempotencyKey: string | null | undefined) {
   return (await mutateWebhookEndpoint(ctx.deps, ctx.caller, m, graphqlIdempotencyKey(ctx, info, idempotencyKey))).body;
@@ -54,6 +57,7 @@ builder.queryField('webhookEndpoints', (t) =>
 builder.queryField('webhookEndpoint', (t) =>
   t.field({
     type: WebhookEndpoint,
+    description: 'One webhook endpoint by we_ id (scope webhooks:read)',
     authScopes: { scope: 'webhooks:read' },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_r, a, ctx) => retrieveWebhookEndpoint(ctx.deps, ctx.caller.organization.id, String(a.id)),
@@ -65,6 +69,7 @@ const IDEMPOTENCY_KEY = { description: 'Overrides the Idempotency-Key header' };
 builder.mutationField('createWebhookEndpoint', (t) =>
   t.field({
     type: WebhookEndpoint,
+    description: 'Create an endpoint; the answer carries its signing secret, once (scope webhooks:write)',
     authScopes: { scope: 'webhooks:write' },
     args: {
       url: t.arg.string({ required: true }),
@@ -80,6 +85,7 @@ builder.mutationField('createWebhookEndpoint', (t) =>
 builder.mutationField('updateWebhookEndpoint', (t) =>
   t.field({
     type: WebhookEndpoint,
+    description: "Change an endpoint's url, description, events or status (scope webhooks:write)",
     authScopes: { scope: 'webhooks:write' },
     args: {
       id: t.arg.id({ required: true }),
@@ -99,6 +105,7 @@ builder.mutationField('updateWebhookEndpoint', (t) =>
 builder.mutationField('rotateWebhookEndpointSecret', (t) =>
   t.field({
     type: WebhookEndpoint,
+    description: 'Replace the signing secret; the answer carries the new one, once (scope webhooks:write)',
     authScopes: { scope: 'webhooks:write' },
     args: { id: t.arg.id({ required: true }), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
     resolve: async (_r, a, ctx, info) => unwrap(await mutate(ctx, info, { op: 'rotate_secret', id: String(a.id), input: {} }, a.idempotencyKey)),
@@ -108,6 +115,7 @@ builder.mutationField('rotateWebhookEndpointSecret', (t) =>
 builder.mutationField('deleteWebhookEndpoint', (t) =>
   t.field({
     type: DeletedWebhookEndpoint,
+    description: 'Delete an endpoint (scope webhooks:write)',
     authScopes: { scope: 'webhooks:write' },
     args: { id: t.arg.id({ required: true }), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
     resolve: async (_r, a, ctx, info) => (await mutate(ctx, info, { op: 'delete', id: String(a.id), input: {} }, a.idempotencyKey)) as { id: string; deleted: boolean },
