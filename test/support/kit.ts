@@ -11,7 +11,8 @@ import { startTestApp, type TestApp } from './app.ts';
  *   const test = appTest();                       // or appTest({ config: { … }, log })
  *   test('rule it proves', async ({ app }) => {
  *     const { token } = await buildTenant(app, ['events:read']);
- *     expectPlatformError(await app.http.get('/v1/platform/events/evt_x', { token }), 404, 'resource_missing');
+ *     const res = await app.http.get('/v1/platform/events?starting_after=evt_00000000000000000000000000000000', { token });
+ *     expectPlatformError(res, 404, 'resource_missing', 'starting_after');
  *   });
  *
  * Suite hooks receive it too: `test.beforeAll(async ({ app }) => …)`.
