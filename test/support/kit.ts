@@ -15,7 +15,9 @@ import { startTestApp, type TestApp } from './app.ts';
  *     expectPlatformError(res, 404, 'resource_missing', 'starting_after');
  *   });
  *
- * Suite hooks receive it too: `test.beforeAll(async ({ app }) => …)`.
+ * Suite hooks receive it too: `test.beforeAll(async ({ app }) => …)`. One
+ * appTest per file (file-scoped fixtures are keyed by name): a test that needs
+ * a differently configured server goes in its own file.
  */
 export interface AppOptions {
   config?: Partial<Config>;
