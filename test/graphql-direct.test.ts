@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect } from 'vitest';
 import pino from 'pino';
-import { startTestApp, type TestApp } from './support/app.ts';
-import { buildOrgWithToken } from './support/factories.ts';
 import { acceptedJsonType, directJsonPost } from '../src/graphql/direct.ts';
 import { createGraphQL } from '../src/graphql/yoga.ts';
+import { appTest, type TestApp, buildTenant } from './support/kit.ts';
 
 /**
  * A JSON `POST /graphql` is answered without the fetch adapter
@@ -11,11 +10,10 @@ import { createGraphQL } from '../src/graphql/yoga.ts';
  * and once through Yoga (GRAPHQL_DIRECT off): status, headers and body must
  * be identical, byte for byte, but for the request id.
  */
+const test = appTest();
+/** The file's app, for the helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 interface Case {
   what: string;
@@ -66,9 +64,9 @@ const cases: Case[] = [
 describe('the direct JSON POST path', () => {
   let tokens: Record<string, string | undefined>;
   beforeAll(async () => {
-    const reader = await buildOrgWithToken(t, ['events:read']);
-    const writer = await buildOrgWithToken(t, ['webhooks:write', 'webhooks:read']);
-    const spent = await buildOrgWithToken(t, ['events:read']);
+    const reader = await buildTenant(t, ['events:read']);
+    const writer = await buildTenant(t, ['webhooks:write', 'webhooks:read']);
+    const spent = await buildTenant(t, ['events:read']);
     // The manual clock never refills a bucket: spend this one (each page costs 20 of the 200-token burst).
     let status = 200;
     for (let i = 0; i < 20 && status !== 429; i++) status = (await t.http.graphql(pages(19), {}, { token: spent.token })).status;
@@ -94,7 +92,7 @@ describe('the direct JSON POST path', () => {
     }
   };
 
-  it.each(cases.map((c) => [c.what, c] as const))('%s: the same status, headers and body as through Yoga', async (_what, c) => {
+  test.for(cases.map((c) => [c.what, c] as const))('%s: the same status, headers and body as through Yoga', async ([_what, c]) => {
     const viaYoga = await send(c, false);
     const direct = await send(c, true);
     expect(direct).toEqual(viaYoga);
@@ -102,7 +100,7 @@ describe('the direct JSON POST path', () => {
     expect(direct.text).not.toMatch(/"stack"|node_modules|\.ts:\d+/);
   });
 
-  it('answers the plain requests itself and declines the rest, unchanged, to Yoga', async () => {
+  test('answers the plain requests itself and declines the rest, unchanged, to Yoga', async ({ app: t }) => {
     const log = pino({ level: 'silent' });
     const direct = directJsonPost(createGraphQL(t.app.deps, t.app.gate, t.app.stream, log));
     const post = (body: string, headers: Record<string, string> = {}) =>
@@ -130,7 +128,7 @@ describe('the direct JSON POST path', () => {
     }
   });
 
-  it('picks the JSON media type as Yoga does', () => {
+  test('picks the JSON media type as Yoga does', () => {
     expect(acceptedJsonType(undefined)).toBe('application/json');
     expect(acceptedJsonType('*/*')).toBe('application/json');
     expect(acceptedJsonType('application/graphql-response+json')).toBe('application/graphql-response+json');

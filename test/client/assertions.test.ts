@@ -1,17 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { PlatformClient } from '../../src/client/index.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
+import { appTest, buildTenant } from '../support/kit.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+const test = appTest();
 
 describe('assertions against the real server', () => {
-  it('create, list, retrieveEvent and revoke, camelCased, with an external-user subject', async () => {
-    const { token } = await buildOrgWithToken(t, ['assertions:read', 'assertions:write', 'events:read']);
+  test('create, list, retrieveEvent and revoke, camelCased, with an external-user subject', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ['assertions:read', 'assertions:write', 'events:read']);
     const client = new PlatformClient({ apiKey: token, origin: t.origin });
     const subject = { externalUserId: 'user_42', issuer: 'acme' };
     const expiresAt = new Date(Date.now() + 86_400_000);

@@ -5,11 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { PlatformClient } from '../../src/client/index.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { emitEvent } from '../support/events.ts';
-import { buildOrg, buildToken, type TestOrg } from '../support/factories.ts';
+import { appTest, type TestApp, buildOrg, buildToken, emitEvent, type TestOrg } from '../support/kit.ts';
 
 /** The `platform` CLI, spawned as a process (through its bin launcher) against a real server. */
 // Every command is a fresh Node process (about a second each, more on a loaded machine).
@@ -18,15 +16,16 @@ vi.setConfig({ testTimeout: 120_000 });
 const BIN = resolve(import.meta.dirname, '../../bin/platform.mjs');
 const cwd = mkdtempSync(join(tmpdir(), 'platform-cli-')); // no ./.data/dev-credentials.json here
 
+const test = appTest({ config: { operations: { worker: true, pollMs: 50, leaseMs: 30_000, recheckMs: 500, retryBaseMs: 100, retryMaxMs: 1000, maxAttempts: 3 } } });
+/** The file's app, for the helpers below. */
 let t: TestApp;
+test.beforeAll(({ app }) => void (t = app));
 let org: TestOrg;
 let apiKey: string;
-beforeAll(async () => {
-  t = await startTestApp({ operations: { worker: true, pollMs: 50, leaseMs: 30_000, recheckMs: 500, retryBaseMs: 100, retryMaxMs: 1000, maxAttempts: 3 } });
+test.beforeAll(async ({ app: t }) => {
   org = await buildOrg(t);
   apiKey = (await buildToken(t, org, ['events:read', 'distributions:read', 'distributions:write', 'distributions:launch'])).secret;
 });
-afterAll(() => t?.stop());
 
 function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PLATFORM_')));
@@ -61,7 +60,7 @@ function stop(child: ChildProcess) {
 }
 
 describe('platform tokens', () => {
-  it('list, create, rotate and revoke with the user token from the environment', async () => {
+  test('list, create, rotate and revoke with the user token from the environment', async ({ app: t }) => {
     const ut = { PLATFORM_USER_TOKEN: org.userToken };
     const created = await run(['--json', 'tokens', 'create', '--name', 'cli', '--scope', 'units:read', 'org:read'], ut);
     expect(created.code, created.stderr).toBe(0);
@@ -84,7 +83,7 @@ describe('platform tokens', () => {
     expect((await run(['tokens', 'revoke', replacement.id], ut)).code).toBe(0);
   });
 
-  it('an API error prints code, message and request id and exits 1; --json prints it as JSON', async () => {
+  test('an API error prints code, message and request id and exits 1; --json prints it as JSON', async ({ app: t }) => {
     const bad = await run(['tokens', 'list', '--user-token', 'ut_nope']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^error: invalid_token: .+ \(request req_[0-9a-f]+\)\n$/);
@@ -93,7 +92,7 @@ describe('platform tokens', () => {
     expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'unknown_scope', param: 'scopes', status: 400 });
   });
 
-  it('missing credentials exit 2, an unreachable server exits 3', async () => {
+  test('missing credentials exit 2, an unreachable server exits 3', async ({ app: t }) => {
     const none = await run(['tokens', 'list']);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('PLATFORM_USER_TOKEN');
@@ -102,7 +101,7 @@ describe('platform tokens', () => {
     expect(down.stderr).toContain('connection_error');
   });
 
-  it('credentials fall back to the dev credentials file', async () => {
+  test('credentials fall back to the dev credentials file', async ({ app: t }) => {
     const file = join(cwd, 'dev-credentials.json');
     writeFileSync(file, JSON.stringify({ api_origin: t.origin, user_token: org.userToken, operator_token: t.operatorToken, brands: org.brands, platform_token: { secret: apiKey } }));
     const list = await run(['--json', 'tokens', 'list'], { PLATFORM_CREDENTIALS: file, PLATFORM_ORIGIN: '' });
@@ -115,7 +114,7 @@ describe('platform tokens', () => {
 });
 
 describe('platform kill-switch', () => {
-  it('status, on and off with the operator token', async () => {
+  test('status, on and off with the operator token', async ({ app: t }) => {
     const op = { PLATFORM_OPERATOR_TOKEN: t.operatorToken };
     const status = await run(['kill-switch', 'status'], op);
     expect(status.code, status.stderr).toBe(0);
@@ -128,7 +127,7 @@ describe('platform kill-switch', () => {
 });
 
 describe('platform events tail', () => {
-  it('prints a live event, then exits 0 on SIGINT', async () => {
+  test('prints a live event, then exits 0 on SIGINT', async ({ app: t }) => {
     const first = await emitEvent(t, org.id, 'assertion.created', { key: 'before' });
     const tail = start(['events', 'tail', '--type', 'assertion.created', '--starting-after', first], { PLATFORM_API_KEY: apiKey });
     try {
@@ -146,7 +145,7 @@ describe('platform events tail', () => {
     }
   });
 
-  it('--json prints one camelCased event per line', async () => {
+  test('--json prints one camelCased event per line', async ({ app: t }) => {
     const first = await emitEvent(t, org.id, 'enrollment.qualified', { previous_status: 'grace' });
     const tail = start(['--json', 'events', 'tail', '--type', 'enrollment.qualified', '--starting-after', first], { PLATFORM_API_KEY: apiKey });
     try {
@@ -181,7 +180,7 @@ describe('platform listen', () => {
   });
   afterAll(() => new Promise<void>((r) => receiver.close(() => r())));
 
-  it('forwards live events signed with the printed session secret (standardwebhooks verifies them)', async () => {
+  test('forwards live events signed with the printed session secret (standardwebhooks verifies them)', async ({ app: t }) => {
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
     const listen = start(['listen', '--forward-to', url, '--events', 'payout.settled'], { PLATFORM_API_KEY: apiKey });
     try {
@@ -203,7 +202,7 @@ describe('platform listen', () => {
 });
 
 describe('platform operations wait', () => {
-  it('waits for a launch to succeed (exit 0) and reports progress', async () => {
+  test('waits for a launch to succeed (exit 0) and reports progress', async ({ app: t }) => {
     const client = new PlatformClient({ apiKey, origin: t.origin });
     const { operation } = await client.distributions.create({ name: 'CLI', budget: 0, deployments: [{ provider: 'sandbox', config: {} }] });
     const res = await run(['--json', 'operations', 'wait', operation.id, '--interval-ms', '100'], { PLATFORM_API_KEY: apiKey });
@@ -217,7 +216,7 @@ describe('platform operations wait', () => {
     expect(failed.stdout).toContain('failed');
   });
 
-  it('exits 4 when the wait times out', async () => {
+  test('exits 4 when the wait times out', async ({ app: t }) => {
     const client = new PlatformClient({ apiKey, origin: t.origin });
     const { operation } = await client.distributions.create({ name: 'CLI unfunded', budget: 10_000_000, deployments: [{ provider: 'sandbox', config: {} }] });
     const res = await run(['operations', 'wait', operation.id, '--timeout-ms', '500', '--interval-ms', '100'], { PLATFORM_API_KEY: apiKey });
@@ -228,7 +227,7 @@ describe('platform operations wait', () => {
 });
 
 describe('platform migrate and bootstrap', () => {
-  it('migrate applies the migrations to an embedded database; bootstrap writes the credentials file', async () => {
+  test('migrate applies the migrations to an embedded database; bootstrap writes the credentials file', async ({ app: t }) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'platform-cli-data-'));
     const server = { DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent', PORT: '4999' };
     // bootstrap then finds the directory migrated and does not boot the schema engine again.

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { streamEvents, type WireEvent } from '../../src/cli/event-stream.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
 import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
+import { appTest, buildTenant } from '../support/kit.ts';
 
 /**
  * The CLI's stream (`platform events tail`, `platform listen`) resumes a
@@ -10,15 +9,11 @@ import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
  * the server's queue per subscriber is 1 event, so a burst committed in one
  * transaction ends the subscription with subscriber_too_slow at once.
  */
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({ streamMaxPending: 1 });
-});
-afterAll(() => t?.stop());
+const test = appTest({ config: { streamMaxPending: 1 } });
 
 describe('CLI event stream', () => {
-  it('resumes after subscriber_too_slow from the last seq seen: every event once, in order', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('resumes after subscriber_too_slow from the last seq seen: every event once, in order', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const got: WireEvent[] = [];
     let connects = 0;
     const stream = streamEvents({ origin: t.origin, apiKey: a.token, onConnected: () => connects++ }, (e) => {
@@ -37,8 +32,8 @@ describe('CLI event stream', () => {
     await stream.done;
   });
 
-  it('a revoked token ends the stream with invalid_token instead of resuming', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('a revoked token ends the stream with invalid_token instead of resuming', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const stream = streamEvents({ origin: t.origin, apiKey: a.token }, () => {});
     const settled = stream.done.then(
       () => 'ended',

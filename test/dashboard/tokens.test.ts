@@ -1,14 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg, buildToken, type TestOrg } from '../support/factories.ts';
 import { expectErrorResponse } from '../support/ops-assert.ts';
+import { appTest, type TestApp, buildOrg, buildToken, type TestOrg } from '../support/kit.ts';
 
+const test = appTest();
+/** The file's app, for the helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 const list = async (org: TestOrg) => {
   const res = await t.http.get('/platform/tokens', { token: org.userToken });
@@ -21,7 +19,7 @@ const revoke = (org: TestOrg, tokenId: string) => t.http.post('/platform/tokens/
 const rotate = (org: TestOrg, tokenId: string) => t.http.post('/platform/tokens/rotate', { token_id: tokenId }, { token: org.userToken });
 
 describe('token management: create', () => {
-  it('create returns the token and a secret shown once: sk_platform_live_, with a shorter token_prefix that prefixes it', async () => {
+  test('create returns the token and a secret shown once: sk_platform_live_, with a shorter token_prefix that prefixes it', async ({ app: t }) => {
     const org = await buildOrg(t);
     const res = await create(org, { name: 'ci bot', scopes: ['units:read', 'units:create'] });
     expect(res.status, res.text).toBe(200);
@@ -35,7 +33,7 @@ describe('token management: create', () => {
     expect((await smoke(secret)).status).toBe(200);
   });
 
-  it('create accepts every scope in the catalogue', async () => {
+  test('create accepts every scope in the catalogue', async ({ app: t }) => {
     const org = await buildOrg(t);
     const res = await create(org, { name: 'all', scopes: ALL_SCOPES });
     expect(res.status, res.text).toBe(200);
@@ -46,7 +44,7 @@ describe('token management: create', () => {
     }
   });
 
-  it('an unknown scope is 400 naming it, and no token is created', async () => {
+  test('an unknown scope is 400 naming it, and no token is created', async ({ app: t }) => {
     const org = await buildOrg(t);
     const res = await create(org, { name: 'x', scopes: ['units:read', 'units:teleport'] });
     expectErrorResponse(res, 400, 'unknown_scope');
@@ -56,7 +54,7 @@ describe('token management: create', () => {
     expect(await list(org)).toEqual([]);
   });
 
-  it('legacy program_members:read is refused at creation (aliases only honour already-issued tokens)', async () => {
+  test('legacy program_members:read is refused at creation (aliases only honour already-issued tokens)', async ({ app: t }) => {
     const org = await buildOrg(t);
     const res = await create(org, { name: 'legacy', scopes: ['program_members:read'] });
     expectErrorResponse(res, 400, 'unknown_scope');
@@ -64,7 +62,7 @@ describe('token management: create', () => {
     expect(await list(org)).toEqual([]);
   });
 
-  it('expires_at in the past (or now) is 400 on expires_at', async () => {
+  test('expires_at in the past (or now) is 400 on expires_at', async ({ app: t }) => {
     const org = await buildOrg(t);
     for (const when of [new Date(t.clock.now().getTime() - 1000), t.clock.now()]) {
       const res = await create(org, { name: 'old', scopes: ['units:read'], expires_at: when.toISOString() });
@@ -79,7 +77,7 @@ describe('token management: create', () => {
 });
 
 describe('token management: list', () => {
-  it('list returns metadata only (never a secret or hash), newest first, only the caller organization', async () => {
+  test('list returns metadata only (never a secret or hash), newest first, only the caller organization', async ({ app: t }) => {
     const org = await buildOrg(t);
     const other = await buildOrg(t);
     await buildToken(t, other, ['units:read']);
@@ -102,7 +100,7 @@ describe('token management: list', () => {
     expect(res.text).not.toMatch(/hash/i);
   });
 
-  it('last_used_at is set once a token is used', async () => {
+  test('last_used_at is set once a token is used', async ({ app: t }) => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['units:read']);
     expect((await smoke(tok.secret)).status).toBe(200);
@@ -112,7 +110,7 @@ describe('token management: list', () => {
 });
 
 describe('token management: revoke', () => {
-  it('revoke sets status revoked and revoked_at, and later use of the secret answers 401', async () => {
+  test('revoke sets status revoked and revoked_at, and later use of the secret answers 401', async ({ app: t }) => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['units:read']);
     expect((await smoke(tok.secret)).status).toBe(200);
@@ -125,7 +123,7 @@ describe('token management: revoke', () => {
     expectErrorResponse(await t.http.post('/api/units/list', {}, { token: tok.secret }), 401, 'invalid_token');
   });
 
-  it('revoking twice is 200 and keeps the first revoked_at', async () => {
+  test('revoking twice is 200 and keeps the first revoked_at', async ({ app: t }) => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['units:read']);
     expect((await revoke(org, tok.id)).status).toBe(200);
@@ -138,7 +136,7 @@ describe('token management: revoke', () => {
 });
 
 describe('token management: rotate', () => {
-  it('rotate revokes the old token (401) and returns an active replacement with the same scopes, secret shown once', async () => {
+  test('rotate revokes the old token (401) and returns an active replacement with the same scopes, secret shown once', async ({ app: t }) => {
     const org = await buildOrg(t);
     const old = await buildToken(t, org, ['units:read', 'units:delete']);
     const res = await rotate(org, old.id);
@@ -162,7 +160,7 @@ describe('token management: rotate', () => {
     expect(listed.text).not.toContain(secret);
   });
 
-  it('rotating a revoked token is 400 and issues nothing', async () => {
+  test('rotating a revoked token is 400 and issues nothing', async ({ app: t }) => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['units:read']);
     await revoke(org, tok.id);
@@ -172,7 +170,7 @@ describe('token management: rotate', () => {
     expect((await list(org)).length).toBe(1);
   });
 
-  it('rotating an already rotated token is 400: the old secret cannot mint a second replacement', async () => {
+  test('rotating an already rotated token is 400: the old secret cannot mint a second replacement', async ({ app: t }) => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['units:read']);
     expect((await rotate(org, tok.id)).status).toBe(200);
@@ -182,7 +180,7 @@ describe('token management: rotate', () => {
 });
 
 describe('token management: expiry', () => {
-  it('an expired token lists as expired and answers 401', async () => {
+  test('an expired token lists as expired and answers 401', async ({ app: t }) => {
     const org = await buildOrg(t);
     const expiresAt = new Date(t.clock.now().getTime() + 3600_000);
     const tok = await buildToken(t, org, ['units:read'], { expires_at: expiresAt.toISOString() });
@@ -196,7 +194,7 @@ describe('token management: expiry', () => {
 });
 
 describe('token management: tenancy', () => {
-  it("another organization's token_id is 404 on revoke and rotate, and nothing changes", async () => {
+  test("another organization's token_id is 404 on revoke and rotate, and nothing changes", async ({ app: t }) => {
     const mine = await buildOrg(t);
     const theirs = await buildOrg(t);
     const tok = await buildToken(t, theirs, ['units:read']);
@@ -210,7 +208,7 @@ describe('token management: tenancy', () => {
     expect((await smoke(tok.secret)).status).toBe(200);
   });
 
-  it('an unknown or malformed token_id is 404, never a 500', async () => {
+  test('an unknown or malformed token_id is 404, never a 500', async ({ app: t }) => {
     const org = await buildOrg(t);
     for (const id of ['tok_00000000000000000000000000000000', 'nope', 'tok_' + 'z'.repeat(32), "tok_'; drop table x;--"]) {
       expectErrorResponse(await revoke(org, id), 404, 'resource_missing');
@@ -227,14 +225,14 @@ describe('token management: user authentication', () => {
     ['POST', '/platform/tokens/rotate', { token_id: 'tok_00000000000000000000000000000000' }],
   ] as const;
 
-  it('a missing user token is 401 user_token_required on every route', async () => {
+  test('a missing user token is 401 user_token_required on every route', async ({ app: t }) => {
     for (const [method, path, body] of routes) {
       expectErrorResponse(await t.http.request(method, path, body), 401, 'user_token_required');
       expectErrorResponse(await t.http.request(method, path, body, { headers: { authorization: 'Basic dXNlcjpwdw==' } }), 401, 'user_token_required');
     }
   });
 
-  it('a garbage, forged or other-kind user token is 401 on every route', async () => {
+  test('a garbage, forged or other-kind user token is 401 on every route', async ({ app: t }) => {
     const org = await buildOrg(t);
     const forged = org.userToken.slice(0, -1) + (org.userToken.endsWith('a') ? 'b' : 'a');
     for (const bad of ['garbage', 'ut_', 'ut_' + 'A'.repeat(36), forged, t.operatorToken, 'pk_live_abc', 'sk_test_abc']) {
@@ -245,7 +243,7 @@ describe('token management: user authentication', () => {
     expect(await list(org)).toEqual([]);
   });
 
-  it('a platform token used as a user token is 401', async () => {
+  test('a platform token used as a user token is 401', async ({ app: t }) => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ALL_SCOPES);
     for (const [method, path, body] of routes) {
@@ -255,12 +253,12 @@ describe('token management: user authentication', () => {
     expect((await list(org)).map((r) => r.status)).toEqual(['active']);
   });
 
-  it('a user token is not a platform token: it answers 401 on Surface A', async () => {
+  test('a user token is not a platform token: it answers 401 on Surface A', async ({ app: t }) => {
     const org = await buildOrg(t);
     expectErrorResponse(await smoke(org.userToken), 401, 'invalid_token');
   });
 
-  it('authentication runs before validation: bad bodies without a user token are 401, not 400', async () => {
+  test('authentication runs before validation: bad bodies without a user token are 401, not 400', async ({ app: t }) => {
     expectErrorResponse(await t.http.post('/platform/tokens/create', { nope: 1 }), 401, 'user_token_required');
     expectErrorResponse(await t.http.post('/platform/tokens/create', undefined, { raw: '{bad json' }), 401, 'user_token_required');
   });

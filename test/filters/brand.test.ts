@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg, buildToken } from '../support/factories.ts';
+import { appTest, type TestApp, buildOrg, buildToken } from '../support/kit.ts';
 
 /**
  * Events carry the brand the causing request selected (Service-Brand by slug
@@ -11,11 +10,10 @@ import { buildOrg, buildToken } from '../support/factories.ts';
  * engine (deployment, operation, distribution.live), the standing
  * re-evaluation (enrollment.qualified); assertion.* are organization-level.
  */
+const test = appTest();
+/** The file's app, for the helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 async function feedAll(token: string, query = ''): Promise<any[]> {
   const out: any[] = [];
@@ -30,7 +28,7 @@ async function feedAll(token: string, query = ''): Promise<any[]> {
 }
 
 describe('event brand', () => {
-  it('is the selected brand on events of brand-owned resources, through requests, operations and standing; null on organization-level events', async () => {
+  test('is the selected brand on events of brand-owned resources, through requests, operations and standing; null on organization-level events', async ({ app: t }) => {
     const org = await buildOrg(t);
     const [main, second] = org.brands;
     const { secret: token } = await buildToken(t, org, [...ALL_SCOPES]);
@@ -76,7 +74,7 @@ describe('event brand', () => {
     for (const { node } of gql.body.data.events.edges) expect(node.brand).toBe(byId.get(node.id));
   });
 
-  it('an operator test event takes an optional brand of its organization; anything else is brand_not_found', async () => {
+  test('an operator test event takes an optional brand of its organization; anything else is brand_not_found', async ({ app: t }) => {
     const org = await buildOrg(t);
     const other = await buildOrg(t, { brands: ['elsewhere'] });
     const { secret: token } = await buildToken(t, org, ['events:read']);

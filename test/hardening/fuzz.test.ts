@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { buildOrg, buildToken } from '../support/factories.ts';
-import { rawRequest, type RawResponse } from '../support/raw-http.ts';
+import { rawRequest, type RawResponse } from '../support/http.ts';
 
 /**
  * Fuzz: malformed requests generated from the OpenAPI documents and the

@@ -4,6 +4,7 @@ import pino from 'pino';
 import type { Client } from 'graphql-ws';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { buildOrgWithToken } from '../support/factories.ts';
+import { expectGraphQLError } from '../support/errors.ts';
 import type { HttpResponse } from '../support/http.ts';
 import { withTimeout, wsClient, type GraphQLErrorLike } from '../support/stream-client.ts';
 
@@ -24,16 +25,6 @@ beforeEach(() => void (logged.length = 0));
 
 const errorLogs = () => logged.filter((l) => l.level >= 50).map((l) => l.msg);
 const GRAPHQL_RESPONSE = { accept: 'application/graphql-response+json' };
-
-function expectGraphQLError(res: HttpResponse, code: string, status?: number) {
-  if (status !== undefined) expect(res.status, res.text).toBe(status);
-  expect(res.status, res.text).toBeLessThan(500);
-  expect(res.body?.data ?? null, res.text).toBeNull();
-  expect(res.body.errors, res.text).toHaveLength(1);
-  expect(res.body.errors[0].extensions, res.text).toMatchObject({ code, request_id: res.headers.get('request-id') });
-  expect(res.text).not.toMatch(/\n\s+at \S|node_modules|\.ts:\d+|"stack"/);
-  return res.body.errors[0];
-}
 
 describe('GraphQL request errors', () => {
   const EVENTS_OF_TYPE = 'query($s: String) { events(type: $s) { edges { cursor } } }';

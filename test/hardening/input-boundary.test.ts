@@ -1,9 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { MAX_INPUT_DEPTH } from '../../src/domain/input-guard.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import type { HttpResponse } from '../support/http.ts';
 import { wsClient } from '../support/stream-client.ts';
+import { appTest, type TestApp, buildTenant, type HttpResponse } from '../support/kit.ts';
 
 /**
  * One input boundary per transport (src/domain/input-guard.ts): text that
@@ -11,13 +9,15 @@ import { wsClient } from '../support/stream-client.ts';
  * deeper than MAX_INPUT_DEPTH are 400 invalid_request naming the field,
  * before any domain code, fingerprint or query sees them.
  */
+const test = appTest();
+/** The file's app, for the helpers below. */
 let t: TestApp;
+test.beforeAll(({ app }) => void (t = app));
 let token: string;
 let userToken: string;
 let orgId: string;
-beforeAll(async () => {
-  t = await startTestApp();
-  const built = await buildOrgWithToken(t, [
+test.beforeAll(async ({ app: t }) => {
+  const built = await buildTenant(t, [
     'webhooks:read',
     'webhooks:write',
     'assertions:write',
@@ -33,7 +33,6 @@ beforeAll(async () => {
   userToken = built.org.userToken;
   orgId = built.org.id;
 });
-afterAll(() => t?.stop());
 
 const NUL = 'a\u0000b';
 const HIGH = 'a\ud800b';
@@ -57,7 +56,7 @@ describe('unstorable text over REST', () => {
   const post = (path: string, body: unknown, auth = token, headers: Record<string, string> = {}) => t.http.post(path, body, { token: auth, headers });
   const webhook = { url: 'https://example.com/hook' };
 
-  it('NUL and unpaired surrogates in any body string are 400 invalid_request naming the field, on every surface', async () => {
+  test('NUL and unpaired surrogates in any body string are 400 invalid_request naming the field, on every surface', async ({ app: t }) => {
     for (const bad of [NUL, HIGH, LOW]) {
       expectRefused(await post('/v1/platform/webhook_endpoints', { ...webhook, description: bad }), 'description');
       expectRefused(await post('/v1/platform/webhook_endpoints', { url: `https://example.com/${bad}` }), 'url');
@@ -82,7 +81,7 @@ describe('unstorable text over REST', () => {
     expect(endpoints.body.data).toEqual([]);
   });
 
-  it('the query string and the Idempotency-Key and Service-Brand headers are checked the same way', async () => {
+  test('the query string and the Idempotency-Key and Service-Brand headers are checked the same way', async ({ app: t }) => {
     expectRefused(await t.http.get(`/v1/platform/events?starting_after=${encodeURIComponent(NUL)}`, { token }), 'starting_after');
     expectRefused(await t.http.get(`/v1/platform/events?limit=10&limit=${encodeURIComponent(NUL)}`, { token }), 'limit.1');
     // Node's HTTP parser already refuses a NUL in a header; a Latin-1 value is legal and reaches the domain's own rules.
@@ -91,7 +90,7 @@ describe('unstorable text over REST', () => {
     expect(brand.body.error.code).toBe('brand_not_found');
   });
 
-  it('surrogate pairs (emoji, astral characters) are ordinary text and round-trip', async () => {
+  test('surrogate pairs (emoji, astral characters) are ordinary text and round-trip', async ({ app: t }) => {
     const text = 'launch 🚀 𝄞 done';
     const res = await post('/v1/platform/webhook_endpoints', { ...webhook, description: text });
     expect(res.status, res.text).toBe(201);
@@ -102,7 +101,7 @@ describe('unstorable text over REST', () => {
 });
 
 describe('nesting depth over REST', () => {
-  it(`a body nested deeper than ${MAX_INPUT_DEPTH} levels with an Idempotency-Key is 400 invalid_request, not a stack overflow`, async () => {
+  test(`a body nested deeper than ${MAX_INPUT_DEPTH} levels with an Idempotency-Key is 400 invalid_request, not a stack overflow`, async ({ app: t }) => {
     for (const depth of [MAX_INPUT_DEPTH, 5_000, 100_000]) {
       const headers = { 'idempotency-key': `deep-${depth}` };
       const b = `{"url":"https://example.com/hook","metadata":${deepJson(depth)}}`;
@@ -112,7 +111,7 @@ describe('nesting depth over REST', () => {
     }
   });
 
-  it(`exactly ${MAX_INPUT_DEPTH} levels pass the boundary`, async () => {
+  test(`exactly ${MAX_INPUT_DEPTH} levels pass the boundary`, async ({ app: t }) => {
     // The body object is level 1, `data` level 2: MAX - 2 more levels inside it.
     const body = { organization_id: orgId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_1' }, data: { deep: nested(MAX_INPUT_DEPTH - 2) } };
     const ok = await t.http.post('/operator/events', body, { token: t.operatorToken });
@@ -133,7 +132,7 @@ describe('GraphQL', () => {
     expect(res.body.errors[0].extensions).toEqual({ code: 'invalid_request', param, request_id: res.headers.get('request-id') });
   }
 
-  it('NUL and unpaired surrogates in variables are 400 invalid_request naming the variable path', async () => {
+  test('NUL and unpaired surrogates in variables are 400 invalid_request naming the variable path', async ({ app: t }) => {
     for (const bad of [NUL, HIGH, LOW]) {
       expectGraphQLRefused(await gql(CREATE, { url: 'https://example.com/hook', description: bad }), 'description');
       expectGraphQLRefused(await gql(CREATE, { url: 'https://example.com/hook', events: ['event.created', bad] }), 'events.1');
@@ -142,14 +141,14 @@ describe('GraphQL', () => {
     }
   });
 
-  it('a \\u0000 escape in a string literal of the document is refused the same way', async () => {
+  test('a \\u0000 escape in a string literal of the document is refused the same way', async ({ app: t }) => {
     expectGraphQLRefused(await gql('mutation { createWebhookEndpoint(url: "https://example.com/hook", description: "a\\u0000b") { id } }'), 'description');
     expectGraphQLRefused(await gql('mutation { createProgram(name: "x\\u{0}") { id } }'), 'name');
     const list = await t.http.get('/v1/platform/webhook_endpoints', { token });
     expect(list.body.data.every((e: any) => !String(e.description ?? '').includes('\u0000'))).toBe(true);
   });
 
-  it('emoji in variables and literals pass', async () => {
+  test('emoji in variables and literals pass', async ({ app: t }) => {
     const res = await gql(CREATE, { url: 'https://example.com/hook', description: 'gql 🚀' });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.createWebhookEndpoint.description).toBe('gql 🚀');
@@ -157,7 +156,7 @@ describe('GraphQL', () => {
     expect(literal.body.data?.createWebhookEndpoint.description, literal.text).toBe('lit 🚀');
   });
 
-  it(`variables nested deeper than ${MAX_INPUT_DEPTH} levels with an Idempotency-Key are 400 invalid_request`, async () => {
+  test(`variables nested deeper than ${MAX_INPUT_DEPTH} levels with an Idempotency-Key are 400 invalid_request`, async ({ app: t }) => {
     const q = 'mutation($v: JSON) { createAssertion(externalUserId: "u", issuer: "s", key: "k", value: $v) { id } }';
     for (const depth of [MAX_INPUT_DEPTH + 1, 5_000, 100_000]) {
       const raw = `{"query":${JSON.stringify(q)},"variables":{"v":${deepJson(depth)}}}`;
@@ -166,7 +165,7 @@ describe('GraphQL', () => {
     }
   });
 
-  it('over graphql-ws the same plugin refuses variables, and connection params are checked like headers', async () => {
+  test('over graphql-ws the same plugin refuses variables, and connection params are checked like headers', async ({ app: t }) => {
     const once = async (params: Record<string, unknown>, query: string, variables: Record<string, unknown>) => {
       const client = wsClient(t, `Bearer ${token}`, params);
       try {

@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { rawRequest, type RawResponse } from '../support/raw-http.ts';
+import { describe, expect } from 'vitest';
+import { appTest, type TestApp, buildTenant, rawRequest, type RawResponse } from '../support/kit.ts';
 
 /**
  * Paths match exactly, on every router (rest/http/route.ts): case-sensitive,
@@ -9,18 +7,19 @@ import { rawRequest, type RawResponse } from '../support/raw-http.ts';
  * 404 route_not_found in the envelope of the surface (`/v1/` is Surface B's),
  * with Request-Id; never a handler run without its pipeline.
  */
+const test = appTest();
+/** The file's app, for the helpers below. */
 let t: TestApp;
+test.beforeAll(({ app }) => void (t = app));
 let auth: Record<string, Record<string, string>>;
-beforeAll(async () => {
-  t = await startTestApp();
-  const { org, token } = await buildOrgWithToken(t, ['events:read', 'webhooks:read', 'units:read']);
+test.beforeAll(async ({ app: t }) => {
+  const { org, token } = await buildTenant(t, ['events:read', 'webhooks:read', 'units:read']);
   auth = {
     platform: { authorization: `Bearer ${token}` },
     user: { authorization: `Bearer ${org.userToken}` },
     operator: { authorization: `Bearer ${t.operatorToken}` },
   };
 });
-afterAll(() => t?.stop());
 
 const send = (method: string, path: string, who: keyof typeof auth, body?: string) =>
   rawRequest(t.origin, method, path, body === undefined ? auth[who] : { ...auth[who], 'content-type': 'application/json' }, body);
@@ -62,7 +61,7 @@ function variants(path: string): string[] {
 }
 
 describe('path matching', () => {
-  it('the exact path of every router answers its route', async () => {
+  test('the exact path of every router answers its route', async ({ app: t }) => {
     for (const [method, path, who] of ROUTES) {
       const res = await send(method, path, who);
       expect(res.status, `${path}: ${res.text}`).toBe(200);
@@ -70,7 +69,7 @@ describe('path matching', () => {
     expect((await send('POST', '/graphql', 'platform', JSON.stringify({ query: '{ viewer { scopes } }' }))).status).toBe(200);
   });
 
-  it('another case, a trailing or doubled slash, percent-encoding or dot segments are 404 route_not_found in the envelope, with Request-Id', async () => {
+  test('another case, a trailing or doubled slash, percent-encoding or dot segments are 404 route_not_found in the envelope, with Request-Id', async ({ app: t }) => {
     let checked = 0;
     for (const [method, path, who, surface] of ROUTES) {
       for (const variant of variants(path)) {
@@ -85,7 +84,7 @@ describe('path matching', () => {
     expect(checked).toBeGreaterThan(60);
   });
 
-  it('a mixed-case Surface B path never reaches a handler without the pipeline: unauthenticated it is the same 404', async () => {
+  test('a mixed-case Surface B path never reaches a handler without the pipeline: unauthenticated it is the same 404', async ({ app: t }) => {
     for (const path of ['/V1/platform/events', '/v1/Platform/events', '/V1/PLATFORM/WEBHOOK_ENDPOINTS']) {
       expectNotFound(await rawRequest(t.origin, 'GET', path), path, 'b');
     }
@@ -97,14 +96,14 @@ describe('path matching', () => {
     }
   });
 
-  it('a method a path does not serve is still 405 with Allow; its other-case spelling is 404', async () => {
+  test('a method a path does not serve is still 405 with Allow; its other-case spelling is 404', async ({ app: t }) => {
     const res = await send('DELETE', '/v1/platform/events', 'platform');
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET');
     expectNotFound(await send('DELETE', '/v1/platform/EVENTS', 'platform'), 'DELETE /v1/platform/EVENTS', 'b');
   });
 
-  it('an encoded NUL in the path is 400 invalid_request before any id lookup', async () => {
+  test('an encoded NUL in the path is 400 invalid_request before any id lookup', async ({ app: t }) => {
     const res = await send('GET', '/v1/platform/webhook_endpoints/we_%00', 'platform');
     expect(res.status, res.text).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'invalid_request', param: 'path' });

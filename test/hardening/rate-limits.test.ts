@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg, buildToken } from '../support/factories.ts';
-import type { HttpResponse } from '../support/http.ts';
-import { expectErrorResponse } from '../support/surface-a-helpers.ts';
+import { describe, expect } from 'vitest';
+import { appTest, type TestApp, buildOrg, buildToken, expectErrorResponse, type HttpResponse } from '../support/kit.ts';
 
 /**
  * Surface A and token management: a token bucket per credential, apart from
  * Surface B's, answering 429 `rate_limited` in Surface A's ErrorResponse.
  */
+const test = appTest({ config: { surfaceARateLimitPerSecond: 1, surfaceARateLimitBurst: 3 } });
+/** The file's app, for the helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({ surfaceARateLimitPerSecond: 1, surfaceARateLimitBurst: 3 });
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 function expectRateLimited(res: HttpResponse) {
   expectErrorResponse(res, 429, 'rate_limited');
@@ -28,7 +24,7 @@ async function platformToken(scopes = ['units:read']) {
 }
 
 describe('Surface A request rate limit', () => {
-  it('a token past its bucket gets 429 rate_limited with Retry-After; other tokens and Surface B are unaffected; it refills', async () => {
+  test('a token past its bucket gets 429 rate_limited with Retry-After; other tokens and Surface B are unaffected; it refills', async ({ app: t }) => {
     const token = await platformToken();
     const other = await platformToken();
     for (let i = 0; i < 3; i++) {
@@ -46,13 +42,13 @@ describe('Surface A request rate limit', () => {
     expectRateLimited(await t.http.post('/api/smoke', {}, { token }));
   });
 
-  it('the deprecated body token is limited the same way', async () => {
+  test('the deprecated body token is limited the same way', async ({ app: t }) => {
     const token = await platformToken();
     for (let i = 0; i < 3; i++) expect((await t.http.post('/api/smoke', { token })).status).toBe(200);
     expectRateLimited(await t.http.post('/api/smoke', { token }));
   });
 
-  it('a burst of concurrent requests admits exactly the bucket', async () => {
+  test('a burst of concurrent requests admits exactly the bucket', async ({ app: t }) => {
     const token = await platformToken();
     const statuses = (await Promise.all(Array.from({ length: 12 }, () => t.http.post('/api/smoke', {}, { token })))).map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(3);
@@ -61,7 +57,7 @@ describe('Surface A request rate limit', () => {
 });
 
 describe('token management request rate limit', () => {
-  it('a user token past its bucket gets 429 rate_limited; another user token is unaffected', async () => {
+  test('a user token past its bucket gets 429 rate_limited; another user token is unaffected', async ({ app: t }) => {
     const org = await buildOrg(t);
     const other = await buildOrg(t);
     for (let i = 0; i < 3; i++) expect((await t.http.get('/platform/tokens', { token: org.userToken })).status).toBe(200);
@@ -72,7 +68,7 @@ describe('token management request rate limit', () => {
   });
 });
 
-it('the Surface A OpenAPI document lists 429 on every authenticated route', async () => {
+test('the Surface A OpenAPI document lists 429 on every authenticated route', async ({ app: t }) => {
   const doc = (await t.http.get('/api/openapi.json')).body;
   for (const [path, item] of Object.entries<Record<string, { security?: unknown[]; responses: Record<string, unknown> }>>(doc.paths)) {
     for (const [method, op] of Object.entries(item)) {

@@ -1,20 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { appendEvent } from '../../src/domain/event/event.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { emitEvent } from '../support/events.ts';
+import { appTest, type TestApp, buildTenant, emitEvent } from '../support/kit.ts';
 
+const test = appTest();
+/** The file's app, for the helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 const feed = (token: string, query = '') => t.http.get(`/v1/platform/events${query}`, { token });
 
 describe('GET /v1/platform/events', () => {
-  it('returns the organization’s public events in ascending seq with the list envelope and event shape', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['events:read']);
+  test('returns the organization’s public events in ascending seq with the list envelope and event shape', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['events:read']);
     const ids = [];
     for (const type of ['assertion.created', 'assertion.revoked', 'enrollment.qualified']) ids.push(await emitEvent(t, org.id, type, { n: ids.length }));
     const res = await feed(token);
@@ -38,16 +35,16 @@ describe('GET /v1/platform/events', () => {
     });
   });
 
-  it('never shows another organization’s events', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
-    const b = await buildOrgWithToken(t, ['events:read']);
+  test('never shows another organization’s events', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
+    const b = await buildTenant(t, ['events:read']);
     await emitEvent(t, a.org.id);
     expect((await feed(b.token)).body.data).toEqual([]);
     expect((await feed(a.token)).body.data).toHaveLength(1);
   });
 
-  it('internal (non-public) event types never leave the organization', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['events:read']);
+  test('internal (non-public) event types never leave the organization', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['events:read']);
     const internal = await t.app.deps.db.transaction((tx) =>
       appendEvent(t.app.deps, tx, { organizationId: org.id, type: 'webhook_endpoint.internal_audit', subject: { type: 'x', id: 'y' }, data: {} }),
     );
@@ -58,8 +55,8 @@ describe('GET /v1/platform/events', () => {
     expect((await feed(token, `?starting_after=${internal}`)).status).toBe(404);
   });
 
-  it('pages with limit and starting_after (a seq or an evt_ id, camelCase or snake_case)', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['events:read']);
+  test('pages with limit and starting_after (a seq or an evt_ id, camelCase or snake_case)', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['events:read']);
     const ids = [];
     for (let i = 0; i < 5; i++) ids.push(await emitEvent(t, org.id));
     const first = await feed(token, '?limit=2');
@@ -72,8 +69,8 @@ describe('GET /v1/platform/events', () => {
     expect(byId.body.has_more).toBe(false);
   });
 
-  it('filters by one public type; an unlisted type is 400 invalid_event_type', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['events:read']);
+  test('filters by one public type; an unlisted type is 400 invalid_event_type', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['events:read']);
     await emitEvent(t, org.id, 'assertion.created');
     const revoked = await emitEvent(t, org.id, 'assertion.revoked');
     expect((await feed(token, '?type=assertion.revoked')).body.data.map((e: any) => e.id)).toEqual([revoked]);
@@ -84,8 +81,8 @@ describe('GET /v1/platform/events', () => {
     }
   });
 
-  it('rejects bad paging input with 400 invalid_request naming the parameter', async () => {
-    const { token } = await buildOrgWithToken(t, ['events:read']);
+  test('rejects bad paging input with 400 invalid_request naming the parameter', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ['events:read']);
     for (const [q, param] of [
       ['?limit=0', 'limit'],
       ['?limit=101', 'limit'],
@@ -103,8 +100,8 @@ describe('GET /v1/platform/events', () => {
     expect((await feed(token, '?starting_after=we_1')).status).toBe(404);
   });
 
-  it('REST and GraphQL give the same feed and the same errors', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['events:read']);
+  test('REST and GraphQL give the same feed and the same errors', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['events:read']);
     for (let i = 0; i < 3; i++) await emitEvent(t, org.id, 'payout.created', { i });
     const rest = await feed(token, '?limit=2');
     const gql = await t.http.graphql(

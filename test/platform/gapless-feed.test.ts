@@ -1,17 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { appendEvent } from '../../src/domain/event/event.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
+import { appTest, buildTenant } from '../support/kit.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+const test = appTest();
 
-it('a reader tailing with starting_after sees every event exactly once, in seq order, while concurrent writers commit out of order', async () => {
-  const { org, token } = await buildOrgWithToken(t, ['events:read']);
+test('a reader tailing with starting_after sees every event exactly once, in seq order, while concurrent writers commit out of order', async ({ app: t }) => {
+  const { org, token } = await buildTenant(t, ['events:read']);
   const WRITERS = 8;
   const PER_WRITER = 15;
   const written: string[] = [];
@@ -52,8 +47,8 @@ it('a reader tailing with starting_after sees every event exactly once, in seq o
   for (let i = 1; i < seen.length; i++) expect(seen[i]!.seq).toBeGreaterThan(seen[i - 1]!.seq);
 });
 
-it('events committed by a process that died before sequencing them are picked up by the periodic sweep', async () => {
-  const { org, token } = await buildOrgWithToken(t, ['events:read']);
+test('events committed by a process that died before sequencing them are picked up by the periodic sweep', async ({ app: t }) => {
+  const { org, token } = await buildTenant(t, ['events:read']);
   // Insert directly, as a crashed writer would have left it: committed, never sequenced, no kick.
   const id = 'evt_' + '0'.repeat(31) + '1';
   await t.app.deps.db.prisma.event.create({

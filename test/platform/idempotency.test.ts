@@ -1,20 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken, buildToken } from '../support/factories.ts';
+import { describe, expect } from 'vitest';
 import { GQL, WRITE, createEndpoint, endpointCount, expectError, gqlCode, key, rest } from './webhook-endpoints-helpers.ts';
+import { appTest, buildTenant, buildToken } from '../support/kit.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+const test = appTest();
 
 const DAY = 24 * 3600 * 1000;
 const body = { url: 'https://hooks.example.com/in', enabled_events: ['payout.created'] };
 
 describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
-  it('a replay returns the stored 201 and body (same id and secret) and creates nothing', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('a replay returns the stored 201 and body (same id and secret) and creates nothing', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, WRITE);
     const first = await rest(t, token).create(body, key('create-1'));
     expect(first.status).toBe(201);
     expect(first.headers.get('idempotent-replayed')).toBeNull();
@@ -30,22 +25,22 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     expect((await rest(t, token).list()).body.data).toHaveLength(1);
   });
 
-  it('without a key, identical requests create two endpoints', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('without a key, identical requests create two endpoints', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, WRITE);
     await rest(t, token).create(body);
     await rest(t, token).create(body);
     expect(await endpointCount(t, org.id)).toBe(2);
   });
 
-  it('the same key with a different body is 409 idempotency_key_conflict', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('the same key with a different body is 409 idempotency_key_conflict', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, WRITE);
     expect((await rest(t, token).create(body, key('k'))).status).toBe(201);
     expectError(await rest(t, token).create({ ...body, description: 'other' }, key('k')), 409, 'idempotency_key_conflict', 'Idempotency-Key');
     expect(await endpointCount(t, org.id)).toBe(1);
   });
 
-  it('the same key on another operation or another endpoint id is a conflict too', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('the same key on another operation or another endpoint id is a conflict too', async ({ app: t }) => {
+    const { token } = await buildTenant(t, WRITE);
     const a = await createEndpoint(t, token);
     const b = await createEndpoint(t, token);
     expect((await rest(t, token).update(a.id, { status: 'disabled' }, key('u'))).status).toBe(200);
@@ -56,8 +51,8 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     expect((await rest(t, token).get(a.id)).status).toBe(200);
   });
 
-  it('a replayed rotate_secret returns the same secret and does not rotate again', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('a replayed rotate_secret returns the same secret and does not rotate again', async ({ app: t }) => {
+    const { token } = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token);
     const r1 = await rest(t, token).rotate(e.id, key('rot'));
     const r2 = await rest(t, token).rotate(e.id, key('rot'));
@@ -68,8 +63,8 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     expect(row!.previousSecret).toBe(e.secret);
   });
 
-  it('10 concurrent creates with one key make exactly one endpoint and all answer 201 with its id', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('10 concurrent creates with one key make exactly one endpoint and all answer 201 with its id', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, WRITE);
     const results = await Promise.all(Array.from({ length: 10 }, () => rest(t, token).create(body, key('burst'))));
     for (const r of results) expect(r.status, r.text).toBe(201);
     const ids = new Set(results.map((r) => r.body.webhook_endpoint.id));
@@ -80,9 +75,9 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     expect(await endpointCount(t, org.id)).toBe(1);
   });
 
-  it('keys are per organization', async () => {
-    const a = await buildOrgWithToken(t, WRITE);
-    const b = await buildOrgWithToken(t, WRITE);
+  test('keys are per organization', async ({ app: t }) => {
+    const a = await buildTenant(t, WRITE);
+    const b = await buildTenant(t, WRITE);
     const ra = await rest(t, a.token).create(body, key('shared'));
     const rb = await rest(t, b.token).create({ ...body, description: 'b' }, key('shared'));
     expect(ra.status).toBe(201);
@@ -92,8 +87,8 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     expect(await endpointCount(t, b.org.id)).toBe(1);
   });
 
-  it('keys are shared by the tokens of one organization', async () => {
-    const a = await buildOrgWithToken(t, WRITE);
+  test('keys are shared by the tokens of one organization', async ({ app: t }) => {
+    const a = await buildTenant(t, WRITE);
     const second = (await buildToken(t, a.org, WRITE)).secret;
     const r1 = await rest(t, a.token).create(body, key('org-wide'));
     const r2 = await rest(t, second).create(body, key('org-wide'));
@@ -101,8 +96,8 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     expect(await endpointCount(t, a.org.id)).toBe(1);
   });
 
-  it('replays for 24 h; afterwards the key starts a new request', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('replays for 24 h; afterwards the key starts a new request', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, WRITE);
     const first = await rest(t, token).create(body, key('day'));
     t.clock.advance(DAY - 1000);
     const within = await rest(t, token).create(body, key('day'));
@@ -118,16 +113,16 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     expect((await rest(t, token).create({ ...body, description: 'new' }, key('day'))).body).toEqual(fresh.body);
   });
 
-  it('a failed request does not consume its key', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('a failed request does not consume its key', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, WRITE);
     expectError(await rest(t, token).create({ url: 'http://example.com' }, key('retry')), 400, 'invalid_request', 'url');
     const ok = await rest(t, token).create(body, key('retry'));
     expect(ok.status, ok.text).toBe(201);
     expect(await endpointCount(t, org.id)).toBe(1);
   });
 
-  it('a key longer than 255 characters or with non-printable characters is 400', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('a key longer than 255 characters or with non-printable characters is 400', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, WRITE);
     expect((await rest(t, token).create(body, key('k'.repeat(255)))).status).toBe(201);
     expectError(await rest(t, token).create(body, key('k'.repeat(256))), 400, 'invalid_request', 'Idempotency-Key');
     expectError(await rest(t, token).create(body, key('with space')), 400, 'invalid_request', 'Idempotency-Key');
@@ -136,8 +131,8 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
 });
 
 describe('Idempotency on GraphQL mutations', () => {
-  it('the Idempotency-Key header replays a single-mutation operation', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('the Idempotency-Key header replays a single-mutation operation', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, WRITE);
     const vars = { url: body.url };
     const g1 = await t.http.graphql(GQL.create, vars, { token, headers: key('gql-h') });
     const g2 = await t.http.graphql(GQL.create, vars, { token, headers: key('gql-h') });
@@ -149,8 +144,8 @@ describe('Idempotency on GraphQL mutations', () => {
     expect(await endpointCount(t, org.id)).toBe(1);
   });
 
-  it('the idempotencyKey argument overrides the header', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('the idempotencyKey argument overrides the header', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, WRITE);
     const a = await t.http.graphql(GQL.create, { url: body.url, idempotencyKey: 'arg-1' }, { token, headers: key('hdr') });
     const b = await t.http.graphql(GQL.create, { url: body.url, idempotencyKey: 'arg-2' }, { token, headers: key('hdr') });
     expect(b.body.data.createWebhookEndpoint.id).not.toBe(a.body.data.createWebhookEndpoint.id);
@@ -165,8 +160,8 @@ describe('Idempotency on GraphQL mutations', () => {
     expect(await endpointCount(t, org.id)).toBe(2);
   });
 
-  it('the header is not applied to several mutations at once: each needs its own idempotencyKey', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('the header is not applied to several mutations at once: each needs its own idempotencyKey', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, WRITE);
     const two = `mutation($url: String!) {
       a: createWebhookEndpoint(url: $url) { id }
       b: createWebhookEndpoint(url: $url) { id } }`;
@@ -187,8 +182,8 @@ describe('Idempotency on GraphQL mutations', () => {
     expect(await endpointCount(t, org.id)).toBe(2);
   });
 
-  it('a key replays across transports: GraphQL first, then REST answers the stored 201', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('a key replays across transports: GraphQL first, then REST answers the stored 201', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, WRITE);
     const g = await t.http.graphql(GQL.create, { url: body.url, enabledEvents: body.enabled_events }, { token, headers: key('x-1') });
     const r = await rest(t, token).create(body, key('x-1'));
     expect(r.status, r.text).toBe(201);
@@ -197,8 +192,8 @@ describe('Idempotency on GraphQL mutations', () => {
     expect(await endpointCount(t, org.id)).toBe(1);
   });
 
-  it('10 concurrent GraphQL creates with one key make one endpoint', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('10 concurrent GraphQL creates with one key make one endpoint', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, WRITE);
     const results = await Promise.all(Array.from({ length: 10 }, () => t.http.graphql(GQL.create, { url: body.url }, { token, headers: key('g-burst') })));
     const ids = new Set(results.map((r) => r.body.data?.createWebhookEndpoint?.id));
     expect(ids.size).toBe(1);
@@ -206,8 +201,8 @@ describe('Idempotency on GraphQL mutations', () => {
     expect(await endpointCount(t, org.id)).toBe(1);
   });
 
-  it('a replayed GraphQL delete answers the cached result', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('a replayed GraphQL delete answers the cached result', async ({ app: t }) => {
+    const { token } = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token);
     const d1 = await t.http.graphql(GQL.del, { id: e.id, idempotencyKey: 'gd' }, { token });
     const d2 = await t.http.graphql(GQL.del, { id: e.id, idempotencyKey: 'gd' }, { token });

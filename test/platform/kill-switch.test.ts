@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
+import { expect } from 'vitest';
+import { appTest, buildTenant } from '../support/kit.ts';
 
 /** Own file: the kill switch is process-wide state. */
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+const test = appTest();
 
-it('an engaged kill switch answers 503 developer_access_paused on every Surface B route and GraphQL operation, before auth', async () => {
-  const { token } = await buildOrgWithToken(t, ['events:read', 'webhooks:write']);
+test('an engaged kill switch answers 503 developer_access_paused on every Surface B route and GraphQL operation, before auth', async ({ app: t }) => {
+  const { token } = await buildTenant(t, ['events:read', 'webhooks:write']);
   const set = (engaged: boolean) => t.http.post('/operator/kill_switch', { engaged }, { token: t.operatorToken });
   expect((await set(true)).status).toBe(200);
   try {

@@ -1,14 +1,10 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { expect } from 'vitest';
+import { appTest } from '../support/kit.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+const test = appTest();
 
-it('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing every Surface B route with its scope', async () => {
+test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing every Surface B route with its scope', async ({ app: t }) => {
   const res = await t.http.get('/v1/platform/openapi.json');
   expect(res.status).toBe(200);
   await SwaggerParser.validate(structuredClone(res.body));

@@ -1,16 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import { appendEvent } from '../../src/domain/event/event.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
 import { SseSubscription, waitUntil } from '../support/stream-client.ts';
+import { appTest, type TestApp, buildTenant } from '../support/kit.ts';
 
 /** `seq` is dense and gapless per organization (ADR 0005), still equal to commit order within it. */
+const test = appTest();
+/** The file's app, for the helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 const WRITERS = 4;
 const PER_WRITER = 15;
@@ -37,8 +35,8 @@ async function tail(token: string, n: number, done: () => boolean): Promise<{ id
   return seen;
 }
 
-it('concurrent writers in two organizations get dense per-organization seqs in commit order, seen exactly once by feed tailers and live subscribers', async () => {
-  const orgs = [await buildOrgWithToken(t, ['events:read']), await buildOrgWithToken(t, ['events:read'])];
+test('concurrent writers in two organizations get dense per-organization seqs in commit order, seen exactly once by feed tailers and live subscribers', async ({ app: t }) => {
+  const orgs = [await buildTenant(t, ['events:read']), await buildTenant(t, ['events:read'])];
   const live = orgs.map((o) => new SseSubscription(t.origin, o.token, { startingAfter: '0' }));
   const written = orgs.map(() => [] as string[]);
   // Each writer holds its transaction open for a random time before and after
@@ -79,8 +77,8 @@ it('concurrent writers in two organizations get dense per-organization seqs in c
   await Promise.all(live.map((s) => s.close()));
 });
 
-it('an organization continues from its own maximum: events numbered before the change keep their seq', async () => {
-  const { org, token } = await buildOrgWithToken(t, ['events:read']);
+test('an organization continues from its own maximum: events numbered before the change keep their seq', async ({ app: t }) => {
+  const { org, token } = await buildTenant(t, ['events:read']);
   // A row as the global sequencer left it: a high seq, and that seq as its position (the migration's backfill).
   const legacy = await t.app.deps.db.prisma.event.create({
     data: { id: 'evt_' + '0'.repeat(30) + '42', organizationId: org.id, type: 'payout.created', subjectType: 'payout', subjectId: 'po_1', data: {}, seq: 900_000_000n, position: -1n },

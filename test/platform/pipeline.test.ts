@@ -1,68 +1,57 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg, buildOrgWithToken, buildToken } from '../support/factories.ts';
+import { describe, expect } from 'vitest';
+import { appTest, expectPlatformError, buildOrg, buildTenant, buildToken, type TestApp } from '../support/kit.ts';
 
 /** The Surface B request pipeline, in the spec's order, on REST and GraphQL alike. */
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+const test = appTest();
 
 const VIEWER = '{ viewer { scopes brand { slug } } }';
 
-function expectEnvelope(res: { status: number; body: any; headers: Headers }, status: number, code: string) {
-  expect(res.status).toBe(status);
-  expect(res.body).toEqual({ error: { code, message: expect.any(String), param: expect.toSatisfy((p) => p === null || typeof p === 'string'), request_id: expect.stringMatching(/^req_/) } });
-  expect(res.headers.get('request-id')).toBe(res.body.error.request_id);
-}
-
 describe('Surface B request pipeline', () => {
-  it('test-mode keys answer 400 test_mode_not_yet_available before anything else', async () => {
+  test('test-mode keys answer 400 test_mode_not_yet_available before anything else', async ({ app: t }) => {
     for (const key of ['sk_test_abc', 'pk_test_abc', 'sk_platform_test_abc']) {
-      expectEnvelope(await t.http.get('/v1/platform/events', { token: key }), 400, 'test_mode_not_yet_available');
+      expectPlatformError(await t.http.get('/v1/platform/events', { token: key }), 400, 'test_mode_not_yet_available');
       const gql = await t.http.graphql(VIEWER, {}, { token: key });
       expect(gql.status).toBe(400);
       expect(gql.body.errors[0].extensions.code).toBe('test_mode_not_yet_available');
     }
   });
 
-  it('no bearer header is 401 platform_token_required; no body token and no cookie are accepted', async () => {
-    expectEnvelope(await t.http.get('/v1/platform/events'), 401, 'platform_token_required');
-    const { token } = await buildOrgWithToken(t, ['webhooks:write']);
+  test('no bearer header is 401 platform_token_required; no body token and no cookie are accepted', async ({ app: t }) => {
+    expectPlatformError(await t.http.get('/v1/platform/events'), 401, 'platform_token_required');
+    const { token } = await buildTenant(t, ['webhooks:write']);
     const res = await t.http.post('/v1/platform/webhook_endpoints', { url: 'https://example.com/hook', token }, { headers: { cookie: `token=${token}` } });
-    expectEnvelope(res, 401, 'platform_token_required');
+    expectPlatformError(res, 401, 'platform_token_required');
     const gql = await t.http.graphql(VIEWER);
     expect(gql.status).toBe(401);
     expect(gql.body.errors[0].extensions.code).toBe('platform_token_required');
   });
 
-  it('authentication runs before id lookup: an unauthenticated request for any id is 401, never 404', async () => {
+  test('authentication runs before id lookup: an unauthenticated request for any id is 401, never 404', async ({ app: t }) => {
     for (const path of ['/v1/platform/webhook_endpoints/we_00000000000000000000000000000000', '/v1/platform/webhook_endpoints/nonsense', '/v1/platform/no_such_route']) {
-      expectEnvelope(await t.http.get(path), 401, 'platform_token_required');
-      expectEnvelope(await t.http.delete(path, { token: 'sk_platform_live_garbage' }), 401, 'invalid_token');
+      expectPlatformError(await t.http.get(path), 401, 'platform_token_required');
+      expectPlatformError(await t.http.delete(path, { token: 'sk_platform_live_garbage' }), 401, 'invalid_token');
     }
   });
 
-  it('unknown, revoked and expired keys are 401; a pk_live_ key is 403 publishable_key_not_allowed', async () => {
-    expectEnvelope(await t.http.get('/v1/platform/events', { token: 'sk_platform_live_000000000000000000000000000000000000' }), 401, 'invalid_token');
-    expectEnvelope(await t.http.get('/v1/platform/events', { token: 'pk_live_abc' }), 403, 'publishable_key_not_allowed');
+  test('unknown, revoked and expired keys are 401; a pk_live_ key is 403 publishable_key_not_allowed', async ({ app: t }) => {
+    expectPlatformError(await t.http.get('/v1/platform/events', { token: 'sk_platform_live_000000000000000000000000000000000000' }), 401, 'invalid_token');
+    expectPlatformError(await t.http.get('/v1/platform/events', { token: 'pk_live_abc' }), 403, 'publishable_key_not_allowed');
 
     const org = await buildOrg(t);
     const revoked = await buildToken(t, org, ['events:read']);
     expect((await t.http.get('/v1/platform/events', { token: revoked.secret })).status).toBe(200);
     await t.http.post('/platform/tokens/revoke', { token_id: revoked.id }, { token: org.userToken });
-    expectEnvelope(await t.http.get('/v1/platform/events', { token: revoked.secret }), 401, 'invalid_token');
+    expectPlatformError(await t.http.get('/v1/platform/events', { token: revoked.secret }), 401, 'invalid_token');
 
     const expiring = await buildToken(t, org, ['events:read'], { expires_at: new Date(t.clock.now().getTime() + 60_000).toISOString() });
     expect((await t.http.get('/v1/platform/events', { token: expiring.secret })).status).toBe(200);
     t.clock.advance(61_000);
-    expectEnvelope(await t.http.get('/v1/platform/events', { token: expiring.secret }), 401, 'invalid_token');
+    expectPlatformError(await t.http.get('/v1/platform/events', { token: expiring.secret }), 401, 'invalid_token');
     const gql = await t.http.graphql(VIEWER, {}, { token: expiring.secret });
     expect(gql.body.errors[0].extensions.code).toBe('invalid_token');
   });
 
-  it('Service-Brand selects a brand by id or slug; default is the oldest brand', async () => {
+  test('Service-Brand selects a brand by id or slug; default is the oldest brand', async ({ app: t }) => {
     const org = await buildOrg(t, { brands: ['alpha', 'beta'] });
     const { secret } = await buildToken(t, org, ['events:read']);
     const brandOf = async (header?: string) =>
@@ -72,22 +61,22 @@ describe('Surface B request pipeline', () => {
     expect(await brandOf(org.brands[1]!.id)).toBe('beta');
   });
 
-  it('an unresolvable brand is 400 brand_not_found, identical for another organization’s brand and a nonexistent one', async () => {
+  test('an unresolvable brand is 400 brand_not_found, identical for another organization’s brand and a nonexistent one', async ({ app: t }) => {
     const mine = await buildOrg(t);
     const other = await buildOrg(t, { brands: ['theirs'] });
     const { secret } = await buildToken(t, mine, ['events:read']);
     const foreign = await t.http.get('/v1/platform/events', { token: secret, headers: { 'service-brand': other.brands[0]!.id } });
     const nowhere = await t.http.get('/v1/platform/events', { token: secret, headers: { 'service-brand': 'brand_00000000000000000000000000000000' } });
     const foreignSlug = await t.http.get('/v1/platform/events', { token: secret, headers: { 'service-brand': 'theirs' } });
-    for (const res of [foreign, nowhere, foreignSlug]) expectEnvelope(res, 400, 'brand_not_found');
+    for (const res of [foreign, nowhere, foreignSlug]) expectPlatformError(res, 400, 'brand_not_found');
     const strip = (b: any) => ({ ...b.error, request_id: undefined, message: b.error.message.replace(/'[^']*'/, "'x'") });
     expect(strip(foreign.body)).toEqual(strip(nowhere.body));
   });
 
-  it('a missing scope is 403 missing_scope with message missing_scope:<scope>, on REST and GraphQL', async () => {
-    const { token } = await buildOrgWithToken(t, ['webhooks:read']);
+  test('a missing scope is 403 missing_scope with message missing_scope:<scope>, on REST and GraphQL', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ['webhooks:read']);
     const res = await t.http.get('/v1/platform/events', { token });
-    expectEnvelope(res, 403, 'missing_scope');
+    expectPlatformError(res, 403, 'missing_scope');
     expect(res.body.error.message).toBe('missing_scope:events:read');
     const gql = await t.http.graphql('{ events(first: 1) { edges { node { id } } } }', {}, { token });
     expect(gql.body.errors[0].extensions.code).toBe('missing_scope');
@@ -96,14 +85,14 @@ describe('Surface B request pipeline', () => {
     expect(gql.body.errors[0].extensions.request_id).toBe(gql.headers.get('request-id'));
   });
 
-  it('operations:read is implicit on every token', async () => {
-    const { token } = await buildOrgWithToken(t, ['webhooks:read']);
+  test('operations:read is implicit on every token', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ['webhooks:read']);
     const gql = await t.http.graphql(VIEWER, {}, { token });
     expect(gql.body.data.viewer.scopes).toEqual(['operations:read', 'webhooks:read']);
   });
 
-  it('legacy program_members:* scopes on an already-issued token grant relationships:*', async () => {
-    const { token, tokenId } = await buildOrgWithToken(t, ['events:read']);
+  test('legacy program_members:* scopes on an already-issued token grant relationships:*', async ({ app: t }) => {
+    const { token, tokenId } = await buildTenant(t, ['events:read']);
     // Tokens can no longer be issued with legacy scopes; emulate one issued before the rename.
     await t.app.deps.db.prisma.platformToken.update({ where: { id: tokenId }, data: { scopes: ['events:read', 'program_members:read', 'program_members:write'] } });
     const gql = await t.http.graphql(VIEWER, {}, { token });
@@ -111,33 +100,9 @@ describe('Surface B request pipeline', () => {
     expect(gql.body.data.viewer.scopes).not.toContain('program_members:read');
   });
 
-  it('an unknown route under /v1/platform is 404 route_not_found in the envelope for an authenticated caller', async () => {
-    const { token } = await buildOrgWithToken(t, ['events:read']);
-    expectEnvelope(await t.http.get('/v1/platform/nothing_here', { token }), 404, 'route_not_found');
-    expectEnvelope(await t.http.request('PUT', '/v1/platform/events', undefined, { token }), 405, 'method_not_allowed');
-  });
-});
-
-describe('Surface B rate limit', () => {
-  let small: TestApp;
-  beforeAll(async () => {
-    small = await startTestApp({ rateLimitPerSecond: 1, rateLimitBurst: 3 });
-  });
-  afterAll(() => small?.stop());
-
-  it('a token past its bucket gets 429 rate_limited with Retry-After; other tokens are unaffected; it refills over time', async () => {
-    const org = await buildOrg(small);
-    const a = await buildToken(small, org, ['events:read']);
-    const b = await buildToken(small, org, ['events:read']);
-    for (let i = 0; i < 3; i++) expect((await small.http.get('/v1/platform/events', { token: a.secret })).status).toBe(200);
-    const limited = await small.http.get('/v1/platform/events', { token: a.secret });
-    expectEnvelope(limited, 429, 'rate_limited');
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect((await small.http.get('/v1/platform/events', { token: b.secret })).status).toBe(200);
-    const gql = await small.http.graphql(VIEWER, {}, { token: a.secret });
-    expect(gql.status).toBe(429);
-    expect(gql.body.errors[0].extensions.code).toBe('rate_limited');
-    small.clock.advance(2000);
-    expect((await small.http.get('/v1/platform/events', { token: a.secret })).status).toBe(200);
+  test('an unknown route under /v1/platform is 404 route_not_found in the envelope for an authenticated caller', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ['events:read']);
+    expectPlatformError(await t.http.get('/v1/platform/nothing_here', { token }), 404, 'route_not_found');
+    expectPlatformError(await t.http.request('PUT', '/v1/platform/events', undefined, { token }), 405, 'method_not_allowed');
   });
 });

@@ -27,16 +27,8 @@ export async function createEndpoint(t: TestApp, token: string, body: Record<str
   return res.body.webhook_endpoint;
 }
 
-/** A Surface B error: status, the envelope's exact keys, code, param, and request_id = Request-Id header. */
-export function expectError(res: HttpResponse, status: number, code: string, param?: string | null) {
-  expect(res.status, res.text).toBe(status);
-  expect(Object.keys(res.body)).toEqual(['error']);
-  expect(Object.keys(res.body.error).sort()).toEqual(['code', 'message', 'param', 'request_id']);
-  expect(res.body.error.code, res.text).toBe(code);
-  expect(typeof res.body.error.message).toBe('string');
-  if (param !== undefined) expect(res.body.error.param).toBe(param);
-  expect(res.body.error.request_id).toBe(res.headers.get('request-id'));
-}
+/** A Surface B error (the kit's one assertion for that envelope). */
+export { expectPlatformError as expectError } from '../support/errors.ts';
 
 /** The error body without the per-request id, to compare two errors. */
 export const errorShape = (res: HttpResponse) => ({ status: res.status, code: res.body.error.code, param: res.body.error.param, message: res.body.error.message });

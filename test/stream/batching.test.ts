@@ -1,22 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg } from '../support/factories.ts';
+import { describe, expect } from 'vitest';
 import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
 import { streamPullStatement } from '../../src/domain/event/event.ts';
+import { appTest, buildOrg } from '../support/kit.ts';
 
 /**
  * EVENT_STREAM_BATCH_MS: a busy stream pulls at most once per window, so the
  * events sequenced meanwhile go out together (one corked write per socket),
  * in order and none lost.
  */
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({ eventStreamBatchMs: 2000 });
-});
-afterAll(() => t?.stop());
+const test = appTest({ config: { eventStreamBatchMs: 2000 } });
 
 describe('stream batching', () => {
-  it('events sequenced one by one inside the window are pulled together, every one delivered in order', async () => {
+  test('events sequenced one by one inside the window are pulled together, every one delivered in order', async ({ app: t }) => {
     const org = await buildOrg(t);
     const got: string[] = [];
     const sub = t.app.stream.subscribe(org.id, { view: { key: 'batch', render: (e) => String(e.seq) }, sink: { write: (p, _seq, done) => (got.push(p), done()) } });

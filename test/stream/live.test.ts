@@ -1,8 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
 import type { Client } from 'graphql-ws';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken, buildToken } from '../support/factories.ts';
 import { appendEvents, seqsOf, subscribeLive, Subscription, waitUntil, wsClient } from '../support/stream-client.ts';
+import { appTest, type TestApp, buildTenant, buildToken } from '../support/kit.ts';
 
 /**
  * Subscription.events over graphql-ws with the real client: organization
@@ -10,16 +9,17 @@ import { appendEvents, seqsOf, subscribeLive, Subscription, waitUntil, wsClient 
  * startingAfter with no gap or duplicate at the seam, auth, and release of
  * the server-side listener on unsubscribe.
  */
+const test = appTest();
+/** The file's app, for the helpers below. */
 let t: TestApp;
+test.beforeAll(({ app }) => void (t = app));
 const clients: Client[] = [];
-beforeAll(async () => {
-  t = await startTestApp();
+test.beforeAll(async ({ app: t }) => {
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.dispose()));
   await waitUntil(() => t.app.stream.subscriberCount === 0, 'every listener released after the test');
 });
-afterAll(() => t?.stop());
 
 const client = (secret: string | null) => {
   const c = wsClient(t, secret === null ? null : `Bearer ${secret}`);
@@ -29,9 +29,9 @@ const client = (secret: string | null) => {
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describe('live events over graphql-ws', () => {
-  it('delivers its organization’s public events live, in seq order; internal types and other organizations never arrive', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
-    const b = await buildOrgWithToken(t, ['events:read']);
+  test('delivers its organization’s public events live, in seq order; internal types and other organizations never arrive', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
+    const b = await buildTenant(t, ['events:read']);
     const subA = await subscribeLive(t, client(a.token));
     const subB = await subscribeLive(t, client(b.token));
 
@@ -56,8 +56,8 @@ describe('live events over graphql-ws', () => {
     expect(subB.seqs).toEqual(await seqsOf(t.app, idsB));
   });
 
-  it('the types filter delivers only the named types', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('the types filter delivers only the named types', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const sub = await subscribeLive(t, client(a.token), { types: ['payout.created', 'payout.failed'] });
     const ids = await appendEvents(t.app, a.org.id, [
       { type: 'operation.succeeded' },
@@ -70,8 +70,8 @@ describe('live events over graphql-ws', () => {
     expect(sub.events.map((e) => e.id)).toEqual([ids[1], ids[3]]);
   });
 
-  it('an unknown type is invalid_event_type and registers no listener', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('an unknown type is invalid_event_type and registers no listener', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     for (const types of [['payout.nope'], ['payout.created', 'internal.audit_written']]) {
       const sub = new Subscription(client(a.token), { types });
       const err = await sub.firstError();
@@ -87,8 +87,8 @@ describe('live events over graphql-ws', () => {
     expect(t.app.stream.subscriberCount).toBe(0);
   });
 
-  it('a legacy relationship spelling in types receives the canonical relationship.* event', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('a legacy relationship spelling in types receives the canonical relationship.* event', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const sub = await subscribeLive(t, client(a.token), { types: ['program_member.created', 'relationship.created'] });
     const ids = await appendEvents(t.app, a.org.id, [{ type: 'relationship.activated' }, { type: 'relationship.created' }]);
     await sub.waitForCount(1);
@@ -96,9 +96,9 @@ describe('live events over graphql-ws', () => {
     expect(sub.events.map((e) => [e.id, e.type])).toEqual([[ids[1], 'relationship.created']]);
   });
 
-  it('startingAfter (a seq) replays every later event then continues live, with no gap or duplicate at the seam under concurrent appends', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
-    const other = await buildOrgWithToken(t, ['events:read']);
+  test('startingAfter (a seq) replays every later event then continues live, with no gap or duplicate at the seam under concurrent appends', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
+    const other = await buildTenant(t, ['events:read']);
     const N = 30;
     const ids = await appendEvents(t.app, a.org.id, range(1, N).map((i) => ({ subjectId: `op_${i}` })));
     const seqs = await seqsOf(t.app, ids);
@@ -130,8 +130,8 @@ describe('live events over graphql-ws', () => {
     expect(new Set(sub.events.map((e) => e.id))).toEqual(new Set([...ids.slice(2), ...appended]));
   });
 
-  it('startingAfter (an evt_ id) replays from that event, combined with a types filter', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('startingAfter (an evt_ id) replays from that event, combined with a types filter', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const ids = await appendEvents(t.app, a.org.id, [
       { type: 'payout.created' },
       { type: 'payout.created' },
@@ -147,9 +147,9 @@ describe('live events over graphql-ws', () => {
     expect(sub.events.map((e) => e.id)).toEqual([ids[3], ids[4], live[1]]);
   });
 
-  it('startingAfter that is not an event of the feed is resource_missing; a malformed one is rejected', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
-    const b = await buildOrgWithToken(t, ['events:read']);
+  test('startingAfter that is not an event of the feed is resource_missing; a malformed one is rejected', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
+    const b = await buildTenant(t, ['events:read']);
     const [theirs] = await appendEvents(t.app, b.org.id, [{}]);
     for (const startingAfter of [theirs!, 'evt_doesnotexist', 'not-a-cursor']) {
       const sub = new Subscription(client(a.token), { startingAfter });
@@ -159,8 +159,8 @@ describe('live events over graphql-ws', () => {
     expect(t.app.stream.subscriberCount).toBe(0);
   });
 
-  it('two subscribers in one process both receive every event', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('two subscribers in one process both receive every event', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const s1 = await subscribeLive(t, client(a.token));
     const s2 = await subscribeLive(t, client(a.token));
     const ids = await appendEvents(t.app, a.org.id, range(1, 5).map(() => ({})));
@@ -170,8 +170,8 @@ describe('live events over graphql-ws', () => {
     expect(s2.events.map((e) => e.id)).toEqual(ids);
   });
 
-  it('unsubscribing (complete, or disposing the client) releases the server-side listener', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('unsubscribing (complete, or disposing the client) releases the server-side listener', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const c1 = client(a.token);
     const s1 = await subscribeLive(t, c1);
     const s2 = await subscribeLive(t, c1);
@@ -194,15 +194,15 @@ describe('live events over graphql-ws', () => {
 });
 
 describe('graphql-ws authentication', () => {
-  it('no connectionParams.authorization is platform_token_required', async () => {
+  test('no connectionParams.authorization is platform_token_required', async ({ app: t }) => {
     const sub = new Subscription(client(null));
     const err = await sub.firstError();
     expect(err.extensions?.code).toBe('platform_token_required');
     expect(t.app.stream.subscriberCount).toBe(0);
   });
 
-  it('a token without events:read is missing_scope', async () => {
-    const a = await buildOrgWithToken(t, ['webhooks:read']);
+  test('a token without events:read is missing_scope', async ({ app: t }) => {
+    const a = await buildTenant(t, ['webhooks:read']);
     const sub = new Subscription(client(a.token));
     const err = await sub.firstError();
     expect(err.extensions?.code).toBe('missing_scope');
@@ -210,8 +210,8 @@ describe('graphql-ws authentication', () => {
     expect(t.app.stream.subscriberCount).toBe(0);
   });
 
-  it('an unknown or revoked token is refused', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('an unknown or revoked token is refused', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const bogus = new Subscription(client('sk_platform_live_' + 'x'.repeat(40)));
     expect((await bogus.firstError()).extensions?.code).toBe('invalid_token');
     const extra = await buildToken(t, a.org, ['events:read']);

@@ -1,10 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
 import type { Client } from 'graphql-ws';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg, buildOrgWithToken, buildToken } from '../support/factories.ts';
 import { appendEvents, seqsOf, subscribeLive, waitUntil, wsClient } from '../support/stream-client.ts';
 import { isDomainError } from '../../src/domain/errors.ts';
 import type { PublicEvent } from '../../src/domain/event/event.ts';
+import { appTest, type TestApp, buildOrg, buildTenant, buildToken } from '../support/kit.ts';
 
 /**
  * Multiplexed fan-out (src/domain/event/stream.ts, src/graphql/live.ts):
@@ -13,16 +12,17 @@ import type { PublicEvent } from '../../src/domain/event/event.ts';
  * else is shared: other organizations and filters never receive each
  * other's events, and a slow or revoked subscriber ends alone.
  */
+const test = appTest({ config: { streamMaxPending: 5 } });
+/** The file's app, for the helpers below. */
 let t: TestApp;
+test.beforeAll(({ app }) => void (t = app));
 const clients: Client[] = [];
-beforeAll(async () => {
-  t = await startTestApp({ streamMaxPending: 5 });
+test.beforeAll(async ({ app: t }) => {
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.dispose()));
   await waitUntil(() => t.app.stream.subscriberCount === 0, 'every listener released after the test');
 });
-afterAll(() => t?.stop());
 
 const client = (secret: string) => {
   const c = wsClient(t, `Bearer ${secret}`);
@@ -31,9 +31,9 @@ const client = (secret: string) => {
 };
 
 describe('multiplexed fan-out', () => {
-  it('one document across two organizations and two filters: one render per group, and no subscriber receives another group’s events', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
-    const b = await buildOrgWithToken(t, ['events:read']);
+  test('one document across two organizations and two filters: one render per group, and no subscriber receives another group’s events', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
+    const b = await buildTenant(t, ['events:read']);
     const groupsBefore = t.app.stream.groupCount;
     const a1 = await subscribeLive(t, client(a.token));
     const a2 = await subscribeLive(t, client(a.token));
@@ -55,8 +55,8 @@ describe('multiplexed fan-out', () => {
     for (const s of [a1, a2, aPayouts, b1, bPayouts]) expect(s.errors).toEqual([]);
   });
 
-  it('the same document under different scopes is not shared', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('the same document under different scopes is not shared', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const wider = await buildToken(t, a.org, ['events:read', 'assertions:write']);
     const groupsBefore = t.app.stream.groupCount;
     await subscribeLive(t, client(a.token));
@@ -64,8 +64,8 @@ describe('multiplexed fan-out', () => {
     expect(t.app.stream.groupCount - groupsBefore).toBe(2);
   });
 
-  it('a revoked group-mate ends alone: the other token of the same scope keeps every event', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('a revoked group-mate ends alone: the other token of the same scope keeps every event', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const other = await buildToken(t, a.org, ['events:read']);
     const groupsBefore = t.app.stream.groupCount;
     const doomed = await subscribeLive(t, client(a.token));
@@ -84,7 +84,7 @@ describe('multiplexed fan-out', () => {
     expect(doomed.events.map((e) => e.id)).toEqual(first);
   });
 
-  it('a slow group-mate is ended past its queue with last_seq; the other gets every event and each event is rendered once', async () => {
+  test('a slow group-mate is ended past its queue with last_seq; the other gets every event and each event is rendered once', async ({ app: t }) => {
     const org = await buildOrg(t);
     const renders: number[] = [];
     const view = { key: 'test-view', render: (e: PublicEvent) => (renders.push(e.seq), JSON.stringify({ seq: e.seq })) };

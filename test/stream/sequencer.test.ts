@@ -1,22 +1,20 @@
 import pg from 'pg';
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { expect, vi } from 'vitest';
 import { appendEvent } from '../../src/domain/event/event.ts';
 import { EVENTS_CHANNEL, SEQUENCER_LOCK_KEY } from '../../src/domain/event/sequencer.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
 import { onPostgres } from '../support/database.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
 import { waitUntil } from '../support/stream-client.ts';
+import { appTest, type TestApp, buildTenant } from '../support/kit.ts';
 
 /**
  * The sequencer on the SQL port: one batch numbers the pending events of
  * every organization at once, and on PostgreSQL the whole batch (BEGIN, the
  * advisory lock, the numbering, its NOTIFY, COMMIT) is one round trip.
  */
+const test = appTest();
+/** The file's app, for the helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 async function appendIn(organizationId: string, n: number) {
   await t.app.deps.db.transaction(async (tx) => {
@@ -27,9 +25,9 @@ async function appendIn(organizationId: string, n: number) {
 const seqs = async (organizationId: string) =>
   (await t.app.deps.db.prisma.event.findMany({ where: { organizationId }, orderBy: { position: 'asc' }, select: { seq: true, position: true } })).map((r) => [Number(r.seq), r.position]);
 
-it('one batch numbers pending events of two organizations, each densely from its own maximum in position order', async () => {
-  const a = await buildOrgWithToken(t, ['events:read']);
-  const b = await buildOrgWithToken(t, ['events:read']);
+test('one batch numbers pending events of two organizations, each densely from its own maximum in position order', async ({ app: t }) => {
+  const a = await buildTenant(t, ['events:read']);
+  const b = await buildTenant(t, ['events:read']);
   await t.app.sequencer.flush();
   // Committed without waking the sequencer in between: the next batch finds both organizations' rows pending.
   const kick = vi.spyOn(t.app.sequencer, 'kick').mockImplementation(() => {});
@@ -47,8 +45,8 @@ it('one batch numbers pending events of two organizations, each densely from its
   for (const rows of [sa, sb]) for (let i = 1; i < rows.length; i++) expect(BigInt(rows[i]![1]!)).toBeGreaterThan(BigInt(rows[i - 1]![1]!));
 });
 
-it.skipIf(!onPostgres())('on PostgreSQL a batch is one round trip and sends one NOTIFY carrying its highest position', async () => {
-  const org = await buildOrgWithToken(t, ['events:read']);
+test.skipIf(!onPostgres())('on PostgreSQL a batch is one round trip and sends one NOTIFY carrying its highest position', async () => {
+  const org = await buildTenant(t, ['events:read']);
   await t.app.sequencer.flush();
   const listener = new pg.Client({ connectionString: t.app.deps.config.databaseUrl });
   const payloads: string[] = [];

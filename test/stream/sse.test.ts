@@ -1,19 +1,19 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
+import { afterEach, describe, expect } from 'vitest';
 import { appendEvents, seqsOf, SseSubscription, waitUntil } from '../support/stream-client.ts';
+import { appTest, type TestApp, buildTenant } from '../support/kit.ts';
 
 /** The same Subscription.events over graphql-yoga's SSE transport (POST /graphql, Accept: text/event-stream). */
+const test = appTest();
+/** The file's app, for the helpers below. */
 let t: TestApp;
+test.beforeAll(({ app }) => void (t = app));
 const open: SseSubscription[] = [];
-beforeAll(async () => {
-  t = await startTestApp();
+test.beforeAll(async ({ app: t }) => {
 });
 afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => s.close()));
   await waitUntil(() => t.app.stream.subscriberCount === 0, 'every SSE listener released');
 });
-afterAll(() => t?.stop());
 
 const sse = (token: string | null, variables: { types?: string[]; startingAfter?: string } = {}, opts: { headers?: Record<string, string> } = {}) => {
   const s = new SseSubscription(t.origin, token, variables, opts);
@@ -22,9 +22,9 @@ const sse = (token: string | null, variables: { types?: string[]; startingAfter?
 };
 
 describe('live events over SSE', () => {
-  it('streams replay then live events of its organization only, and releases the listener when the client goes away', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
-    const b = await buildOrgWithToken(t, ['events:read']);
+  test('streams replay then live events of its organization only, and releases the listener when the client goes away', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
+    const b = await buildTenant(t, ['events:read']);
     const before = await appendEvents(t.app, a.org.id, [{ subjectId: 'op_1' }, { subjectId: 'op_2' }, { subjectId: 'op_3' }]);
     const [first] = await seqsOf(t.app, before);
     const s = sse(a.token, { startingAfter: String(first) });
@@ -44,8 +44,8 @@ describe('live events over SSE', () => {
     await waitUntil(() => t.app.stream.subscriberCount === 0, 'the listener released after the client aborted');
   });
 
-  it('the types filter applies; an unknown type is invalid_event_type', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('the types filter applies; an unknown type is invalid_event_type', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const s = sse(a.token, { types: ['payout.failed'] });
     await waitUntil(() => t.app.stream.subscriberCount === 1, 'the SSE listener');
     const ids = await appendEvents(t.app, a.org.id, [{ type: 'payout.created' }, { type: 'payout.failed' }]);
@@ -58,12 +58,12 @@ describe('live events over SSE', () => {
     expect(bad.errors[0]?.extensions?.code).toBe('invalid_event_type');
   });
 
-  it('auth: no token is platform_token_required, a token without events:read is missing_scope', async () => {
+  test('auth: no token is platform_token_required, a token without events:read is missing_scope', async ({ app: t }) => {
     const none = sse(null);
     await waitUntil(() => none.errors.length > 0 || none.ended, 'the error');
     expect(none.errors[0]?.extensions?.code).toBe('platform_token_required');
 
-    const c = await buildOrgWithToken(t, ['webhooks:read']);
+    const c = await buildTenant(t, ['webhooks:read']);
     const scoped = sse(c.token);
     await waitUntil(() => scoped.errors.length > 0 || scoped.ended, 'the error');
     expect(scoped.errors[0]?.extensions?.code).toBe('missing_scope');
@@ -72,8 +72,8 @@ describe('live events over SSE', () => {
 });
 
 describe('SSE event ids and Last-Event-ID', () => {
-  it('every next carries id: <seq>, whatever the selection', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('every next carries id: <seq>, whatever the selection', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const s = new SseSubscription(t.origin, a.token, {}, { query: 'subscription { events { id } }' });
     open.push(s);
     await waitUntil(() => t.app.stream.subscriberCount === 1, 'the SSE listener');
@@ -83,8 +83,8 @@ describe('SSE event ids and Last-Event-ID', () => {
     expect(s.ids).toEqual((await seqsOf(t.app, ids)).map(String));
   });
 
-  it('a reconnect with Last-Event-ID resumes after it with no gap or duplicate while writers append', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('a reconnect with Last-Event-ID resumes after it with no gap or duplicate while writers append', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const first = sse(a.token);
     await waitUntil(() => t.app.stream.subscriberCount === 1, 'the SSE listener');
     let writing = true;
@@ -117,8 +117,8 @@ describe('SSE event ids and Last-Event-ID', () => {
     }
   });
 
-  it('a Last-Event-ID that is not a seq is invalid_request naming it', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('a Last-Event-ID that is not a seq is invalid_request naming it', async ({ app: t }) => {
+    const a = await buildTenant(t, ['events:read']);
     const s = new SseSubscription(t.origin, a.token, {}, { headers: { 'Last-Event-ID': 'evt_nope' } });
     open.push(s);
     await waitUntil(() => s.errors.length > 0 || s.ended, 'the error');

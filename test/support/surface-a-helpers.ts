@@ -1,16 +1,7 @@
 import { expect } from 'vitest';
 import type { TestApp } from './app.ts';
-import type { HttpResponse } from './http.ts';
 
-/** Surface A helpers: ErrorResponse assertions, unit counts and audit rows. */
-export function expectErrorResponse(res: HttpResponse, status: number, error: string): void {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body, res.text).toMatchObject({ error, message: expect.any(String), request_id: expect.stringMatching(/^req_/) });
-  expect(res.body.request_id).toBe(res.headers.get('request-id'));
-  expect(Object.keys(res.body).every((k) => ['error', 'message', 'required_scope', 'param', 'request_id'].includes(k)), res.text).toBe(true);
-  expect(res.text).not.toMatch(/\n\s+at \S|\(\S+:\d+:\d+\)|node_modules|file:\/\/|\.ts:\d+|"stack"/i);
-}
-
+/** Surface A helpers: unit counts and audit rows. */
 /** Every unit of the organization behind `token` (pages through /api/units/list). */
 export async function allUnits(t: TestApp, token: string): Promise<any[]> {
   const out: any[] = [];

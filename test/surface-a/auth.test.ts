@@ -1,13 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg, buildOrgWithToken, buildToken } from '../support/factories.ts';
-import { expectErrorResponse, unitCount } from '../support/surface-a-helpers.ts';
+import { describe, expect } from 'vitest';
+import { unitCount } from '../support/surface-a-helpers.ts';
+import { appTest, buildOrg, buildTenant, buildToken, expectErrorResponse } from '../support/kit.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+const test = appTest();
 
 /** Every authenticated Surface A route with a body that would succeed for a token holding all unit scopes. */
 const ROUTES: [string, Record<string, unknown>][] = [
@@ -20,16 +15,16 @@ const ROUTES: [string, Record<string, unknown>][] = [
 const ALL = ['org:read', 'units:read', 'units:create', 'units:delete', 'units:publish'];
 
 describe('Surface A authentication', () => {
-  it('bearer token is accepted on every route', async () => {
-    const { token } = await buildOrgWithToken(t, ALL);
+  test('bearer token is accepted on every route', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ALL);
     for (const [path, body] of ROUTES) {
       const res = await t.http.post(path, body, { token });
       expect(res.status === 200 || (path === '/api/units/delete' && res.status === 404), `${path}: ${res.text}`).toBe(true);
     }
   });
 
-  it('deprecated body token is accepted when there is no header', async () => {
-    const { org, token } = await buildOrgWithToken(t, ALL);
+  test('deprecated body token is accepted when there is no header', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ALL);
     for (const [path, body] of ROUTES) {
       const res = await t.http.post(path, { ...body, token });
       expect(res.status === 200 || (path === '/api/units/delete' && res.status === 404), `${path}: ${res.text}`).toBe(true);
@@ -38,9 +33,9 @@ describe('Surface A authentication', () => {
     expect(smoke.body.org_id).toBe(org.id);
   });
 
-  it('bearer header is preferred over the body token', async () => {
-    const a = await buildOrgWithToken(t, ['units:read']);
-    const b = await buildOrgWithToken(t, ['units:read']);
+  test('bearer header is preferred over the body token', async ({ app: t }) => {
+    const a = await buildTenant(t, ['units:read']);
+    const b = await buildTenant(t, ['units:read']);
     const res = await t.http.post('/api/smoke', { token: b.token }, { token: a.token });
     expect(res.status).toBe(200);
     expect(res.body.org_id).toBe(a.org.id);
@@ -49,8 +44,8 @@ describe('Surface A authentication', () => {
     expectErrorResponse(bad, 401, 'invalid_token');
   });
 
-  it('missing, unknown and garbage tokens are 401 on every route', async () => {
-    const { token } = await buildOrgWithToken(t, ALL);
+  test('missing, unknown and garbage tokens are 401 on every route', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ALL);
     const forged = token.slice(0, -4) + (token.endsWith('aaaa') ? 'bbbb' : 'aaaa');
     const cases: { token?: string; headers?: Record<string, string>; bodyToken?: unknown }[] = [
       {},
@@ -71,13 +66,13 @@ describe('Surface A authentication', () => {
     }
   });
 
-  it('a non-string body token is 400 invalid_request', async () => {
+  test('a non-string body token is 400 invalid_request', async ({ app: t }) => {
     const res = await t.http.post('/api/smoke', { token: 42 });
     expectErrorResponse(res, 400, 'invalid_request');
     expect(res.body.param).toBe('token');
   });
 
-  it('a revoked token is 401', async () => {
+  test('a revoked token is 401', async ({ app: t }) => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['units:create', 'units:read']);
     expect((await t.http.post('/api/smoke', undefined, { token: tok.secret })).status).toBe(200);
@@ -88,7 +83,7 @@ describe('Surface A authentication', () => {
     expect(await unitCount(t, org.id)).toBe(0);
   });
 
-  it('an expired token is 401 once the clock passes expires_at', async () => {
+  test('an expired token is 401 once the clock passes expires_at', async ({ app: t }) => {
     const org = await buildOrg(t);
     const expiresAt = new Date(t.clock.now().getTime() + 60_000);
     const tok = await buildToken(t, org, ['units:create', 'units:read'], { expires_at: expiresAt.toISOString() });
@@ -100,21 +95,21 @@ describe('Surface A authentication', () => {
     expect(await unitCount(t, org.id)).toBe(0);
   });
 
-  it('sk_test_ keys are 400 test_mode_not_yet_available (header or body)', async () => {
+  test('sk_test_ keys are 400 test_mode_not_yet_available (header or body)', async ({ app: t }) => {
     for (const key of ['sk_test_abc123', 'sk_platform_test_abc', 'pk_test_abc']) {
       expectErrorResponse(await t.http.post('/api/units/list', {}, { token: key }), 400, 'test_mode_not_yet_available');
       expectErrorResponse(await t.http.post('/api/units/list', { token: key }), 400, 'test_mode_not_yet_available');
     }
   });
 
-  it('pk_live_ keys are 403 publishable_key_not_allowed', async () => {
+  test('pk_live_ keys are 403 publishable_key_not_allowed', async ({ app: t }) => {
     for (const [path, body] of ROUTES) {
       expectErrorResponse(await t.http.post(path, body, { token: 'pk_live_abc123' }), 403, 'publishable_key_not_allowed');
     }
   });
 
-  it('a token without the route scope is 403 missing_scope with required_scope', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['org:read']);
+  test('a token without the route scope is 403 missing_scope with required_scope', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['org:read']);
     for (const [path, scope] of [
       ['/api/units/list', 'units:read'],
       ['/api/units/create', 'units:create'],
@@ -128,8 +123,8 @@ describe('Surface A authentication', () => {
     expect(await unitCount(t, org.id)).toBe(0);
   });
 
-  it('smoke answers the token organization and effective scopes', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['units:read', 'org:read']);
+  test('smoke answers the token organization and effective scopes', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['units:read', 'org:read']);
     const res = await t.http.post('/api/smoke', undefined, { token });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({

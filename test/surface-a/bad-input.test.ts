@@ -1,13 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { auditRows, createUnit, expectErrorResponse, unitCount } from '../support/surface-a-helpers.ts';
+import { describe, expect } from 'vitest';
+import { auditRows, createUnit, unitCount } from '../support/surface-a-helpers.ts';
+import { appTest, type TestApp, buildTenant, expectErrorResponse } from '../support/kit.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+const test = appTest();
 
 const ALL = ['org:read', 'units:read', 'units:create', 'units:delete', 'units:publish'];
 const ROUTES = ['/api/scopes_exec', '/api/smoke', '/api/units/list', '/api/units/create', '/api/units/delete'];
@@ -61,25 +56,25 @@ const RAW: { name: string; raw: string; type?: string; status: number; error: st
   { name: 'multipart', raw: '--x\r\n\r\n--x--', type: 'multipart/form-data; boundary=x', status: 415, error: 'unsupported_media_type' },
 ];
 
-async function expectNothingHappened(org: { id: string }, before: number) {
+async function expectNothingHappened(t: TestApp, org: { id: string }, before: number) {
   expect(await unitCount(t, org.id)).toBe(before);
 }
 
 describe('bad input on every Surface A route', () => {
   for (const c of RAW) {
-    it(`${c.name} is ${c.status} ${c.error} on every route and creates nothing`, async () => {
-      const { org, token } = await buildOrgWithToken(t, ALL);
+    test(`${c.name} is ${c.status} ${c.error} on every route and creates nothing`, async ({ app: t }) => {
+      const { org, token } = await buildTenant(t, ALL);
       for (const path of ROUTES) {
         const headers = c.type ? { 'content-type': c.type } : undefined;
         const res = await t.http.post(path, undefined, { token, raw: c.raw, headers });
         expectErrorResponse(res, c.status, c.error);
       }
-      await expectNothingHappened(org, 0);
+      await expectNothingHappened(t, org, 0);
     });
   }
 
-  it('a wrong content type is refused even with a deprecated body token', async () => {
-    const { token } = await buildOrgWithToken(t, ALL);
+  test('a wrong content type is refused even with a deprecated body token', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ALL);
     const res = await t.http.post('/api/units/create', undefined, {
       raw: JSON.stringify({ type: 'video', caption: 'c', token }),
       headers: { 'content-type': 'text/plain' },
@@ -87,8 +82,8 @@ describe('bad input on every Surface A route', () => {
     expectErrorResponse(res, 415, 'unsupported_media_type');
   });
 
-  it('wrong types and unknown fields are 400 invalid_request naming the param; nothing is created', async () => {
-    const { org, token } = await buildOrgWithToken(t, ALL);
+  test('wrong types and unknown fields are 400 invalid_request naming the param; nothing is created', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ALL);
     const existing = await createUnit(t, token);
     for (const [path, bodies] of Object.entries(INVALID)) {
       for (const body of bodies) {
@@ -97,13 +92,13 @@ describe('bad input on every Surface A route', () => {
         expectErrorResponse(res, 400, 'invalid_request');
       }
     }
-    await expectNothingHappened(org, 1);
+    await expectNothingHappened(t, org, 1);
     const units = await t.http.post('/api/units/list', {}, { token });
     expect(units.body.units).toEqual([existing]);
   });
 
-  it('unknown fields are named in the message and param', async () => {
-    const { token } = await buildOrgWithToken(t, ALL);
+  test('unknown fields are named in the message and param', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ALL);
     const res = await t.http.post('/api/units/create', { type: 'video', caption: 'c', captoin: 'typo' }, { token });
     expectErrorResponse(res, 400, 'invalid_request');
     expect(res.body.param).toBe('captoin');
@@ -113,8 +108,8 @@ describe('bad input on every Surface A route', () => {
     expect(nested.body.message).toContain('captoin');
   });
 
-  it('text the database cannot store (NUL, unpaired surrogates) is 400 invalid_request naming the field, not 500', async () => {
-    const { org, token } = await buildOrgWithToken(t, ALL);
+  test('text the database cannot store (NUL, unpaired surrogates) is 400 invalid_request naming the field, not 500', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ALL);
     for (const [path, body, param] of [
       ['/api/units/create', { type: 'video', caption: 'a\u0000b' }, 'caption'],
       ['/api/units/create', { type: 'vi\u0000deo', caption: 'c' }, 'type'],
@@ -128,11 +123,11 @@ describe('bad input on every Surface A route', () => {
       expectErrorResponse(res, 400, 'invalid_request');
       expect(res.body.param).toBe(param);
     }
-    await expectNothingHappened(org, 0);
+    await expectNothingHappened(t, org, 0);
   });
 
-  it('refused calls through the executor are audited', async () => {
-    const { org, token } = await buildOrgWithToken(t, ALL);
+  test('refused calls through the executor are audited', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ALL);
     await t.http.post('/api/units/create', { type: 'video', caption: 5 }, { token });
     await t.http.post('/api/scopes_exec', { scope: 5 }, { token });
     expect((await auditRows(t, org.id)).map((r) => [r.scope, r.outcome, r.reason])).toEqual([
@@ -141,8 +136,8 @@ describe('bad input on every Surface A route', () => {
     ]);
   });
 
-  it('unknown paths and wrong methods answer an ErrorResponse', async () => {
-    const { token } = await buildOrgWithToken(t, ALL);
+  test('unknown paths and wrong methods answer an ErrorResponse', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ALL);
     expectErrorResponse(await t.http.post('/api/units/update', {}, { token }), 404, 'route_not_found');
     const wrong = await t.http.get('/api/units/create', { token });
     expectErrorResponse(wrong, 405, 'method_not_allowed');

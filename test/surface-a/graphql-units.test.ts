@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
+import { describe, expect } from 'vitest';
 import { allUnits, auditRows, createUnit, unitCount } from '../support/surface-a-helpers.ts';
+import { appTest, buildTenant, expectGraphQLError } from '../support/kit.ts';
 
 // A small create budget keeps the shared-limit test quick; the default 150 is proven in create-rate-limit.test.ts.
 const LIMIT = 5;
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({ createRateLimit: LIMIT });
-});
-afterAll(() => t?.stop());
+const test = appTest({ config: { createRateLimit: LIMIT } });
 
 const ALL = ['units:read', 'units:create', 'units:delete', 'units:publish'];
 const UNIT_FIELDS = 'id type caption productionId status publishedAt livemode createdAt updatedAt';
@@ -33,11 +28,10 @@ const asGraphQL = (u: any) => ({
   updatedAt: u.updated_at,
 });
 
-const code = (res: { body: any }) => res.body.errors?.[0]?.extensions?.code;
 
 describe('GraphQL units parity with REST', () => {
-  it('createUnit creates a draft, as /units/create does', async () => {
-    const { org, token } = await buildOrgWithToken(t, ALL);
+  test('createUnit creates a draft, as /units/create does', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ALL);
     const res = await t.http.graphql(CREATE, { type: 'video', caption: 'hi', productionId: 'prod_9' }, { token });
     expect(res.body.errors, res.text).toBeUndefined();
     const gql = res.body.data.createUnit;
@@ -51,8 +45,8 @@ describe('GraphQL units parity with REST', () => {
     ]);
   });
 
-  it('units lists the same page as /units/list, newest first, with the same limits', async () => {
-    const { token } = await buildOrgWithToken(t, ALL);
+  test('units lists the same page as /units/list, newest first, with the same limits', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ALL);
     for (let i = 0; i < 3; i++) await createUnit(t, token, { type: 'post', caption: `n${i}` });
     const rest = await t.http.post('/api/units/list', { page: 1, per_page: 2 }, { token });
     const gql = await t.http.graphql(LIST, { page: 1, perPage: 2 }, { token });
@@ -63,37 +57,37 @@ describe('GraphQL units parity with REST', () => {
     expect(defaults.body.data.units.units.map((u: any) => u.caption)).toEqual(['n2', 'n1', 'n0']);
 
     const tooMany = await t.http.graphql(LIST, { perPage: 101 }, { token });
-    expect(code(tooMany)).toBe('invalid_request');
+    expectGraphQLError(tooMany, 'invalid_request');
     expect(tooMany.body.errors![0]!.extensions.param).toBe('per_page');
     const restTooMany = await t.http.post('/api/units/list', { per_page: 101 }, { token });
     expect([restTooMany.body.error, restTooMany.body.param]).toEqual(['invalid_request', 'per_page']);
   });
 
-  it('publishUnit publishes a draft; deleteUnit on it is unit_not_draft and the unit stays', async () => {
-    const { token } = await buildOrgWithToken(t, ALL);
+  test('publishUnit publishes a draft; deleteUnit on it is unit_not_draft and the unit stays', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ALL);
     const unit = await createUnit(t, token);
     t.clock.advance(1000);
     const pub = await t.http.graphql(PUBLISH, { id: unit.id }, { token });
     expect(pub.body.errors, pub.text).toBeUndefined();
     expect(pub.body.data.publishUnit).toMatchObject({ id: unit.id, status: 'PUBLISHED', publishedAt: t.clock.now().toISOString() });
     const del = await t.http.graphql(DELETE, { id: unit.id }, { token });
-    expect(code(del)).toBe('unit_not_draft');
+    expectGraphQLError(del, 'unit_not_draft');
     expect(del.body.errors![0]!.extensions.param).toBe('unit_id');
     const rest = await t.http.post('/api/units/delete', { unit_id: unit.id }, { token });
     expect(rest.body.error).toBe('unit_not_draft');
     expect((await allUnits(t, token)).map(asGraphQL)).toEqual([pub.body.data.publishUnit]);
   });
 
-  it('deleteUnit deletes a draft; foreign and malformed ids are resource_missing', async () => {
-    const a = await buildOrgWithToken(t, ALL);
-    const b = await buildOrgWithToken(t, ALL);
+  test('deleteUnit deletes a draft; foreign and malformed ids are resource_missing', async ({ app: t }) => {
+    const a = await buildTenant(t, ALL);
+    const b = await buildTenant(t, ALL);
     const mine = await createUnit(t, a.token);
     const theirs = await createUnit(t, b.token);
     for (const id of [theirs.id, 'nope', `unit_${'0'.repeat(32)}`]) {
       const gql = await t.http.graphql(DELETE, { id }, { token: a.token });
-      expect(code(gql), gql.text).toBe('resource_missing');
+      expectGraphQLError(gql, 'resource_missing');
       expect((await t.http.post('/api/units/delete', { unit_id: id }, { token: a.token })).body.error).toBe('resource_missing');
-      expect(code(await t.http.graphql(PUBLISH, { id }, { token: a.token }))).toBe('resource_missing');
+      expectGraphQLError(await t.http.graphql(PUBLISH, { id }, { token: a.token }), 'resource_missing');
     }
     expect(await allUnits(t, b.token)).toEqual([theirs]);
     const del = await t.http.graphql(DELETE, { id: mine.id }, { token: a.token });
@@ -101,8 +95,8 @@ describe('GraphQL units parity with REST', () => {
     expect(await unitCount(t, a.org.id)).toBe(0);
   });
 
-  it('a token without the scope gets missing_scope with required_scope', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['org:read']);
+  test('a token without the scope gets missing_scope with required_scope', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['org:read']);
     for (const [query, vars, scope] of [
       [CREATE, { type: 'video', caption: 'c' }, 'units:create'],
       [LIST, {}, 'units:read'],
@@ -117,8 +111,8 @@ describe('GraphQL units parity with REST', () => {
     expect((await auditRows(t, org.id)).map((r) => r.outcome)).toEqual(Array(4).fill('refused'));
   });
 
-  it('idempotency: argument or header key replays with duplicate:true; another body is idempotency_key_reused', async () => {
-    const { org, token } = await buildOrgWithToken(t, ALL);
+  test('idempotency: argument or header key replays with duplicate:true; another body is idempotency_key_reused', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ALL);
     const vars = { type: 'video', caption: 'once', key: 'gql-1' };
     const first = await t.http.graphql(CREATE, vars, { token });
     const again = await t.http.graphql(CREATE, vars, { token });
@@ -128,7 +122,7 @@ describe('GraphQL units parity with REST', () => {
     expect(rest.body.duplicate).toBe(true);
     expect(rest.body.unit.id).toBe(first.body.data.createUnit.unit.id);
     const reused = await t.http.graphql(CREATE, { ...vars, caption: 'twice' }, { token });
-    expect(code(reused)).toBe('idempotency_key_reused');
+    expectGraphQLError(reused, 'idempotency_key_reused');
 
     const viaHeader = await t.http.graphql(CREATE, { type: 'video', caption: 'h' }, { token, headers: { 'Idempotency-Key': 'gql-h' } });
     const viaHeader2 = await t.http.graphql(CREATE, { type: 'video', caption: 'h' }, { token, headers: { 'Idempotency-Key': 'gql-h' } });
@@ -137,26 +131,26 @@ describe('GraphQL units parity with REST', () => {
     expect(await unitCount(t, org.id)).toBe(2);
 
     const bad = await t.http.graphql(CREATE, { type: 'video', caption: 'c', key: 'has space' }, { token });
-    expect(code(bad)).toBe('invalid_request');
+    expectGraphQLError(bad, 'invalid_request');
     expect(await unitCount(t, org.id)).toBe(2);
   });
 
-  it('bad input is invalid_request, as on REST', async () => {
-    const { org, token } = await buildOrgWithToken(t, ALL);
+  test('bad input is invalid_request, as on REST', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ALL);
     for (const vars of [{ type: '', caption: 'c' }, { type: 'video', caption: 'a\u0000b' }, { type: 'video', caption: 'c', productionId: '' }]) {
       const res = await t.http.graphql(CREATE, vars, { token });
-      expect(code(res), res.text).toBe('invalid_request');
+      expectGraphQLError(res, 'invalid_request');
     }
     expect(await unitCount(t, org.id)).toBe(0);
   });
 
-  it('the create rate limit is shared between GraphQL and REST', async () => {
-    const { org, token } = await buildOrgWithToken(t, ALL);
+  test('the create rate limit is shared between GraphQL and REST', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ALL);
     for (let i = 0; i < LIMIT - 1; i++) await createUnit(t, token, { type: 'post', caption: `r${i}` });
     const last = await t.http.graphql(CREATE, { type: 'post', caption: 'g' }, { token });
     expect(last.body.errors, last.text).toBeUndefined();
     const over = await t.http.graphql(CREATE, { type: 'post', caption: 'g2' }, { token });
-    expect(code(over)).toBe('create_rate_limit_exceeded');
+    expectGraphQLError(over, 'create_rate_limit_exceeded');
     expect((await t.http.post('/api/units/create', { type: 'post', caption: 'r' }, { token })).body.error).toBe('create_rate_limit_exceeded');
     expect(await unitCount(t, org.id)).toBe(LIMIT);
     t.clock.advance(3600_000);
@@ -164,11 +158,11 @@ describe('GraphQL units parity with REST', () => {
     expect(later.body.errors, later.text).toBeUndefined();
   });
 
-  it('an unauthenticated or revoked caller gets no units', async () => {
+  test('an unauthenticated or revoked caller gets no units', async ({ app: t }) => {
     const res = await t.http.graphql(LIST, {});
-    expect(code(res)).toBe('platform_token_required');
+    expectGraphQLError(res, 'platform_token_required');
     const bad = await t.http.graphql(LIST, {}, { token: 'sk_platform_live_nope' });
-    expect(code(bad)).toBe('invalid_token');
+    expectGraphQLError(bad, 'invalid_token');
     expect(bad.body.data ?? null).toBeNull();
   });
 });

@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken, buildToken, buildOrg } from '../support/factories.ts';
-import { allUnits, auditRows, expectErrorResponse, unitCount } from '../support/surface-a-helpers.ts';
+import { describe, expect } from 'vitest';
+import { allUnits, auditRows, unitCount } from '../support/surface-a-helpers.ts';
+import { appTest, buildOrg, buildTenant, buildToken, expectErrorResponse } from '../support/kit.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+const test = appTest();
 
 const SCOPES = ['units:read', 'units:create'];
 const body = { type: 'video', caption: 'teaser', production_id: 'prod_1' };
 const key = (h: string) => ({ 'Idempotency-Key': h });
 
 describe('idempotent creates', () => {
-  it('a replay returns the original unit with duplicate:true and creates nothing', async () => {
-    const { org, token } = await buildOrgWithToken(t, SCOPES);
+  test('a replay returns the original unit with duplicate:true and creates nothing', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, SCOPES);
     const first = await t.http.post('/api/units/create', body, { token, headers: key('k-1') });
     expect(first.status, first.text).toBe(200);
     expect(first.body.duplicate).toBe(false);
@@ -27,15 +22,15 @@ describe('idempotent creates', () => {
     expect((await auditRows(t, org.id)).map((r) => r.outcome)).toEqual(['allowed', 'replayed']);
   });
 
-  it('without a key, identical requests create distinct units', async () => {
-    const { org, token } = await buildOrgWithToken(t, SCOPES);
+  test('without a key, identical requests create distinct units', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, SCOPES);
     await t.http.post('/api/units/create', body, { token });
     await t.http.post('/api/units/create', body, { token });
     expect(await unitCount(t, org.id)).toBe(2);
   });
 
-  it('the deprecated body idempotency_key works, and the header wins over it', async () => {
-    const { org, token } = await buildOrgWithToken(t, SCOPES);
+  test('the deprecated body idempotency_key works, and the header wins over it', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, SCOPES);
     const a = await t.http.post('/api/units/create', { ...body, idempotency_key: 'body-1' }, { token });
     const b = await t.http.post('/api/units/create', { ...body, idempotency_key: 'body-1' }, { token });
     expect(b.body).toEqual({ unit: a.body.unit, duplicate: true });
@@ -49,8 +44,8 @@ describe('idempotent creates', () => {
     expect(await unitCount(t, org.id)).toBe(2);
   });
 
-  it('the same key with a different body is 400 idempotency_key_reused and creates nothing', async () => {
-    const { org, token } = await buildOrgWithToken(t, SCOPES);
+  test('the same key with a different body is 400 idempotency_key_reused and creates nothing', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, SCOPES);
     await t.http.post('/api/units/create', body, { token, headers: key('k-2') });
     for (const other of [{ ...body, caption: 'different' }, { type: 'video', caption: 'teaser' }]) {
       const res = await t.http.post('/api/units/create', other, { token, headers: key('k-2') });
@@ -61,9 +56,9 @@ describe('idempotent creates', () => {
     expect(await unitCount(t, org.id)).toBe(1);
   });
 
-  it('keys are per organization: the same key in another organization is independent', async () => {
-    const a = await buildOrgWithToken(t, SCOPES);
-    const b = await buildOrgWithToken(t, SCOPES);
+  test('keys are per organization: the same key in another organization is independent', async ({ app: t }) => {
+    const a = await buildTenant(t, SCOPES);
+    const b = await buildTenant(t, SCOPES);
     const ra = await t.http.post('/api/units/create', body, { token: a.token, headers: key('shared') });
     const rb = await t.http.post('/api/units/create', { ...body, caption: 'other' }, { token: b.token, headers: key('shared') });
     expect(rb.status, rb.text).toBe(200);
@@ -71,8 +66,8 @@ describe('idempotent creates', () => {
     expect(rb.body.unit.id).not.toBe(ra.body.unit.id);
   });
 
-  it('an invalid key is 400 invalid_request', async () => {
-    const { org, token } = await buildOrgWithToken(t, SCOPES);
+  test('an invalid key is 400 invalid_request', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, SCOPES);
     for (const bad of ['x'.repeat(256), 'has space']) {
       expectErrorResponse(await t.http.post('/api/units/create', body, { token, headers: key(bad) }), 400, 'invalid_request');
     }
@@ -81,8 +76,8 @@ describe('idempotent creates', () => {
     expect(await unitCount(t, org.id)).toBe(0);
   });
 
-  it('a failed create does not burn the key', async () => {
-    const { org, token } = await buildOrgWithToken(t, SCOPES);
+  test('a failed create does not burn the key', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, SCOPES);
     const bad = await t.http.post('/api/units/create', { type: '', caption: 'x' }, { token, headers: key('k-retry') });
     expectErrorResponse(bad, 400, 'invalid_request');
     const ok = await t.http.post('/api/units/create', body, { token, headers: key('k-retry') });
@@ -91,8 +86,8 @@ describe('idempotent creates', () => {
     expect(await unitCount(t, org.id)).toBe(1);
   });
 
-  it('10 concurrent identical requests with one key create exactly one unit', async () => {
-    const { org, token } = await buildOrgWithToken(t, SCOPES);
+  test('10 concurrent identical requests with one key create exactly one unit', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, SCOPES);
     const results = await Promise.all(
       Array.from({ length: 10 }, () => t.http.post('/api/units/create', body, { token, headers: key('burst') })),
     );
@@ -104,8 +99,8 @@ describe('idempotent creates', () => {
   });
 
   describe('via /scopes_exec units:create', () => {
-    it('a replay returns the original unit with duplicate:true', async () => {
-      const { org, token } = await buildOrgWithToken(t, SCOPES);
+    test('a replay returns the original unit with duplicate:true', async ({ app: t }) => {
+      const { org, token } = await buildTenant(t, SCOPES);
       const first = await t.http.post('/api/scopes_exec', { scope: 'units:create', data: body }, { token, headers: key('e-1') });
       expect(first.status, first.text).toBe(200);
       expect(first.body).toMatchObject({ ok: true, mode: 'create', object: { duplicate: false } });
@@ -116,16 +111,16 @@ describe('idempotent creates', () => {
       expect(await unitCount(t, org.id)).toBe(1);
     });
 
-    it('a key first used on /units/create replays through /scopes_exec with the same body', async () => {
-      const { org, token } = await buildOrgWithToken(t, SCOPES);
+    test('a key first used on /units/create replays through /scopes_exec with the same body', async ({ app: t }) => {
+      const { org, token } = await buildTenant(t, SCOPES);
       const first = await t.http.post('/api/units/create', body, { token, headers: key('x-1') });
       const again = await t.http.post('/api/scopes_exec', { scope: 'units:create', data: body }, { token, headers: key('x-1') });
       expect(again.body.object).toEqual({ unit: first.body.unit, duplicate: true });
       expect(await unitCount(t, org.id)).toBe(1);
     });
 
-    it('10 concurrent identical requests with one key create exactly one unit', async () => {
-      const { org, token } = await buildOrgWithToken(t, SCOPES);
+    test('10 concurrent identical requests with one key create exactly one unit', async ({ app: t }) => {
+      const { org, token } = await buildTenant(t, SCOPES);
       const results = await Promise.all(
         Array.from({ length: 10 }, () => t.http.post('/api/scopes_exec', { scope: 'units:create', data: body }, { token, headers: key('burst-exec') })),
       );
@@ -136,7 +131,7 @@ describe('idempotent creates', () => {
     });
   });
 
-  it('keys are shared by the tokens of one organization', async () => {
+  test('keys are shared by the tokens of one organization', async ({ app: t }) => {
     const org = await buildOrg(t);
     const one = await buildToken(t, org, SCOPES);
     const two = await buildToken(t, org, SCOPES);

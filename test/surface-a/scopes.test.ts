@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { auditRows, createUnit, expectErrorResponse } from '../support/surface-a-helpers.ts';
+import { describe, expect } from 'vitest';
+import { auditRows, createUnit } from '../support/surface-a-helpers.ts';
+import { appTest, buildTenant, expectErrorResponse } from '../support/kit.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+const test = appTest();
 
 describe('GET /api/scopes', () => {
-  it('needs no auth and lists every executable scope with scope, category and description', async () => {
+  test('needs no auth and lists every executable scope with scope, category and description', async ({ app: t }) => {
     const res = await t.http.get('/api/scopes');
     expect(res.status).toBe(200);
     const scopes = res.body.scopes as { scope: string; category: string; description: string }[];
@@ -25,9 +20,9 @@ describe('GET /api/scopes', () => {
     }
   });
 
-  it('every listed scope is executable: a token holding it never gets unknown_scope', async () => {
+  test('every listed scope is executable: a token holding it never gets unknown_scope', async ({ app: t }) => {
     const scopes = ((await t.http.get('/api/scopes')).body.scopes as { scope: string }[]).map((e) => e.scope);
-    const { token } = await buildOrgWithToken(t, scopes);
+    const { token } = await buildTenant(t, scopes);
     for (const scope of scopes) {
       const res = await t.http.post('/api/scopes_exec', { scope, data: {} }, { token });
       expect(res.body.error, `${scope}: ${res.text}`).not.toBe('unknown_scope');
@@ -35,15 +30,15 @@ describe('GET /api/scopes', () => {
     }
   });
 
-  it('ignores a bad Authorization header (no auth needed)', async () => {
+  test('ignores a bad Authorization header (no auth needed)', async ({ app: t }) => {
     const res = await t.http.get('/api/scopes', { token: 'garbage' });
     expect(res.status).toBe(200);
   });
 });
 
 describe('POST /api/scopes_exec', () => {
-  it('unknown scope is 400 unknown_scope and is audited as refused', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['org:read']);
+  test('unknown scope is 400 unknown_scope and is audited as refused', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['org:read']);
     const res = await t.http.post('/api/scopes_exec', { scope: 'nope:nothing', data: {} }, { token });
     expectErrorResponse(res, 400, 'unknown_scope');
     const rows = await auditRows(t, org.id);
@@ -51,14 +46,14 @@ describe('POST /api/scopes_exec', () => {
     expect(rows[0]).toMatchObject({ scope: 'nope:nothing', outcome: 'refused', reason: 'unknown_scope', requestId: res.body.request_id });
   });
 
-  it('a catalogue scope without an executor is unknown_scope, not missing_scope', async () => {
-    const { token } = await buildOrgWithToken(t, ['events:read']);
+  test('a catalogue scope without an executor is unknown_scope, not missing_scope', async ({ app: t }) => {
+    const { token } = await buildTenant(t, ['events:read']);
     const res = await t.http.post('/api/scopes_exec', { scope: 'events:read' }, { token });
     expectErrorResponse(res, 400, 'unknown_scope');
   });
 
-  it('token lacking the scope is 403 missing_scope with required_scope, audited as refused', async () => {
-    const { org, token, tokenId } = await buildOrgWithToken(t, ['units:read']);
+  test('token lacking the scope is 403 missing_scope with required_scope, audited as refused', async ({ app: t }) => {
+    const { org, token, tokenId } = await buildTenant(t, ['units:read']);
     const res = await t.http.post('/api/scopes_exec', { scope: 'org:read' }, { token });
     expectErrorResponse(res, 403, 'missing_scope');
     expect(res.body).toMatchObject({ message: 'missing_scope:org:read', required_scope: 'org:read' });
@@ -67,8 +62,8 @@ describe('POST /api/scopes_exec', () => {
     expect(rows[0]).toMatchObject({ tokenId, scope: 'org:read', outcome: 'refused', reason: 'missing_scope' });
   });
 
-  it('success is 200 {ok, scope, mode, object, token_id} and is audited as allowed', async () => {
-    const { org, token, tokenId } = await buildOrgWithToken(t, ['org:read']);
+  test('success is 200 {ok, scope, mode, object, token_id} and is audited as allowed', async ({ app: t }) => {
+    const { org, token, tokenId } = await buildTenant(t, ['org:read']);
     const res = await t.http.post('/api/scopes_exec', { scope: 'org:read' }, { token });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({
@@ -83,8 +78,8 @@ describe('POST /api/scopes_exec', () => {
     expect(rows[0]).toMatchObject({ tokenId, scope: 'org:read', outcome: 'allowed', reason: null, requestId: res.body.request_id ?? res.headers.get('request-id') });
   });
 
-  it('every call writes exactly one audit row, allowed and refused alike', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['org:read', 'units:create', 'units:read']);
+  test('every call writes exactly one audit row, allowed and refused alike', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['org:read', 'units:create', 'units:read']);
     const calls = [
       { scope: 'org:read' },
       { scope: 'units:read', data: { per_page: 5 } },
@@ -107,8 +102,8 @@ describe('POST /api/scopes_exec', () => {
     ]);
   });
 
-  it('units:publish publishes a draft; a published unit can no longer be deleted', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['units:create', 'units:publish', 'units:delete', 'units:read']);
+  test('units:publish publishes a draft; a published unit can no longer be deleted', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['units:create', 'units:publish', 'units:delete', 'units:read']);
     const unit = await createUnit(t, token);
     expect(unit.status).toBe('draft');
     t.clock.advance(1000);
@@ -123,18 +118,18 @@ describe('POST /api/scopes_exec', () => {
     expect((await auditRows(t, org.id)).map((r) => r.outcome)).toEqual(['allowed', 'allowed', 'allowed', 'refused']);
   });
 
-  it("units:publish on another organization's unit is 404 resource_missing and publishes nothing", async () => {
-    const a = await buildOrgWithToken(t, ['units:create', 'units:read']);
+  test("units:publish on another organization's unit is 404 resource_missing and publishes nothing", async ({ app: t }) => {
+    const a = await buildTenant(t, ['units:create', 'units:read']);
     const unit = await createUnit(t, a.token);
-    const b = await buildOrgWithToken(t, ['units:publish']);
+    const b = await buildTenant(t, ['units:publish']);
     const res = await t.http.post('/api/scopes_exec', { scope: 'units:publish', data: { unit_id: unit.id } }, { token: b.token });
     expectErrorResponse(res, 404, 'resource_missing');
     const list = await t.http.post('/api/units/list', {}, { token: a.token });
     expect(list.body.units[0]).toMatchObject({ id: unit.id, status: 'draft' });
   });
 
-  it('data must be an object and scope a string', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['org:read']);
+  test('data must be an object and scope a string', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['org:read']);
     for (const body of [{ scope: 'org:read', data: [] }, { scope: 5 }, {}, { scope: 'org:read', data: { x: 1 } }, { scope: 'org:read', extra: 1 }]) {
       const res = await t.http.post('/api/scopes_exec', body, { token });
       expectErrorResponse(res, 400, 'invalid_request');

@@ -1,19 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { allUnits, createUnit, expectErrorResponse, unitCount } from '../support/surface-a-helpers.ts';
+import { describe, expect } from 'vitest';
+import { allUnits, createUnit, unitCount } from '../support/surface-a-helpers.ts';
+import { appTest, buildTenant, expectErrorResponse } from '../support/kit.ts';
 
-let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+const test = appTest();
 
 const UNIT_SCOPES = ['units:read', 'units:create', 'units:delete', 'units:publish'];
 
 describe('units', () => {
-  it('a unit is created as a draft with the request fields', async () => {
-    const { token } = await buildOrgWithToken(t, UNIT_SCOPES);
+  test('a unit is created as a draft with the request fields', async ({ app: t }) => {
+    const { token } = await buildTenant(t, UNIT_SCOPES);
     const res = await t.http.post('/api/units/create', { type: 'video', caption: 'Launch teaser', production_id: 'prod_42' }, { token });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({
@@ -35,8 +30,8 @@ describe('units', () => {
     expect(noProd).toMatchObject({ production_id: null, caption: '', status: 'draft' });
   });
 
-  it('list pages newest first with page/per_page defaults 1/25 and has_more', async () => {
-    const { token } = await buildOrgWithToken(t, UNIT_SCOPES);
+  test('list pages newest first with page/per_page defaults 1/25 and has_more', async ({ app: t }) => {
+    const { token } = await buildTenant(t, UNIT_SCOPES);
     const ids: string[] = [];
     for (let i = 0; i < 27; i++) ids.push((await createUnit(t, token, { type: 'post', caption: `n${i}` })).id);
     const newestFirst = [...ids].reverse();
@@ -68,8 +63,8 @@ describe('units', () => {
     expect(max.body.units).toHaveLength(27);
   });
 
-  it('per_page above 100 or below 1, and page below 1, are 400 invalid_request naming the param', async () => {
-    const { token } = await buildOrgWithToken(t, UNIT_SCOPES);
+  test('per_page above 100 or below 1, and page below 1, are 400 invalid_request naming the param', async ({ app: t }) => {
+    const { token } = await buildTenant(t, UNIT_SCOPES);
     for (const [body, param] of [
       [{ per_page: 101 }, 'per_page'],
       [{ per_page: 0 }, 'per_page'],
@@ -83,16 +78,16 @@ describe('units', () => {
     }
   });
 
-  it('list only shows the caller organization units', async () => {
-    const a = await buildOrgWithToken(t, UNIT_SCOPES);
-    const b = await buildOrgWithToken(t, UNIT_SCOPES);
+  test('list only shows the caller organization units', async ({ app: t }) => {
+    const a = await buildTenant(t, UNIT_SCOPES);
+    const b = await buildTenant(t, UNIT_SCOPES);
     const ua = await createUnit(t, a.token);
     await createUnit(t, b.token);
     expect((await allUnits(t, a.token)).map((u) => u.id)).toEqual([ua.id]);
   });
 
-  it('delete removes a draft unit', async () => {
-    const { org, token } = await buildOrgWithToken(t, UNIT_SCOPES);
+  test('delete removes a draft unit', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, UNIT_SCOPES);
     const keep = await createUnit(t, token);
     const unit = await createUnit(t, token);
     const res = await t.http.post('/api/units/delete', { unit_id: unit.id }, { token });
@@ -104,8 +99,8 @@ describe('units', () => {
     expectErrorResponse(await t.http.post('/api/units/delete', { unit_id: unit.id }, { token }), 404, 'resource_missing');
   });
 
-  it('deleting a published unit is 400 unit_not_draft and the unit still exists', async () => {
-    const { token } = await buildOrgWithToken(t, UNIT_SCOPES);
+  test('deleting a published unit is 400 unit_not_draft and the unit still exists', async ({ app: t }) => {
+    const { token } = await buildTenant(t, UNIT_SCOPES);
     const unit = await createUnit(t, token);
     const pub = await t.http.post('/api/scopes_exec', { scope: 'units:publish', data: { unit_id: unit.id } }, { token });
     expect(pub.status, pub.text).toBe(200);
@@ -121,9 +116,9 @@ describe('units', () => {
     expect(await allUnits(t, token)).toHaveLength(1);
   });
 
-  it("another organization's unit id is 404 resource_missing and nothing changes", async () => {
-    const a = await buildOrgWithToken(t, UNIT_SCOPES);
-    const b = await buildOrgWithToken(t, UNIT_SCOPES);
+  test("another organization's unit id is 404 resource_missing and nothing changes", async ({ app: t }) => {
+    const a = await buildTenant(t, UNIT_SCOPES);
+    const b = await buildTenant(t, UNIT_SCOPES);
     const unit = await createUnit(t, a.token);
     const nowhere = 'unit_' + '0'.repeat(32);
     const foreign = await t.http.post('/api/units/delete', { unit_id: unit.id }, { token: b.token });
@@ -136,8 +131,8 @@ describe('units', () => {
     expect(await allUnits(t, a.token)).toEqual([unit]);
   });
 
-  it('a malformed unit id is 404 resource_missing', async () => {
-    const { token } = await buildOrgWithToken(t, UNIT_SCOPES);
+  test('a malformed unit id is 404 resource_missing', async ({ app: t }) => {
+    const { token } = await buildTenant(t, UNIT_SCOPES);
     const unit = await createUnit(t, token);
     for (const id of ['nope', 'unit_', 'unit_XYZ', unit.id.toUpperCase(), unit.id + '0', `'; DROP TABLE unit; --`]) {
       expectErrorResponse(await t.http.post('/api/units/delete', { unit_id: id }, { token }), 404, 'resource_missing');
@@ -145,8 +140,8 @@ describe('units', () => {
     expect(await allUnits(t, token)).toEqual([unit]);
   });
 
-  it('publishing twice is a no-op that keeps the first published_at', async () => {
-    const { token } = await buildOrgWithToken(t, UNIT_SCOPES);
+  test('publishing twice is a no-op that keeps the first published_at', async ({ app: t }) => {
+    const { token } = await buildTenant(t, UNIT_SCOPES);
     const unit = await createUnit(t, token);
     const first = await t.http.post('/api/scopes_exec', { scope: 'units:publish', data: { unit_id: unit.id } }, { token });
     t.clock.advance(5000);

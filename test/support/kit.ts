@@ -1,0 +1,41 @@
+import type { Logger } from 'pino';
+import { test as base } from 'vitest';
+import type { Config } from '../../src/config.ts';
+import { startTestApp, type TestApp } from './app.ts';
+
+/**
+ * The test kit: `test` gives each test the file's server (`app`, started on
+ * first use over a fresh copy of the migrated database: PGlite, or
+ * PostgreSQL when TEST_DATABASE_URL is set; stopped after the file).
+ *
+ *   const test = appTest();                       // or appTest({ config: { … }, log })
+ *   test('rule it proves', async ({ app }) => {
+ *     const { token } = await buildTenant(app, ['events:read']);
+ *     const res = await app.http.get('/v1/platform/events?starting_after=evt_00000000000000000000000000000000', { token });
+ *     expectPlatformError(res, 404, 'resource_missing', 'starting_after');
+ *   });
+ *
+ * Suite hooks receive it too: `test.beforeAll(async ({ app }) => …)`. One
+ * appTest per file (file-scoped fixtures are keyed by name): a test that needs
+ * a differently configured server goes in its own file.
+ */
+export interface AppOptions {
+  config?: Partial<Config>;
+  /** Replaces the silent logger, e.g. to assert what a request logs. */
+  log?: Logger;
+}
+
+export function appTest(options: AppOptions = {}) {
+  return base.extend('app', { scope: 'file' }, async ({}, { onCleanup }): Promise<TestApp> => {
+    const app = await startTestApp(options.config, { log: options.log });
+    onCleanup(() => app.stop());
+    return app;
+  });
+}
+
+export type { TestApp } from './app.ts';
+export { onPostgres } from './database.ts';
+export { expectErrorResponse, expectGraphQLError, expectPlatformError } from './errors.ts';
+export { emitEvent } from './events.ts';
+export { rawRequest, type HttpResponse, type RawResponse } from './http.ts';
+export { buildOrg, buildTenant, buildToken, TEST_MODE_KEYS, type Tenant, type TestOrg } from './tenant.ts';
