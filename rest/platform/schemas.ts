@@ -3,23 +3,6 @@ import { z } from 'zod';
 /** Response shapes of Surface B, for the OpenAPI document. */
 const time = z.string().describe('ISO 8601 timestamp');
 
-export const WebhookEndpoint = z.object({
-  id: z.string().describe('prefix we_'),
-  object: z.literal('webhook_endpoint'),
-  url: z.string(),
-  description: z.string().nullable(),
-  enabled_events: z.array(z.string()).describe('empty = every public event type'),
-  status: z.enum(['enabled', 'disabled']),
-  secret: z.string().optional().describe('whsec_...; only in create and rotate_secret responses'),
-  rotated_at: time.nullable(),
-  livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
-});
-export const WebhookEndpointEnvelope = z.object({ webhook_endpoint: WebhookEndpoint });
-export const WebhookEndpointList = z.object({ object: z.literal('list'), data: z.array(WebhookEndpoint), has_more: z.boolean() });
-export const DeletedWebhookEndpoint = z.object({ id: z.string(), object: z.literal('webhook_endpoint'), deleted: z.literal(true) });
-
 export const Event = z.object({
   id: z.string().describe('prefix evt_'),
   object: z.literal('event'),
