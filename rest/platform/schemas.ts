@@ -33,29 +33,3 @@ export const ErrorEnvelope = {
     },
   },
 };
-
-export const WebhookAttempt = z.object({
-  number: z.number().int().describe('1 for the first attempt'),
-  started_at: time,
-  duration_ms: z.number().int(),
-  status_code: z.number().int().nullable().describe('null when no response arrived'),
-  error: z.string().nullable().describe('short reason: timeout, connection refused, refused address, HTTP status'),
-  response_excerpt: z.string().nullable().describe('at most the first 1 KiB of the response body'),
-});
-export const WebhookDelivery = z.object({
-  id: z.string().describe('prefix msg_'),
-  object: z.literal('webhook_delivery'),
-  endpoint_id: z.string(),
-  event_id: z.string().describe('also the webhook-id header'),
-  event_type: z.string().nullable(),
-  status: z.enum(['pending', 'failing', 'succeeded', 'exhausted']),
-  attempts: z.number().int(),
-  next_attempt_at: time.nullable().describe('null once succeeded or exhausted'),
-  last_status_code: z.number().int().nullable(),
-  last_error: z.string().nullable(),
-  created_at: time,
-  completed_at: time.nullable(),
-  attempt_log: z.array(WebhookAttempt),
-});
-export const WebhookDeliveryEnvelope = z.object({ webhook_delivery: WebhookDelivery });
-export const WebhookDeliveryList = z.object({ object: z.literal('list'), data: z.array(WebhookDelivery), has_more: z.boolean() });

@@ -1,6 +1,6 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import type { z } from 'zod';
-import type { ArgBuilder, InputFieldMap, InputShapeFromFields } from '@pothos/core';
+import type { ArgBuilder, InputFieldMap, InputShapeFromFields, ObjectRef } from '@pothos/core';
 import { invoke, type Action, type Invocation } from '../domain/action/action.ts';
 import { builder } from './builder.ts';
 import { listConnection, type ConnectionArgs } from './connection.ts';
@@ -82,7 +82,7 @@ type ListOutput = z.ZodType<{ object: 'list'; data: { id: string }[]; has_more: 
 export function connectionAction<P extends string, I extends z.ZodType, O extends ListOutput, Args extends InputFieldMap, Parent = unknown>(
   name: string,
   action: Action<P, I, O>,
-  b: FieldBinding<P, O, Args, Parent, never> & { parent?: unknown; cursor?: (node: z.output<O>['data'][number]) => string },
+  b: FieldBinding<P, O, Args, Parent, never> & { parent?: ObjectRef<Types, Parent>; cursor?: (node: z.output<O>['data'][number]) => string },
 ): void {
   const options = (arg: ArgBuilder<Types>) => ({
     type: b.type,
