@@ -1,7 +1,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { z } from 'zod';
-import { DomainError } from '../../src/domain/errors.ts';
+import type { Action } from '../../src/domain/action/action.ts';
+import { DomainError, missingScope } from '../../src/domain/errors.ts';
 
 /**
  * A REST route as one declaration: the spec's table row (method, path,
@@ -20,6 +21,8 @@ export interface RouteDef {
   tag: string;
   auth: Auth;
   scope?: string;
+  /** The action this route binds (rest/platform/answer.ts `actionRoute`): `mount()` enforces its scope. */
+  action?: Action;
   body?: z.ZodType;
   query?: z.ZodType;
   /** Documents the `Idempotency-Key` header. */
@@ -47,7 +50,7 @@ export function exactRouter(prefix?: string): Router {
 export function mount(router: Router, routes: RouteDef[]): void {
   const byPath = new Map<string, string[]>();
   for (const r of routes) {
-    router[r.method.toLowerCase() as 'get' | 'post' | 'delete'](r.path, r.handler);
+    router[r.method.toLowerCase() as 'get' | 'post' | 'delete'](r.path, r.action ? scoped(r.action.scope, r.handler) : r.handler);
     byPath.set(r.path, [...(byPath.get(r.path) ?? []), r.method]);
   }
   // A known path with the wrong method is 405 with Allow, in the surface's envelope.
@@ -56,4 +59,12 @@ export function mount(router: Router, routes: RouteDef[]): void {
       throw new DomainError('method_not_allowed', `Use ${methods.join(' or ')} for this path`, null, { allow: methods.join(', ') });
     });
   }
+}
+
+/** The scope check of an action's route, before its handler reads the query or body (the caller is the platform pipeline's). */
+function scoped(scope: string, handler: RouteDef['handler']): RouteDef['handler'] {
+  return async (ctx) => {
+    if (!(ctx.state.caller as { scopes: ReadonlySet<string> }).scopes.has(scope)) throw missingScope(scope);
+    return handler(ctx);
+  };
 }

@@ -1,17 +1,78 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
+import { invoke, type Action, type Outcome } from '../../src/domain/action/action.ts';
 import type { Deps } from '../../src/domain/context.ts';
 import type { StoredResponse } from '../../src/domain/idempotency/idempotency.ts';
 import type { SurfaceBCaller } from '../../src/domain/platform/request-auth.ts';
 import { parseInput } from '../../src/domain/validation.ts';
+import type { RouteDef } from '../http/route.ts';
 import { callerWith, idempotencyKeyOf, platformBody, platformQuery } from './pipeline.ts';
 
 const NoQuery = z.strictObject({});
 
+/** What REST says for each outcome. */
+const STATUS: Record<Outcome, number> = { ok: 200, created: 201, accepted: 202 };
+
+/** An action's REST binding: the spec's table row, minus what the action already says (scope, schemas, idempotency, status). */
+export interface ActionRoute {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Koa path; its `:params` are the action's params, in order. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  /** The success response's description. */
+  description: string;
+  /** Wraps the value: `{ [envelope]: value }` (e.g. `webhook_endpoint`). */
+  envelope?: string;
+  errors: number[];
+  /** Documents the query differently from the action's input (e.g. a closed vocabulary the domain checks itself). */
+  documentedQuery?: z.ZodType;
+}
+
 /**
- * The REST half of every idempotent Surface B mutation: scope check, no query
- * parameters, the JSON body, then the domain's mutation; answers its stored
- * (or replayed) status and body.
+ * Binds an action to a method and path. A GET takes its input from the query
+ * string; a POST or DELETE from the JSON body, and refuses query parameters.
+ * `mount()` checks the action's scope before the handler reads anything.
+ */
+export function actionRoute<P extends string, I extends z.ZodType, O extends z.ZodType>(deps: Deps, action: Action<P, I, O>, r: ActionRoute): RouteDef {
+  const pathParams = [...r.path.matchAll(/:([a-z_]+)/gi)].map((m) => m[1]);
+  if (pathParams.join() !== action.params.join()) throw new Error(`${r.method} ${r.path} does not name the params of ${action.name} (${action.params.join(', ')})`);
+  const inBody = r.method !== 'GET';
+  const hasInput = Object.keys((action.input as unknown as { shape?: object }).shape ?? { any: 1 }).length > 0;
+  return {
+    method: r.method,
+    path: r.path,
+    operationId: r.operationId,
+    summary: r.summary,
+    tag: r.tag,
+    auth: 'platform',
+    scope: action.scope,
+    action,
+    ...(inBody ? (hasInput ? { body: action.input } : {}) : { query: r.documentedQuery ?? action.input }),
+    idempotent: action.idempotent,
+    success: { status: STATUS[action.outcome], description: r.description, schema: r.envelope ? z.object({ [r.envelope]: action.output }) : action.output },
+    errors: r.errors,
+    handler: async (ctx) => {
+      let input: Record<string, unknown>;
+      if (inBody) {
+        parseInput(NoQuery, platformQuery(ctx));
+        input = await platformBody(deps, ctx);
+      } else input = platformQuery(ctx);
+      const params = Object.fromEntries(action.params.map((p) => [p, ctx.params[p]!])) as Record<P, string>;
+      const context = { deps, caller: ctx.state.caller as SurfaceBCaller, idempotencyKey: action.idempotent ? idempotencyKeyOf(ctx) : undefined };
+      const out = await invoke(context, action, { params, input });
+      if (out.replayed) ctx.set('Idempotent-Replayed', 'true');
+      ctx.status = STATUS[action.outcome];
+      ctx.body = r.envelope ? { [r.envelope]: out.value } : out.value;
+    },
+  };
+}
+
+/**
+ * The REST half of an idempotent Surface B mutation not yet declared as an
+ * action (assertions, enrollments): scope check, no query parameters, the JSON
+ * body, then the domain's mutation; answers its stored (or replayed) status and body.
  */
 export async function answerMutation(
   deps: Deps,
@@ -27,7 +88,7 @@ export async function answerMutation(
   ctx.body = out.body;
 }
 
-/** A read of one object (or one fixed list): scope check, no query parameters, the domain call's result as the body. */
+/** A read of one object (or one fixed list) not yet declared as an action: scope check, no query parameters, the domain call's result as the body. */
 export async function answerRetrieve(ctx: Context, scope: string, run: (caller: SurfaceBCaller) => Promise<unknown>): Promise<void> {
   const caller = callerWith(ctx, scope);
   parseInput(NoQuery, platformQuery(ctx));

@@ -2,9 +2,8 @@ import { z } from 'zod';
 import { ASSERTION_ACTIONS } from '../../src/domain/assertion/assertion.ts';
 import { ENROLLMENT_STATUSES } from '../../src/domain/enrollment/enrollment.ts';
 import { STANDINGS } from '../../src/domain/enrollment/standing.ts';
-import { REQUIREMENT_OPERATORS } from '../../src/domain/program/program.ts';
 
-/** Response shapes of assertions, programs and enrollments, for the OpenAPI document. */
+/** Response shapes of assertions and enrollments, for the OpenAPI document (programs declare theirs: src/domain/program/program.ts). */
 const time = z.string().describe('ISO 8601 timestamp');
 const list = <T extends z.ZodType>(item: T) => z.object({ object: z.literal('list'), data: z.array(item), has_more: z.boolean() });
 
@@ -28,31 +27,6 @@ export const AssertionRevocation = z.object({
   revoked: z.boolean().describe('true when a revoked event was appended (201); false when the claim was already absent (200)'),
   assertion: Assertion.nullable(),
 });
-
-export const ProgramRequirement = z.object({
-  id: z.string().describe('prefix req_'),
-  object: z.literal('program_requirement'),
-  program: z.string(),
-  metric: z.string().describe('assert:<key>'),
-  operator: z.enum(REQUIREMENT_OPERATORS),
-  threshold: z.number().nullable(),
-  created_at: time,
-});
-export const ProgramRequirementList = list(ProgramRequirement);
-export const DeletedProgramRequirement = z.object({ id: z.string(), object: z.literal('program_requirement'), deleted: z.literal(true) });
-
-export const Program = z.object({
-  id: z.string().describe('prefix prog_'),
-  object: z.literal('program'),
-  brand: z.string(),
-  name: z.string(),
-  grace_period_seconds: z.number().int(),
-  requirements: z.array(ProgramRequirement),
-  livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
-});
-export const ProgramList = list(Program);
 
 export const Enrollment = z.object({
   id: z.string().describe('prefix enr_'),

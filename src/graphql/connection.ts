@@ -1,9 +1,12 @@
 import { DomainError, isDomainError } from '../domain/errors.ts';
+import type { Page } from '../domain/action/list.ts';
 
 /**
- * REST list pages as Relay connections: `first`/`after` map to `limit`/
- * `starting_after` (and their errors name the GraphQL argument); backward
- * paging is refused, as the REST lists page one way only.
+ * The one adapter from REST list pages (src/domain/action/list.ts) to Relay
+ * connections: `first`/`after` map to `limit`/`starting_after` (and their
+ * errors name the GraphQL argument); backward paging is refused, as the REST
+ * lists page one way only. Cursors are ids unless the list says otherwise
+ * (the event feed pages by seq).
  */
 export interface ConnectionArgs {
   first?: number | null;
@@ -16,7 +19,8 @@ const PARAMS: Record<string, string> = { limit: 'first', starting_after: 'after'
 
 export async function listConnection<T extends { id: string }>(
   args: ConnectionArgs,
-  list: (paging: { limit?: number; starting_after?: string }) => Promise<{ data: T[]; has_more: boolean }>,
+  list: (paging: { limit?: number; starting_after?: string }) => Promise<Page<T> | { data: T[]; has_more: boolean }>,
+  cursorOf: (node: T) => string = (node) => node.id,
 ) {
   if (args.last != null || args.before != null) {
     throw new DomainError('invalid_request', 'This list pages with first and after only', args.last != null ? 'last' : 'before');
@@ -28,13 +32,15 @@ export async function listConnection<T extends { id: string }>(
     if (isDomainError(e) && e.param && PARAMS[e.param]) throw new DomainError(e.code, e.message.replace(e.param, PARAMS[e.param]!), PARAMS[e.param]!);
     throw e;
   }
+  const first = page.data[0];
+  const last = page.data.at(-1);
   return {
-    edges: page.data.map((node) => ({ cursor: node.id, node })),
+    edges: page.data.map((node) => ({ cursor: cursorOf(node), node })),
     pageInfo: {
       hasNextPage: page.has_more,
       hasPreviousPage: args.after != null,
-      startCursor: page.data[0]?.id ?? null,
-      endCursor: page.data.at(-1)?.id ?? null,
+      startCursor: first ? cursorOf(first) : null,
+      endCursor: last ? cursorOf(last) : null,
     },
   };
 }

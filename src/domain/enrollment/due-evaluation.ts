@@ -1,4 +1,6 @@
+import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
+import { lockEntity } from '../entity/entity.ts';
 import { evaluateEntityStanding } from './standing.ts';
 import { Loop } from '../../runtime/loop.ts';
 
@@ -15,15 +17,17 @@ import { Loop } from '../../runtime/loop.ts';
  */
 const BATCH = 100;
 
-async function dueEntities(deps: Deps, now: Date): Promise<string[]> {
-  const rows = await deps.db.prisma.$queryRaw<{ entity_id: string }[]>`
+/** Entities with due work at `now` (all, or only `entityId`: the re-check under its lock). */
+async function dueEntities(db: Pick<Tx, '$queryRaw'>, now: Date, entityId?: string): Promise<string[]> {
+  const one = entityId === undefined ? Prisma.empty : Prisma.sql`AND e.entity_id = ${entityId}`;
+  const rows = await db.$queryRaw<{ entity_id: string }[]>`
     SELECT DISTINCT e.entity_id FROM enrollment e
       JOIN assertion_claim c ON c.entity_id = e.entity_id
      WHERE e.status = 'active' AND c.present AND c.expires_at <= ${now}
-       AND (e.evaluated_at IS NULL OR e.evaluated_at < c.expires_at)
+       AND (e.evaluated_at IS NULL OR e.evaluated_at < c.expires_at) ${one}
     UNION
-    SELECT entity_id FROM enrollment
-     WHERE status = 'active' AND standing = 'grace' AND grace_ends_at <= ${now}
+    SELECT e.entity_id FROM enrollment e
+     WHERE e.status = 'active' AND e.standing = 'grace' AND e.grace_ends_at <= ${now} ${one}
     ORDER BY 1
     LIMIT ${BATCH}`;
   return rows.map((r) => r.entity_id);
@@ -34,9 +38,15 @@ export async function runDueEvaluations(deps: Deps): Promise<number> {
   let emitted = 0;
   for (;;) {
     const now = deps.clock.now();
-    const entities = await dueEntities(deps, now);
+    const entities = await dueEntities(deps.db.prisma, now);
     for (const entityId of entities) {
-      emitted += await deps.db.transaction((tx) => evaluateEntityStanding(deps, tx, entityId, { trigger: 'expiry' }));
+      emitted += await deps.db.transaction(async (tx) => {
+        await lockEntity(tx, entityId);
+        // Another process (or this one's poller) may have evaluated it since: then it is not due any more, and
+        // evaluating again would emit nothing but stamp a second, misleading `expiry` evaluation over the first.
+        if (!(await dueEntities(tx, now, entityId)).length) return 0;
+        return evaluateEntityStanding(deps, tx, entityId, { trigger: 'expiry' }, { alreadyLocked: true });
+      });
     }
     if (entities.length < BATCH) return emitted;
   }

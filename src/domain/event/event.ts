@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Event } from '../../db/generated/client.ts';
+import type { Event as EventRow } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { missing } from '../errors.ts';
@@ -7,8 +7,9 @@ import { isId, newId } from '../id.ts';
 import { parseInput } from '../validation.ts';
 import { statement } from '../../db/sql-port.ts';
 import { PUBLIC_EVENT_TYPES, isPublicEventType } from './types.ts';
-import { listLimit } from '../platform/rate-limit.ts';
-import { ALL_EVENTS, MAX_FILTER_ENTRIES, assertPublicType, parseEventFilter, resolveBrands, splitList, type EventFilter, type EventFilterInput } from './filter.ts';
+import { read } from '../action/action.ts';
+import { ListInput, listOf, type Page } from '../action/list.ts';
+import { ALL_EVENTS, MAX_FILTER_ENTRIES, REST_PARAMS, assertPublicType, parseEventFilter, resolveBrands, splitList, type EventFilter, type EventFilterInput, type FilterParams } from './filter.ts';
 
 /**
  * The append-only, organization-scoped event log. `appendEvent` runs inside
@@ -16,26 +17,32 @@ import { ALL_EVENTS, MAX_FILTER_ENTRIES, assertPublicType, parseEventFilter, res
  * becomes visible to the feed, webhooks and subscriptions once the sequencer
  * has given it a `seq` after commit.
  */
-export interface PublicEvent {
-  id: string;
-  object: 'event';
-  type: string;
-  seq: number;
-  subject: { type: string; id: string };
-  data: unknown;
-  operation: string | null;
-  /** The brand the causing request selected; null for organization-level events (src/domain/event/filter.ts). */
-  brand: string | null;
-  livemode: boolean;
-  created_at: string;
-}
+export const Event = z.object({
+  id: z.string().describe('prefix evt_'),
+  object: z.literal('event'),
+  type: z.string(),
+  seq: z.number().int().describe('monotonically increasing; defines order'),
+  subject: z.object({ type: z.string(), id: z.string() }),
+  data: z.record(z.string(), z.unknown()),
+  operation: z.string().nullable().describe('op_ id of the causing operation'),
+  brand: z
+    .string()
+    .nullable()
+    .describe(
+      'brand_ id the causing request selected (Service-Brand, else the oldest brand); null for organization-level events (assertion.*, operations without a brand, operator test events)',
+    ),
+  livemode: z.boolean(),
+  created_at: z.string().describe('ISO 8601 timestamp'),
+});
+/** An event as every reader shows it; `brand` is null for organization-level events (src/domain/event/filter.ts). */
+export type PublicEvent = z.output<typeof Event>;
 
 /**
  * An event row as readers present it (a Prisma row, or a row of the feed
  * statement). `position` is internal and never leaves the server; `seq` is
  * int8, which the drivers hand over as bigint, number or string.
  */
-export type EventRecord = Omit<Event, 'position' | 'organizationId' | 'seq'> & { seq: bigint | number | string | null };
+export type EventRecord = Omit<EventRow, 'position' | 'organizationId' | 'seq'> & { seq: bigint | number | string | null };
 
 export interface NewEvent {
   organizationId: string;
@@ -96,7 +103,7 @@ export function presentEvent(row: EventRecord): PublicEvent {
     type: row.type,
     seq: Number(row.seq),
     subject: { type: row.subjectType, id: row.subjectId },
-    data: row.data,
+    data: row.data as Record<string, unknown>,
     operation: row.operationId,
     brand: row.brandId,
     livemode: row.livemode,
@@ -115,8 +122,7 @@ export const ListEventsInput = z.strictObject({
   brands: listParam('Only events of these brands (ids or slugs; organization-level events never match)'),
   subject_types: listParam('Only events whose subject has one of these types'),
   subject_id: z.string().optional().describe('Only events about this subject id'),
-  limit: listLimit,
-  starting_after: z.string().min(1).optional(),
+  ...ListInput.shape,
 });
 
 /** A `starting_after` cursor: a seq number or an `evt_` id of this organization's feed. */
@@ -130,23 +136,42 @@ export async function cursorSeq(deps: Deps, organizationId: string, cursor: stri
   return row.seq!;
 }
 
-export interface EventPage {
-  object: 'list';
-  data: PublicEvent[];
-  has_more: boolean;
-}
+export type EventPage = Page<PublicEvent>;
 
-/** Ascending `seq`, unlike other lists: the feed is a log to tail, not a recent-first view. */
-export async function listEvents(deps: Deps, organizationId: string, raw: unknown): Promise<EventPage> {
-  const input = parseInput(ListEventsInput, raw);
-  const filter = await parseEventFilter(deps, organizationId, {
-    type: input.type,
-    brands: splitList(input.brands),
-    subject_types: splitList(input.subject_types),
-    subject_id: input.subject_id,
-  } as EventFilterInput);
-  const after = await cursorSeq(deps, organizationId, input.starting_after);
-  return pageEvents(deps, organizationId, { after, limit: input.limit, filter });
+/**
+ * The event feed (REST only: GraphQL's `events` query takes its filters as
+ * lists, shared with the subscription, and reads the same pages through
+ * `feedPage`). Ascending `seq`, unlike other lists: the feed is a log to
+ * tail, not a recent-first view.
+ */
+export const events = {
+  list: read({
+    name: 'events.list',
+    scope: 'events:read',
+    input: ListEventsInput,
+    output: listOf(Event),
+    fronts: ['rest'],
+    run: ({ deps, caller, input }) =>
+      feedPage(deps, caller.organization.id, input, {
+        type: input.type,
+        brands: splitList(input.brands),
+        subject_types: splitList(input.subject_types),
+        subject_id: input.subject_id,
+      } as EventFilterInput),
+  }),
+};
+
+/** One page of the feed after a `starting_after` cursor (a seq or an evt_ id), filtered; the filter's errors name `params`. */
+export async function feedPage(
+  deps: Deps,
+  organizationId: string,
+  paging: { limit: number; starting_after?: string },
+  filterInput: EventFilterInput,
+  params: FilterParams = REST_PARAMS,
+): Promise<EventPage> {
+  const filter = await parseEventFilter(deps, organizationId, filterInput, params);
+  const after = await cursorSeq(deps, organizationId, paging.starting_after);
+  return pageEvents(deps, organizationId, { after, limit: paging.limit, filter });
 }
 
 type FeedRow = EventRecord;

@@ -28,6 +28,9 @@ export interface StoredResponse {
   body: unknown;
 }
 
+/** What a record holds: a transport's response (`status` set), or an action's value (`status` null: each front renders it, src/domain/action/action.ts). */
+type Stored = { status: number | null; body: unknown };
+
 export const IDEMPOTENCY_KEY_MAX = 255;
 
 export function validateIdempotencyKey(key: string | undefined, param = 'Idempotency-Key'): string | undefined {
@@ -59,7 +62,7 @@ async function replay(
   deps: Deps,
   req: IdempotencyRequest,
   conflictCode: ConflictCode,
-): Promise<(StoredResponse & { replayed: boolean }) | undefined> {
+): Promise<(Stored & { replayed: boolean }) | undefined> {
   const [row] = await deps.db.sql.rows(recordStatement, [req.namespace, req.key]);
   if (!row || new Date(row.expires_at) <= deps.clock.now()) return undefined;
   if (row.fingerprint !== req.fingerprint) {
@@ -72,7 +75,7 @@ async function replay(
   if (row.state !== 'complete') {
     throw new DomainError('idempotency_key_in_use', `A request with Idempotency-Key '${req.key}' is still in progress`, 'Idempotency-Key');
   }
-  return { status: row.response_status!, body: row.response_body, replayed: true };
+  return { status: row.response_status, body: row.response_body, replayed: true };
 }
 
 /** The key's record, on the SQL port (every keyed request reads it first). */
@@ -87,19 +90,38 @@ const recordStatement = statement<
 type ConflictCode = 'idempotency_key_conflict' | 'idempotency_key_reused';
 
 /** A concurrent request inserted the key first: replay it once committed, or say it is still running. */
-async function lostRace(deps: Deps, req: IdempotencyRequest, conflictCode: ConflictCode, e: unknown): Promise<StoredResponse & { replayed: boolean }> {
+async function lostRace(deps: Deps, req: IdempotencyRequest, conflictCode: ConflictCode, e: unknown): Promise<Stored & { replayed: boolean }> {
   if (!isUniqueViolation(e)) throw e;
   const winner = await replay(deps, req, conflictCode);
   if (winner) return winner;
   throw new DomainError('idempotency_key_in_use', `A request with Idempotency-Key '${req.key}' is still in progress`, 'Idempotency-Key');
 }
 
-export async function runIdempotent(
+export function runIdempotent(
   deps: Deps,
   req: IdempotencyRequest | undefined,
   effect: (tx: Tx) => Promise<StoredResponse>,
   conflictCode: ConflictCode = 'idempotency_key_conflict',
 ): Promise<StoredResponse & { replayed: boolean }> {
+  return runKeyed(deps, req, effect, conflictCode) as Promise<StoredResponse & { replayed: boolean }>;
+}
+
+/**
+ * The same lifecycle for an action (src/domain/action/action.ts): the record
+ * stores the action's value and no transport status, so a key replays the
+ * same value whichever front used it first, each front rendering it its way.
+ */
+export async function runIdempotentValue<T>(deps: Deps, req: IdempotencyRequest | undefined, effect: (tx: Tx) => Promise<T>): Promise<{ value: T; replayed: boolean }> {
+  const out = await runKeyed(deps, req, async (tx) => ({ status: null, body: await effect(tx) }));
+  return { value: out.body as T, replayed: out.replayed };
+}
+
+async function runKeyed(
+  deps: Deps,
+  req: IdempotencyRequest | undefined,
+  effect: (tx: Tx) => Promise<Stored>,
+  conflictCode: ConflictCode = 'idempotency_key_conflict',
+): Promise<Stored & { replayed: boolean }> {
   if (!req) return { ...(await deps.db.transaction(effect)), replayed: false };
   const earlier = await replay(deps, req, conflictCode);
   if (earlier) return earlier;
@@ -146,7 +168,7 @@ export async function runIdempotentBatched(
   const conflictCode: ConflictCode = 'idempotency_key_conflict';
   if (req) {
     const earlier = await replay(deps, req, conflictCode);
-    if (earlier) return earlier;
+    if (earlier) return earlier as StoredResponse & { replayed: boolean };
   }
   try {
     const { response, appended } = await deps.db.sql.transaction(async (send) => {
@@ -165,7 +187,7 @@ export async function runIdempotentBatched(
     return { ...response, replayed: false };
   } catch (e) {
     if (!req) throw e;
-    return lostRace(deps, req, conflictCode, e);
+    return (await lostRace(deps, req, conflictCode, e)) as StoredResponse & { replayed: boolean };
   }
 }
 

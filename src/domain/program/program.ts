@@ -1,15 +1,13 @@
 import { z } from 'zod';
-import type { Program, ProgramRequirement } from '../../db/generated/client.ts';
+import type { Program as ProgramRow, ProgramRequirement as RequirementRow } from '../../db/generated/client.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { ASSERT_METRIC, evaluateEntityStanding } from '../enrollment/standing.ts';
-import type { StoredResponse } from '../idempotency/idempotency.ts';
-import { runMutation } from '../platform/mutation.ts';
+import { mutation, read, type Reader } from '../action/action.ts';
+import { ListInput, listOf, newestFirst, wholeList } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
-import { parseInput } from '../validation.ts';
-import { listLimit } from '../platform/rate-limit.ts';
 
 /**
  * Programs belong to a brand (the one Service-Brand selects) and carry the
@@ -36,36 +34,36 @@ export const CreateRequirementInput = z
     if (r.operator !== 'exists' && r.threshold == null) ctx.addIssue({ code: 'custom', path: ['threshold'], message: `${r.operator} needs a numeric threshold` });
   });
 
-export const ListProgramsInput = z.strictObject({
-  limit: listLimit,
-  starting_after: z.string().min(1).optional(),
-});
-
 export const NoProgramInput = z.strictObject({});
 
-export interface PublicRequirement {
-  id: string;
-  object: 'program_requirement';
-  program: string;
-  metric: string;
-  operator: (typeof REQUIREMENT_OPERATORS)[number];
-  threshold: number | null;
-  created_at: string;
-}
+const time = z.string().describe('ISO 8601 timestamp');
 
-export interface PublicProgram {
-  id: string;
-  object: 'program';
-  brand: string;
-  name: string;
-  grace_period_seconds: number;
-  requirements: PublicRequirement[];
-  livemode: boolean;
-  created_at: string;
-  updated_at: string;
-}
+export const ProgramRequirement = z.object({
+  id: z.string().describe('prefix req_'),
+  object: z.literal('program_requirement'),
+  program: z.string(),
+  metric: z.string().describe('assert:<key>'),
+  operator: z.enum(REQUIREMENT_OPERATORS),
+  threshold: z.number().nullable(),
+  created_at: time,
+});
+export type PublicRequirement = z.output<typeof ProgramRequirement>;
+export const DeletedProgramRequirement = z.object({ id: z.string(), object: z.literal('program_requirement'), deleted: z.literal(true) });
 
-export const presentRequirement = (r: ProgramRequirement): PublicRequirement => ({
+export const Program = z.object({
+  id: z.string().describe('prefix prog_'),
+  object: z.literal('program'),
+  brand: z.string(),
+  name: z.string(),
+  grace_period_seconds: z.number().int(),
+  requirements: z.array(ProgramRequirement),
+  livemode: z.boolean(),
+  created_at: time,
+  updated_at: time,
+});
+export type PublicProgram = z.output<typeof Program>;
+
+export const presentRequirement = (r: RequirementRow): PublicRequirement => ({
   id: r.id,
   object: 'program_requirement',
   program: r.programId,
@@ -75,7 +73,7 @@ export const presentRequirement = (r: ProgramRequirement): PublicRequirement => 
   created_at: r.createdAt.toISOString(),
 });
 
-export const presentProgram = (p: Program, requirements: ProgramRequirement[]): PublicProgram => ({
+export const presentProgram = (p: ProgramRow, requirements: RequirementRow[]): PublicProgram => ({
   id: p.id,
   object: 'program',
   brand: p.brandId,
@@ -87,10 +85,8 @@ export const presentProgram = (p: Program, requirements: ProgramRequirement[]): 
   updated_at: p.updatedAt.toISOString(),
 });
 
-type Reader = Tx | Deps['db']['prisma'];
-
 /** A program of the caller's selected brand; anything else (other brand, other organization, bad id) is 404. */
-export async function findProgram(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<Program> {
+export async function findProgram(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<ProgramRow> {
   const row = isId('program', id) ? await db.program.findFirst({ where: { id, organizationId: caller.organization.id, brandId: caller.brand.id } }) : null;
   if (!row) throw missing('program', id, param);
   return row;
@@ -98,38 +94,13 @@ export async function findProgram(db: Reader, caller: SurfaceBCaller, id: string
 
 const requirementsOf = (db: Reader, programId: string) => db.programRequirement.findMany({ where: { programId }, orderBy: { id: 'asc' } });
 
-export async function retrieveProgram(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicProgram> {
-  const program = await findProgram(deps.db.prisma, caller, id);
-  return presentProgram(program, await requirementsOf(deps.db.prisma, program.id));
-}
-
-/** Newest first, paged backward by creation time (ids are time-ordered). */
-export async function listPrograms(deps: Deps, caller: SurfaceBCaller, raw: unknown) {
-  const input = parseInput(ListProgramsInput, raw);
-  const db = deps.db.prisma;
-  const cursor = input.starting_after ? await findProgram(db, caller, input.starting_after, 'starting_after') : undefined;
-  const rows = await db.program.findMany({
-    where: { organizationId: caller.organization.id, brandId: caller.brand.id, ...(cursor ? { id: { lt: cursor.id } } : {}) },
-    orderBy: { id: 'desc' },
-    take: input.limit + 1,
-  });
-  const page = rows.slice(0, input.limit);
-  const reqs = await db.programRequirement.findMany({ where: { programId: { in: page.map((p) => p.id) } }, orderBy: { id: 'asc' } });
-  return {
-    object: 'list' as const,
-    data: page.map((p) => presentProgram(p, reqs.filter((r) => r.programId === p.id))),
-    has_more: rows.length > input.limit,
-  };
-}
-
 /** Every active enrollment of the program is re-evaluated, entity by entity in id order (a stable lock order). */
 async function reevaluateProgram(deps: Deps, tx: Tx, programId: string): Promise<void> {
   const enrollments = await tx.enrollment.findMany({ where: { programId, status: 'active' }, select: { entityId: true }, orderBy: { entityId: 'asc' } });
   for (const { entityId } of enrollments) await evaluateEntityStanding(deps, tx, entityId, { trigger: 'requirement_change' }, { programId });
 }
 
-async function createProgram(deps: Deps, tx: Tx, caller: SurfaceBCaller, raw: unknown): Promise<StoredResponse> {
-  const input = parseInput(CreateProgramInput, raw);
+async function createProgram(deps: Deps, tx: Tx, caller: SurfaceBCaller, input: z.output<typeof CreateProgramInput>): Promise<PublicProgram> {
   const now = deps.clock.now();
   const row = await tx.program.create({
     data: {
@@ -142,12 +113,11 @@ async function createProgram(deps: Deps, tx: Tx, caller: SurfaceBCaller, raw: un
       updatedAt: now,
     },
   });
-  return { status: 201, body: presentProgram(row, []) };
+  return presentProgram(row, []);
 }
 
-async function addRequirement(deps: Deps, tx: Tx, caller: SurfaceBCaller, programId: string, raw: unknown): Promise<StoredResponse> {
+async function addRequirement(deps: Deps, tx: Tx, caller: SurfaceBCaller, programId: string, input: z.output<typeof CreateRequirementInput>): Promise<PublicRequirement> {
   const program = await findProgram(tx, caller, programId);
-  const input = parseInput(CreateRequirementInput, raw);
   const row = await tx.programRequirement.create({
     data: {
       id: newId('requirement'),
@@ -160,36 +130,103 @@ async function addRequirement(deps: Deps, tx: Tx, caller: SurfaceBCaller, progra
     },
   });
   await reevaluateProgram(deps, tx, program.id);
-  return { status: 201, body: presentRequirement(row) };
+  return presentRequirement(row);
 }
 
-async function removeRequirement(deps: Deps, tx: Tx, caller: SurfaceBCaller, programId: string, requirementId: string, raw: unknown): Promise<StoredResponse> {
-  parseInput(NoProgramInput, raw);
+async function removeRequirement(deps: Deps, tx: Tx, caller: SurfaceBCaller, programId: string, requirementId: string) {
   const program = await findProgram(tx, caller, programId);
   const row = isId('requirement', requirementId) ? await tx.programRequirement.findFirst({ where: { id: requirementId, programId: program.id } }) : null;
   if (!row) throw missing('program requirement', requirementId);
   await tx.programRequirement.delete({ where: { id: row.id } });
   await reevaluateProgram(deps, tx, program.id);
-  return { status: 200, body: { id: row.id, object: 'program_requirement' as const, deleted: true as const } };
+  return { id: row.id, object: 'program_requirement' as const, deleted: true as const };
 }
 
-export type ProgramMutation =
-  | { op: 'create'; input: unknown }
-  | { op: 'add_requirement'; programId: string; input: unknown }
-  | { op: 'remove_requirement'; programId: string; requirementId: string; input: unknown };
+/**
+ * The program actions (src/domain/action/action.ts). The catalogue has no
+ * `programs:write`: defining a program is defining qualification rules, so
+ * creating one takes `program_requirements:write`.
+ */
+const write = 'program_requirements:write';
 
-export function mutateProgram(deps: Deps, caller: SurfaceBCaller, m: ProgramMutation, idempotencyKey?: string) {
-  const target = m.op === 'create' ? undefined : m.op === 'add_requirement' ? m.programId : `${m.programId}/${m.requirementId}`;
-  return runMutation(deps, caller, { name: `programs.${m.op}`, target, input: m.input, idempotencyKey }, (tx) => {
-    switch (m.op) {
-      case 'create':
-        return createProgram(deps, tx, caller, m.input);
-      case 'add_requirement':
-        return addRequirement(deps, tx, caller, m.programId, m.input);
-      case 'remove_requirement':
-        return removeRequirement(deps, tx, caller, m.programId, m.requirementId, m.input);
-    }
-  });
+export const programs = {
+  create: mutation({
+    name: 'programs.create',
+    scope: write,
+    input: CreateProgramInput,
+    output: Program,
+    outcome: 'created',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, input, db }) => createProgram(deps, db, caller, input),
+  }),
+  /** Newest first, paged backward by creation time (ids are time-ordered). */
+  list: read({
+    name: 'programs.list',
+    scope: 'programs:read',
+    input: ListInput,
+    output: listOf(Program),
+    fronts: ['rest', 'graphql'],
+    run: async ({ caller, input, db }) => {
+      const where = { organizationId: caller.organization.id, brandId: caller.brand.id };
+      const page = await newestFirst(
+        input,
+        (id, param) => findProgram(db, caller, id, param),
+        (below, take) => db.program.findMany({ where: { ...where, ...below }, orderBy: { id: 'desc' }, take }),
+      );
+      const reqs = await db.programRequirement.findMany({ where: { programId: { in: page.data.map((p) => p.id) } }, orderBy: { id: 'asc' } });
+      return { ...page, data: page.data.map((p) => presentProgram(p, reqs.filter((r) => r.programId === p.id))) };
+    },
+  }),
+  retrieve: read({
+    name: 'programs.retrieve',
+    scope: 'programs:read',
+    params: ['id'],
+    input: NoProgramInput,
+    output: Program,
+    fronts: ['rest', 'graphql'],
+    run: async ({ caller, params, db }) => {
+      const program = await findProgram(db, caller, params.id);
+      return presentProgram(program, await requirementsOf(db, program.id));
+    },
+  }),
+  addRequirement: mutation({
+    name: 'programs.add_requirement',
+    scope: write,
+    params: ['id'],
+    input: CreateRequirementInput,
+    output: ProgramRequirement,
+    outcome: 'created',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, params, input, db }) => addRequirement(deps, db, caller, params.id, input),
+  }),
+  listRequirements: read({
+    name: 'programs.list_requirements',
+    scope: 'program_requirements:read',
+    params: ['id'],
+    input: NoProgramInput,
+    output: listOf(ProgramRequirement),
+    fronts: ['rest', 'graphql'],
+    run: async ({ caller, params, db }) => {
+      const program = await findProgram(db, caller, params.id);
+      return wholeList((await requirementsOf(db, program.id)).map(presentRequirement));
+    },
+  }),
+  removeRequirement: mutation({
+    name: 'programs.remove_requirement',
+    scope: write,
+    params: ['id', 'requirement'],
+    input: NoProgramInput,
+    output: DeletedProgramRequirement,
+    outcome: 'ok',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, params, db }) => removeRequirement(deps, db, caller, params.id, params.requirement),
+  }),
+};
+
+/** A program of the caller's selected brand by id (GraphQL `node(id:)`); 404 otherwise. */
+export async function retrieveProgram(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicProgram> {
+  const program = await findProgram(deps.db.prisma, caller, id);
+  return presentProgram(program, await requirementsOf(deps.db.prisma, program.id));
 }
 
 /** One requirement of a program of the caller's selected brand (404 otherwise). */
@@ -200,10 +237,4 @@ export async function retrieveRequirement(deps: Deps, caller: SurfaceBCaller, id
     throw missing('program requirement', id, null);
   });
   return presentRequirement(row);
-}
-
-export async function listRequirements(deps: Deps, caller: SurfaceBCaller, programId: string) {
-  const program = await findProgram(deps.db.prisma, caller, programId);
-  const rows = await requirementsOf(deps.db.prisma, program.id);
-  return { object: 'list' as const, data: rows.map(presentRequirement), has_more: false };
 }

@@ -1,16 +1,13 @@
 import { z } from 'zod';
-import type { WebhookAttempt, WebhookDelivery, WebhookEndpoint } from '../../db/generated/client.ts';
+import type { WebhookAttempt as AttemptRow, WebhookDelivery as DeliveryRow, WebhookEndpoint } from '../../db/generated/client.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
-import type { StoredResponse } from '../idempotency/idempotency.ts';
 import { isId } from '../id.ts';
-import { runMutation } from '../platform/mutation.ts';
-import type { SurfaceBCaller } from '../platform/request-auth.ts';
-import { parseInput } from '../validation.ts';
+import { mutation, read, type Reader } from '../action/action.ts';
+import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { namesLoopback } from './address-guard.ts';
 import { findEndpoint } from './endpoint.ts';
-import { listLimit } from '../platform/rate-limit.ts';
 
 /**
  * Webhook deliveries as the API shows them: one per (endpoint, event), with
@@ -22,32 +19,36 @@ import { listLimit } from '../platform/rate-limit.ts';
 export const DELIVERY_STATUSES = ['pending', 'failing', 'succeeded', 'exhausted'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-export interface PublicWebhookAttempt {
-  number: number;
-  started_at: string;
-  duration_ms: number;
-  status_code: number | null;
-  error: string | null;
-  response_excerpt: string | null;
-}
+const time = z.string().describe('ISO 8601 timestamp');
 
-export interface PublicWebhookDelivery {
-  id: string;
-  object: 'webhook_delivery';
-  endpoint_id: string;
-  event_id: string;
-  event_type: string | null;
-  status: DeliveryStatus;
-  attempts: number;
-  next_attempt_at: string | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: string;
-  completed_at: string | null;
-  attempt_log: PublicWebhookAttempt[];
-}
+export const WebhookAttempt = z.object({
+  number: z.number().int().describe('1 for the first attempt'),
+  started_at: time,
+  duration_ms: z.number().int(),
+  status_code: z.number().int().nullable().describe('null when no response arrived'),
+  error: z.string().nullable().describe('short reason: timeout, connection refused, refused address, HTTP status'),
+  response_excerpt: z.string().nullable().describe('at most the first 1 KiB of the response body'),
+});
+export type PublicWebhookAttempt = z.output<typeof WebhookAttempt>;
 
-export function presentDelivery(row: WebhookDelivery & { attemptLog: WebhookAttempt[] }, eventType: string | null, showExcerpts: boolean): PublicWebhookDelivery {
+export const WebhookDelivery = z.object({
+  id: z.string().describe('prefix msg_'),
+  object: z.literal('webhook_delivery'),
+  endpoint_id: z.string(),
+  event_id: z.string().describe('also the webhook-id header'),
+  event_type: z.string().nullable(),
+  status: z.enum(DELIVERY_STATUSES),
+  attempts: z.number().int(),
+  next_attempt_at: time.nullable().describe('null once succeeded or exhausted'),
+  last_status_code: z.number().int().nullable(),
+  last_error: z.string().nullable(),
+  created_at: time,
+  completed_at: time.nullable(),
+  attempt_log: z.array(WebhookAttempt),
+});
+export type PublicWebhookDelivery = z.output<typeof WebhookDelivery>;
+
+export function presentDelivery(row: DeliveryRow & { attemptLog: AttemptRow[] }, eventType: string | null, showExcerpts: boolean): PublicWebhookDelivery {
   const status = row.status as DeliveryStatus;
   return {
     id: row.id,
@@ -85,7 +86,7 @@ function showsExcerpts(deps: Deps, endpoint: WebhookEndpoint): boolean {
   return URL.canParse(endpoint.url) && !namesLoopback(new URL(endpoint.url).hostname);
 }
 
-async function present(deps: Deps, db: Tx | Deps['db']['prisma'], endpoint: WebhookEndpoint, rows: (WebhookDelivery & { attemptLog: WebhookAttempt[] })[]) {
+async function present(deps: Deps, db: Reader, endpoint: WebhookEndpoint, rows: (DeliveryRow & { attemptLog: AttemptRow[] })[]) {
   const events = await db.event.findMany({ where: { id: { in: rows.map((r) => r.eventId) } }, select: { id: true, type: true } });
   const types = new Map(events.map((e) => [e.id, e.type]));
   const excerpts = showsExcerpts(deps, endpoint);
@@ -100,30 +101,12 @@ export async function retrieveWebhookDelivery(deps: Deps, organizationId: string
   return delivery!;
 }
 
-export const ListWebhookDeliveriesInput = z.strictObject({
-  limit: listLimit,
-  starting_after: z.string().min(1).optional(),
-  status: z.enum(DELIVERY_STATUSES).optional(),
-});
+export const ListWebhookDeliveriesInput = ListInput.extend({ status: z.enum(DELIVERY_STATUSES).optional() });
 
-async function findDelivery(db: Tx | Deps['db']['prisma'], endpointId: string, id: string, param: string | null = null) {
+async function findDelivery(db: Reader, endpointId: string, id: string, param: string | null = null) {
   const row = isId('delivery', id) ? await db.webhookDelivery.findFirst({ where: { id, endpointId }, include: { attemptLog: true } }) : null;
   if (!row) throw missing('webhook delivery', id, param);
   return row;
-}
-
-/** Newest first (ids are time-ordered), paged backward with starting_after. */
-export async function listWebhookDeliveries(deps: Deps, organizationId: string, endpointId: string, raw: unknown) {
-  const endpoint = await findEndpoint(deps.db.prisma, organizationId, endpointId);
-  const input = parseInput(ListWebhookDeliveriesInput, raw);
-  const cursor = input.starting_after ? await findDelivery(deps.db.prisma, endpoint.id, input.starting_after, 'starting_after') : undefined;
-  const rows = await deps.db.prisma.webhookDelivery.findMany({
-    where: { endpointId: endpoint.id, ...(cursor ? { id: { lt: cursor.id } } : {}), ...(input.status ? { status: input.status } : {}) },
-    orderBy: { id: 'desc' },
-    take: input.limit + 1,
-    include: { attemptLog: true },
-  });
-  return { object: 'list' as const, data: await present(deps, deps.db.prisma, endpoint, rows.slice(0, input.limit)), has_more: rows.length > input.limit };
 }
 
 export type WebhookDeliverySummary = Record<DeliveryStatus, number>;
@@ -144,8 +127,7 @@ export const RetryWebhookDeliveryInput = z.strictObject({});
  * is simply brought forward. A succeeded delivery, or one of a disabled
  * endpoint, cannot be retried.
  */
-async function retryWebhookDelivery(deps: Deps, tx: Tx, organizationId: string, endpointId: string, id: string, raw: unknown) {
-  parseInput(RetryWebhookDeliveryInput, raw);
+async function retryWebhookDelivery(deps: Deps, tx: Tx, organizationId: string, endpointId: string, id: string) {
   const endpoint = await findEndpoint(tx, organizationId, endpointId);
   const row = await findDelivery(tx, endpoint.id, id);
   if (endpoint.status !== 'enabled') throw new DomainError('invalid_status', 'The webhook endpoint is disabled; enable it before retrying its deliveries');
@@ -161,15 +143,35 @@ async function retryWebhookDelivery(deps: Deps, tx: Tx, organizationId: string, 
   return delivery!;
 }
 
-export function mutateWebhookDelivery(
-  deps: Deps,
-  caller: SurfaceBCaller,
-  m: { op: 'retry'; endpointId: string; id: string; input: unknown },
-  idempotencyKey?: string,
-): Promise<StoredResponse & { replayed: boolean }> {
-  const req = { name: `webhook_deliveries.${m.op}`, target: `${m.endpointId}/${m.id}`, input: m.input, idempotencyKey };
-  return runMutation(deps, caller, req, async (tx) => ({
-    status: 200,
-    body: { webhook_delivery: await retryWebhookDelivery(deps, tx, caller.organization.id, m.endpointId, m.id, m.input) },
-  }));
-}
+/** The delivery actions (src/domain/action/action.ts); `id` is the endpoint's. */
+export const webhookDeliveries = {
+  /** Newest first (ids are time-ordered), paged backward with starting_after. */
+  list: read({
+    name: 'webhook_deliveries.list',
+    scope: 'webhooks:read',
+    params: ['id'],
+    input: ListWebhookDeliveriesInput,
+    output: listOf(WebhookDelivery),
+    fronts: ['rest', 'graphql'],
+    run: async ({ deps, caller, params, input, db }) => {
+      const endpoint = await findEndpoint(db, caller.organization.id, params.id);
+      const status = input.status ? { status: input.status } : {};
+      const page = await newestFirst(
+        input,
+        (id, param) => findDelivery(db, endpoint.id, id, param),
+        (below, take) => db.webhookDelivery.findMany({ where: { endpointId: endpoint.id, ...below, ...status }, orderBy: { id: 'desc' }, take, include: { attemptLog: true } }),
+      );
+      return { ...page, data: await present(deps, db, endpoint, page.data) };
+    },
+  }),
+  retry: mutation({
+    name: 'webhook_deliveries.retry',
+    scope: 'webhooks:write',
+    params: ['id', 'delivery_id'],
+    input: RetryWebhookDeliveryInput,
+    output: WebhookDelivery,
+    outcome: 'ok',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, params, db }) => retryWebhookDelivery(deps, db, caller.organization.id, params.id, params.delivery_id),
+  }),
+};

@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { WebhookEndpoint } from '../../db/generated/client.ts';
+import type { WebhookEndpoint as WebhookEndpointRow } from '../../db/generated/client.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { canonicalEventType } from '../event/types.ts';
-import type { StoredResponse } from '../idempotency/idempotency.ts';
-import { runMutation } from '../platform/mutation.ts';
-import type { SurfaceBCaller } from '../platform/request-auth.ts';
-import { parseInput } from '../validation.ts';
+import { mutation, read, type Reader } from '../action/action.ts';
+import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { refusedDestination } from './address-guard.ts';
 import { exhaustEndpointDeliveries } from './lease.ts';
-import { listLimit } from '../platform/rate-limit.ts';
 
 /**
  * Webhook endpoints: organization-scoped (brand selection does not apply).
@@ -65,26 +62,26 @@ export const UpdateWebhookEndpointInput = z.strictObject({
 /** rotate_secret and delete take no parameters. */
 export const NoWebhookEndpointInput = z.strictObject({});
 
-export const ListWebhookEndpointsInput = z.strictObject({
-  limit: listLimit,
-  starting_after: z.string().min(1).optional(),
+const time = z.string().describe('ISO 8601 timestamp');
+
+/** A webhook endpoint as both fronts show it. */
+export const WebhookEndpoint = z.object({
+  id: z.string().describe('prefix we_'),
+  object: z.literal('webhook_endpoint'),
+  url: z.string(),
+  description: z.string().nullable(),
+  enabled_events: z.array(z.string()).describe('empty = every public event type'),
+  status: z.enum(WEBHOOK_ENDPOINT_STATUSES),
+  secret: z.string().optional().describe('whsec_...; only in create and rotate_secret responses'),
+  rotated_at: time.nullable(),
+  livemode: z.boolean(),
+  created_at: time,
+  updated_at: time,
 });
+export type PublicWebhookEndpoint = z.output<typeof WebhookEndpoint>;
+export const DeletedWebhookEndpoint = z.object({ id: z.string(), object: z.literal('webhook_endpoint'), deleted: z.literal(true) });
 
-export interface PublicWebhookEndpoint {
-  id: string;
-  object: 'webhook_endpoint';
-  url: string;
-  description: string | null;
-  enabled_events: string[];
-  status: (typeof WEBHOOK_ENDPOINT_STATUSES)[number];
-  secret?: string;
-  rotated_at: string | null;
-  livemode: boolean;
-  created_at: string;
-  updated_at: string;
-}
-
-export function presentWebhookEndpoint(row: WebhookEndpoint, withSecret = false): PublicWebhookEndpoint {
+export function presentWebhookEndpoint(row: WebhookEndpointRow, withSecret = false): PublicWebhookEndpoint {
   return {
     id: row.id,
     object: 'webhook_endpoint',
@@ -123,8 +120,7 @@ function checkEventTypes(entries: string[] | undefined): string[] | undefined {
   return [...new Set(entries)];
 }
 
-async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, raw: unknown) {
-  const input = parseInput(CreateWebhookEndpointInput, raw);
+async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, input: z.output<typeof CreateWebhookEndpointInput>) {
   checkDestination(deps, input.url);
   const events = checkEventTypes(input.enabled_events) ?? [];
   const now = deps.clock.now();
@@ -143,31 +139,19 @@ async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
   return presentWebhookEndpoint(row, true);
 }
 
-export async function findEndpoint(db: Tx | Deps['db']['prisma'], organizationId: string, id: string, param: string | null = null) {
+export async function findEndpoint(db: Reader, organizationId: string, id: string, param: string | null = null) {
   const row = isId('webhookEndpoint', id) ? await db.webhookEndpoint.findFirst({ where: { id, organizationId } }) : null;
   if (!row) throw missing('webhook endpoint', id, param);
   return row;
 }
 
+/** One endpoint of the organization by id (GraphQL `node(id:)`); 404 otherwise. */
 export async function retrieveWebhookEndpoint(deps: Deps, organizationId: string, id: string) {
   return presentWebhookEndpoint(await findEndpoint(deps.db.prisma, organizationId, id));
 }
 
-/** Newest first, paged backward by creation time (ids are time-ordered). */
-export async function listWebhookEndpoints(deps: Deps, organizationId: string, raw: unknown) {
-  const input = parseInput(ListWebhookEndpointsInput, raw);
-  const cursor = input.starting_after ? await findEndpoint(deps.db.prisma, organizationId, input.starting_after, 'starting_after') : undefined;
-  const rows = await deps.db.prisma.webhookEndpoint.findMany({
-    where: { organizationId, ...(cursor ? { id: { lt: cursor.id } } : {}) },
-    orderBy: { id: 'desc' },
-    take: input.limit + 1,
-  });
-  return { object: 'list' as const, data: rows.slice(0, input.limit).map((r) => presentWebhookEndpoint(r)), has_more: rows.length > input.limit };
-}
-
-async function updateWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, id: string, raw: unknown) {
+async function updateWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, id: string, input: z.output<typeof UpdateWebhookEndpointInput>) {
   const row = await findEndpoint(tx, organizationId, id);
-  const input = parseInput(UpdateWebhookEndpointInput, raw);
   if (input.url !== undefined) checkDestination(deps, input.url);
   const events = checkEventTypes(input.enabled_events);
   const updated = await tx.webhookEndpoint.update({
@@ -185,8 +169,7 @@ async function updateWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
 }
 
 /** Installs a fresh secret; the one it replaces keeps signing for 24 h (an older previous one is dropped). */
-async function rotateWebhookEndpointSecret(deps: Deps, tx: Tx, organizationId: string, id: string, raw: unknown) {
-  parseInput(NoWebhookEndpointInput, raw);
+async function rotateWebhookEndpointSecret(deps: Deps, tx: Tx, organizationId: string, id: string) {
   const row = await findEndpoint(tx, organizationId, id);
   const now = deps.clock.now();
   const updated = await tx.webhookEndpoint.update({
@@ -203,48 +186,86 @@ async function rotateWebhookEndpointSecret(deps: Deps, tx: Tx, organizationId: s
 }
 
 /** Hard delete: the row and both secrets are gone. */
-async function deleteWebhookEndpoint(tx: Tx, organizationId: string, id: string, raw: unknown) {
-  parseInput(NoWebhookEndpointInput, raw);
+async function deleteWebhookEndpoint(tx: Tx, organizationId: string, id: string) {
   const row = await findEndpoint(tx, organizationId, id);
   await tx.webhookEndpoint.delete({ where: { id: row.id } });
   return { id: row.id, object: 'webhook_endpoint' as const, deleted: true as const };
 }
 
-export type WebhookEndpointMutation =
-  | { op: 'create'; input: unknown }
-  | { op: 'update' | 'rotate_secret' | 'delete'; id: string; input: unknown };
-
 /**
- * Every webhook-endpoint mutation, from REST or GraphQL: idempotency (keyed by
- * the operation, the path id and the input) and the effect in one
- * transaction. The stored response is the REST one (status and wire body),
- * so a key replays identically whichever transport used it first.
+ * The webhook-endpoint actions (src/domain/action/action.ts), one declaration
+ * each for REST and GraphQL.
  */
-export function mutateWebhookEndpoint(
-  deps: Deps,
-  caller: SurfaceBCaller,
-  m: WebhookEndpointMutation,
-  idempotencyKey?: string,
-): Promise<StoredResponse & { replayed: boolean }> {
-  const org = caller.organization.id;
-  const id = m.op === 'create' ? undefined : m.id;
-  const req = { name: `webhook_endpoints.${m.op}`, target: id, input: m.input, idempotencyKey };
-  return runMutation(deps, caller, req, async (tx) => {
-    switch (m.op) {
-      case 'create':
-        return { status: 201, body: { webhook_endpoint: await createWebhookEndpoint(deps, tx, org, m.input) } };
-      case 'update':
-        return { status: 200, body: { webhook_endpoint: await updateWebhookEndpoint(deps, tx, org, m.id, m.input) } };
-      case 'rotate_secret':
-        return { status: 200, body: { webhook_endpoint: await rotateWebhookEndpointSecret(deps, tx, org, m.id, m.input) } };
-      case 'delete':
-        return { status: 200, body: await deleteWebhookEndpoint(tx, org, m.id, m.input) };
-    }
-  });
-}
+export const webhookEndpoints = {
+  create: mutation({
+    name: 'webhook_endpoints.create',
+    scope: 'webhooks:write',
+    input: CreateWebhookEndpointInput,
+    output: WebhookEndpoint,
+    outcome: 'created',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, input, db }) => createWebhookEndpoint(deps, db, caller.organization.id, input),
+  }),
+  /** Newest first, paged backward by creation time (ids are time-ordered). */
+  list: read({
+    name: 'webhook_endpoints.list',
+    scope: 'webhooks:read',
+    input: ListInput,
+    output: listOf(WebhookEndpoint),
+    fronts: ['rest', 'graphql'],
+    run: async ({ caller, input, db }) => {
+      const organizationId = caller.organization.id;
+      const page = await newestFirst(
+        input,
+        (id, param) => findEndpoint(db, organizationId, id, param),
+        (below, take) => db.webhookEndpoint.findMany({ where: { organizationId, ...below }, orderBy: { id: 'desc' }, take }),
+      );
+      return { ...page, data: page.data.map((r) => presentWebhookEndpoint(r)) };
+    },
+  }),
+  retrieve: read({
+    name: 'webhook_endpoints.retrieve',
+    scope: 'webhooks:read',
+    params: ['id'],
+    input: NoWebhookEndpointInput,
+    output: WebhookEndpoint,
+    fronts: ['rest', 'graphql'],
+    run: async ({ caller, params, db }) => presentWebhookEndpoint(await findEndpoint(db, caller.organization.id, params.id)),
+  }),
+  update: mutation({
+    name: 'webhook_endpoints.update',
+    scope: 'webhooks:write',
+    params: ['id'],
+    input: UpdateWebhookEndpointInput,
+    output: WebhookEndpoint,
+    outcome: 'ok',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, params, input, db }) => updateWebhookEndpoint(deps, db, caller.organization.id, params.id, input),
+  }),
+  rotateSecret: mutation({
+    name: 'webhook_endpoints.rotate_secret',
+    scope: 'webhooks:write',
+    params: ['id'],
+    input: NoWebhookEndpointInput,
+    output: WebhookEndpoint,
+    outcome: 'ok',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, params, db }) => rotateWebhookEndpointSecret(deps, db, caller.organization.id, params.id),
+  }),
+  delete: mutation({
+    name: 'webhook_endpoints.delete',
+    scope: 'webhooks:write',
+    params: ['id'],
+    input: NoWebhookEndpointInput,
+    output: DeletedWebhookEndpoint,
+    outcome: 'ok',
+    fronts: ['rest', 'graphql'],
+    run: ({ caller, params, db }) => deleteWebhookEndpoint(db, caller.organization.id, params.id),
+  }),
+};
 
 /** The secrets a delivery signs with right now: current first, then the previous one inside its overlap window. */
-export function signingSecrets(row: WebhookEndpoint, now: Date): string[] {
+export function signingSecrets(row: WebhookEndpointRow, now: Date): string[] {
   const out = [row.secret];
   if (row.previousSecret && row.previousSecretExpiresAt && row.previousSecretExpiresAt > now) out.push(row.previousSecret);
   return out;

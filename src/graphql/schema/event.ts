@@ -1,8 +1,10 @@
-import { DomainError } from '../../domain/errors.ts';
-import { cursorSeq, pageEvents, retrieveEvent, type PublicEvent } from '../../domain/event/event.ts';
+import { ListInput } from '../../domain/action/list.ts';
+import { cursorSeq, feedPage, retrieveEvent, type PublicEvent } from '../../domain/event/event.ts';
 import { GRAPHQL_PARAMS, MAX_FILTER_ENTRIES, parseEventFilter } from '../../domain/event/filter.ts';
 import type { ArgBuilder } from '@pothos/core';
 import { builder } from '../builder.ts';
+import { listConnection } from '../connection.ts';
+import { parseInput } from '../../domain/validation.ts';
 import { lastEventId } from '../sse.ts';
 import { EVENT_TYPE_DOC } from './enums.ts';
 import { Node } from './node.ts';
@@ -29,12 +31,6 @@ export const Event = builder.objectRef<PublicEvent>('Event').implement({
   }),
 });
 
-const cursorOf = (raw: string | null | undefined, param: string): bigint => {
-  if (raw == null) return -1n;
-  if (!/^\d{1,18}$/.test(raw)) throw new DomainError('invalid_request', `${param} must be a seq number (the cursor of an edge)`, param);
-  return BigInt(raw);
-};
-
 /** The brand and subject filters (src/domain/event/filter.ts), the same on the feed query and the subscription. */
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 const filterArgs = (arg: ArgBuilder<Types>) => ({
@@ -49,22 +45,10 @@ builder.queryField('events', (t) =>
     description: 'The event feed in ascending seq (scope events:read). Cursors are seq numbers.',
     authScopes: { scope: 'events:read' },
     args: { type: t.arg.string({ description: `Only events of this type. ${EVENT_TYPE_DOC}` }), ...filterArgs(t.arg) },
-    resolve: async (_root, args, ctx) => {
-      const first = args.first ?? 20;
-      if (first < 1 || first > 100) throw new DomainError('invalid_request', 'first must be between 1 and 100', 'first');
-      if (args.last != null || args.before != null) throw new DomainError('invalid_request', 'The feed pages forward only: use first and after', 'last');
-      const org = ctx.caller.organization.id;
-      const filter = await parseEventFilter(ctx.deps, org, { type: args.type, brands: args.brands, subject_types: args.subjectTypes, subject_id: args.subjectId }, GRAPHQL_PARAMS);
-      const page = await pageEvents(ctx.deps, org, { after: cursorOf(args.after, 'after'), limit: first, filter });
-      return {
-        edges: page.data.map((node) => ({ cursor: String(node.seq), node })),
-        pageInfo: {
-          hasNextPage: page.has_more,
-          hasPreviousPage: args.after != null,
-          startCursor: page.data[0] ? String(page.data[0].seq) : null,
-          endCursor: page.data.at(-1) ? String(page.data.at(-1)!.seq) : null,
-        },
-      };
+    resolve: (_root, args, ctx) => {
+      const filter = { type: args.type, brands: args.brands, subject_types: args.subjectTypes, subject_id: args.subjectId };
+      const page = (paging: object) => feedPage(ctx.deps, ctx.caller.organization.id, parseInput(ListInput, paging), filter, GRAPHQL_PARAMS);
+      return listConnection(args, page, (e) => String(e.seq));
     },
   }),
 );

@@ -1,7 +1,7 @@
-import { listPrograms, listRequirements, mutateProgram, retrieveProgram, type PublicProgram, type PublicRequirement } from '../../domain/program/program.ts';
+import { programs, type PublicProgram, type PublicRequirement } from '../../domain/program/program.ts';
+import { connectionAction, mutationAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
-import { given, listConnection } from '../connection.ts';
-import { graphqlIdempotencyKey } from '../idempotency.ts';
+import { given } from '../connection.ts';
 import { RequirementOperator } from './enums.ts';
 import { Node } from './node.ts';
 
@@ -39,78 +39,49 @@ export const Program = builder.objectRef<PublicProgram>('Program').implement({
   }),
 });
 
-builder.queryField('programs', (t) =>
-  t.connection({
-    type: Program,
-    description: "The brand's programs, newest first (scope programs:read). Cursors are prog_ ids.",
-    authScopes: { scope: 'programs:read' },
-    resolve: (_r, a, ctx) => listConnection(a, (paging) => listPrograms(ctx.deps, ctx.caller, paging)),
-  }),
-);
+connectionAction('programs', programs.list, {
+  type: Program,
+  description: "The brand's programs, newest first (scope programs:read). Cursors are prog_ ids.",
+  input: () => ({}),
+});
 
-builder.queryField('program', (t) =>
-  t.field({
-    type: Program,
-    description: 'One program of the brand by prog_ id (scope programs:read)',
-    authScopes: { scope: 'programs:read' },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => retrieveProgram(ctx.deps, ctx.caller, String(a.id)),
-  }),
-);
+queryAction('program', programs.retrieve, {
+  description: 'One program of the brand by prog_ id (scope programs:read)',
+  type: Program,
+  args: (arg) => ({ id: arg.id({ required: true }) }),
+  input: (a) => ({ params: { id: String(a.id) } }),
+});
 
-builder.queryField('programRequirements', (t) =>
-  t.field({
-    type: [ProgramRequirement],
-    description: "A program's requirements, oldest first (scope program_requirements:read)",
-    authScopes: { scope: 'program_requirements:read' },
-    args: { program: t.arg.id({ required: true }) },
-    resolve: async (_r, a, ctx) => (await listRequirements(ctx.deps, ctx.caller, String(a.program))).data,
-  }),
-);
+queryAction('programRequirements', programs.listRequirements, {
+  type: [ProgramRequirement],
+  description: "A program's requirements, oldest first (scope program_requirements:read)",
+  args: (arg) => ({ program: arg.id({ required: true }) }),
+  input: (a) => ({ params: { id: String(a.program) } }),
+  result: (list) => list.data,
+});
 
-const IDEMPOTENCY_KEY = { description: 'Overrides the Idempotency-Key header' };
+mutationAction('createProgram', programs.create, {
+  description: 'Create a program in the brand (scope program_requirements:write)',
+  type: Program,
+  args: (arg) => ({ name: arg.string({ required: true }), gracePeriodSeconds: arg.int() }),
+  input: (a) => ({ input: given({ name: a.name, grace_period_seconds: a.gracePeriodSeconds ?? undefined }) }),
+});
 
-builder.mutationField('createProgram', (t) =>
-  t.field({
-    type: Program,
-    description: 'Create a program in the brand (scope program_requirements:write)',
-    authScopes: { scope: 'program_requirements:write' },
-    args: { name: t.arg.string({ required: true }), gracePeriodSeconds: t.arg.int(), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
-    resolve: async (_r, a, ctx, info) => {
-      const input = given({ name: a.name, grace_period_seconds: a.gracePeriodSeconds ?? undefined });
-      return (await mutateProgram(ctx.deps, ctx.caller, { op: 'create', input }, graphqlIdempotencyKey(ctx, info, a.idempotencyKey))).body as PublicProgram;
-    },
+mutationAction('createProgramRequirement', programs.addRequirement, {
+  description: 'Add a requirement to a program of the brand (scope program_requirements:write)',
+  type: ProgramRequirement,
+  args: (arg) => ({
+    program: arg.id({ required: true }),
+    metric: arg.string({ required: true }),
+    operator: arg({ type: RequirementOperator, required: true }),
+    threshold: arg.float(),
   }),
-);
+  input: (a) => ({ params: { id: String(a.program) }, input: given({ metric: a.metric, operator: a.operator, threshold: a.threshold }) }),
+});
 
-builder.mutationField('createProgramRequirement', (t) =>
-  t.field({
-    type: ProgramRequirement,
-    description: 'Add a requirement to a program of the brand (scope program_requirements:write)',
-    authScopes: { scope: 'program_requirements:write' },
-    args: {
-      program: t.arg.id({ required: true }),
-      metric: t.arg.string({ required: true }),
-      operator: t.arg({ type: RequirementOperator, required: true }),
-      threshold: t.arg.float(),
-      idempotencyKey: t.arg.string(IDEMPOTENCY_KEY),
-    },
-    resolve: async (_r, a, ctx, info) => {
-      const m = { op: 'add_requirement' as const, programId: String(a.program), input: given({ metric: a.metric, operator: a.operator, threshold: a.threshold }) };
-      return (await mutateProgram(ctx.deps, ctx.caller, m, graphqlIdempotencyKey(ctx, info, a.idempotencyKey))).body as PublicRequirement;
-    },
-  }),
-);
-
-builder.mutationField('deleteProgramRequirement', (t) =>
-  t.field({
-    type: DeletedProgramRequirement,
-    description: 'Remove a requirement from a program of the brand (scope program_requirements:write)',
-    authScopes: { scope: 'program_requirements:write' },
-    args: { program: t.arg.id({ required: true }), id: t.arg.id({ required: true }), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
-    resolve: async (_r, a, ctx, info) => {
-      const m = { op: 'remove_requirement' as const, programId: String(a.program), requirementId: String(a.id), input: {} };
-      return (await mutateProgram(ctx.deps, ctx.caller, m, graphqlIdempotencyKey(ctx, info, a.idempotencyKey))).body as { id: string; deleted: boolean };
-    },
-  }),
-);
+mutationAction('deleteProgramRequirement', programs.removeRequirement, {
+  description: 'Remove a requirement from a program of the brand (scope program_requirements:write)',
+  type: DeletedProgramRequirement,
+  args: (arg) => ({ program: arg.id({ required: true }), id: arg.id({ required: true }) }),
+  input: (a) => ({ params: { id: String(a.program), requirement: String(a.id) }, input: {} }),
+});

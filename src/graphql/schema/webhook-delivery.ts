@@ -1,19 +1,17 @@
-import { DomainError } from '../../domain/errors.ts';
-import { validateIdempotencyKey } from '../../domain/idempotency/idempotency.ts';
 import {
-  listWebhookDeliveries,
-  mutateWebhookDelivery,
+  webhookDeliveries,
   webhookDeliverySummary,
   type PublicWebhookAttempt,
   type PublicWebhookDelivery,
   type WebhookDeliverySummary,
 } from '../../domain/webhook/delivery.ts';
+import { connectionAction, mutationAction } from '../action.ts';
 import { builder } from '../builder.ts';
 import { WebhookEndpoint } from './webhook-endpoint.ts';
 import { WebhookDeliveryStatus } from './enums.ts';
 import { Node } from './node.ts';
 
-/** Webhook deliveries in GraphQL: the same domain functions as the REST delivery routes. */
+/** Webhook deliveries in GraphQL: the same actions as the REST delivery routes. */
 const WebhookAttempt = builder.objectRef<PublicWebhookAttempt>('WebhookAttempt').implement({
   description: 'One HTTP attempt of a delivery',
   fields: (t) => ({
@@ -62,38 +60,18 @@ builder.objectFields(WebhookEndpoint, (t) => ({
     authScopes: { scope: 'webhooks:read' },
     resolve: (e, _a, ctx) => webhookDeliverySummary(ctx.deps, e.id),
   }),
-  deliveries: t.connection({
-    type: WebhookDelivery,
-    description: 'Deliveries newest first with their attempt logs (scope webhooks:read). Pages with first (1..100) and after.',
-    authScopes: { scope: 'webhooks:read' },
-    resolve: async (e, a, ctx) => {
-      if (a.last != null || a.before != null) throw new DomainError('invalid_request', 'Deliveries page with first and after only', a.last != null ? 'last' : 'before');
-      const page = await listWebhookDeliveries(ctx.deps, ctx.caller.organization.id, e.id, {
-        ...(a.first != null ? { limit: a.first } : {}),
-        ...(a.after != null ? { starting_after: a.after } : {}),
-      });
-      return {
-        edges: page.data.map((node) => ({ cursor: node.id, node })),
-        pageInfo: { hasNextPage: page.has_more, hasPreviousPage: a.after != null, startCursor: page.data[0]?.id ?? null, endCursor: page.data.at(-1)?.id ?? null },
-      };
-    },
-  }),
 }));
 
-builder.mutationField('retryWebhookDelivery', (t) =>
-  t.field({
-    type: WebhookDelivery,
-    description: 'Re-queue a failing or exhausted delivery for an immediate attempt (scope webhooks:write)',
-    authScopes: { scope: 'webhooks:write' },
-    args: {
-      endpointId: t.arg.id({ required: true }),
-      id: t.arg.id({ required: true }),
-      idempotencyKey: t.arg.string({ description: 'Overrides the Idempotency-Key header' }),
-    },
-    resolve: async (_r, a, ctx) => {
-      const key = a.idempotencyKey != null ? validateIdempotencyKey(a.idempotencyKey, 'idempotencyKey') : ctx.idempotencyKey;
-      const out = await mutateWebhookDelivery(ctx.deps, ctx.caller, { op: 'retry', endpointId: String(a.endpointId), id: String(a.id), input: {} }, key);
-      return (out.body as { webhook_delivery: PublicWebhookDelivery }).webhook_delivery;
-    },
-  }),
-);
+connectionAction('deliveries', webhookDeliveries.list, {
+  parent: WebhookEndpoint,
+  type: WebhookDelivery,
+  description: 'Deliveries newest first with their attempt logs (scope webhooks:read). Pages with first (1..100) and after.',
+  input: (_a, endpoint) => ({ params: { id: endpoint.id } }),
+});
+
+mutationAction('retryWebhookDelivery', webhookDeliveries.retry, {
+  type: WebhookDelivery,
+  description: 'Re-queue a failing or exhausted delivery for an immediate attempt (scope webhooks:write)',
+  args: (arg) => ({ endpointId: arg.id({ required: true }), id: arg.id({ required: true }) }),
+  input: (a) => ({ params: { id: String(a.endpointId), delivery_id: String(a.id) }, input: {} }),
+});

@@ -1,0 +1,283 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isObjectType } from 'graphql';
+import type { Action } from '../../src/domain/action/action.ts';
+import { events } from '../../src/domain/event/event.ts';
+import { programs } from '../../src/domain/program/program.ts';
+import { webhookDeliveries } from '../../src/domain/webhook/delivery.ts';
+import { webhookEndpoints } from '../../src/domain/webhook/endpoint.ts';
+import { schema } from '../../src/graphql/schema/index.ts';
+import { eventRoutes } from '../../rest/platform/events.ts';
+import { programRoutes } from '../../rest/platform/programs.ts';
+import { webhookDeliveryRoutes } from '../../rest/platform/webhook-deliveries.ts';
+import { webhookEndpointRoutes } from '../../rest/platform/webhook-endpoints.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { buildOrgWithToken } from '../support/factories.ts';
+
+/**
+ * Every action declared for both fronts (src/domain/action/action.ts) has a
+ * REST route and a GraphQL field bound to it, and both answer alike: the same
+ * missing_scope, the same code and parameter for bad input and unknown ids,
+ * the same value (REST's snake_case keys are GraphQL's camelCase fields).
+ */
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t?.stop());
+
+const ALL = [webhookEndpoints, webhookDeliveries, programs, events].flatMap((group) => Object.values(group) as Action[]);
+const SCOPES = ['webhooks:read', 'webhooks:write', 'programs:read', 'program_requirements:read', 'program_requirements:write'];
+const P = '/v1/platform';
+
+const EP = 'id url description enabledEvents status secret rotatedAt livemode createdAt updatedAt';
+const REQ = 'id program metric operator threshold createdAt';
+const PROG = `id brand name gracePeriodSeconds requirements { ${REQ} } livemode createdAt updatedAt`;
+
+type Ids = Record<string, string>;
+interface Call {
+  rest: { method: 'GET' | 'POST' | 'DELETE'; path: string; body?: Record<string, unknown>; envelope?: string };
+  gql: { query: string; vars?: Record<string, unknown>; pick?: (data: any) => unknown };
+}
+interface Row {
+  action: Action;
+  /** Creates what the call addresses, once per front. */
+  setup?: (token: string) => Promise<Ids>;
+  call: (ids: Ids) => Call;
+  /** A call with bad input, and the parameter GraphQL names (REST's otherwise). */
+  bad?: (ids: Ids) => Call & { gqlParam?: string };
+  /** A call addressing an unknown id. */
+  unknown?: Call & { gqlParam?: string };
+}
+
+const rest = (token: string, c: Call['rest']) => t.http.request(c.method, P + c.path, c.body, { token });
+const gql = (token: string, c: Call['gql']) => t.http.graphql(c.query, c.vars ?? {}, { token });
+
+const createEndpoint = async (token: string): Promise<Ids> => {
+  const res = await t.http.post(`${P}/webhook_endpoints`, { url: 'https://a.example/hook', description: 'd' }, { token });
+  return { endpoint: res.body.webhook_endpoint.id };
+};
+const createProgram = async (token: string): Promise<Ids> => {
+  const res = await t.http.post(`${P}/programs`, { name: 'P', grace_period_seconds: 60 }, { token });
+  const req = await t.http.post(`${P}/programs/${res.body.id}/requirements`, { metric: 'assert:verified', operator: 'exists' }, { token });
+  return { program: res.body.id, requirement: req.body.id };
+};
+const edges = (conn: any) => ({ data: conn.edges.map((e: any) => e.node), hasMore: conn.pageInfo.hasNextPage });
+
+const ROWS: Row[] = [
+  {
+    action: webhookEndpoints.create,
+    call: () => ({
+      rest: { method: 'POST', path: '/webhook_endpoints', body: { url: 'https://a.example/hook', description: 'd' }, envelope: 'webhook_endpoint' },
+      gql: { query: `mutation { createWebhookEndpoint(url: "https://a.example/hook", description: "d") { ${EP} } }` },
+    }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/webhook_endpoints', body: { url: 'ftp://a.example' } },
+      gql: { query: 'mutation { createWebhookEndpoint(url: "ftp://a.example") { id } }' },
+    }),
+  },
+  {
+    action: webhookEndpoints.list,
+    setup: createEndpoint,
+    call: () => ({ rest: { method: 'GET', path: '/webhook_endpoints?limit=1' }, gql: { query: `{ webhookEndpoints(first: 1) { edges { node { ${EP} } } pageInfo { hasNextPage } } }`, pick: (d) => edges(d.webhookEndpoints) } }),
+    bad: () => ({ rest: { method: 'GET', path: '/webhook_endpoints?limit=0' }, gql: { query: '{ webhookEndpoints(first: 0) { edges { cursor } } }' }, gqlParam: 'first' }),
+  },
+  {
+    action: webhookEndpoints.retrieve,
+    setup: createEndpoint,
+    call: (ids) => ({ rest: { method: 'GET', path: `/webhook_endpoints/${ids.endpoint}`, envelope: 'webhook_endpoint' }, gql: { query: `{ webhookEndpoint(id: "${ids.endpoint}") { ${EP} } }` } }),
+    unknown: { rest: { method: 'GET', path: '/webhook_endpoints/we_nope' }, gql: { query: '{ webhookEndpoint(id: "we_nope") { id } }' } },
+  },
+  {
+    action: webhookEndpoints.update,
+    setup: createEndpoint,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}`, body: { description: 'e' }, envelope: 'webhook_endpoint' },
+      gql: { query: `mutation { updateWebhookEndpoint(id: "${ids.endpoint}", description: "e") { ${EP} } }` },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}`, body: { url: 'ftp://a.example' } },
+      gql: { query: `mutation { updateWebhookEndpoint(id: "${ids.endpoint}", url: "ftp://a.example") { id } }` },
+    }),
+    unknown: { rest: { method: 'POST', path: '/webhook_endpoints/we_nope', body: {} }, gql: { query: 'mutation { updateWebhookEndpoint(id: "we_nope") { id } }' } },
+  },
+  {
+    action: webhookEndpoints.rotateSecret,
+    setup: createEndpoint,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/rotate_secret`, envelope: 'webhook_endpoint' },
+      gql: { query: `mutation { rotateWebhookEndpointSecret(id: "${ids.endpoint}") { ${EP} } }` },
+    }),
+    unknown: { rest: { method: 'POST', path: '/webhook_endpoints/we_nope/rotate_secret' }, gql: { query: 'mutation { rotateWebhookEndpointSecret(id: "we_nope") { id } }' } },
+  },
+  {
+    action: webhookEndpoints.delete,
+    setup: createEndpoint,
+    call: (ids) => ({
+      rest: { method: 'DELETE', path: `/webhook_endpoints/${ids.endpoint}` },
+      gql: { query: `mutation { deleteWebhookEndpoint(id: "${ids.endpoint}") { id deleted } }` },
+    }),
+    unknown: { rest: { method: 'DELETE', path: '/webhook_endpoints/we_nope' }, gql: { query: 'mutation { deleteWebhookEndpoint(id: "we_nope") { id } }' } },
+  },
+  {
+    action: webhookDeliveries.list,
+    setup: createEndpoint,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/webhook_endpoints/${ids.endpoint}/deliveries` },
+      gql: { query: `{ webhookEndpoint(id: "${ids.endpoint}") { deliveries { edges { node { id } } pageInfo { hasNextPage } } } }`, pick: (d) => edges(d.webhookEndpoint.deliveries) },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'GET', path: `/webhook_endpoints/${ids.endpoint}/deliveries?limit=101` },
+      gql: { query: `{ webhookEndpoint(id: "${ids.endpoint}") { deliveries(first: 101) { edges { cursor } } } }` },
+      gqlParam: 'first',
+    }),
+  },
+  {
+    action: webhookDeliveries.retry,
+    setup: createEndpoint,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/deliveries/msg_nope/retry` },
+      gql: { query: `mutation { retryWebhookDelivery(endpointId: "${ids.endpoint}", id: "msg_nope") { id } }` },
+    }),
+  },
+  {
+    action: programs.create,
+    call: () => ({
+      rest: { method: 'POST', path: '/programs', body: { name: 'P', grace_period_seconds: 60 } },
+      gql: { query: `mutation { createProgram(name: "P", gracePeriodSeconds: 60) { ${PROG} } }` },
+    }),
+    bad: () => ({ rest: { method: 'POST', path: '/programs', body: { name: '' } }, gql: { query: 'mutation { createProgram(name: "") { id } }' } }),
+  },
+  {
+    action: programs.list,
+    setup: createProgram,
+    call: () => ({ rest: { method: 'GET', path: '/programs?limit=1' }, gql: { query: `{ programs(first: 1) { edges { node { ${PROG} } } pageInfo { hasNextPage } } }`, pick: (d) => edges(d.programs) } }),
+    bad: () => ({ rest: { method: 'GET', path: '/programs?limit=101' }, gql: { query: '{ programs(first: 101) { edges { cursor } } }' }, gqlParam: 'first' }),
+    unknown: { rest: { method: 'GET', path: '/programs?starting_after=prog_nope' }, gql: { query: '{ programs(after: "prog_nope") { edges { cursor } } }' }, gqlParam: 'after' },
+  },
+  {
+    action: programs.retrieve,
+    setup: createProgram,
+    call: (ids) => ({ rest: { method: 'GET', path: `/programs/${ids.program}` }, gql: { query: `{ program(id: "${ids.program}") { ${PROG} } }` } }),
+    unknown: { rest: { method: 'GET', path: '/programs/prog_nope' }, gql: { query: '{ program(id: "prog_nope") { id } }' } },
+  },
+  {
+    action: programs.addRequirement,
+    setup: createProgram,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/programs/${ids.program}/requirements`, body: { metric: 'assert:age', operator: 'gte', threshold: 18 } },
+      gql: { query: `mutation { createProgramRequirement(program: "${ids.program}", metric: "assert:age", operator: GTE, threshold: 18) { ${REQ} } }` },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'POST', path: `/programs/${ids.program}/requirements`, body: { metric: 'age', operator: 'exists' } },
+      gql: { query: `mutation { createProgramRequirement(program: "${ids.program}", metric: "age", operator: EXISTS) { id } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/programs/prog_nope/requirements', body: { metric: 'assert:age', operator: 'exists' } },
+      gql: { query: 'mutation { createProgramRequirement(program: "prog_nope", metric: "assert:age", operator: EXISTS) { id } }' },
+    },
+  },
+  {
+    action: programs.listRequirements,
+    setup: createProgram,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/programs/${ids.program}/requirements` },
+      gql: { query: `{ programRequirements(program: "${ids.program}") { ${REQ} } }`, pick: (d) => ({ data: d.programRequirements, hasMore: false }) },
+    }),
+    unknown: { rest: { method: 'GET', path: '/programs/prog_nope/requirements' }, gql: { query: '{ programRequirements(program: "prog_nope") { id } }' } },
+  },
+  {
+    action: programs.removeRequirement,
+    setup: createProgram,
+    call: (ids) => ({
+      rest: { method: 'DELETE', path: `/programs/${ids.program}/requirements/${ids.requirement}` },
+      gql: { query: `mutation { deleteProgramRequirement(program: "${ids.program}", id: "${ids.requirement}") { id deleted } }` },
+    }),
+    unknown: { rest: { method: 'DELETE', path: '/programs/prog_nope/requirements/req_nope' }, gql: { query: 'mutation { deleteProgramRequirement(program: "prog_nope", id: "req_nope") { id } }' } },
+  },
+];
+
+/** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
+const ENUM_FIELDS = new Set(['status', 'operator']);
+const camel = (v: unknown): unknown => {
+  if (Array.isArray(v)) return v.map(camel);
+  if (!v || typeof v !== 'object') return v;
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([k]) => k !== 'object')
+      .map(([k, x]) => [k.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase()), ENUM_FIELDS.has(k) && typeof x === 'string' ? x.toUpperCase() : camel(x)]),
+  );
+};
+/** What differs between two objects made the same way: their ids, times and secrets. */
+const VOLATILE = new Set(['id', 'program', 'secret', 'createdAt', 'updatedAt', 'rotatedAt']);
+const shape = (v: unknown): unknown => {
+  if (Array.isArray(v)) return v.map(shape);
+  if (!v || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, VOLATILE.has(k) ? typeof x : shape(x)]));
+};
+const firstError = (g: any) => g.body.errors?.[0]?.extensions ?? {};
+
+async function sameError(token: string, c: Call & { gqlParam?: string }, code: string) {
+  const [r, g] = await Promise.all([rest(token, c.rest), gql(token, c.gql)]);
+  expect(r.body.error?.code, r.text).toBe(code);
+  expect(firstError(g).code, g.text).toBe(code);
+  expect(firstError(g).param ?? null).toBe(c.gqlParam ?? r.body.error.param);
+  return { r, g };
+}
+
+it('every action declared for both fronts has a REST route and a GraphQL field bound to it, and a row below', () => {
+  const routes = [...webhookEndpointRoutes(t.app.deps), ...webhookDeliveryRoutes(t.app.deps), ...programRoutes(t.app.deps), ...eventRoutes(t.app.deps)];
+  const bound = new Map<string, string[]>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type)) continue;
+    for (const f of Object.values(type.getFields())) {
+      const name = f.extensions?.action as string | undefined;
+      if (name) bound.set(name, [...(bound.get(name) ?? []), `${type.name}.${f.name}`]);
+    }
+  }
+  for (const action of ALL) {
+    const route = routes.find((r) => r.action === action);
+    expect(route?.scope, action.name).toBe(action.fronts.includes('rest') ? action.scope : undefined);
+    expect(bound.has(action.name), action.name).toBe(action.fronts.includes('graphql'));
+  }
+  const both = ALL.filter((a) => a.fronts.includes('rest') && a.fronts.includes('graphql'));
+  expect(ROWS.map((r) => r.action.name).sort()).toEqual(both.map((a) => a.name).sort());
+});
+
+describe.each(ROWS.map((row) => [row.action.name, row] as const))('%s', (_name, row) => {
+  it('needs the same scope on both fronts', async () => {
+    const { token: owner } = await buildOrgWithToken(t, SCOPES);
+    const ids = (await row.setup?.(owner)) ?? {};
+    const { token } = await buildOrgWithToken(t, SCOPES.filter((s) => s !== row.action.scope));
+    const { r, g } = await sameError(token, { ...row.call(ids), gqlParam: undefined }, 'missing_scope');
+    expect(r.status).toBe(403);
+    expect(g.body.errors[0].message).toBe(r.body.error.message);
+  });
+
+  it('answers bad input and unknown ids with the same code and parameter', async () => {
+    const { token } = await buildOrgWithToken(t, SCOPES);
+    const ids = (await row.setup?.(token)) ?? {};
+    if (row.bad) await sameError(token, row.bad(ids), 'invalid_request');
+    if (row.unknown) await sameError(token, row.unknown, 'resource_missing');
+  });
+
+  it('returns the same value', async () => {
+    const { token } = await buildOrgWithToken(t, SCOPES);
+    const viaRest = row.call((await row.setup?.(token)) ?? {});
+    const viaGql = row.call((await row.setup?.(token)) ?? {});
+    const [r, g] = await Promise.all([rest(token, viaRest.rest), gql(token, viaGql.gql)]);
+    if (row.action === webhookDeliveries.retry) {
+      // No delivery exists to retry here: the same 404 on both is the result (test/delivery/graphql.test.ts retries real ones).
+      expect(r.body.error.code).toBe('resource_missing');
+      expect(firstError(g).code).toBe('resource_missing');
+      return;
+    }
+    expect(g.body.errors, g.text).toBeUndefined();
+    expect(r.status, r.text).toBe({ ok: 200, created: 201, accepted: 202 }[row.action.outcome]);
+    const restValue = viaRest.rest.envelope ? r.body[viaRest.rest.envelope] : r.body;
+    const gqlValue = viaGql.gql.pick ? viaGql.gql.pick(g.body.data) : Object.values(g.body.data)[0];
+    const restCamel = camel(restValue) as any;
+    // GraphQL selects every field of the type; a nullable field REST omits (secret) is null there.
+    const gqlTrimmed = JSON.parse(JSON.stringify(gqlValue, (k, v) => (k === 'secret' && v === null ? undefined : v)));
+    expect(shape(gqlTrimmed)).toEqual(shape(restCamel));
+  });
+});
