@@ -41,9 +41,15 @@ export default [
           ],
         },
       ],
-      '@graphql-eslint/strict-id-in-types': ['error', { acceptedIdNames: ['id'], acceptedIdTypes: ['ID'], exceptions: { types: VALUE_TYPES, suffixes: ['Connection', 'Edge'] } }],
+      '@graphql-eslint/strict-id-in-types': [
+        'error',
+        { acceptedIdNames: ['id'], acceptedIdTypes: ['ID'], exceptions: { types: VALUE_TYPES, suffixes: ['Connection', 'Edge'] } },
+      ],
       // Plain lists of small, bounded sets (a program's requirements, the brands) are not connections.
-      '@graphql-eslint/relay-edge-types': ['error', { withEdgeSuffix: true, shouldImplementNode: true, listTypeCanWrapOnlyEdgeType: false }],
+      '@graphql-eslint/relay-edge-types': [
+        'error',
+        { withEdgeSuffix: true, shouldImplementNode: true, listTypeCanWrapOnlyEdgeType: false },
+      ],
     },
   },
 ];

@@ -24,16 +24,19 @@ export function renderChart(rows: Row[]): string {
     const r = b.ratio!;
     const target = b.target?.startsWith('≥ ') ? Number(b.target.slice(2)) : undefined;
     out.push(`<text x="10" y="${y + 14}">${esc(`S${b.scenario} ${b.database}: ${b.subject.split(',')[0]!.slice(0, 56)}`)}</text>`);
-    out.push(`<rect x="${left}" y="${y + 3}" width="${Math.max(1, x(b.value) - left)}" height="${rowH - 8}" fill="${b.met === false ? '#d54' : '#3a7'}"/>`);
+    out.push(
+      `<rect x="${left}" y="${y + 3}" width="${Math.max(1, x(b.value) - left)}" height="${rowH - 8}" fill="${b.met === false ? '#d54' : '#3a7'}"/>`,
+    );
     // The spread: interquartile range as a thick whisker, min–max as a thin one.
     out.push(`<line x1="${x(r.min)}" x2="${x(r.max)}" y1="${y + rowH / 2 - 1}" y2="${y + rowH / 2 - 1}" stroke="#333" stroke-width="1"/>`);
     out.push(`<line x1="${x(r.q1)}" x2="${x(r.q3)}" y1="${y + rowH / 2 - 1}" y2="${y + rowH / 2 - 1}" stroke="#333" stroke-width="4"/>`);
     out.push(`<text x="${x(Math.max(b.value, r.max)) + 4}" y="${y + 14}">${b.value}</text>`);
-    if (target !== undefined && Number.isFinite(target)) out.push(`<line x1="${x(target)}" x2="${x(target)}" y1="${y}" y2="${y + rowH - 2}" stroke="black" stroke-width="2"/>`);
+    if (target !== undefined && Number.isFinite(target))
+      out.push(`<line x1="${x(target)}" x2="${x(target)}" y1="${y}" y2="${y + rowH - 2}" stroke="black" stroke-width="2"/>`);
   });
   const axisY = 36 + bars.length * rowH + 4;
   out.push(`<line x1="${left}" x2="${x(scaleMax)}" y1="${axisY}" y2="${axisY}" stroke="#888"/>`);
   for (let v = 0; v <= scaleMax + 1e-9; v += 0.25) out.push(`<text x="${x(v) - 8}" y="${axisY + 14}" fill="#555">${v}</text>`);
   out.push('</svg>');
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }

@@ -74,15 +74,21 @@ await app.start();
 const origin = app.urls.api_origin;
 const { post, created, secret } = await benchTenant(origin, operatorToken, ['webhooks:write']);
 const endpointIds: string[] = [];
-for (let i = 0; i < N; i++) endpointIds.push((await post('/v1/platform/webhook_endpoints', { url: `http://127.0.0.1:${port}/e${i}` }, secret)).webhook_endpoint.id);
+for (let i = 0; i < N; i++)
+  endpointIds.push((await post('/v1/platform/webhook_endpoints', { url: `http://127.0.0.1:${port}/e${i}` }, secret)).webhook_endpoint.id);
 // The adaptive limit of the first endpoint, sampled every 250 ms during the burst (older code: undefined).
 const limitTrace: number[] = [];
-const tracer = setInterval(() => limitTrace.push((app.webhooks as { endpointLimit?: (id: string) => number }).endpointLimit?.(endpointIds[0]!) ?? NaN), 250);
+const tracer = setInterval(
+  () => limitTrace.push((app.webhooks as { endpointLimit?: (id: string) => number }).endpointLimit?.(endpointIds[0]!) ?? NaN),
+  250,
+);
 const orgId = created.organization.id as string;
 const { deps } = app;
 
 async function append(): Promise<void> {
-  const id = await deps.db.transaction((tx) => appendEvent(deps, tx, { organizationId: orgId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_bench' }, data: {} }));
+  const id = await deps.db.transaction((tx) =>
+    appendEvent(deps, tx, { organizationId: orgId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_bench' }, data: {} }),
+  );
   appended.set(id, now());
 }
 async function waitFor(n: number, timeoutMs = 120_000) {
@@ -99,7 +105,11 @@ const pct = (xs: number[], p: number) => {
 // so the figure is delivery alone (fan-out, lease, sign, send, record), not the appends.
 await app.webhooks.stop();
 let next = 0;
-await Promise.all(Array.from({ length: 8 }, async () => { while (next++ < M) await append(); }));
+await Promise.all(
+  Array.from({ length: 8 }, async () => {
+    while (next++ < M) await append();
+  }),
+);
 await app.sequencer.flush();
 const start = now();
 const cpu0 = mainThreadCpuMs();
@@ -139,7 +149,13 @@ const steady = {
   maxms: +Math.max(...latencies).toFixed(1),
   cpuMsPerDelivery: +((mainThreadCpuMs() - cpu1) / (received - before)).toFixed(3),
 };
-console.log(JSON.stringify({ database: deps.db.kind, endpoints: N, events: M, burst, steady, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) }, null, 2));
+console.log(
+  JSON.stringify(
+    { database: deps.db.kind, endpoints: N, events: M, burst, steady, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) },
+    null,
+    2,
+  ),
+);
 await app.stop();
 await receiver.terminate();
 process.exit(0);

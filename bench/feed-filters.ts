@@ -16,7 +16,12 @@
  * (a migrated, throwaway database: it inserts into `event` and deletes after).
  */
 import pg from 'pg';
-import { feedPageOfBrandsStatement, feedPageOfSubjectStatement, feedPageOfSubjectTypesStatement, feedPageStatement } from '../src/domain/event/event.ts';
+import {
+  feedPageOfBrandsStatement,
+  feedPageOfSubjectStatement,
+  feedPageOfSubjectTypesStatement,
+  feedPageStatement,
+} from '../src/domain/event/event.ts';
 import { PUBLIC_EVENT_TYPES } from '../src/domain/event/types.ts';
 
 const url = process.env.DATABASE_URL;
@@ -49,9 +54,21 @@ await c.query('SET plan_cache_mode = force_generic_plan');
 type Case = { label: string; text: string; params: (org: string) => unknown[] };
 const naive = feedPageStatement.text.replace('AND type = ANY($3::text[])', 'AND type = ANY($3::text[]) AND brand_id = ANY($5::text[])');
 const cases: Case[] = [
-  { label: 'rare brand (brands=brand_rare)', text: feedPageOfBrandsStatement.text, params: (o) => [o, '0', T, ['brand_rare'], null, null, 101] },
-  { label: 'rare brand + common brand', text: feedPageOfBrandsStatement.text, params: (o) => [o, '0', T, ['brand_rare', 'brand_a'], null, null, 101] },
-  { label: 'rare brand + subject_types=payout', text: feedPageOfBrandsStatement.text, params: (o) => [o, '0', T, ['brand_rare'], ['payout'], null, 101] },
+  {
+    label: 'rare brand (brands=brand_rare)',
+    text: feedPageOfBrandsStatement.text,
+    params: (o) => [o, '0', T, ['brand_rare'], null, null, 101],
+  },
+  {
+    label: 'rare brand + common brand',
+    text: feedPageOfBrandsStatement.text,
+    params: (o) => [o, '0', T, ['brand_rare', 'brand_a'], null, null, 101],
+  },
+  {
+    label: 'rare brand + subject_types=payout',
+    text: feedPageOfBrandsStatement.text,
+    params: (o) => [o, '0', T, ['brand_rare'], ['payout'], null, 101],
+  },
   { label: 'rare subject type', text: feedPageOfSubjectTypesStatement.text, params: (o) => [o, '0', T, null, ['rare_thing'], null, 101] },
   { label: 'one subject id', text: feedPageOfSubjectStatement.text, params: (o) => [o, '0', T, null, null, 'sub_rare', 101] },
   { label: 'naive: rare brand as a filter on the seq walk', text: naive, params: (o) => [o, '0', T, 101, ['brand_rare']] },
@@ -63,7 +80,17 @@ for (const k of cases) {
   const name = `bench_filter_${n++}`;
   await c.query({ name, text: k.text, values: k.params('org_bench_big') });
   await c.query(`PREPARE ${name}_x AS ${k.text}`);
-  const args = k.params('org_bench_big').map((v) => (v === null ? 'NULL' : Array.isArray(v) ? `ARRAY[${v.map((x) => `'${x}'`).join(',')}]::text[]` : typeof v === 'number' ? String(v) : `'${v}'`));
+  const args = k
+    .params('org_bench_big')
+    .map((v) =>
+      v === null
+        ? 'NULL'
+        : Array.isArray(v)
+          ? `ARRAY[${v.map((x) => `'${x}'`).join(',')}]::text[]`
+          : typeof v === 'number'
+            ? String(v)
+            : `'${v}'`,
+    );
   const plan = await c.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) EXECUTE ${name}_x(${args.join(', ')})`);
   const lines = plan.rows.map((r) => r['QUERY PLAN'] as string);
   const scans = lines.filter((l) => / on event /.test(l)).map((l) => l.trim().replace(/^->\s*/, ''));
@@ -91,7 +118,9 @@ for (const k of cases) {
     bigs.push(big);
     smalls.push(small);
   }
-  console.log(`- ${k.label}: 200k/20k time ratio ${median(ratios).toFixed(2)} (ms per page ${median(smalls).toFixed(2)} vs ${median(bigs).toFixed(2)})`);
+  console.log(
+    `- ${k.label}: 200k/20k time ratio ${median(ratios).toFixed(2)} (ms per page ${median(smalls).toFixed(2)} vs ${median(bigs).toFixed(2)})`,
+  );
 }
 
 console.log('\n## Write cost of the three new indexes (2,000-row batches, interleaved)\n');
@@ -131,7 +160,9 @@ for (let round = 0; round < 20; round++) {
   afterMs.push(after);
 }
 const perRow = (ms: number[]) => ((median(ms) / 2000) * 1000).toFixed(1);
-console.log(`- insert time with / without the new indexes: ${median(writeRatios).toFixed(2)} (median of 20 interleaved 2,000-row batches; ${perRow(beforeMs)} vs ${perRow(afterMs)} µs per row)`);
+console.log(
+  `- insert time with / without the new indexes: ${median(writeRatios).toFixed(2)} (median of 20 interleaved 2,000-row batches; ${perRow(beforeMs)} vs ${perRow(afterMs)} µs per row)`,
+);
 
 await c.query('DROP TABLE bench_ev_before, bench_ev_after');
 await c.query("DELETE FROM event WHERE organization_id IN ('org_bench_big', 'org_bench_small')");

@@ -26,7 +26,8 @@ const PAIRS = Number(flag('--pairs') ?? 6);
 const SLICE = Number(flag('--slice') ?? 3);
 const ONLY = flag('--only');
 const OPERATOR = 'op_bench_0123456789abcdef';
-const EVENTS_QUERY = 'query Feed($first: Int) { events(first: $first) { edges { cursor node { id type seq subject { type id } data operation livemode createdAt } } pageInfo { hasNextPage endCursor } } }';
+const EVENTS_QUERY =
+  'query Feed($first: Int) { events(first: $first) { edges { cursor node { id type seq subject { type id } data operation livemode createdAt } } pageInfo { hasNextPage endCursor } } }';
 
 const { default: autocannon } = await import('autocannon');
 const { buildApp } = await import(`${ROOT}/src/app.ts`);
@@ -58,7 +59,12 @@ const { created, secret } = await benchTenant(origin, OPERATOR, ['events:read'])
 for (let i = 0; i < 300; i += 50) {
   await app.deps.db.transaction(async (tx: unknown) => {
     for (let j = 0; j < 50; j++) {
-      await appendEvent(app.deps, tx, { organizationId: created.organization.id, type: 'assertion.created', subject: { type: 'entity', id: `ent_seed${i + j}` }, data: { key: 'seed', value: i + j } });
+      await appendEvent(app.deps, tx, {
+        organizationId: created.organization.id,
+        type: 'assertion.created',
+        subject: { type: 'entity', id: `ent_seed${i + j}` },
+        data: { key: 'seed', value: i + j },
+      });
     }
   });
 }

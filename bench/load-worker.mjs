@@ -22,9 +22,18 @@ parentPort.on('message', async (o) => {
     connections: o.connections,
     duration: o.seconds,
     // Every `[<uuid>]` in the body becomes a fresh UUID per request.
-    ...(o.uniqueBody && body ? { requests: [{ setupRequest: (req) => ({ ...req, body: body.replaceAll('[<uuid>]', randomUUID()) }) }] } : {}),
+    ...(o.uniqueBody && body
+      ? { requests: [{ setupRequest: (req) => ({ ...req, body: body.replaceAll('[<uuid>]', randomUUID()) }) }] }
+      : {}),
   };
   // Off the main thread autocannon returns its raw histograms; aggregate them here.
   const r = autocannon.aggregateResult([await autocannon(opts)], opts);
-  parentPort.postMessage({ ok: r.requests.total - r.non2xx, non2xx: r.non2xx, errors: r.errors, seconds: r.duration || o.seconds, p50: r.latency.p50, p99: r.latency.p99 });
+  parentPort.postMessage({
+    ok: r.requests.total - r.non2xx,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    seconds: r.duration || o.seconds,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+  });
 });

@@ -121,7 +121,11 @@ export interface Comparison {
  * ratio the median of baseline CPU per request / its own (above 1 = cheaper
  * than the baseline), both with their spread.
  */
-export async function compare(baseline: Side, subjects: Side[], o: { rounds: number; seconds: number; warmup?: number }): Promise<Comparison> {
+export async function compare(
+  baseline: Side,
+  subjects: Side[],
+  o: { rounds: number; seconds: number; warmup?: number },
+): Promise<Comparison> {
   const sides = [baseline, ...subjects];
   const loadStart = os.loadavg()[0]!;
   for (const s of sides) await s.run(o.warmup ?? 1);
@@ -181,5 +185,11 @@ export async function closedLoop(concurrency: number, seconds: number, fn: () =>
       }
     }),
   );
-  return { count: lat.length, errors, seconds: (performance.now() - started) / 1000, p50: round(quantile(lat, 0.5)), p99: round(quantile(lat, 0.99)) };
+  return {
+    count: lat.length,
+    errors,
+    seconds: (performance.now() - started) / 1000,
+    p50: round(quantile(lat, 0.5)),
+    p99: round(quantile(lat, 0.99)),
+  };
 }

@@ -37,7 +37,12 @@ const texts: string[] = [];
 const query = pg.Client.prototype.query;
 pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
   statements++;
-  if (statementLog) texts.push(String(typeof a[0] === 'string' ? a[0] : (a[0] as { text?: string })?.text).replace(/\s+/g, ' ').slice(0, 200));
+  if (statementLog)
+    texts.push(
+      String(typeof a[0] === 'string' ? a[0] : (a[0] as { text?: string })?.text)
+        .replace(/\s+/g, ' ')
+        .slice(0, 200),
+    );
   return (query as (...x: unknown[]) => unknown).apply(this, a);
 } as typeof query;
 
@@ -45,7 +50,12 @@ const dataDir = db === 'pglite' ? mkdtempSync(join(os.tmpdir(), 'bench-ops-')) :
 const app = await buildApp(loadConfig(benchEnv(dataDir, db === 'pglite' ? '' : db)));
 await app.start();
 const origin = app.urls.api_origin;
-const { created, secret } = await benchTenant(origin, BENCH_OPERATOR, ['events:read', 'distributions:read', 'distributions:write', 'distributions:launch']);
+const { created, secret } = await benchTenant(origin, BENCH_OPERATOR, [
+  'events:read',
+  'distributions:read',
+  'distributions:write',
+  'distributions:launch',
+]);
 const orgId = created.organization.id as string;
 
 const waiting = new Map<string, (at: number) => void>();
@@ -99,9 +109,11 @@ async function one(): Promise<void> {
 
 const runFor = async (s: number) => {
   const until = performance.now() + s * 1000;
-  await Promise.all(Array.from({ length: launchers }, async () => {
-    while (performance.now() < until) await one();
-  }));
+  await Promise.all(
+    Array.from({ length: launchers }, async () => {
+      while (performance.now() < until) await one();
+    }),
+  );
 };
 await runFor(1); // warm-up
 lat.length = 0;
@@ -139,7 +151,7 @@ console.log(
     load: os.loadavg()[0],
   }),
 );
-if (statementLog) writeFileSync(statementLog, texts.join('\n') + '\n');
+if (statementLog) writeFileSync(statementLog, `${texts.join('\n')}\n`);
 await feed.return?.();
 await app.stop();
 if (db === 'pglite') rmSync(dataDir, { recursive: true, force: true });

@@ -92,13 +92,18 @@ export interface Row {
 type Target = { min?: number; max?: number };
 const rows: Row[] = [];
 const log = (...a: unknown[]) => console.error('[bench]', ...a);
-const targetText = (t?: Target) => (t ? [t.min !== undefined ? `≥ ${t.min}` : '', t.max !== undefined ? `< ${t.max}` : ''].filter(Boolean).join(', ') : undefined);
+const targetText = (t?: Target) =>
+  t ? [t.min !== undefined ? `≥ ${t.min}` : '', t.max !== undefined ? `< ${t.max}` : ''].filter(Boolean).join(', ') : undefined;
 const load1 = () => round(os.loadavg()[0]!);
 
 function push(row: Row) {
   rows.push(row);
-  const fig = row.baseline ? `${row.value} of ${row.baseline} (IQR ${round(row.ratio!.q1)}–${round(row.ratio!.q3)}, CPU ratio ${round(row.cpuRatio!.median)})` : `${row.value} ${row.unit}`;
-  log(`${new Date().toISOString().slice(11, 19)} ${row.database} S${row.scenario} ${row.subject}: ${fig}${row.target ? `, target ${row.target}${row.met == null ? '' : row.met ? ': met' : ': missed'}` : ''}, load ${row.loadavg.join('→')}`);
+  const fig = row.baseline
+    ? `${row.value} of ${row.baseline} (IQR ${round(row.ratio!.q1)}–${round(row.ratio!.q3)}, CPU ratio ${round(row.cpuRatio!.median)})`
+    : `${row.value} ${row.unit}`;
+  log(
+    `${new Date().toISOString().slice(11, 19)} ${row.database} S${row.scenario} ${row.subject}: ${fig}${row.target ? `, target ${row.target}${row.met == null ? '' : row.met ? ': met' : ': missed'}` : ''}, load ${row.loadavg.join('→')}`,
+  );
 }
 
 /** One row per subject of an interleaved comparison. */
@@ -106,14 +111,28 @@ function pushComparison(scenario: number, database: string, c: Comparison, unit:
   for (const s of c.subjects) {
     const value = round(s.ratio.median);
     push({
-      scenario, database, subject: s.side.name, baseline: c.baseline.name, value, unit,
+      scenario,
+      database,
+      subject: s.side.name,
+      baseline: c.baseline.name,
+      value,
+      unit,
       ratio: { ...roundSpread(s.ratio), perRound: s.ratios },
       cpuMsPerRequest: { subject: round(s.side.cpu.median, 3), baseline: round(c.baseline.cpu.median, 3) },
       cpuRatio: roundSpread(s.cpuRatio),
       throughput: { subject: round(s.side.rate.median, 1), baseline: round(c.baseline.rate.median, 1) },
-      p50ms: s.side.p50 ?? null, p99ms: s.side.p99 ?? null,
-      target: targetText(target), met: meets(value, target), loadavg: c.loadavg,
-      extra: { rounds: c.rounds, sliceSeconds: c.sliceSeconds, errors: { subject: s.side.errors, baseline: c.baseline.errors }, baselineP50ms: c.baseline.p50, baselineP99ms: c.baseline.p99 },
+      p50ms: s.side.p50 ?? null,
+      p99ms: s.side.p99 ?? null,
+      target: targetText(target),
+      met: meets(value, target),
+      loadavg: c.loadavg,
+      extra: {
+        rounds: c.rounds,
+        sliceSeconds: c.sliceSeconds,
+        errors: { subject: s.side.errors, baseline: c.baseline.errors },
+        baselineP50ms: c.baseline.p50,
+        baselineP99ms: c.baseline.p99,
+      },
     });
   }
 }
@@ -124,7 +143,14 @@ function pushFigure(r: Omit<Row, 'baseline' | 'met' | 'target' | 'loadavg'> & { 
   push({ ...rest, baseline: null, target: targetText(target) ?? targetNote, met: meets(r.value, target), loadavg: [loadStart, load1()] });
 }
 
-const roundSpread = (s: Spread): Spread => ({ median: round(s.median, 3), q1: round(s.q1, 3), q3: round(s.q3, 3), min: round(s.min, 3), max: round(s.max, 3), n: s.n });
+const roundSpread = (s: Spread): Spread => ({
+  median: round(s.median, 3),
+  q1: round(s.q1, 3),
+  q3: round(s.q3, 3),
+  min: round(s.min, 3),
+  max: round(s.max, 3),
+  n: s.n,
+});
 
 /** Peak resident set size of this process while `fn` runs. */
 async function withPeakRss<T>(fn: () => Promise<T>): Promise<[T, number]> {
@@ -185,7 +211,13 @@ async function startStack(kind: 'pglite' | 'postgres', databaseUrl?: string): Pr
   const app = await buildApp(config);
   await app.start();
   const origin = app.urls.api_origin;
-  const { created, secret, post } = await benchTenant(origin, OPERATOR, ['events:read', 'assertions:write', 'distributions:read', 'distributions:write', 'distributions:launch']);
+  const { created, secret, post } = await benchTenant(origin, OPERATOR, [
+    'events:read',
+    'assertions:write',
+    'distributions:read',
+    'distributions:write',
+    'distributions:launch',
+  ]);
   const rawPool = databaseUrl ? new pg.Pool({ connectionString: databaseUrl, max: CONNECTIONS }) : undefined;
   const pglite = app.deps.db.pglite;
   return {
@@ -211,7 +243,12 @@ async function seedFeed(t: Stack, n: number) {
   for (let i = 0; i < n; i += 50) {
     await t.app.deps.db.transaction(async (tx) => {
       for (let j = 0; j < 50; j++) {
-        await appendEvent(t.app.deps, tx, { organizationId: t.orgId, type: 'assertion.created', subject: { type: 'entity', id: `ent_seed${i + j}` }, data: { key: 'seed', value: i + j } });
+        await appendEvent(t.app.deps, tx, {
+          organizationId: t.orgId,
+          type: 'assertion.created',
+          subject: { type: 'entity', id: `ent_seed${i + j}` },
+          data: { key: 'seed', value: i + j },
+        });
       }
     });
   }
@@ -240,7 +277,8 @@ async function bareFeed(t: Stack): Promise<{ url: string; close(): void }> {
   return { url, close: () => server.close() };
 }
 
-const EVENTS_QUERY = 'query Feed($first: Int) { events(first: $first) { edges { cursor node { id type seq subject { type id } data operation livemode createdAt } } pageInfo { hasNextPage endCursor } } }';
+const EVENTS_QUERY =
+  'query Feed($first: Int) { events(first: $first) { edges { cursor node { id type seq subject { type id } data operation livemode createdAt } } pageInfo { hasNextPage endCursor } } }';
 const interleaved = { rounds: ROUNDS, seconds: DURATION };
 
 // ---------------------------------------------------------------------------
@@ -251,7 +289,13 @@ async function scenario1(t: Stack) {
   try {
     const c = await compare(
       httpSide('bare node:http + raw pg, same SQL and presenter', { url: `${bare.url}/events?limit=100`, connections: CONNECTIONS }),
-      [httpSide('REST GET /v1/platform/events?limit=100', { url: `${t.origin}/v1/platform/events?limit=100`, headers: { authorization: `Bearer ${t.secret}` }, connections: CONNECTIONS })],
+      [
+        httpSide('REST GET /v1/platform/events?limit=100', {
+          url: `${t.origin}/v1/platform/events?limit=100`,
+          headers: { authorization: `Bearer ${t.secret}` },
+          connections: CONNECTIONS,
+        }),
+      ],
       interleaved,
     );
     pushComparison(1, t.kind, c, 'req/s', { min: 0.8 });
@@ -265,10 +309,24 @@ async function scenario2(t: Stack) {
   const json = { 'content-type': 'application/json', accept: 'application/json' };
   const getQs = `?query=${encodeURIComponent(EVENTS_QUERY)}&variables=${encodeURIComponent(JSON.stringify({ first: 100 }))}`;
   const c = await compare(
-    httpSide('REST GET /v1/platform/events?limit=100', { url: `${t.origin}/v1/platform/events?limit=100`, headers: auth, connections: CONNECTIONS }),
+    httpSide('REST GET /v1/platform/events?limit=100', {
+      url: `${t.origin}/v1/platform/events?limit=100`,
+      headers: auth,
+      connections: CONNECTIONS,
+    }),
     [
-      httpSide('GraphQL POST events(first:100)', { url: `${t.origin}/graphql`, method: 'POST', headers: { ...json, ...auth }, body: JSON.stringify({ query: EVENTS_QUERY, variables: { first: 100 } }), connections: CONNECTIONS }),
-      httpSide('GraphQL GET events(first:100)', { url: `${t.origin}/graphql${getQs}`, headers: { accept: 'application/json', ...auth }, connections: CONNECTIONS }),
+      httpSide('GraphQL POST events(first:100)', {
+        url: `${t.origin}/graphql`,
+        method: 'POST',
+        headers: { ...json, ...auth },
+        body: JSON.stringify({ query: EVENTS_QUERY, variables: { first: 100 } }),
+        connections: CONNECTIONS,
+      }),
+      httpSide('GraphQL GET events(first:100)', {
+        url: `${t.origin}/graphql${getQs}`,
+        headers: { accept: 'application/json', ...auth },
+        connections: CONNECTIONS,
+      }),
     ],
     interleaved,
   );
@@ -279,12 +337,16 @@ async function scenario3(t: Stack) {
   // The baseline inserts into a copy of the event table (columns, defaults, indexes; no triggers), so its rows start no sequencer work in the app.
   await t.query('DROP TABLE IF EXISTS bench_event');
   await t.query('CREATE TABLE bench_event (LIKE event INCLUDING ALL)');
-  const insert = { name: 'bench_event_insert', text: 'INSERT INTO bench_event (id, organization_id, type, subject_type, subject_id, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, now())' };
+  const insert = {
+    name: 'bench_event_insert',
+    text: 'INSERT INTO bench_event (id, organization_id, type, subject_type, subject_id, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, now())',
+  };
   const values = () => [newId('event'), t.orgId, 'assertion.created', 'entity', 'ent_raw', JSON.stringify({ key: 'raw' })];
   const pool = t.siblingUrl ? new pg.Pool({ connectionString: t.siblingUrl(DB_NAME), max: CONNECTIONS }) : undefined;
   const raw: Side = {
     name: 'raw pg: 16 clients, one event-shaped row per autocommitted prepared INSERT',
-    run: (seconds) => closedLoop(CONNECTIONS, seconds, () => (pool ? pool.query({ ...insert, values: values() }) : t.query(insert.text, values()))),
+    run: (seconds) =>
+      closedLoop(CONNECTIONS, seconds, () => (pool ? pool.query({ ...insert, values: values() }) : t.query(insert.text, values()))),
   };
   try {
     const c = await compare(
@@ -327,20 +389,49 @@ async function scenario4(t: Stack) {
   // 10 endpoints: a burst, then 100 events/s = 1,000 deliveries/s offered (PGlite: a fifth of it; targets apply on PostgreSQL).
   const rate = onPg ? 100 : 20;
   // PGlite (one connection for everything) delivers tens per second: small runs there, to show it works.
-  const ten = await run(`${DB_NAME}_d10`, { endpoints: 10, events: onPg ? (QUICK ? 200 : 1000) : 20, rate, seconds: onPg ? (QUICK ? 2 : 8) : 1 });
+  const ten = await run(`${DB_NAME}_d10`, {
+    endpoints: 10,
+    events: onPg ? (QUICK ? 200 : 1000) : 20,
+    rate,
+    seconds: onPg ? (QUICK ? 2 : 8) : 1,
+  });
   const one = await run(`${DB_NAME}_d1`, { endpoints: 1, events: onPg ? (QUICK ? 300 : 2000) : 40, rate: 10, seconds: 1 });
   const base = { scenario: 4, database: t.kind, loadStart };
-  pushFigure({ ...base, subject: `webhook delivery burst, 10 endpoints × ${ten.events} events`, unit: 'deliveries/s', value: ten.burst.deliveriesPerSecond, target: { min: 2000 }, extra: { burst: ten.burst } });
   pushFigure({
-    ...base, subject: `append-to-receipt p99, 10 endpoints at ${rate * 10} deliveries/s offered`, unit: 'ms', value: ten.steady.p99ms, p50ms: ten.steady.p50ms, p99ms: ten.steady.p99ms,
-    target: onPg ? { max: 250 } : undefined, targetNote: onPg ? undefined : '(< 250 at 1,000/s on PostgreSQL)', extra: { steady: ten.steady },
+    ...base,
+    subject: `webhook delivery burst, 10 endpoints × ${ten.events} events`,
+    unit: 'deliveries/s',
+    value: ten.burst.deliveriesPerSecond,
+    target: { min: 2000 },
+    extra: { burst: ten.burst },
   });
-  pushFigure({ ...base, subject: `webhook delivery burst, one endpoint × ${one.events} events`, unit: 'deliveries/s', value: one.burst.deliveriesPerSecond, target: { min: 500 }, extra: { burst: one.burst } });
+  pushFigure({
+    ...base,
+    subject: `append-to-receipt p99, 10 endpoints at ${rate * 10} deliveries/s offered`,
+    unit: 'ms',
+    value: ten.steady.p99ms,
+    p50ms: ten.steady.p50ms,
+    p99ms: ten.steady.p99ms,
+    target: onPg ? { max: 250 } : undefined,
+    targetNote: onPg ? undefined : '(< 250 at 1,000/s on PostgreSQL)',
+    extra: { steady: ten.steady },
+  });
+  pushFigure({
+    ...base,
+    subject: `webhook delivery burst, one endpoint × ${one.events} events`,
+    unit: 'deliveries/s',
+    value: one.burst.deliveriesPerSecond,
+    target: { min: 500 },
+    extra: { burst: one.burst },
+  });
 }
 
 /** A ws-load.ts child holding `k` graphql-ws subscribers on `origin`. */
 async function loadProcess(origin: string, secret: string, k: number) {
-  const child = fork(join(here, 'ws-load.ts'), [origin, secret, String(k)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(join(here, 'ws-load.ts'), [origin, secret, String(k)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const next = () => new Promise<any>((r) => child.once('message', r));
   const connected = await next();
   return {
@@ -374,7 +465,14 @@ async function appendAtRate(app: App, orgId: string, rate: number, seconds: numb
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     pending.push(
       app.deps.db
-        .transaction((tx) => appendEvent(app.deps, tx, { organizationId: orgId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_live' }, data: { t: performance.timeOrigin + performance.now() } }))
+        .transaction((tx) =>
+          appendEvent(app.deps, tx, {
+            organizationId: orgId,
+            type: 'assertion.created',
+            subject: { type: 'entity', id: 'ent_live' },
+            data: { t: performance.timeOrigin + performance.now() },
+          }),
+        )
         .catch(() => failures++),
     );
   }
@@ -422,7 +520,9 @@ async function fanOutCeiling(app: App, orgId: string, load: Load, k: number, sec
       cpuUsPerMessage: round((cpu() - c0) / Math.max(1, r.received), 2),
     };
     steps.push(step);
-    log(`  S5 ${k} subscribers at ${rate} events/s: ${step.messagesPerSecond} msg/s, p50 ${step.p50} ms, p99 ${step.p99} ms, lost ${step.lost}, ${step.cpuUsPerMessage} µs CPU/msg`);
+    log(
+      `  S5 ${k} subscribers at ${rate} events/s: ${step.messagesPerSecond} msg/s, p50 ${step.p50} ms, p99 ${step.p99} ms, lost ${step.lost}, ${step.cpuUsPerMessage} µs CPU/msg`,
+    );
     if (!FIXED_RATES && (step.p99 >= 250 || step.lost > 0)) break;
   }
   const ok = steps.filter((s) => s.p99 < 250 && s.lost === 0);
@@ -453,10 +553,24 @@ async function scenario5(t: Stack, pgUrl: string | undefined) {
     const groups = t.app.stream.groupCount;
     await load.close();
     pushFigure({
-      scenario: 5, database: t.kind, subject: `graphql-ws fan-out, ${k} subscribers: highest rate with p99 append-to-receipt < 250 ms`, unit: 'subscriber-messages/s',
-      value: best?.messagesPerSecond ?? 0, p50ms: best?.p50 ?? null, p99ms: best?.p99 ?? null, loadStart,
-      target: onPg && k === 1000 ? { min: 50_000 } : undefined, targetNote: onPg && k === 1000 ? undefined : '(≥ 50,000 at 1,000 subscribers on PostgreSQL)',
-      extra: { subscribers: k, eventsPerSecond: best?.rate ?? 0, serverCpuUsPerMessage: best?.cpuUsPerMessage, groups, steps, connectErrors: load.connected.errors },
+      scenario: 5,
+      database: t.kind,
+      subject: `graphql-ws fan-out, ${k} subscribers: highest rate with p99 append-to-receipt < 250 ms`,
+      unit: 'subscriber-messages/s',
+      value: best?.messagesPerSecond ?? 0,
+      p50ms: best?.p50 ?? null,
+      p99ms: best?.p99 ?? null,
+      loadStart,
+      target: onPg && k === 1000 ? { min: 50_000 } : undefined,
+      targetNote: onPg && k === 1000 ? undefined : '(≥ 50,000 at 1,000 subscribers on PostgreSQL)',
+      extra: {
+        subscribers: k,
+        eventsPerSecond: best?.rate ?? 0,
+        serverCpuUsPerMessage: best?.cpuUsPerMessage,
+        groups,
+        steps,
+        connectErrors: load.connected.errors,
+      },
     });
   }
 
@@ -475,9 +589,20 @@ async function scenario5(t: Stack, pgUrl: string | undefined) {
     await load.close();
     const heapKiB = round((idle.heap - before.heap) / 1024 / n, 2);
     pushFigure({
-      scenario: 5, database: t.kind, subject: `${n} idle graphql-ws subscribers: server JS heap per subscriber (after GC)`, unit: 'KiB', value: heapKiB, loadStart,
-      target: onPg && n >= 5000 ? { max: 8 } : undefined, targetNote: onPg && n >= 5000 ? undefined : '(< 8 KiB at 5,000 on PostgreSQL)',
-      extra: { subscribers: subscribed, rssKiBPerSubscriber: round((idle.rss - before.rss) / 1024 / n, 2), heapKiBPerSubscriber: heapKiB, connectErrors: load.connected.errors },
+      scenario: 5,
+      database: t.kind,
+      subject: `${n} idle graphql-ws subscribers: server JS heap per subscriber (after GC)`,
+      unit: 'KiB',
+      value: heapKiB,
+      loadStart,
+      target: onPg && n >= 5000 ? { max: 8 } : undefined,
+      targetNote: onPg && n >= 5000 ? undefined : '(< 8 KiB at 5,000 on PostgreSQL)',
+      extra: {
+        subscribers: subscribed,
+        rssKiBPerSubscriber: round((idle.rss - before.rss) / 1024 / n, 2),
+        heapKiBPerSubscriber: heapKiB,
+        connectErrors: load.connected.errors,
+      },
     });
   }
 
@@ -490,11 +615,12 @@ async function scenario5(t: Stack, pgUrl: string | undefined) {
     for (let i = 0; i < trials; i++) {
       const tok = await t.post('/platform/tokens/create', { name: `revoke-${i}`, scopes: ['events:read'] }, t.userToken);
       const before = t.app.stream.subscriberCount;
-      const ws = new WebSocket(t.origin.replace(/^http/, 'ws') + '/graphql', 'graphql-transport-ws');
+      const ws = new WebSocket(`${t.origin.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws');
       const closed = new Promise<number>((r) => ws.once('close', (code) => r(code)));
       ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${tok.secret}` } })));
       ws.on('message', (d) => {
-        if (String(d).includes('connection_ack')) ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { events { seq } }' } }));
+        if (String(d).includes('connection_ack'))
+          ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { events { seq } }' } }));
       });
       const until = Date.now() + 10_000;
       while (t.app.stream.subscriberCount <= before && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
@@ -502,12 +628,20 @@ async function scenario5(t: Stack, pgUrl: string | undefined) {
       await t.post('/platform/tokens/revoke', { token_id: tok.token.id }, t.userToken);
       const code = await Promise.race([closed, new Promise<number>((r) => setTimeout(() => r(-1), 5000))]);
       if (code === 4401) lat.push(performance.now() - t0);
-      else (missed++, ws.terminate());
+      else missed++, ws.terminate();
     }
     const p99 = round(quantile(lat, 0.99), 1);
     pushFigure({
-      scenario: 5, database: t.kind, subject: `revoked token to its graphql-ws stream's end (close 4401), from the revoke request, p99 of ${trials}`, unit: 'ms', value: missed ? 5000 : p99,
-      p50ms: round(quantile(lat, 0.5), 1), p99ms: p99, loadStart, target: { max: 1000 }, extra: { trials, missed, max: round(Math.max(...lat), 1) },
+      scenario: 5,
+      database: t.kind,
+      subject: `revoked token to its graphql-ws stream's end (close 4401), from the revoke request, p99 of ${trials}`,
+      unit: 'ms',
+      value: missed ? 5000 : p99,
+      p50ms: round(quantile(lat, 0.5), 1),
+      p99ms: p99,
+      loadStart,
+      target: { max: 1000 },
+      extra: { trials, missed, max: round(Math.max(...lat), 1) },
     });
   }
 
@@ -521,8 +655,14 @@ async function scenario5(t: Stack, pgUrl: string | undefined) {
       const { best, steps } = await fanOutCeiling(t.app, t.orgId, load, k, seconds, childCpuUs(b.child.pid!));
       await load.close();
       pushFigure({
-        scenario: 5, database: t.kind, subject: `NOTIFY path: ${k} subscribers on a second process, events appended on the first: highest rate with p99 < 250 ms`, unit: 'subscriber-messages/s',
-        value: best?.messagesPerSecond ?? 0, p50ms: best?.p50 ?? null, p99ms: best?.p99 ?? null, loadStart,
+        scenario: 5,
+        database: t.kind,
+        subject: `NOTIFY path: ${k} subscribers on a second process, events appended on the first: highest rate with p99 < 250 ms`,
+        unit: 'subscriber-messages/s',
+        value: best?.messagesPerSecond ?? 0,
+        p50ms: best?.p50 ?? null,
+        p99ms: best?.p99 ?? null,
+        loadStart,
         extra: { subscribers: k, eventsPerSecond: best?.rate ?? 0, subscriberProcessCpuUsPerMessage: best?.cpuUsPerMessage, steps },
       });
     } finally {
@@ -536,9 +676,19 @@ async function scenario6(t: Stack, seconds: number) {
   const loadStart = load1();
   // A fresh organization, so its feed holds only what the writers append.
   const slug = `tail-${Date.now()}`;
-  const res = await fetch(`${t.origin}/operator/organizations`, { method: 'POST', headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: slug, slug, brands: [{ slug: 'main', name: 'Main' }] }) });
+  const res = await fetch(`${t.origin}/operator/organizations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: slug, slug, brands: [{ slug: 'main', name: 'Main' }] }),
+  });
   const created = (await res.json()) as any;
-  const tok = (await (await fetch(`${t.origin}/platform/tokens/create`, { method: 'POST', headers: { authorization: `Bearer ${created.user_token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'tail', scopes: ['events:read'] }) })).json()) as any;
+  const tok = (await (
+    await fetch(`${t.origin}/platform/tokens/create`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${created.user_token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'tail', scopes: ['events:read'] }),
+    })
+  ).json()) as any;
   const orgId = created.organization.id as string;
   let writing = true;
   let written = 0;
@@ -546,7 +696,14 @@ async function scenario6(t: Stack, seconds: number) {
   const writeUntil = performance.now() + seconds * 1000;
   const writers = Array.from({ length: 8 }, async () => {
     while (writing && performance.now() < writeUntil) {
-      await t.app.deps.db.transaction((tx) => appendEvent(t.app.deps, tx, { organizationId: orgId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_tail' }, data: {} }));
+      await t.app.deps.db.transaction((tx) =>
+        appendEvent(t.app.deps, tx, {
+          organizationId: orgId,
+          type: 'assertion.created',
+          subject: { type: 'entity', id: 'ent_tail' },
+          data: {},
+        }),
+      );
       written++;
     }
   });
@@ -557,7 +714,9 @@ async function scenario6(t: Stack, seconds: number) {
   let lastSeq = 0;
   const page = async () => {
     const t0 = performance.now();
-    const r = await fetch(`${t.origin}/v1/platform/events?limit=100&starting_after=${after}`, { headers: { authorization: `Bearer ${tok.secret}` } });
+    const r = await fetch(`${t.origin}/v1/platform/events?limit=100&starting_after=${after}`, {
+      headers: { authorization: `Bearer ${tok.secret}` },
+    });
     const body = (await r.json()) as { data: { id: string; seq: number }[] };
     lat.push(performance.now() - t0);
     for (const e of body.data) {
@@ -582,9 +741,26 @@ async function scenario6(t: Stack, seconds: number) {
   const read = new Set(seen);
   const gaps = all.rows.filter((r) => !read.has(r.id)).length;
   pushFigure({
-    scenario: 6, database: t.kind, subject: 'feed tailing (limit=100) under 8 concurrent writers: events never seen', unit: 'gaps', value: gaps, target: { max: 1 },
-    throughput: { subject: round(readDuring / seconds, 1) }, p50ms: round(quantile(lat, 0.5)), p99ms: round(quantile(lat, 0.99)), loadStart,
-    extra: { peakRssMb, eventsReadPerSecond: round(readDuring / seconds, 1), written, read: seen.length, committed: all.rows.length, gaps, outOfOrder, latency: 'per page request' },
+    scenario: 6,
+    database: t.kind,
+    subject: 'feed tailing (limit=100) under 8 concurrent writers: events never seen',
+    unit: 'gaps',
+    value: gaps,
+    target: { max: 1 },
+    throughput: { subject: round(readDuring / seconds, 1) },
+    p50ms: round(quantile(lat, 0.5)),
+    p99ms: round(quantile(lat, 0.99)),
+    loadStart,
+    extra: {
+      peakRssMb,
+      eventsReadPerSecond: round(readDuring / seconds, 1),
+      written,
+      read: seen.length,
+      committed: all.rows.length,
+      gaps,
+      outOfOrder,
+      latency: 'per page request',
+    },
   });
 }
 
@@ -610,7 +786,11 @@ async function scenario7(t: Stack, seconds: number) {
   let failed = 0;
   const one = async () => {
     const t0 = performance.now();
-    const res = await fetch(`${t.origin}/v1/platform/distributions`, { method: 'POST', headers: { ...auth, 'idempotency-key': randomUUID() }, body: JSON.stringify({ name: 'bench', budget: 0, deployments: [{ provider: 'sandbox', config: {} }] }) });
+    const res = await fetch(`${t.origin}/v1/platform/distributions`, {
+      method: 'POST',
+      headers: { ...auth, 'idempotency-key': randomUUID() },
+      body: JSON.stringify({ name: 'bench', budget: 0, deployments: [{ provider: 'sandbox', config: {} }] }),
+    });
     const body = (await res.json()) as any;
     if (res.status !== 202) {
       failed++;
@@ -626,19 +806,44 @@ async function scenario7(t: Stack, seconds: number) {
     waiting.delete(id);
     early.delete(id);
     if (Number.isNaN(at)) failed++;
-    else (lat.push(at - t0), done++);
+    else lat.push(at - t0), done++;
   };
   const [elapsed, peakRssMb] = await withPeakRss(async () => {
     const started = performance.now();
     const until = started + seconds * 1000;
-    await Promise.all(Array.from({ length: 8 }, async () => { while (performance.now() < until) await one(); }));
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (performance.now() < until) await one();
+      }),
+    );
     return (performance.now() - started) / 1000;
   });
   await feed.return?.();
-  const base = { scenario: 7, database: t.kind, p50ms: round(quantile(lat, 0.5), 1), p99ms: round(quantile(lat, 0.99), 1), throughput: { subject: round(done / elapsed, 1) }, loadStart };
+  const base = {
+    scenario: 7,
+    database: t.kind,
+    p50ms: round(quantile(lat, 0.5), 1),
+    p99ms: round(quantile(lat, 0.99), 1),
+    throughput: { subject: round(done / elapsed, 1) },
+    loadStart,
+  };
   const extra = { peakRssMb, completed: done, failed, latency: 'POST /distributions to operation.succeeded on the event stream' };
-  pushFigure({ ...base, subject: 'operation launch to terminal (sandbox, immediate success), 8 concurrent: p50', unit: 'ms', value: base.p50ms, target: { max: 50 }, extra });
-  pushFigure({ ...base, subject: 'operation launch to terminal (sandbox, immediate success), 8 concurrent: rate', unit: 'operations/s', value: base.throughput.subject, target: { min: 200 }, extra });
+  pushFigure({
+    ...base,
+    subject: 'operation launch to terminal (sandbox, immediate success), 8 concurrent: p50',
+    unit: 'ms',
+    value: base.p50ms,
+    target: { max: 50 },
+    extra,
+  });
+  pushFigure({
+    ...base,
+    subject: 'operation launch to terminal (sandbox, immediate success), 8 concurrent: rate',
+    unit: 'operations/s',
+    value: base.throughput.subject,
+    target: { min: 200 },
+    extra,
+  });
 }
 
 /**
@@ -676,8 +881,17 @@ async function scenario8(t: Stack) {
       connections: CONNECTIONS,
     });
   const large = orgs[1]!;
-  const plan = (await t.query(`EXPLAIN ${feedPageOfTypesStatement.text}`, [large.orgId, '-1', [RARE], 101])).rows.map((r) => Object.values(r)[0] as string);
-  const scans = plan.filter((l) => /Scan/.test(l)).map((l) => l.trim().replace(/^->\s*/, '').replace(/\s+\(cost.*$/, ''));
+  const plan = (await t.query(`EXPLAIN ${feedPageOfTypesStatement.text}`, [large.orgId, '-1', [RARE], 101])).rows.map(
+    (r) => Object.values(r)[0] as string,
+  );
+  const scans = plan
+    .filter((l) => /Scan/.test(l))
+    .map((l) =>
+      l
+        .trim()
+        .replace(/^->\s*/, '')
+        .replace(/\s+\(cost.*$/, ''),
+    );
   const c = await compare(side(orgs[0]!), [side(large)], interleaved);
   pushComparison(8, t.kind, c, 'req/s', { min: 0.8 });
   const row = rows.at(-1)!;
@@ -758,14 +972,19 @@ const result = {
   date: startedAt.toISOString(),
   seconds: round((Date.now() - startedAt.getTime()) / 1000, 1),
   mode: QUICK ? 'quick' : 'full',
-  method: { rounds: ROUNDS, sliceSeconds: DURATION, connections: CONNECTIONS, cpu: 'main-thread CPU time (/proc/self/task/<pid>/schedstat) per completed request; load generator in a worker thread' },
+  method: {
+    rounds: ROUNDS,
+    sliceSeconds: DURATION,
+    connections: CONNECTIONS,
+    cpu: 'main-thread CPU time (/proc/self/task/<pid>/schedstat) per completed request; load generator in a worker thread',
+  },
   machine,
   rows,
 };
 const outDir = join(here, 'results');
 mkdirSync(outDir, { recursive: true });
 const suffix = ALL.every((n) => ONLY.has(n)) && DBS.length === 2 ? 'latest' : `partial-${[...ONLY].join('')}-${DBS.join('-')}`;
-writeFileSync(join(outDir, `${suffix}.json`), JSON.stringify(result, null, 2) + '\n');
+writeFileSync(join(outDir, `${suffix}.json`), `${JSON.stringify(result, null, 2)}\n`);
 writeFileSync(join(outDir, `${suffix}.md`), markdown(result, `${suffix}.svg`));
 writeFileSync(join(outDir, `${suffix}.svg`), renderChart(rows));
 log(`wrote bench/results/${suffix}.{json,md,svg} in ${result.seconds} s`);
@@ -784,10 +1003,15 @@ function markdown(r: typeof result, chart: string): string {
   ];
   for (const row of r.rows) {
     const sp = row.ratio ? `${row.ratio.q1}–${row.ratio.q3} (${row.ratio.min}–${row.ratio.max})` : '';
-    const fig = row.baseline ? `**${fmt(row.value)}** (${fmt(row.throughput?.subject)} vs ${fmt(row.throughput?.baseline)} ${row.unit})` : `**${fmt(row.value)}** ${row.unit}${row.p50ms != null && row.unit !== 'ms' ? ` (p50 ${fmt(row.p50ms)} ms, p99 ${fmt(row.p99ms)} ms)` : ''}`;
+    const fig = row.baseline
+      ? `**${fmt(row.value)}** (${fmt(row.throughput?.subject)} vs ${fmt(row.throughput?.baseline)} ${row.unit})`
+      : `**${fmt(row.value)}** ${row.unit}${row.p50ms != null && row.unit !== 'ms' ? ` (p50 ${fmt(row.p50ms)} ms, p99 ${fmt(row.p99ms)} ms)` : ''}`;
     const notes: string[] = [];
     if (row.extra?.plan) notes.push(`plan: ${(row.extra.plan as string[]).join('; ')}`);
-    if (row.extra?.received !== undefined) notes.push(`received ${row.extra.received} of ${row.extra.expected}; idle ${row.extra.idleHeapKiBPerSubscriber} KiB heap, ${row.extra.idleRssKiBPerSubscriber} KiB RSS per subscriber`);
+    if (row.extra?.received !== undefined)
+      notes.push(
+        `received ${row.extra.received} of ${row.extra.expected}; idle ${row.extra.idleHeapKiBPerSubscriber} KiB heap, ${row.extra.idleRssKiBPerSubscriber} KiB RSS per subscriber`,
+      );
     if (row.extra?.committed !== undefined) notes.push(`read ${row.extra.read} of ${row.extra.committed}`);
     if (row.extra?.failed) notes.push(`${row.extra.failed} failed`);
     const errs = row.extra?.errors as { subject: number; baseline: number } | undefined;

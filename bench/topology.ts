@@ -105,12 +105,17 @@ async function startTopology(name: 'one' | 'split'): Promise<Topology> {
     events: 0,
   };
   // On the last API process: in `split`, not the one appended through, so NOTIFY carries every event to it.
-  t.sse = new SseSubscription(t.reader, secret, {}, {
-    onEvent: (e) => {
-      const t0 = sent.get(e.data?.k);
-      if (t0 !== undefined) t.slice?.stream.push(performance.now() - t0);
+  t.sse = new SseSubscription(
+    t.reader,
+    secret,
+    {},
+    {
+      onEvent: (e) => {
+        const t0 = sent.get(e.data?.k);
+        if (t0 !== undefined) t.slice?.stream.push(performance.now() - t0);
+      },
     },
-  });
+  );
   return t;
 }
 
@@ -137,7 +142,8 @@ async function runSlice(t: Topology) {
   }
   await Promise.all(posts);
   const deadline = performance.now() + 60_000;
-  while ((t.slice.stream.length < n || t.slice.webhook.length < n) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  while ((t.slice.stream.length < n || t.slice.webhook.length < n) && performance.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20));
   for (const [key, ms] of Object.entries(before)) {
     const pid = t.procs[Number(key.replace(/\D+/, ''))]!.p.child.pid!;
     t.cpu[key] = (t.cpu[key] ?? 0) + cpuMs(pid) - ms;
@@ -164,7 +170,9 @@ try {
   const IDLE_S = 5;
   const idleStart = topologies.map((t) => t.procs.map((x) => cpuMs(x.p.child.pid!)));
   await new Promise((r) => setTimeout(r, IDLE_S * 1000));
-  topologies.forEach((t, ti) => t.procs.forEach((x, i) => (t.idle[`${x.role}${i}`] = (cpuMs(x.p.child.pid!) - idleStart[ti]![i]!) / IDLE_S)));
+  for (const [ti, t] of topologies.entries()) {
+    for (const [i, x] of t.procs.entries()) t.idle[`${x.role}${i}`] = (cpuMs(x.p.child.pid!) - idleStart[ti]![i]!) / IDLE_S;
+  }
   const rows = topologies.map((t) => {
     const total = Object.values(t.cpu).reduce((a, b) => a + b, 0);
     const idle = Object.values(t.idle).reduce((a, b) => a + b, 0);
@@ -184,7 +192,9 @@ try {
     };
   });
   console.table(rows);
-  console.log(`load average before ${loadBefore}, after ${load()}; ${RATE} events/s, ${SLICES} slices of ${SLICE_S} s per topology, alternating`);
+  console.log(
+    `load average before ${loadBefore}, after ${load()}; ${RATE} events/s, ${SLICES} slices of ${SLICE_S} s per topology, alternating`,
+  );
 } finally {
   for (const t of topologies) {
     await t.sse?.close().catch(() => {});

@@ -15,7 +15,7 @@ import WebSocket from 'ws';
 
 const [origin, secret, kRaw] = process.argv.slice(2);
 const K = Number(kRaw);
-const wsUrl = origin!.replace(/^http/, 'ws') + '/graphql';
+const wsUrl = `${origin!.replace(/^http/, 'ws')}/graphql`;
 const now = () => performance.timeOrigin + performance.now();
 const SUBSCRIBE = JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { events { id seq data } }' } });
 const T = /"t":([0-9.e+]+)/;
@@ -67,10 +67,20 @@ process.on('message', async (m: { report?: boolean; reset?: boolean; close?: boo
   if (m.report) {
     const xs = latencies.subarray(0, count).slice().sort();
     const pct = (p: number) => (count ? xs[Math.min(count - 1, Math.floor((p / 100) * count))]! : NaN);
-    process.send!({ received: count, errors, closes, p50: pct(50), p99: pct(99), max: count ? xs[count - 1] : NaN, rssMb: process.memoryUsage.rss() / 2 ** 20 });
+    process.send!({
+      received: count,
+      errors,
+      closes,
+      p50: pct(50),
+      p99: pct(99),
+      max: count ? xs[count - 1] : NaN,
+      rssMb: process.memoryUsage.rss() / 2 ** 20,
+    });
   }
   if (m.close) {
-    await Promise.all(sockets.map((ws) => new Promise((r) => (ws.readyState === ws.CLOSED ? r(null) : (ws.once('close', r), ws.close(1000))))));
+    await Promise.all(
+      sockets.map((ws) => new Promise((r) => (ws.readyState === ws.CLOSED ? r(null) : (ws.once('close', r), ws.close(1000))))),
+    );
     process.exit(0);
   }
 });

@@ -49,7 +49,9 @@ function surface(prefix: string, routes: RouteDef[]) {
 export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
   const { config, log } = deps;
   // Surface A and token management: their own per-credential buckets, apart from Surface B's.
-  const surfaceABuckets = new TokenBuckets(config.surfaceARateLimitPerSecond, config.surfaceARateLimitBurst, () => deps.clock.now().getTime());
+  const surfaceABuckets = new TokenBuckets(config.surfaceARateLimitPerSecond, config.surfaceARateLimitBurst, () =>
+    deps.clock.now().getTime(),
+  );
   const surfaceA = surfaceARoutes(deps, surfaceABuckets);
   const tokens = tokenRoutes(deps, surfaceABuckets);
   const operator = [...operatorRoutes(deps, opts.killSwitch), ...operatorEventRoutes(deps), ...operatorWalletRoutes(deps)];
@@ -63,7 +65,13 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...programRoutes(deps),
     ...enrollmentRoutes(deps),
   ];
-  const service = serviceRoutes(opts.db, { urls: opts.urls, surfaceA, platform, dashboard: [...tokens, ...operator], specVersion: opts.specVersion });
+  const service = serviceRoutes(opts.db, {
+    urls: opts.urls,
+    surfaceA,
+    platform,
+    dashboard: [...tokens, ...operator],
+    specVersion: opts.specVersion,
+  });
 
   koa.use(errorEnvelope(log));
   koa.use(restInputGuard());

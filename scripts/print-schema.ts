@@ -4,7 +4,7 @@ import { printSchema, lexicographicSortSchema } from 'graphql';
 import { schema } from '../src/graphql/schema/index.ts';
 
 export const SCHEMA_FILE = new URL('../schema.graphql', import.meta.url).pathname;
-export const printed = () => printSchema(lexicographicSortSchema(schema)) + '\n';
+export const printed = () => `${printSchema(lexicographicSortSchema(schema))}\n`;
 
 if (process.argv.includes('--check')) {
   if (readFileSync(SCHEMA_FILE, 'utf8') !== printed()) {

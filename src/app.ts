@@ -62,7 +62,15 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const http = createApiServer(config.http, log, (req, res) => (handler ??= koa.callback())(req, res));
   http.server.on('clientError', answerClientError(log));
   const { server } = http;
-  const app: App = { ...services, koa, server, connections: http.counts, urls: urlsFor(config.publicOrigin ?? `http://${config.host}:${config.port}`), start, stop };
+  const app: App = {
+    ...services,
+    koa,
+    server,
+    connections: http.counts,
+    urls: urlsFor(config.publicOrigin ?? `http://${config.host}:${config.port}`),
+    start,
+    stop,
+  };
   const yoga = createGraphQL(deps, gate, stream, log);
 
   koa.on('error', (err: NodeJS.ErrnoException) => {

@@ -8,9 +8,7 @@ import { z } from 'zod';
 /** Operations one process runs at once; the pool (10 connections) keeps room for requests, since runs hold one only inside a transaction. */
 export const DEFAULT_OPERATIONS_CONCURRENCY = 4;
 
-const bool = z
-  .enum(['0', '1', 'true', 'false', ''])
-  .transform((v) => v === '1' || v === 'true');
+const bool = z.enum(['0', '1', 'true', 'false', '']).transform((v) => v === '1' || v === 'true');
 
 /**
  * What one process does (README "Running on several machines", ADR 0006):
@@ -37,7 +35,11 @@ const Env = z.object({
     .regex(/^[a-z][a-z0-9]{0,15}$/, 'KEY_BRAND must be lowercase alphanumeric')
     .default('platform'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
   GRAPHQL_DIRECT: bool.optional(),
   CREATE_RATE_LIMIT: z.coerce.number().int().positive().default(150),
   CREATE_RATE_WINDOW_SECONDS: z.coerce.number().int().positive().default(3600),
@@ -53,7 +55,11 @@ const Env = z.object({
   EVENT_STREAM_POLL_MS: z.coerce.number().int().positive().default(1000),
   EVENT_STREAM_BATCH_MS: z.coerce.number().int().min(0).max(1000).default(40),
   STREAM_MAX_PENDING: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
-  IDEMPOTENCY_TTL_SECONDS: z.coerce.number().int().positive().default(24 * 3600),
+  IDEMPOTENCY_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(24 * 3600),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
@@ -205,7 +211,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   }
   const e = parsed.data;
   if (e.GRAPHQL_MAX_COST > e.RATE_LIMIT_BURST) {
-    throw new Error(`Invalid configuration:\n  GRAPHQL_MAX_COST: ${e.GRAPHQL_MAX_COST} exceeds RATE_LIMIT_BURST (${e.RATE_LIMIT_BURST}); such a query could never be admitted`);
+    throw new Error(
+      `Invalid configuration:\n  GRAPHQL_MAX_COST: ${e.GRAPHQL_MAX_COST} exceeds RATE_LIMIT_BURST (${e.RATE_LIMIT_BURST}); such a query could never be admitted`,
+    );
   }
   const dataDir = e.DATA_DIR === 'memory://' ? e.DATA_DIR : resolve(e.DATA_DIR);
   // Defaults that depend on the database follow the one the server will run on, an override included.

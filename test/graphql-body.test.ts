@@ -28,6 +28,8 @@ describe('GraphQL POST bodies', () => {
   it('a body that is not JSON is 415 unsupported_media_type', async () => {
     const res = await fetch(`${t.origin}/graphql`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{ __typename }' });
     expect(res.status).toBe(415);
-    expect(((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('unsupported_media_type');
+    expect(((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe(
+      'unsupported_media_type',
+    );
   });
 });

@@ -25,7 +25,12 @@ const schema = new GraphQLSchema({
 const rootValue = {};
 
 /** Runs one execution through the plugin's onExecute: the result, and whether the execute function was swapped. */
-function run(plugin: ReturnType<typeof compiledExecution>, source: string, variableValues: Record<string, unknown> = {}, operationName?: string) {
+function run(
+  plugin: ReturnType<typeof compiledExecution>,
+  source: string,
+  variableValues: Record<string, unknown> = {},
+  operationName?: string,
+) {
   const args = { schema, document: parse(source), rootValue, variableValues, operationName } as ExecutionArgs;
   let fn: (a: ExecutionArgs) => unknown = execute;
   let swapped = false;

@@ -23,15 +23,22 @@ interface Case {
 }
 
 const STRICT = { accept: 'application/graphql-response+json' };
-const FEED = 'query Feed($first: Int) { events(first: $first) { edges { cursor node { id type seq data createdAt } } pageInfo { hasNextPage endCursor } } }';
+const FEED =
+  'query Feed($first: Int) { events(first: $first) { edges { cursor node { id type seq data createdAt } } pageInfo { hasNextPage endCursor } } }';
 const aliases = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `v${i}: viewer { scopes }`).join(' ')} }`;
 const pages = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `e${i}: events(first: 100) { edges { cursor } }`).join(' ')} }`;
 const CREATE = 'mutation { createWebhookEndpoint(url: "https://parity.example/in", idempotencyKey: "parity-1") { id url enabledEvents } }';
 
 const cases: Case[] = [
   { what: 'a query', body: { query: '{ viewer { organization { slug } scopes } }' } },
-  { what: 'a named operation among two, with variables', body: { query: `${FEED} query Other { viewer { scopes } }`, operationName: 'Feed', variables: { first: 5 } } },
-  { what: 'null variables, operationName and extensions', body: { query: '{ viewer { scopes } }', variables: null, operationName: null, extensions: null } },
+  {
+    what: 'a named operation among two, with variables',
+    body: { query: `${FEED} query Other { viewer { scopes } }`, operationName: 'Feed', variables: { first: 5 } },
+  },
+  {
+    what: 'null variables, operationName and extensions',
+    body: { query: '{ viewer { scopes } }', variables: null, operationName: null, extensions: null },
+  },
   { what: 'under application/graphql-response+json', body: { query: FEED, variables: { first: 2 } }, headers: STRICT },
   { what: 'Accept: */*', body: { query: FEED }, headers: { accept: '*/*' } },
   { what: 'a resolver error (first out of range)', body: { query: FEED, variables: { first: 0 } } },
@@ -43,7 +50,10 @@ const cases: Case[] = [
   { what: 'a variable that does not coerce', body: { query: FEED, variables: { first: 'abc' } } },
   { what: 'a variable that does not coerce, strict', body: { query: FEED, variables: { first: 'abc' } }, headers: STRICT },
   { what: 'a missing required variable', body: { query: 'query($id: ID!) { event(id: $id) { id } }' }, headers: STRICT },
-  { what: 'a NUL in a variable', body: { query: 'query($s: String) { events(type: $s) { edges { cursor } } }', variables: { s: 'a\u0000b' } } },
+  {
+    what: 'a NUL in a variable',
+    body: { query: 'query($s: String) { events(type: $s) { edges { cursor } } }', variables: { s: 'a\u0000b' } },
+  },
   { what: 'an unknown operation name', body: { query: 'query A { viewer { scopes } }', operationName: 'B' } },
   { what: 'too many aliases', body: { query: aliases(21) } },
   { what: 'too many list items', body: { query: pages(20) } },
@@ -51,14 +61,23 @@ const cases: Case[] = [
   { what: 'an unknown token', body: { query: '{ viewer { scopes } }' }, token: 'invalid' },
   { what: 'a rate-limited token', body: { query: '{ viewer { scopes } }' }, token: 'spent' },
   { what: 'a mutation replayed by its idempotency key', body: { query: CREATE }, token: 'writer' },
-  { what: 'the Idempotency-Key header on two mutations', body: { query: `mutation { a: deleteWebhookEndpoint(id: "we_x") { id } b: deleteWebhookEndpoint(id: "we_y") { id } }` }, token: 'writer', headers: { 'idempotency-key': 'two' } },
+  {
+    what: 'the Idempotency-Key header on two mutations',
+    body: { query: `mutation { a: deleteWebhookEndpoint(id: "we_x") { id } b: deleteWebhookEndpoint(id: "we_y") { id } }` },
+    token: 'writer',
+    headers: { 'idempotency-key': 'two' },
+  },
   // Declined by the direct path, answered by Yoga either way:
   { what: 'bad JSON', body: '{"query": ' },
   { what: 'no query', body: { variables: {} } },
   { what: 'variables not an object', body: { query: '{ viewer { scopes } }', variables: 'x' } },
   { what: 'an unexpected parameter', body: { query: '{ viewer { scopes } }', nope: 1 } },
   { what: 'a batch', body: [{ query: '{ viewer { scopes } }' }] },
-  { what: 'a subscription accepting only JSON', body: { query: 'subscription { events { id } }' }, headers: { accept: 'application/json' } },
+  {
+    what: 'a subscription accepting only JSON',
+    body: { query: 'subscription { events { id } }' },
+    headers: { accept: 'application/json' },
+  },
 ];
 
 describe('the direct JSON POST path', () => {
@@ -82,7 +101,11 @@ describe('the direct JSON POST path', () => {
       const token = tokens[c.token ?? 'reader'];
       const headers: Record<string, string> = { 'content-type': 'application/json', ...c.headers };
       if (token) headers.authorization = `Bearer ${token}`;
-      const res = await fetch(`${t.origin}/graphql`, { method: 'POST', headers, body: typeof c.body === 'string' ? c.body : JSON.stringify(c.body) });
+      const res = await fetch(`${t.origin}/graphql`, {
+        method: 'POST',
+        headers,
+        body: typeof c.body === 'string' ? c.body : JSON.stringify(c.body),
+      });
       const id = res.headers.get('request-id')!;
       const text = (await res.text()).replaceAll(id, 'REQ');
       const rest = [...res.headers].filter(([k]) => k !== 'date' && k !== 'request-id');

@@ -71,19 +71,30 @@ async function world(): Promise<{ org: TestOrg; token: string; ids: Record<NodeT
   const unit = (await ok(token, `mutation { createUnit(type: "video", caption: "n") { unit { id } } }`)).createUnit.unit;
   // Nothing listens on the discard port: the delivery exists all the same (failing, then exhausted).
   const endpoint = await createEndpoint(t, token, { url: 'http://127.0.0.1:9/node' });
-  const assertion = (await ok(token, `mutation { createAssertion(externalUserId: "u1", issuer: "iss", key: "verified") { id } }`)).createAssertion;
+  const assertion = (await ok(token, `mutation { createAssertion(externalUserId: "u1", issuer: "iss", key: "verified") { id } }`))
+    .createAssertion;
   const program = (await ok(token, `mutation { createProgram(name: "P") { id } }`)).createProgram;
-  const requirement = (await ok(token, `mutation($p: ID!) { createProgramRequirement(program: $p, metric: "assert:verified", operator: EXISTS) { id } }`, { p: program.id }))
-    .createProgramRequirement;
-  const enrollment = (await ok(token, `mutation($p: ID!) { createEnrollment(program: $p, externalUserId: "u1", issuer: "iss") { id } }`, { p: program.id }))
-    .createEnrollment;
-  const launched = (await ok(token, `mutation { createDistribution(name: "D", budget: 100, deployments: [{ provider: "sandbox" }]) { operation { id } distribution { id } } }`))
-    .createDistribution;
-  const deployment = (await ok(token, `query($d: String) { deployments(distribution: $d) { edges { node { id } } } }`, { d: launched.distribution.id })).deployments
-    .edges[0].node;
+  const requirement = (
+    await ok(token, `mutation($p: ID!) { createProgramRequirement(program: $p, metric: "assert:verified", operator: EXISTS) { id } }`, {
+      p: program.id,
+    })
+  ).createProgramRequirement;
+  const enrollment = (
+    await ok(token, `mutation($p: ID!) { createEnrollment(program: $p, externalUserId: "u1", issuer: "iss") { id } }`, { p: program.id })
+  ).createEnrollment;
+  const launched = (
+    await ok(
+      token,
+      `mutation { createDistribution(name: "D", budget: 100, deployments: [{ provider: "sandbox" }]) { operation { id } distribution { id } } }`,
+    )
+  ).createDistribution;
+  const deployment = (
+    await ok(token, `query($d: String) { deployments(distribution: $d) { edges { node { id } } } }`, { d: launched.distribution.id })
+  ).deployments.edges[0].node;
   await settle(t);
-  const delivery = (await ok(token, `query($id: ID!) { webhookEndpoint(id: $id) { deliveries(first: 1) { edges { node { id } } } } }`, { id: endpoint.id }))
-    .webhookEndpoint.deliveries.edges[0].node;
+  const delivery = (
+    await ok(token, `query($id: ID!) { webhookEndpoint(id: $id) { deliveries(first: 1) { edges { node { id } } } } }`, { id: endpoint.id })
+  ).webhookEndpoint.deliveries.edges[0].node;
   const event = (await ok(token, `{ events(first: 1) { edges { node { id } } } }`)).events.edges[0].node;
   return {
     org,
@@ -123,7 +134,8 @@ describe('closed sets are GraphQL enums declared from the domain arrays', () => 
     };
     const { token } = { token: (await buildToken(t, await buildOrg(t), ['units:read'])).secret };
     for (const [name, values] of Object.entries(sets)) {
-      const type = (await ok(token, `query($n: String!) { __type(name: $n) { kind enumValues { name description } } }`, { n: name })).__type;
+      const type = (await ok(token, `query($n: String!) { __type(name: $n) { kind enumValues { name description } } }`, { n: name }))
+        .__type;
       expect(type.kind, name).toBe('ENUM');
       expect(type.enumValues.map((v: { name: string }) => v.name).sort(), name).toEqual(values.map((v) => v.toUpperCase()).sort());
     }
@@ -138,7 +150,9 @@ describe('closed sets are GraphQL enums declared from the domain arrays', () => 
     const rest = (await t.http.get(`/v1/platform/operations/${ids.Operation}`, { token })).body.operation;
     expect([rest.status, rest.waiting_reason]).toEqual(['waiting', 'funding_required']);
 
-    const d = (await ok(token, `query($id: ID!) { distribution(id: $id) { status } deployment(id: "${ids.Deployment}") { status } }`, { id: ids.Distribution }));
+    const d = await ok(token, `query($id: ID!) { distribution(id: $id) { status } deployment(id: "${ids.Deployment}") { status } }`, {
+      id: ids.Distribution,
+    });
     expect(d.distribution.status).toBe('LAUNCHING');
     expect(DEPLOYMENT_STATUSES.map((s) => s.toUpperCase())).toContain(d.deployment.status);
     const restDist = (await t.http.get(`/v1/platform/distributions/${ids.Distribution}`, { token })).body.distribution;
@@ -146,10 +160,14 @@ describe('closed sets are GraphQL enums declared from the domain arrays', () => 
 
     // Filters take the enum, as a literal or a variable.
     const ops = async (status: string) =>
-      (await ok(token, `query($s: OperationStatus) { operations(status: $s) { edges { node { id } } } }`, { s: status })).operations.edges.map((e: any) => e.node.id);
+      (
+        await ok(token, `query($s: OperationStatus) { operations(status: $s) { edges { node { id } } } }`, { s: status })
+      ).operations.edges.map((e: any) => e.node.id);
     expect(await ops('WAITING')).toContain(ids.Operation);
     expect(await ops('SUCCEEDED')).not.toContain(ids.Operation);
-    const dists = (await ok(token, `{ distributions(status: LAUNCHING) { edges { node { id status } } } }`)).distributions.edges.map((e: any) => e.node);
+    const dists = (await ok(token, `{ distributions(status: LAUNCHING) { edges { node { id status } } } }`)).distributions.edges.map(
+      (e: any) => e.node,
+    );
     expect(dists).toEqual([{ id: ids.Distribution, status: 'LAUNCHING' }]);
     expect((await ok(token, `{ distributions(status: ACTIVE) { edges { node { id } } } }`)).distributions.edges).toEqual([]);
     const enr = await ok(token, `{ enrollments(status: PENDING) { edges { node { id status standing } } } }`);
@@ -173,7 +191,8 @@ describe('node(id:)', () => {
     for (const [type, id] of Object.entries(a.ids)) {
       expect((await ok(a.token, NODE, { id })).node, type).toEqual({ __typename: type, id });
     }
-    const op = (await ok(a.token, `query($id: ID!) { node(id: $id) { id ... on Operation { kind status } } }`, { id: a.ids.Operation })).node;
+    const op = (await ok(a.token, `query($id: ID!) { node(id: $id) { id ... on Operation { kind status } } }`, { id: a.ids.Operation }))
+      .node;
     expect(op).toMatchObject({ id: a.ids.Operation, kind: 'distribution.launch' });
     expect(OPERATION_STATUSES.map((s) => s.toUpperCase())).toContain(op.status);
   });
@@ -202,13 +221,32 @@ describe('node(id:)', () => {
     expect(res.body).toEqual({ data: { node: null } });
     const req = await t.http.graphql(NODE, { id: a.ids.ProgramRequirement }, { token: a.token, headers: { 'Service-Brand': second } });
     expect(req.body).toEqual({ data: { node: null } });
-    const own = await t.http.graphql(`query($id: ID!) { program(id: $id) { id } }`, { id: a.ids.Program }, { token: a.token, headers: { 'Service-Brand': second } });
+    const own = await t.http.graphql(
+      `query($id: ID!) { program(id: $id) { id } }`,
+      { id: a.ids.Program },
+      { token: a.token, headers: { 'Service-Brand': second } },
+    );
     expect(own.body.errors[0].extensions.code).toBe('resource_missing');
   });
 
   it('malformed, unknown and unprefixed ids answer null', async () => {
-    const malformed = Object.values(a.ids).flatMap((id) => [`${id.slice(0, id.indexOf('_'))}_xyz`, `${id}0`, id.replace(/[0-9a-f]{32}$/, '0'.repeat(32))]);
-    for (const id of [...malformed, '', 'nope', 'op_', 'op_xyz', `op_${'0'.repeat(32)}`, `zz_${'0'.repeat(32)}`, `dist_${'f'.repeat(32)}`, a.ids.Operation.toUpperCase(), `_${a.ids.Unit}`]) {
+    const malformed = Object.values(a.ids).flatMap((id) => [
+      `${id.slice(0, id.indexOf('_'))}_xyz`,
+      `${id}0`,
+      id.replace(/[0-9a-f]{32}$/, '0'.repeat(32)),
+    ]);
+    for (const id of [
+      ...malformed,
+      '',
+      'nope',
+      'op_',
+      'op_xyz',
+      `op_${'0'.repeat(32)}`,
+      `zz_${'0'.repeat(32)}`,
+      `dist_${'f'.repeat(32)}`,
+      a.ids.Operation.toUpperCase(),
+      `_${a.ids.Unit}`,
+    ]) {
       expect(await gql(a.token, NODE, { id }), id).toEqual({ data: { node: null } });
     }
   });

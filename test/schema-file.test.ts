@@ -5,5 +5,5 @@ import { schema } from '../src/graphql/schema/index.ts';
 
 it('schema.graphql is the printed Pothos schema (run npm run schema:print when this fails)', () => {
   const committed = readFileSync(new URL('../schema.graphql', import.meta.url), 'utf8');
-  expect(committed).toBe(printSchema(lexicographicSortSchema(schema)) + '\n');
+  expect(committed).toBe(`${printSchema(lexicographicSortSchema(schema))}\n`);
 });

@@ -92,4 +92,3 @@ export function tokenRoutes(deps: Deps, buckets: TokenBuckets): RouteDef[] {
     },
   ];
 }
-

@@ -67,22 +67,34 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
       const schema = stripMeta(toSchema(r.body, 'input'));
       if (r.deprecatedBodyFields) {
         const props = { ...((schema.properties ?? {}) as Record<string, unknown>) };
-        for (const [name, description] of Object.entries(r.deprecatedBodyFields)) props[name] = { type: 'string', deprecated: true, description };
+        for (const [name, description] of Object.entries(r.deprecatedBodyFields))
+          props[name] = { type: 'string', deprecated: true, description };
         schema.properties = props;
       }
-      requestBody = { required: r.method === 'POST' && Boolean((schema.required as string[] | undefined)?.length), content: { 'application/json': { schema } } };
+      requestBody = {
+        required: r.method === 'POST' && Boolean((schema.required as string[] | undefined)?.length),
+        content: { 'application/json': { schema } },
+      };
     }
     const responses: Record<string, unknown> = {
       [r.success.status]: {
         description: r.success.description,
-        content: { 'application/json': { schema: r.success.schema ? stripMeta(toSchema(r.success.schema, 'output')) : { type: 'object' } } },
+        content: {
+          'application/json': { schema: r.success.schema ? stripMeta(toSchema(r.success.schema, 'output')) : { type: 'object' } },
+        },
       },
     };
     for (const o of r.otherResponses ?? []) {
-      responses[o.status] = { description: o.description, content: { 'application/json': { schema: stripMeta(toSchema(o.schema, 'output')) } } };
+      responses[o.status] = {
+        description: o.description,
+        content: { 'application/json': { schema: stripMeta(toSchema(o.schema, 'output')) } },
+      };
     }
     for (const status of r.errors) {
-      responses[status] = { description: STATUS_TEXT[status] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      responses[status] = {
+        description: STATUS_TEXT[status] ?? 'Error',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
     }
     paths[path] ??= {};
     paths[path][r.method.toLowerCase()] = {

@@ -1,6 +1,11 @@
 import type { Context } from 'koa';
 import type { Deps } from '../../src/domain/context.ts';
-import { ProviderCleanupInput, ProviderReviewInput, recordProviderCleanup, recordProviderReview } from '../../src/domain/distribution/provider-callback.ts';
+import {
+  ProviderCleanupInput,
+  ProviderReviewInput,
+  recordProviderCleanup,
+  recordProviderReview,
+} from '../../src/domain/distribution/provider-callback.ts';
 import { authenticateOperator } from '../../src/domain/operator/operator-token.ts';
 import { TopUpInput, retrieveWallet, topUpWallet } from '../../src/domain/wallet/wallet.ts';
 import { bearer, readJsonBody } from '../http/body.ts';
@@ -12,8 +17,20 @@ import type { RouteDef } from '../http/route.ts';
  * (a review decision, the end of an asynchronous teardown).
  */
 const SANDBOX_CALLBACKS = [
-  ['review', 'decideSandboxReview', 'Sandbox provider: approve or reject a deployment in review', ProviderReviewInput, recordProviderReview],
-  ['cleanup', 'settleSandboxCleanup', 'Sandbox provider: report how an asynchronous teardown ended', ProviderCleanupInput, recordProviderCleanup],
+  [
+    'review',
+    'decideSandboxReview',
+    'Sandbox provider: approve or reject a deployment in review',
+    ProviderReviewInput,
+    recordProviderReview,
+  ],
+  [
+    'cleanup',
+    'settleSandboxCleanup',
+    'Sandbox provider: report how an asynchronous teardown ended',
+    ProviderCleanupInput,
+    recordProviderCleanup,
+  ],
 ] as const;
 
 export function operatorWalletRoutes(deps: Deps): RouteDef[] {

@@ -35,9 +35,14 @@ export interface ActionRoute {
  * string; a POST or DELETE from the JSON body, and refuses query parameters.
  * `mount()` checks the action's scope before the handler reads anything.
  */
-export function actionRoute<P extends string, I extends z.ZodType, O extends z.ZodType>(deps: Deps, action: Action<P, I, O>, r: ActionRoute): RouteDef {
+export function actionRoute<P extends string, I extends z.ZodType, O extends z.ZodType>(
+  deps: Deps,
+  action: Action<P, I, O>,
+  r: ActionRoute,
+): RouteDef {
   const pathParams = [...r.path.matchAll(/:([a-z_]+)/gi)].map((m) => m[1]);
-  if (pathParams.join() !== action.params.join()) throw new Error(`${r.method} ${r.path} does not name the params of ${action.name} (${action.params.join(', ')})`);
+  if (pathParams.join() !== action.params.join())
+    throw new Error(`${r.method} ${r.path} does not name the params of ${action.name} (${action.params.join(', ')})`);
   const inBody = r.method !== 'GET';
   const hasInput = Object.keys((action.input as unknown as { shape?: object }).shape ?? { any: 1 }).length > 0;
   return {
@@ -51,7 +56,11 @@ export function actionRoute<P extends string, I extends z.ZodType, O extends z.Z
     action,
     ...(inBody ? (hasInput ? { body: action.input } : {}) : { query: r.documentedQuery ?? action.input }),
     idempotent: action.idempotent,
-    success: { status: STATUS[action.outcome], description: r.description, schema: r.envelope ? z.object({ [r.envelope]: action.output }) : action.output },
+    success: {
+      status: STATUS[action.outcome],
+      description: r.description,
+      schema: r.envelope ? z.object({ [r.envelope]: action.output }) : action.output,
+    },
     errors: r.errors,
     handler: async (ctx) => {
       let input: Record<string, unknown>;
@@ -60,7 +69,11 @@ export function actionRoute<P extends string, I extends z.ZodType, O extends z.Z
         input = await platformBody(deps, ctx);
       } else input = platformQuery(ctx);
       const params = Object.fromEntries(action.params.map((p) => [p, ctx.params[p]!])) as Record<P, string>;
-      const context = { deps, caller: ctx.state.caller as SurfaceBCaller, idempotencyKey: action.idempotent ? idempotencyKeyOf(ctx) : undefined };
+      const context = {
+        deps,
+        caller: ctx.state.caller as SurfaceBCaller,
+        idempotencyKey: action.idempotent ? idempotencyKeyOf(ctx) : undefined,
+      };
       const out = await invoke(context, action, { params, input });
       if (out.replayed) ctx.set('Idempotent-Replayed', 'true');
       ctx.status = STATUS[action.outcome];
@@ -78,7 +91,11 @@ export async function answerMutation(
   deps: Deps,
   ctx: Context,
   scope: string,
-  run: (caller: SurfaceBCaller, input: Record<string, unknown>, idempotencyKey: string | undefined) => Promise<StoredResponse & { replayed: boolean }>,
+  run: (
+    caller: SurfaceBCaller,
+    input: Record<string, unknown>,
+    idempotencyKey: string | undefined,
+  ) => Promise<StoredResponse & { replayed: boolean }>,
 ): Promise<void> {
   const caller = callerWith(ctx, scope);
   parseInput(NoQuery, platformQuery(ctx));

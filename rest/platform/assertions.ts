@@ -27,7 +27,9 @@ export function assertionRoutes(deps: Deps): RouteDef[] {
       body: CreateAssertionInput,
       idempotent: true,
       success: { status: 201, description: 'The assertion event (200: the current one, nothing appended)', schema: Assertion },
-      handler: confirmsAdmission((ctx) => answerMutation(deps, ctx, 'assertions:write', (caller, input, key) => mutateAssertion(deps, caller, { op: 'create', input }, key))),
+      handler: confirmsAdmission((ctx) =>
+        answerMutation(deps, ctx, 'assertions:write', (caller, input, key) => mutateAssertion(deps, caller, { op: 'create', input }, key)),
+      ),
     },
     {
       ...common,
@@ -39,7 +41,9 @@ export function assertionRoutes(deps: Deps): RouteDef[] {
       body: RevokeAssertionInput,
       idempotent: true,
       success: { status: 201, description: 'The revocation (200: already absent)', schema: AssertionRevocation },
-      handler: confirmsAdmission((ctx) => answerMutation(deps, ctx, 'assertions:write', (caller, input, key) => mutateAssertion(deps, caller, { op: 'revoke', input }, key))),
+      handler: confirmsAdmission((ctx) =>
+        answerMutation(deps, ctx, 'assertions:write', (caller, input, key) => mutateAssertion(deps, caller, { op: 'revoke', input }, key)),
+      ),
     },
     {
       ...common,

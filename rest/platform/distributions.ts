@@ -62,7 +62,8 @@ export function distributionRoutes(deps: Deps): RouteDef[] {
       method: 'POST',
       path: '/distributions',
       operationId: 'createDistribution',
-      summary: 'Create a distribution and launch it (needs distributions:write and distributions:launch); answers the distribution.launch operation',
+      summary:
+        'Create a distribution and launch it (needs distributions:write and distributions:launch); answers the distribution.launch operation',
       scope: 'distributions:launch',
       body: CreateDistributionInput,
       idempotent: true,
@@ -112,7 +113,11 @@ export function distributionRoutes(deps: Deps): RouteDef[] {
         ctx.body = { distribution: await retrieveDistribution(deps, caller.organization.id, ctx.params.id!) };
       },
     },
-    verb('launch', 'distributions:launch', 'Launch a failed distribution again; while a launch waits on funding, answers that same operation'),
+    verb(
+      'launch',
+      'distributions:launch',
+      'Launch a failed distribution again; while a launch waits on funding, answers that same operation',
+    ),
     verb('pause', 'distributions:write', 'Pause an active distribution'),
     verb('resume', 'distributions:write', 'Resume a paused distribution'),
     verb('cancel', 'distributions:write', 'Cancel a distribution (control plane: may run beside the live launch it cancels)'),

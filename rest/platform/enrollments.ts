@@ -26,7 +26,8 @@ export function enrollmentRoutes(deps: Deps): RouteDef[] {
     scope: write,
     idempotent: true,
     success: { status: 200, description: 'The enrollment', schema: Enrollment },
-    handler: (ctx) => answerMutation(deps, ctx, write, (caller, input, key) => mutateEnrollment(deps, caller, { op, id: ctx.params.id!, input }, key)),
+    handler: (ctx) =>
+      answerMutation(deps, ctx, write, (caller, input, key) => mutateEnrollment(deps, caller, { op, id: ctx.params.id!, input }, key)),
   });
   return [
     {
@@ -39,7 +40,8 @@ export function enrollmentRoutes(deps: Deps): RouteDef[] {
       body: CreateEnrollmentInput,
       idempotent: true,
       success: { status: 201, description: 'The enrollment', schema: Enrollment },
-      handler: (ctx) => answerMutation(deps, ctx, write, (caller, input, key) => mutateEnrollment(deps, caller, { op: 'create', input }, key)),
+      handler: (ctx) =>
+        answerMutation(deps, ctx, write, (caller, input, key) => mutateEnrollment(deps, caller, { op: 'create', input }, key)),
     },
     move('approve', 'Approve a pending enrollment (enrollment.approved)'),
     move('reject', 'Reject a pending or approved enrollment (enrollment.rejected)'),

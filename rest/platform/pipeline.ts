@@ -91,7 +91,8 @@ export function platformQuery(ctx: Context): Record<string, unknown> {
 export async function platformBody(deps: Deps, ctx: Context): Promise<Record<string, unknown>> {
   const raw = await readJsonBody(ctx, deps.config.bodyLimitBytes);
   if (raw === undefined) return {};
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new DomainError('invalid_request', 'The request body must be a JSON object');
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new DomainError('invalid_request', 'The request body must be a JSON object');
   return snakeKeys(raw as Record<string, unknown>, 'body');
 }
 

@@ -36,7 +36,10 @@ export const Enrollment = z.object({
   status: z.enum(ENROLLMENT_STATUSES),
   standing: z.enum(STANDINGS),
   grace_ends_at: time.nullable(),
-  evaluation: z.record(z.string(), z.unknown()).nullable().describe('the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements'),
+  evaluation: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe('the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements'),
   evaluated_at: time.nullable(),
   livemode: z.boolean(),
   created_at: time,

@@ -23,7 +23,9 @@ export interface ServiceDocuments {
 
 const Health = z.object({ ok: z.literal(true) });
 const Readiness = z.object({ ok: z.boolean(), database: z.enum(['pglite', 'postgres']) });
-const OpenApiDocument = z.object({ openapi: z.string(), info: z.object({}).passthrough(), paths: z.record(z.string(), z.unknown()) }).passthrough();
+const OpenApiDocument = z
+  .object({ openapi: z.string(), info: z.object({}).passthrough(), paths: z.record(z.string(), z.unknown()) })
+  .passthrough();
 
 export function serviceRoutes(db: Database, docs: ServiceDocuments): RouteDef[] {
   const surfaceB = () =>

@@ -29,7 +29,8 @@ export async function surfaceARequest(deps: Deps, buckets: TokenBuckets, ctx: Co
   const header = bearer(ctx);
   if (header === '') throw new DomainError('invalid_token', 'Authorization must be `Bearer <platform token>`');
   if (bodyToken !== undefined && typeof bodyToken !== 'string') throw new DomainError('invalid_request', 'token must be a string', 'token');
-  if (bodyKey !== undefined && typeof bodyKey !== 'string') throw new DomainError('invalid_request', 'idempotency_key must be a string', 'idempotency_key');
+  if (bodyKey !== undefined && typeof bodyKey !== 'string')
+    throw new DomainError('invalid_request', 'idempotency_key must be a string', 'idempotency_key');
   const key = header ?? (bodyToken as string | undefined);
   if (!key) throw new DomainError('invalid_token', 'A platform token is required: Authorization: Bearer sk_..._live_...');
   const caller = await authenticatePlatformKey(deps, key);

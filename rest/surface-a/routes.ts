@@ -38,7 +38,9 @@ async function withQuotaHeaders(ctx: Context, run: () => Promise<ExecuteResult>)
 function unitRoute(deps: Deps, buckets: TokenBuckets, scope: string, ctx: Context) {
   return async () => {
     const { caller, input, idempotencyKey } = await surfaceARequest(deps, buckets, ctx);
-    const out = await withQuotaHeaders(ctx, () => executeScope(deps, caller, { scope, data: input, idempotencyKey, requestId: ctx.state.requestId }));
+    const out = await withQuotaHeaders(ctx, () =>
+      executeScope(deps, caller, { scope, data: input, idempotencyKey, requestId: ctx.state.requestId }),
+    );
     ctx.body = out.result;
   };
 }
@@ -73,7 +75,9 @@ export function surfaceARoutes(deps: Deps, buckets: TokenBuckets): RouteDef[] {
       errors: [400, 401, 403, 429],
       handler: async (ctx) => {
         const { caller, input, idempotencyKey } = await surfaceARequest(deps, buckets, ctx);
-        const out = await withQuotaHeaders(ctx, () => executeScopeRequest(deps, caller, input, { idempotencyKey, requestId: ctx.state.requestId }));
+        const out = await withQuotaHeaders(ctx, () =>
+          executeScopeRequest(deps, caller, input, { idempotencyKey, requestId: ctx.state.requestId }),
+        );
         ctx.body = { ok: true, scope: out.entry, mode: out.entry.mode, object: out.result, token_id: caller.tokenId };
       },
     },

@@ -4,7 +4,12 @@ import { UNIT_STATUSES } from '../../src/domain/unit/unit.ts';
 /** Response shapes of Surface A and token management, for the OpenAPI document. */
 const nullableTime = z.string().nullable();
 
-export const ScopeEntry = z.object({ scope: z.string(), category: z.string(), description: z.string(), mode: z.enum(['read', 'create', 'update', 'delete']) });
+export const ScopeEntry = z.object({
+  scope: z.string(),
+  category: z.string(),
+  description: z.string(),
+  mode: z.enum(['read', 'create', 'update', 'delete']),
+});
 export const ScopesResponse = z.object({ scopes: z.array(ScopeEntry) });
 
 export const Unit = z.object({

@@ -41,7 +41,9 @@ interface DevCredentialsFile {
 export const DEFAULT_ORIGIN = 'http://127.0.0.1:4000';
 
 export function credentialsFile(flags: CredentialFlags, env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(flags.credentials ?? env.PLATFORM_CREDENTIALS ?? env.BOOTSTRAP_FILE ?? join(env.DATA_DIR ?? '.data', 'dev-credentials.json'));
+  return resolve(
+    flags.credentials ?? env.PLATFORM_CREDENTIALS ?? env.BOOTSTRAP_FILE ?? join(env.DATA_DIR ?? '.data', 'dev-credentials.json'),
+  );
 }
 
 export function resolveCredentials(flags: CredentialFlags, env: NodeJS.ProcessEnv = process.env): Credentials {

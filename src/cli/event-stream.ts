@@ -80,21 +80,47 @@ export function streamEvents(opts: StreamOptions, onEvent: (e: WireEvent) => voi
       on: { connected: () => opts.onConnected?.() },
     });
     client.subscribe<{ events: Record<string, any> }>(
-      { query: SUBSCRIPTION, variables: { types: opts.types?.length ? opts.types : null, brands: opts.brands ?? null, subjectTypes: opts.subjectTypes ?? null, subjectId: opts.subjectId ?? null, startingAfter: last ?? null } },
+      {
+        query: SUBSCRIPTION,
+        variables: {
+          types: opts.types?.length ? opts.types : null,
+          brands: opts.brands ?? null,
+          subjectTypes: opts.subjectTypes ?? null,
+          subjectId: opts.subjectId ?? null,
+          startingAfter: last ?? null,
+        },
+      },
       {
         next: (msg) => {
           if (msg.errors?.length) return fail(graphQLError(msg.errors));
           const e = msg.data?.events;
           if (!e) return;
           last = String(e.seq);
-          const wire: WireEvent = { id: e.id, object: 'event', type: e.type, seq: e.seq, subject: e.subject, data: e.data, operation: e.operation ?? null, brand: e.brand ?? null, livemode: e.livemode, created_at: e.createdAt };
+          const wire: WireEvent = {
+            id: e.id,
+            object: 'event',
+            type: e.type,
+            seq: e.seq,
+            subject: e.subject,
+            data: e.data,
+            operation: e.operation ?? null,
+            brand: e.brand ?? null,
+            livemode: e.livemode,
+            created_at: e.createdAt,
+          };
           chain = chain.then(() => onEvent(wire)).catch(fail);
         },
         error: (err) => {
           if (closed) return;
           if (Array.isArray(err) && !RESUMABLE.has(err[0]?.extensions?.code)) return fail(graphQLError(err));
           void client?.dispose();
-          if (attempt >= MAX_RECONNECTS) return fail(new PlatformError({ code: 'connection_error', message: `The event stream at ${opts.origin}/graphql is unreachable: ${describe(err)}` }));
+          if (attempt >= MAX_RECONNECTS)
+            return fail(
+              new PlatformError({
+                code: 'connection_error',
+                message: `The event stream at ${opts.origin}/graphql is unreachable: ${describe(err)}`,
+              }),
+            );
           setTimeout(() => !closed && connect(attempt + 1), Math.min(250 * 2 ** attempt, 5000));
         },
         complete: () => {
@@ -123,10 +149,16 @@ export function clientEvent(e: WireEvent): PlatformEvent {
 function graphQLError(errors: readonly { message: string; extensions?: Record<string, any> }[]): PlatformError {
   const first = errors[0]!;
   const x = first.extensions ?? {};
-  return new PlatformError({ code: typeof x.code === 'string' ? x.code : 'graphql_error', message: first.message, param: x.param ?? null, requestId: x.request_id ?? null });
+  return new PlatformError({
+    code: typeof x.code === 'string' ? x.code : 'graphql_error',
+    message: first.message,
+    param: x.param ?? null,
+    requestId: x.request_id ?? null,
+  });
 }
 
 function describe(err: unknown): string {
-  if (err && typeof err === 'object' && 'code' in err && 'reason' in err) return `closed with ${(err as { code: number }).code} ${(err as { reason: string }).reason}`.trim();
+  if (err && typeof err === 'object' && 'code' in err && 'reason' in err)
+    return `closed with ${(err as { code: number }).code} ${(err as { reason: string }).reason}`.trim();
   return (err as Error)?.message ?? String(err);
 }

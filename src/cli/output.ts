@@ -16,7 +16,7 @@ export interface OutputOptions {
 
 /** `--json`: the result as JSON on stdout; otherwise the human rendering. */
 export function print(opts: OutputOptions, value: unknown, human: () => string) {
-  process.stdout.write(opts.json ? JSON.stringify(value, null, 2) + '\n' : human() + '\n');
+  process.stdout.write(opts.json ? `${JSON.stringify(value, null, 2)}\n` : `${human()}\n`);
 }
 
 export function exitCodeFor(err: unknown): number {
@@ -32,8 +32,11 @@ export function exitCodeFor(err: unknown): number {
 /** One line on stderr: `error: <code>: <message> (request <id>)`, or the error as JSON with `--json`. */
 export function reportError(opts: OutputOptions, err: unknown) {
   if (opts.json) {
-    const e = err instanceof PlatformError ? { code: err.code, message: err.message, param: err.param, requestId: err.requestId, status: err.status } : { code: err instanceof UsageError ? 'usage' : 'error', message: (err as Error)?.message ?? String(err) };
-    process.stderr.write(JSON.stringify({ error: e }) + '\n');
+    const e =
+      err instanceof PlatformError
+        ? { code: err.code, message: err.message, param: err.param, requestId: err.requestId, status: err.status }
+        : { code: err instanceof UsageError ? 'usage' : 'error', message: (err as Error)?.message ?? String(err) };
+    process.stderr.write(`${JSON.stringify({ error: e })}\n`);
     return;
   }
   if (err instanceof PlatformError) {

@@ -38,15 +38,24 @@ function run<A extends unknown[]>(body: (g: Globals, ...args: A) => Promise<numb
 const creds = (g: Globals) => resolveCredentials(g);
 const platformClient = (g: Globals) => {
   const c = creds(g);
-  return { client: new PlatformClient({ apiKey: required(c.apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'), origin: c.origin }), ...c };
+  return {
+    client: new PlatformClient({ apiKey: required(c.apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'), origin: c.origin }),
+    ...c,
+  };
 };
 const tokenClient = (g: Globals) => {
   const c = creds(g);
-  return new TokenClient({ userToken: required(c.userToken, 'user token', '--user-token', 'PLATFORM_USER_TOKEN'), dashboardBaseUrl: c.origin });
+  return new TokenClient({
+    userToken: required(c.userToken, 'user token', '--user-token', 'PLATFORM_USER_TOKEN'),
+    dashboardBaseUrl: c.origin,
+  });
 };
 const operatorClient = (g: Globals) => {
   const c = creds(g);
-  return new OperatorClient({ operatorToken: required(c.operatorToken, 'operator token', '--operator-token', 'PLATFORM_OPERATOR_TOKEN'), origin: c.origin });
+  return new OperatorClient({
+    operatorToken: required(c.operatorToken, 'operator token', '--operator-token', 'PLATFORM_OPERATOR_TOKEN'),
+    origin: c.origin,
+  });
 };
 
 // ── Server ────────────────────────────────────────────────────────────────
@@ -78,7 +87,11 @@ program
     run(async (g) => {
       const { migrate } = await import('./server-commands.ts');
       const out = await migrate();
-      print(g, out, () => (out.applied.length ? `Applied to ${out.database}:\n${out.applied.map((m) => `  ${m}`).join('\n')}` : `${out.database} is up to date`));
+      print(g, out, () =>
+        out.applied.length
+          ? `Applied to ${out.database}:\n${out.applied.map((m) => `  ${m}`).join('\n')}`
+          : `${out.database} is up to date`,
+      );
     }),
   );
 
@@ -89,7 +102,11 @@ program
     run(async (g) => {
       const { bootstrap } = await import('./server-commands.ts');
       const out = await bootstrap();
-      print(g, out, () => (out.created ? `Bootstrapped; credentials written to ${out.file} (mode 0600)` : `The database already holds an organization; nothing done (credentials: ${out.file})`));
+      print(g, out, () =>
+        out.created
+          ? `Bootstrapped; credentials written to ${out.file} (mode 0600)`
+          : `The database already holds an organization; nothing done (credentials: ${out.file})`,
+      );
     }),
   );
 
@@ -104,7 +121,10 @@ tokens
     run(async (g) => {
       const list = await tokenClient(g).list();
       print(g, list, () =>
-        table([['ID', 'NAME', 'STATUS', 'PREFIX', 'SCOPES', 'LAST USED'], ...list.map((t) => [t.id, t.name, t.status, t.tokenPrefix, String(t.scopes.length), t.lastUsedAt ?? '-'])]),
+        table([
+          ['ID', 'NAME', 'STATUS', 'PREFIX', 'SCOPES', 'LAST USED'],
+          ...list.map((t) => [t.id, t.name, t.status, t.tokenPrefix, String(t.scopes.length), t.lastUsedAt ?? '-']),
+        ]),
       );
     }),
   );
@@ -159,7 +179,9 @@ program
 const wallet = program.command('wallet').description('brand wallets (operator token)');
 wallet
   .command('top-up <brand> <amount>')
-  .description('credit a brand wallet (brand id, or a slug from the credentials file; amount in minor units); wakes launches waiting on funding')
+  .description(
+    'credit a brand wallet (brand id, or a slug from the credentials file; amount in minor units); wakes launches waiting on funding',
+  )
   .action(
     run(async (g, brand: string, amount: string) => {
       const n = Number(amount);
@@ -201,11 +223,12 @@ events
           types: o.type,
           ...streamFilter(o),
           startingAfter: o.startingAfter,
-          onConnected: () => !g.json && process.stderr.write(`Tailing events from ${origin}${o.type ? ` (${o.type.join(', ')})` : ''}; Ctrl-C to stop\n`),
+          onConnected: () =>
+            !g.json && process.stderr.write(`Tailing events from ${origin}${o.type ? ` (${o.type.join(', ')})` : ''}; Ctrl-C to stop\n`),
         },
         (e) => {
           const event = clientEvent(e);
-          process.stdout.write(g.json ? JSON.stringify(event) + '\n' : `${formatEvent(e)}\n`);
+          process.stdout.write(g.json ? `${JSON.stringify(event)}\n` : `${formatEvent(e)}\n`);
         },
       );
       return untilInterrupted(stream);
@@ -226,17 +249,27 @@ program
       const { origin, apiKey } = creds(g);
       const secret = o.secret ?? webhooks.generateSecret();
       process.stderr.write(`Forwarding events to ${o.forwardTo}\nSession signing secret: ${secret}\n`);
-      const stream = streamEvents({ origin, apiKey: required(apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'), types: o.events, ...streamFilter(o) }, async (e) => {
-        const body = JSON.stringify(e);
-        const headers = await webhooks.sign(body, secret, { id: e.id });
-        const started = Date.now();
-        const outcome = await fetch(o.forwardTo, { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'platform-cli-listen', ...headers }, body, signal: AbortSignal.timeout(15_000) }).then(
-          (r) => ({ status: r.status, ok: r.ok }),
-          (err: Error) => ({ status: 0, ok: false, error: err.message }),
-        );
-        const line = { event: e.id, type: e.type, seq: e.seq, status: outcome.status, ok: outcome.ok, durationMs: Date.now() - started };
-        process.stdout.write(g.json ? JSON.stringify(line) + '\n' : `${formatEvent(e)}  -> ${outcome.status || 'failed'} (${line.durationMs} ms)\n`);
-      });
+      const stream = streamEvents(
+        { origin, apiKey: required(apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'), types: o.events, ...streamFilter(o) },
+        async (e) => {
+          const body = JSON.stringify(e);
+          const headers = await webhooks.sign(body, secret, { id: e.id });
+          const started = Date.now();
+          const outcome = await fetch(o.forwardTo, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'user-agent': 'platform-cli-listen', ...headers },
+            body,
+            signal: AbortSignal.timeout(15_000),
+          }).then(
+            (r) => ({ status: r.status, ok: r.ok }),
+            (err: Error) => ({ status: 0, ok: false, error: err.message }),
+          );
+          const line = { event: e.id, type: e.type, seq: e.seq, status: outcome.status, ok: outcome.ok, durationMs: Date.now() - started };
+          process.stdout.write(
+            g.json ? `${JSON.stringify(line)}\n` : `${formatEvent(e)}  -> ${outcome.status || 'failed'} (${line.durationMs} ms)\n`,
+          );
+        },
+      );
       return untilInterrupted(stream);
     }),
   );
@@ -269,7 +302,12 @@ operations
   );
 
 function progressLine(op: Operation): string {
-  const progress = op.progress && Object.keys(op.progress).length ? ` ${Object.entries(op.progress).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')}` : '';
+  const progress =
+    op.progress && Object.keys(op.progress).length
+      ? ` ${Object.entries(op.progress)
+          .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+          .join(' ')}`
+      : '';
   return `${op.id} ${op.kind} ${op.status}${op.waitingReason ? ` (${op.waitingReason})` : ''} attempt ${op.attempts}/${op.maxAttempts}${progress}`;
 }
 

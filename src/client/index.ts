@@ -3,9 +3,26 @@
  * so it runs in Node 20+ and in browsers; it imports nothing from the server.
  */
 export { PlatformClient, SURFACE_B_PATH, type PlatformClientOptions } from './platform-client.ts';
-export { ScopeClient, TokenClient, OperatorClient, type PlatformScope, type PlatformToken, type Unit, type OkResponse, type Wallet } from './surface-a.ts';
+export {
+  ScopeClient,
+  TokenClient,
+  OperatorClient,
+  type PlatformScope,
+  type PlatformToken,
+  type Unit,
+  type OkResponse,
+  type Wallet,
+} from './surface-a.ts';
 export { PlatformError, isPlatformError } from './error.ts';
-export { webhooks, verify as verifyWebhook, sign as signWebhook, generateSecret as generateWebhookSecret, type WebhookHeaders, type VerifyOptions, type SignOptions } from './webhooks.ts';
+export {
+  webhooks,
+  verify as verifyWebhook,
+  sign as signWebhook,
+  generateSecret as generateWebhookSecret,
+  type WebhookHeaders,
+  type VerifyOptions,
+  type SignOptions,
+} from './webhooks.ts';
 export { toCamelCase, toSnakeCase } from './key-case.ts';
 export type { Page, PagePromise } from './list.ts';
 export type { RequestOptions, FetchLike } from './request-sender.ts';

@@ -144,7 +144,7 @@ function networkError(cause: unknown, timeoutMs: number, url: string): PlatformE
 async function readResponse<T>(res: Response): Promise<ApiResponse<T>> {
   const requestId = res.headers.get('request-id');
   const text = await res.text();
-  let parsed: unknown = undefined;
+  let parsed: unknown;
   if (text !== '') {
     try {
       parsed = JSON.parse(text);

@@ -69,12 +69,18 @@ export class ScopeClient {
   }
 
   /** Executes one scope: `{ ok, scope, tokenId, mode?, object? }`. */
-  async exec(scope: string, data: Record<string, unknown> = {}, options?: RequestOptions): Promise<{ ok: boolean; scope: PlatformScope; tokenId: string; [k: string]: any }> {
+  async exec(
+    scope: string,
+    data: Record<string, unknown> = {},
+    options?: RequestOptions,
+  ): Promise<{ ok: boolean; scope: PlatformScope; tokenId: string; [k: string]: any }> {
     return (await this.sender.request({ method: 'POST', path: '/scopes_exec', body: { scope, data }, idempotent: true, options })).body;
   }
 
   /** `{ ok, orgId, orgName, orgSlug, scopes, ... }` for the token. */
-  async smoke(options?: RequestOptions): Promise<{ ok: boolean; orgId: string; orgName: string; orgSlug: string; scopes: string[]; [k: string]: any }> {
+  async smoke(
+    options?: RequestOptions,
+  ): Promise<{ ok: boolean; orgId: string; orgName: string; orgSlug: string; scopes: string[]; [k: string]: any }> {
     return (await this.sender.request({ method: 'POST', path: '/smoke', options })).body;
   }
 }
@@ -82,12 +88,18 @@ export class ScopeClient {
 class Units {
   constructor(private readonly sender: RequestSender) {}
 
-  async list(params: { page?: number; perPage?: number } = {}, options?: RequestOptions): Promise<{ units: Unit[]; page?: number; perPage?: number; hasMore?: boolean }> {
+  async list(
+    params: { page?: number; perPage?: number } = {},
+    options?: RequestOptions,
+  ): Promise<{ units: Unit[]; page?: number; perPage?: number; hasMore?: boolean }> {
     return (await this.sender.request({ method: 'POST', path: '/units/list', body: params, options })).body;
   }
 
   /** `duplicate` is true when the Idempotency-Key replayed an earlier create. */
-  async create(params: { type?: string; caption?: string; productionId?: string }, options?: RequestOptions): Promise<{ unit: Unit; duplicate: boolean }> {
+  async create(
+    params: { type?: string; caption?: string; productionId?: string },
+    options?: RequestOptions,
+  ): Promise<{ unit: Unit; duplicate: boolean }> {
     return (await this.sender.request({ method: 'POST', path: '/units/create', body: params, idempotent: true, options })).body;
   }
 
@@ -115,7 +127,10 @@ export class TokenClient {
   }
 
   /** The secret is in the result once, never again. */
-  async create(params: { name: string; scopes: string[]; expiresAt?: string | Date }, options?: RequestOptions): Promise<{ token: PlatformToken; secret: string }> {
+  async create(
+    params: { name: string; scopes: string[]; expiresAt?: string | Date },
+    options?: RequestOptions,
+  ): Promise<{ token: PlatformToken; secret: string }> {
     const body = { ...params, expiresAt: params.expiresAt instanceof Date ? params.expiresAt.toISOString() : params.expiresAt };
     return (await this.sender.request({ method: 'POST', path: '/platform/tokens/create', body, options })).body;
   }
@@ -138,7 +153,7 @@ export class OperatorClient {
   readonly sender: RequestSender;
 
   constructor(opts: CommonOptions & { operatorToken: string; origin: string }) {
-    this.sender = new RequestSender({ ...opts, baseUrl: opts.origin.replace(/\/+$/, '') + '/operator', token: opts.operatorToken });
+    this.sender = new RequestSender({ ...opts, baseUrl: `${opts.origin.replace(/\/+$/, '')}/operator`, token: opts.operatorToken });
   }
 
   async killSwitch(options?: RequestOptions): Promise<{ engaged: boolean; updatedAt: string | null }> {
@@ -156,7 +171,13 @@ export class OperatorClient {
    */
   async topUpWallet(brandId: string, params: { amount: number }, options?: RequestOptions): Promise<Wallet> {
     return (
-      await this.sender.request({ method: 'POST', path: `/brands/${encodeURIComponent(brandId)}/wallet/top_up`, body: params, options, idempotent: true })
+      await this.sender.request({
+        method: 'POST',
+        path: `/brands/${encodeURIComponent(brandId)}/wallet/top_up`,
+        body: params,
+        options,
+        idempotent: true,
+      })
     ).body;
   }
 

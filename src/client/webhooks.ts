@@ -39,7 +39,12 @@ const encoder = new TextEncoder();
  * feed's (`createdAt`, and `data` keys too). Pass the raw body, not a
  * re-serialized object: the signature covers its exact bytes.
  */
-export async function verify(payload: string | Uint8Array, headers: WebhookHeaders, secret: string, opts: VerifyOptions = {}): Promise<PlatformEvent> {
+export async function verify(
+  payload: string | Uint8Array,
+  headers: WebhookHeaders,
+  secret: string,
+  opts: VerifyOptions = {},
+): Promise<PlatformEvent> {
   const body = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
@@ -63,7 +68,11 @@ export async function verify(payload: string | Uint8Array, headers: WebhookHeade
  * Signs a payload like a real delivery and returns the three headers, for
  * tests of a webhook receiver (and for `platform listen`).
  */
-export async function sign(payload: string, secret: string, opts: SignOptions = {}): Promise<Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string>> {
+export async function sign(
+  payload: string,
+  secret: string,
+  opts: SignOptions = {},
+): Promise<Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string>> {
   const id = opts.id ?? messageIdOf(payload);
   const timestamp = String(Math.floor((opts.timestamp ?? new Date()).getTime() / 1000));
   const key = await hmacKey(secret, 'sign');
@@ -82,7 +91,10 @@ function assertFresh(timestamp: string, opts: VerifyOptions) {
   const now = Math.floor((opts.now ?? new Date()).getTime() / 1000);
   if (!Number.isFinite(seconds)) throw verifyError('webhook_timestamp_out_of_tolerance', 'webhook-timestamp is not unix seconds');
   if (Math.abs(now - seconds) > tolerance) {
-    throw verifyError('webhook_timestamp_out_of_tolerance', `webhook-timestamp is ${now - seconds} s from now; the tolerance is ${tolerance} s`);
+    throw verifyError(
+      'webhook_timestamp_out_of_tolerance',
+      `webhook-timestamp is ${now - seconds} s from now; the tolerance is ${tolerance} s`,
+    );
   }
 }
 

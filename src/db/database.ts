@@ -136,8 +136,7 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
     sql: pgliteSqlPort(client, serialize),
     transaction,
     afterCommit: hooks.afterCommit,
-    migrate: async () =>
-      (await migrationsUpToDate(async (sql) => (await client.query(sql)).rows)) ? [] : applyMigrations(factory),
+    migrate: async () => ((await migrationsUpToDate(async (sql) => (await client.query(sql)).rows)) ? [] : applyMigrations(factory)),
     ping: async () => {
       await client.query('select 1');
     },

@@ -250,10 +250,12 @@ export function pgSqlPort(pool: pg.Pool): SqlPort {
         return result;
       } catch (e) {
         // After a failed batch the transaction may be open and aborted, or already gone: ROLLBACK is safe either way.
-        const broken = lost ?? (await client.query('ROLLBACK').then(
-          () => undefined,
-          (err: Error) => err,
-        ));
+        const broken =
+          lost ??
+          (await client.query('ROLLBACK').then(
+            () => undefined,
+            (err: Error) => err,
+          ));
         client.off('error', onError);
         client.release(broken);
         throw e;
@@ -268,7 +270,8 @@ export function pgSqlPort(pool: pg.Pool): SqlPort {
  */
 export function pgliteSqlPort(client: PGlite, serialize: <T>(run: () => Promise<T>) => Promise<T> = (run) => run()): SqlPort {
   return {
-    rows: async <P extends readonly unknown[], R>(s: Statement<P, R>, params: P) => (await client.query<R>(s.text, params as unknown as unknown[])).rows,
+    rows: async <P extends readonly unknown[], R>(s: Statement<P, R>, params: P) =>
+      (await client.query<R>(s.text, params as unknown as unknown[])).rows,
     transaction: (fn) =>
       serialize(() =>
         client.transaction((tx) =>

@@ -62,8 +62,7 @@ export const isDomainError = (e: unknown): e is DomainError => e instanceof Doma
 export const missing = (what: string, id: string, param: string | null = null) =>
   new DomainError('resource_missing', `No such ${what}: '${id}'`, param);
 
-export const missingScope = (scope: string) =>
-  new DomainError('missing_scope', `missing_scope:${scope}`, null, { required_scope: scope });
+export const missingScope = (scope: string) => new DomainError('missing_scope', `missing_scope:${scope}`, null, { required_scope: scope });
 
 /** A unique-constraint violation from Prisma (P2002) or from the SQL port (SQLSTATE 23505), mapped once here at the domain boundary. */
 export const isUniqueViolation = (e: unknown): boolean => {
@@ -92,7 +91,14 @@ const UNAVAILABLE_MESSAGE =
 export function databaseUnavailable(e: unknown): DomainError | undefined {
   const seen: unknown[] = [e];
   for (let i = 0; i < seen.length && i < 8; i++) {
-    const x = seen[i] as { code?: unknown; originalCode?: unknown; kind?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | null;
+    const x = seen[i] as {
+      code?: unknown;
+      originalCode?: unknown;
+      kind?: unknown;
+      message?: unknown;
+      cause?: unknown;
+      meta?: { driverAdapterError?: unknown };
+    } | null;
     if (!x || typeof x !== 'object') continue;
     for (const code of [x.code, x.originalCode]) {
       if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || UNAVAILABLE_SQLSTATE.test(code))) return unavailable();
@@ -104,4 +110,5 @@ export function databaseUnavailable(e: unknown): DomainError | undefined {
   return undefined;
 }
 
-const unavailable = () => new DomainError('service_unavailable', 'The database is unavailable for a moment; retry shortly', null, { retry_after: 1 });
+const unavailable = () =>
+  new DomainError('service_unavailable', 'The database is unavailable for a moment; retry shortly', null, { retry_after: 1 });

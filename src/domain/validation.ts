@@ -23,6 +23,4 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
 
 /** RFC 3339 timestamp with an explicit offset, parsed to a Date. */
 export const timestamp = () =>
-  z.iso
-    .datetime({ offset: true, message: 'expected an RFC 3339 date-time, e.g. 2030-01-01T00:00:00Z' })
-    .transform((s) => new Date(s));
+  z.iso.datetime({ offset: true, message: 'expected an RFC 3339 date-time, e.g. 2030-01-01T00:00:00Z' }).transform((s) => new Date(s));

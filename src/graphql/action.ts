@@ -50,7 +50,12 @@ function fieldOptions<P extends string, I extends z.ZodType, O extends z.ZodType
     authScopes: { scope: action.scope },
     extensions: { action: action.name },
     args: { ...b.args?.(arg), ...(action.idempotent ? { idempotencyKey: arg.string(IDEMPOTENCY_KEY) } : {}) },
-    resolve: async (parent: Parent, args: InputShapeFromFields<Args> & { idempotencyKey?: string | null }, ctx: GraphQLContext, info: GraphQLResolveInfo) => {
+    resolve: async (
+      parent: Parent,
+      args: InputShapeFromFields<Args> & { idempotencyKey?: string | null },
+      ctx: GraphQLContext,
+      info: GraphQLResolveInfo,
+    ) => {
       const value = await run(action, ctx, info, b.input(args, parent), args.idempotencyKey);
       return b.result ? b.result(value) : value;
     },
@@ -82,7 +87,10 @@ type ListOutput = z.ZodType<{ object: 'list'; data: { id: string }[]; has_more: 
 export function connectionAction<P extends string, I extends z.ZodType, O extends ListOutput, Args extends InputFieldMap, Parent = unknown>(
   name: string,
   action: Action<P, I, O>,
-  b: FieldBinding<P, O, Args, Parent, never> & { parent?: ObjectRef<Types, Parent>; cursor?: (node: z.output<O>['data'][number]) => string },
+  b: FieldBinding<P, O, Args, Parent, never> & {
+    parent?: ObjectRef<Types, Parent>;
+    cursor?: (node: z.output<O>['data'][number]) => string;
+  },
 ): void {
   const options = (arg: ArgBuilder<Types>) => ({
     type: b.type,
@@ -97,6 +105,9 @@ export function connectionAction<P extends string, I extends z.ZodType, O extend
     },
   });
   type ConnectionBuilder = { arg: ArgBuilder<Types>; connection: (o: AnyFieldOptions) => never };
-  if (b.parent) builder.objectField(b.parent as never, name, (t) => (t as unknown as ConnectionBuilder).connection(options((t as unknown as ConnectionBuilder).arg) as AnyFieldOptions));
+  if (b.parent)
+    builder.objectField(b.parent as never, name, (t) =>
+      (t as unknown as ConnectionBuilder).connection(options((t as unknown as ConnectionBuilder).arg) as AnyFieldOptions),
+    );
   else builder.queryField(name, (t) => t.connection(options(t.arg) as AnyFieldOptions));
 }

@@ -27,9 +27,13 @@ export async function listConnection<T extends { id: string }>(
   }
   let page;
   try {
-    page = await list({ ...(args.first != null ? { limit: args.first } : {}), ...(args.after != null ? { starting_after: args.after } : {}) });
+    page = await list({
+      ...(args.first != null ? { limit: args.first } : {}),
+      ...(args.after != null ? { starting_after: args.after } : {}),
+    });
   } catch (e) {
-    if (isDomainError(e) && e.param && PARAMS[e.param]) throw new DomainError(e.code, e.message.replace(e.param, PARAMS[e.param]!), PARAMS[e.param]!);
+    if (isDomainError(e) && e.param && PARAMS[e.param])
+      throw new DomainError(e.code, e.message.replace(e.param, PARAMS[e.param]!), PARAMS[e.param]!);
     throw e;
   }
   const first = page.data[0];

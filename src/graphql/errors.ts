@@ -40,11 +40,23 @@ export function toGraphQLError(e: DomainError, requestId: string, httpStatus: Ht
 export function withRequestId(e: GraphQLError, requestId: string): GraphQLError {
   const current = e.extensions?.request_id;
   if (current && current !== 'unknown') return e;
-  return new GraphQLError(e.message, { nodes: e.nodes, source: e.source, positions: e.positions, path: e.path, extensions: { ...e.extensions, request_id: requestId } });
+  return new GraphQLError(e.message, {
+    nodes: e.nodes,
+    source: e.source,
+    positions: e.positions,
+    path: e.path,
+    extensions: { ...e.extensions, request_id: requestId },
+  });
 }
 
 /** Codes Yoga and its executor give errors in the client's request (bad JSON, no query, parse, validation, variables, operation). */
-const YOGA_REQUEST_CODES = new Set(['BAD_REQUEST', 'BAD_USER_INPUT', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'OPERATION_RESOLUTION_FAILURE']);
+const YOGA_REQUEST_CODES = new Set([
+  'BAD_REQUEST',
+  'BAD_USER_INPUT',
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'OPERATION_RESOLUTION_FAILURE',
+]);
 
 /**
  * An error in the client's request, not in the server: one Yoga coded as

@@ -29,4 +29,3 @@ export function graphqlIdempotencyKey(ctx: GraphQLContext, info: GraphQLResolveI
   }
   return ctx.idempotencyKey;
 }
-

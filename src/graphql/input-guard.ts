@@ -47,7 +47,11 @@ function guardDocument(document: DocumentNode): void {
     [Kind.STRING]: (n) => {
       if (!isStorableText(n.value)) {
         const param = names.join('.') || null;
-        throw new DomainError('invalid_request', `${param ?? 'A string literal'} contains a NUL character (U+0000), which cannot be stored`, param);
+        throw new DomainError(
+          'invalid_request',
+          `${param ?? 'A string literal'} contains a NUL character (U+0000), which cannot be stored`,
+          param,
+        );
       }
     },
   });

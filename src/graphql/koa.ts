@@ -16,7 +16,14 @@ async function graphqlBody(ctx: Koa.Context, limit: number): Promise<string | un
   // JSON only, as on REST: Yoga answers other bodies (text/plain...) with an empty 204. (`is` is null without a body.)
   if (ctx.is('application/json', '+json') === false) {
     ctx.status = 415;
-    ctx.body = { errors: [{ message: 'GraphQL POST bodies must be JSON (Content-Type: application/json)', extensions: { code: 'unsupported_media_type', request_id: ctx.state.requestId } }] };
+    ctx.body = {
+      errors: [
+        {
+          message: 'GraphQL POST bodies must be JSON (Content-Type: application/json)',
+          extensions: { code: 'unsupported_media_type', request_id: ctx.state.requestId },
+        },
+      ],
+    };
     return undefined;
   }
   try {
@@ -39,7 +46,14 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
     // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
     if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom()) {
       ctx.status = 503;
-      ctx.body = { errors: [{ message: 'Too many live streams on this server; retry later', extensions: { code: 'service_unavailable', request_id: ctx.state.requestId } }] };
+      ctx.body = {
+        errors: [
+          {
+            message: 'Too many live streams on this server; retry later',
+            extensions: { code: 'service_unavailable', request_id: ctx.state.requestId },
+          },
+        ],
+      };
       return;
     }
     let request = ctx.req;
@@ -47,7 +61,15 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
       const body = await graphqlBody(ctx, config.bodyLimitBytes);
       if (body === undefined) return;
       // A JSON POST is answered without the fetch adapter when it can be (src/graphql/direct.ts).
-      const direct = config.graphqlDirect && (await directPost({ method: ctx.method, url: ctx.url, headers: ctx.req.headers, body, serverContext: { req: ctx.req, res: ctx.res, requestId: ctx.state.requestId } }));
+      const direct =
+        config.graphqlDirect &&
+        (await directPost({
+          method: ctx.method,
+          url: ctx.url,
+          headers: ctx.req.headers,
+          body,
+          serverContext: { req: ctx.req, res: ctx.res, requestId: ctx.state.requestId },
+        }));
       if (direct) {
         ctx.status = direct.status;
         ctx.set(direct.headers);
@@ -59,7 +81,7 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
     }
     const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId });
     ctx.status = response.status;
-    response.headers.forEach((value, key) => ctx.append(key, value));
+    for (const [key, value] of response.headers) ctx.append(key, value);
     // A single JSON result is sent as one string; only streams (SSE, multipart) stay streams.
     const type = response.headers.get('content-type') ?? '';
     if (!response.body) ctx.body = null;

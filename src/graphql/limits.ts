@@ -75,7 +75,9 @@ function listCost(maxCost: number): Plugin<CostContext> {
         const items = listItemsRequested(schema, documentAST, request?.operationName, request?.variables);
         const cost = requestCost(items);
         if (cost > maxCost) {
-          throw tooComplex(`This operation asks for up to ${items} list items (cost ${cost}); the limit is ${maxCost}: ask for smaller pages`);
+          throw tooComplex(
+            `This operation asks for up to ${items} list items (cost ${cost}); the limit is ${maxCost}: ask for smaller pages`,
+          );
         }
         extendContext({ requestCost: cost } satisfies CostContext);
       };
@@ -113,7 +115,12 @@ export function listItemsRequested(
     let size: number | undefined;
     for (const arg of node.arguments ?? []) {
       if (!SIZE_ARGUMENTS.has(arg.name.value)) continue;
-      const value = arg.value.kind === Kind.VARIABLE ? variables[arg.value.name.value] : arg.value.kind === Kind.INT ? Number(arg.value.value) : undefined;
+      const value =
+        arg.value.kind === Kind.VARIABLE
+          ? variables[arg.value.name.value]
+          : arg.value.kind === Kind.INT
+            ? Number(arg.value.value)
+            : undefined;
       if (typeof value === 'number' && Number.isInteger(value) && value >= 0) size = Math.max(size ?? 0, value);
     }
     const declared = field.args.find((a) => SIZE_ARGUMENTS.has(a.name) && typeof a.defaultValue === 'number')?.defaultValue;

@@ -37,7 +37,9 @@ export function liveView(query: string, args: Omit<ExecutionArgs, 'rootValue'>):
     // error there is a fault, never a result to share: the render fails and its subscribers end with internal_error.
     render: (e: PublicEvent) => {
       const result = execute({ ...args, rootValue: e }) as ExecutionResult | PromiseLike<ExecutionResult>;
-      return 'then' in result && typeof result.then === 'function' ? Promise.resolve(result).then(serialize) : serialize(result as ExecutionResult);
+      return 'then' in result && typeof result.then === 'function'
+        ? Promise.resolve(result).then(serialize)
+        : serialize(result as ExecutionResult);
     },
   };
 }

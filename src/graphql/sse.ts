@@ -25,10 +25,12 @@ export function sseEventIds(): Plugin<GraphQLContext> {
         const ctx = args.contextValue as GraphQLContext;
         // The subscription field's resolver records the seq of the event it resolved (src/graphql/schema/event.ts);
         // results are produced one at a time, so it belongs to the result just produced.
-        setResult(mapAsyncIterator(result as AsyncIterableIterator<Stamped>, (r: Stamped) => {
-          if (ctx.streamCursor?.seq !== undefined) r[SEQ] = ctx.streamCursor.seq;
-          return r;
-        }));
+        setResult(
+          mapAsyncIterator(result as AsyncIterableIterator<Stamped>, (r: Stamped) => {
+            if (ctx.streamCursor?.seq !== undefined) r[SEQ] = ctx.streamCursor.seq;
+            return r;
+          }),
+        );
       },
     }),
     onResultProcess: ({ request, result, setResultProcessor }) => {
@@ -42,7 +44,8 @@ export function sseEventIds(): Plugin<GraphQLContext> {
 /** `Last-Event-ID`: the seq the client last received; a resume point like `startingAfter`. */
 export function lastEventId(header: string | null | undefined): bigint | undefined {
   if (header == null || header === '') return undefined;
-  if (!/^\d{1,18}$/.test(header)) throw new DomainError('invalid_request', 'Last-Event-ID must be a seq number this stream sent', 'Last-Event-ID');
+  if (!/^\d{1,18}$/.test(header))
+    throw new DomainError('invalid_request', 'Last-Event-ID must be a seq number this stream sent', 'Last-Event-ID');
   return BigInt(header);
 }
 
@@ -63,7 +66,11 @@ const processSse: ResultProcessor = (result, fetchAPI) => {
         const next = await iterator.next();
         if (next.value != null) {
           const seq = next.value[SEQ];
-          controller.enqueue(encoder.encode(`${seq !== undefined ? `id: ${seq}\n` : ''}event: next\ndata: ${JSON.stringify(withoutInternals(next.value))}\n\n`));
+          controller.enqueue(
+            encoder.encode(
+              `${seq !== undefined ? `id: ${seq}\n` : ''}event: next\ndata: ${JSON.stringify(withoutInternals(next.value))}\n\n`,
+            ),
+          );
         }
         if (next.done) {
           controller.enqueue(encoder.encode('event: complete\ndata:\n\n'));

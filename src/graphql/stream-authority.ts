@@ -18,7 +18,9 @@ export function endStreamsWhenAccessEnds(): Plugin<GraphQLContext> {
       onSubscribeResult: ({ result, setResult }) => {
         if (!result || typeof result !== 'object' || !(Symbol.asyncIterator in result)) return;
         if ((args.contextValue as GraphQLContext).live?.source) return;
-        setResult(new UntilAccessEnds((result as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator](), args.contextValue as GraphQLContext));
+        setResult(
+          new UntilAccessEnds((result as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator](), args.contextValue as GraphQLContext),
+        );
       },
     }),
   };

@@ -17,7 +17,11 @@ import { maskGraphQLError, type Yoga } from './yoga.ts';
  * `yoga.getEnveloped`, so WebSocket and HTTP share one pipeline and one
  * context factory (auth from `connectionParams.authorization`).
  */
-type EnvelopedRoot = { execute: (a: ExecutionArgs) => unknown; subscribe: (a: ExecutionArgs) => unknown; hold: (source: AsyncIterator<never>) => HeldOperation };
+type EnvelopedRoot = {
+  execute: (a: ExecutionArgs) => unknown;
+  subscribe: (a: ExecutionArgs) => unknown;
+  hold: (source: AsyncIterator<never>) => HeldOperation;
+};
 type WsContext = Context<Record<string, unknown> | undefined, { socket: WebSocket; request: unknown }>;
 
 /**
@@ -49,7 +53,11 @@ class HeldOperation {
       (err: unknown) => {
         if (this.ctx.subscriptions[this.id] !== this) return;
         const error = err instanceof Error ? err : new Error(String(err));
-        this.end({ id: this.id, type: 'error', payload: this.failed(this.ctx, this.id, [new GraphQLError(error.message, { originalError: error })]) });
+        this.end({
+          id: this.id,
+          type: 'error',
+          payload: this.failed(this.ctx, this.id, [new GraphQLError(error.message, { originalError: error })]),
+        });
       },
     );
     return new Promise<never>(() => {});
@@ -100,7 +108,10 @@ class WsFrames {
 
   write(payload: string, _seq: string, done: () => void): void {
     const socket = this.socket;
-    if (socket.readyState !== socket.OPEN) return done();
+    if (socket.readyState !== socket.OPEN) {
+      done();
+      return;
+    }
     cork(socket);
     socket.send(Buffer.concat([this.prefix, encoded(payload), SUFFIX]), { binary: false }, done);
   }
@@ -215,7 +226,11 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
     requestIds(ctx).delete(id); // an error ends the operation
     // An error that ended a subscription held without the pipeline (see subscribe) is masked here, as the
     // pipeline's masking would have: graphql-ws wrapped it as it was thrown.
-    const masked = errors.map((e) => (e.originalError && !(e.originalError instanceof GraphQLError) && mask ? (mask(e.originalError, 'Unexpected error.') as GraphQLError) : e));
+    const masked = errors.map((e) =>
+      e.originalError && !(e.originalError instanceof GraphQLError) && mask
+        ? (mask(e.originalError, 'Unexpected error.') as GraphQLError)
+        : e,
+    );
     const stamped = masked.map((e) => withRequestId(e, requestId).toJSON());
     // Access ended (src/graphql/stream-authority.ts): every subscription of the socket shares its credentials
     // and gets its error in this same turn; the socket closes after them, with the code for the reason.

@@ -34,7 +34,14 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
     logging: false,
     landingPage: false,
     graphiql: { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) },
-    plugins: [...graphqlLimits(deps.config.graphqlLimits), catalogueCodesOnErrors(), inputGuard(), compiledExecution(), sseEventIds(), endStreamsWhenAccessEnds()],
+    plugins: [
+      ...graphqlLimits(deps.config.graphqlLimits),
+      catalogueCodesOnErrors(),
+      inputGuard(),
+      compiledExecution(),
+      sseEventIds(),
+      endStreamsWhenAccessEnds(),
+    ],
     maskedErrors: { maskError: maskGraphQLError(log) },
     context: async ({
       request,
@@ -53,7 +60,16 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
       try {
         const headers = { bearer: bearerOf(header('authorization')), brand: header('service-brand') ?? undefined };
         const caller = await gate.authorize(headers, requestCost ?? 1);
-        return { deps, gate, stream, caller, grant: { headers, caller }, requestId, idempotencyKey: header('idempotency-key') ?? undefined, lastEventId: header('last-event-id') ?? undefined };
+        return {
+          deps,
+          gate,
+          stream,
+          caller,
+          grant: { headers, caller },
+          requestId,
+          idempotencyKey: header('idempotency-key') ?? undefined,
+          lastEventId: header('last-event-id') ?? undefined,
+        };
       } catch (e) {
         if (isDomainError(e)) throw toGraphQLError(e, requestId, 'always');
         throw e;
@@ -113,10 +129,20 @@ export function stampRequestIds(id: string, result: Result | Result[]): Result |
  */
 function catalogueCodesOnErrors() {
   return {
-    onValidate: () => ({ valid, result, setResult }: { valid: boolean; result: readonly GraphQLError[]; setResult: (r: GraphQLError[]) => void }) => {
-      if (!valid) setResult(result.map(asInvalidRequest));
-    },
-    onResultProcess: ({ result, setResult, serverContext }: { result: unknown; setResult: (r: unknown) => void; serverContext: { requestId?: string } }) => {
+    onValidate:
+      () =>
+      ({ valid, result, setResult }: { valid: boolean; result: readonly GraphQLError[]; setResult: (r: GraphQLError[]) => void }) => {
+        if (!valid) setResult(result.map(asInvalidRequest));
+      },
+    onResultProcess: ({
+      result,
+      setResult,
+      serverContext,
+    }: {
+      result: unknown;
+      setResult: (r: unknown) => void;
+      serverContext: { requestId?: string };
+    }) => {
       const id = serverContext.requestId;
       if (!id || !result || (typeof result === 'object' && Symbol.asyncIterator in result)) return;
       setResult(stampRequestIds(id, result as Result | Result[]));

@@ -12,7 +12,8 @@ export async function readBodyText(req: IncomingMessage, length: number | undefi
   try {
     return await getRawBody(req, { length, limit: limitBytes, encoding: 'utf8' });
   } catch (e) {
-    if ((e as { type?: string }).type === 'entity.too.large') throw new DomainError('payload_too_large', `Request body exceeds ${limitBytes} bytes`);
+    if ((e as { type?: string }).type === 'entity.too.large')
+      throw new DomainError('payload_too_large', `Request body exceeds ${limitBytes} bytes`);
     throw new DomainError('invalid_request', 'Could not read the request body');
   }
 }

@@ -56,7 +56,10 @@ export function createApiServer(limits: HttpLimits, log: Logger, listener: Reque
     // Throttled: a flood would otherwise turn into a flood of log lines.
     if (Date.now() - lastWarning > 10_000) {
       lastWarning = Date.now();
-      log.warn({ budget, plain: counts.plain, streams: counts.streams, refused: counts.refused }, 'connection budget full; refusing connections');
+      log.warn(
+        { budget, plain: counts.plain, streams: counts.streams, refused: counts.refused },
+        'connection budget full; refusing connections',
+      );
     }
     socket.destroy();
   };

@@ -80,10 +80,13 @@ export class OperationsRunner {
   /** Kicks the worker at `at` (a retry this process scheduled), not at the next poll. */
   wakeAt(at: Date): void {
     if (!this.timer || this.stopped) return;
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      this.kick();
-    }, Math.max(0, at.getTime() - this.deps.clock.now().getTime()));
+    const t = setTimeout(
+      () => {
+        this.timers.delete(t);
+        this.kick();
+      },
+      Math.max(0, at.getTime() - this.deps.clock.now().getTime()),
+    );
     t.unref();
     this.timers.add(t);
   }

@@ -131,7 +131,10 @@ export class WebhookWorker {
       .then((outcome) => limit.finish(token, outcome))
       .catch((err) => {
         limit.finish(token, { ok: false, statusCode: null, error: 'unexpected', durationMs: 0 });
-        this.deps.log.error({ err, endpointId: d.endpoint_id }, 'webhook attempt failed unexpectedly; its lease will expire and it is sent again');
+        this.deps.log.error(
+          { err, endpointId: d.endpoint_id },
+          'webhook attempt failed unexpectedly; its lease will expire and it is sent again',
+        );
       })
       .finally(() => {
         this.inFlight.delete(p);
@@ -165,7 +168,10 @@ export class WebhookWorker {
           const batch = this.finished;
           this.finished = [];
           await recordAttempts(this.deps, this.owner, batch).catch((err) =>
-            this.deps.log.error({ err, n: batch.length }, 'webhook attempts could not be recorded; their leases will expire and they are sent again'),
+            this.deps.log.error(
+              { err, n: batch.length },
+              'webhook attempts could not be recorded; their leases will expire and they are sent again',
+            ),
           );
           this.kick(false);
         }

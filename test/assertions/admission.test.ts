@@ -60,7 +60,8 @@ async function expectNothingWritten(reader: ReturnType<typeof api>, subject: Rec
   expect(events.filter((e) => JSON.stringify(e).includes(subject.external_user_id!))).toEqual([]);
 }
 
-const revoke = (org: TestOrg, id: string, http = t.http) => http.post('/platform/tokens/revoke', { token_id: id }, { token: org.userToken });
+const revoke = (org: TestOrg, id: string, http = t.http) =>
+  http.post('/platform/tokens/revoke', { token_id: id }, { token: org.userToken });
 const killSwitch = (engaged: boolean) => t.http.post('/operator/kill_switch', { engaged }, { token: t.operatorToken });
 
 describe('assertion writes confirm their admission before the commit', () => {
@@ -99,7 +100,8 @@ describe('assertion writes confirm their admission before the commit', () => {
 
   it.skipIf(!onPostgres())('a token revoked by another process just before the write commits nothing: 401', async () => {
     const { org, writer, reader, write } = await tenant();
-    for (let i = 0; i < 2; i++) expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
+    for (let i = 0; i < 2; i++)
+      expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
     const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
     // Committed on process B: this process learns of it only through its LISTEN connection.
     expect((await revoke(org, writer.id, new HttpClient(b!.origin))).status).toBe(200);

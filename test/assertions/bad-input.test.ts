@@ -36,7 +36,11 @@ describe('POST /assertions bad input: 400 invalid_request naming the parameter, 
     ['no subject', { key: 'k', value: 1 }, 'entity'],
     ['entity and an external pair', { entity: 'ent_00000000000000000000000000000000', ...s, key: 'k', value: 1 }, 'external_user_id'],
     ['unknown parameter', { ...s, key: 'k', value: 1, colour: 'red' }, 'colour'],
-    ['NUL in external_user_id (the database cannot store it)', { ...s, external_user_id: 'u\u0000', key: 'k', value: 1 }, 'external_user_id'],
+    [
+      'NUL in external_user_id (the database cannot store it)',
+      { ...s, external_user_id: 'u\u0000', key: 'k', value: 1 },
+      'external_user_id',
+    ],
     ['NUL in issuer', { ...s, issuer: 'https://idp.example/\u0000', key: 'k', value: 1 }, 'issuer'],
   ])('%s', async (_name, body, param) => {
     const { api } = await setup(t);
@@ -46,9 +50,15 @@ describe('POST /assertions bad input: 400 invalid_request naming the parameter, 
 
   it('Infinity and NaN cannot pass: 1e999 parses to Infinity and is refused; bare NaN is not JSON', async () => {
     const { api, token } = await setup(t);
-    const huge = await t.http.request('POST', '/v1/platform/assertions', undefined, { token, raw: `{"external_user_id":"u","issuer":"i","key":"k","value":1e999}` });
+    const huge = await t.http.request('POST', '/v1/platform/assertions', undefined, {
+      token,
+      raw: `{"external_user_id":"u","issuer":"i","key":"k","value":1e999}`,
+    });
     expectError(huge, 400, 'invalid_request', 'value');
-    const nan = await t.http.request('POST', '/v1/platform/assertions', undefined, { token, raw: `{"external_user_id":"u","issuer":"i","key":"k","value":NaN}` });
+    const nan = await t.http.request('POST', '/v1/platform/assertions', undefined, {
+      token,
+      raw: `{"external_user_id":"u","issuer":"i","key":"k","value":NaN}`,
+    });
     expectError(nan, 400, 'invalid_request');
     await expectNothingAppended(api);
   });

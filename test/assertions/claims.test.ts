@@ -71,7 +71,13 @@ describe('Assertion claim state table', () => {
     const created = expectStatus(await api.assert({ ...s, key: 'verified', value: true }), 201);
     const res = expectStatus(await api.revoke({ ...s, key: 'verified' }), 201);
     expect(res).toMatchObject({ object: 'assertion_revocation', entity: created.entity, key: 'verified', revoked: true });
-    expect(res.assertion).toMatchObject({ id: expect.stringMatching(ASRT), action: 'revoked', value: null, entity: created.entity, key: 'verified' });
+    expect(res.assertion).toMatchObject({
+      id: expect.stringMatching(ASRT),
+      action: 'revoked',
+      value: null,
+      entity: created.entity,
+      key: 'verified',
+    });
     const revoked = await api.events('assertion.revoked');
     expect(revoked.map((e) => e.data)).toEqual([res.assertion]);
     expect(expectStatus(await api.list(s), 200).data).toEqual([]);
@@ -122,7 +128,10 @@ describe('subjects and entities', () => {
     expect(b.entity).toBe(a.entity);
     const c = expectStatus(await api.assert({ entity: a.entity, key: 'c', value: 3 }), 201);
     expect(c.entity).toBe(a.entity);
-    const other = expectStatus(await api.assert({ external_user_id: s.external_user_id, issuer: 'https://other-idp.example', key: 'a', value: 1 }), 201);
+    const other = expectStatus(
+      await api.assert({ external_user_id: s.external_user_id, issuer: 'https://other-idp.example', key: 'a', value: 1 }),
+      201,
+    );
     expect(other.entity).not.toBe(a.entity);
     const list = expectStatus(await api.list({ entity: a.entity }), 200);
     expect(list).toEqual({ object: 'list', data: [a, b, c], has_more: false });

@@ -14,7 +14,11 @@ const camelKey = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpp
 /** REST's lower-case closed-set values are GraphQL enum names in SCREAMING_CASE. */
 const ENUMS = new Set(['action', 'status', 'standing', 'operator']);
 const camel = (o: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(o).filter(([k]) => k !== 'object').map(([k, v]) => [camelKey(k), ENUMS.has(k) && typeof v === 'string' ? v.toUpperCase() : v]));
+  Object.fromEntries(
+    Object.entries(o)
+      .filter(([k]) => k !== 'object')
+      .map(([k, v]) => [camelKey(k), ENUMS.has(k) && typeof v === 'string' ? v.toUpperCase() : v]),
+  );
 
 const ASSERTION = 'id entity key action value expiresAt effectiveAt livemode createdAt';
 const ENROLLMENT = 'id program entity status standing graceEndsAt evaluation evaluatedAt livemode createdAt updatedAt';
@@ -75,7 +79,12 @@ describe('assertions: REST/GraphQL parity', () => {
     expect(data(await gql(Q.one, { id: restNumber.id }), 'assertion')).toEqual(camel(restNumber));
 
     const revoked = data(await gql(Q.revoke, { entity: created.entity, key: 'verified' }), 'revokeAssertion');
-    expect(revoked).toMatchObject({ entity: created.entity, key: 'verified', revoked: true, assertion: { action: 'REVOKED', value: null } });
+    expect(revoked).toMatchObject({
+      entity: created.entity,
+      key: 'verified',
+      revoked: true,
+      assertion: { action: 'REVOKED', value: null },
+    });
     expect(data(await gql(Q.revoke, { entity: created.entity, key: 'verified' }), 'revokeAssertion')).toEqual({
       entity: created.entity,
       key: 'verified',
@@ -92,17 +101,33 @@ describe('assertions: REST/GraphQL parity', () => {
     const g = { externalUserId: 'u', issuer: 'i' };
     await sameError(api.assert({ ...s, key: 'Bad', value: 1 }), gql(Q.create, { ...g, key: 'Bad', value: 1 }), 'invalid_request');
     await sameError(api.assert({ ...s, key: 'k', value: 'x' }), gql(Q.create, { ...g, key: 'k', value: 'x' }), 'invalid_request');
-    await sameError(api.assert({ ...s, key: 'k', value: 1, expires_at: '2000-01-01T00:00:00Z' }), gql(Q.create, { ...g, key: 'k', value: 1, expiresAt: '2000-01-01T00:00:00Z' }), 'invalid_request');
+    await sameError(
+      api.assert({ ...s, key: 'k', value: 1, expires_at: '2000-01-01T00:00:00Z' }),
+      gql(Q.create, { ...g, key: 'k', value: 1, expiresAt: '2000-01-01T00:00:00Z' }),
+      'invalid_request',
+    );
     await sameError(api.assert({ issuer: 'i', key: 'k' }), gql(Q.create, { issuer: 'i', key: 'k' }), 'invalid_request');
-    await sameError(api.assert({ entity: 'ent_00000000000000000000000000000000', key: 'k' }), gql(Q.create, { entity: 'ent_00000000000000000000000000000000', key: 'k' }), 'resource_missing');
-    await sameError(api.event('asrt_00000000000000000000000000000000'), gql(Q.one, { id: 'asrt_00000000000000000000000000000000' }), 'resource_missing');
+    await sameError(
+      api.assert({ entity: 'ent_00000000000000000000000000000000', key: 'k' }),
+      gql(Q.create, { entity: 'ent_00000000000000000000000000000000', key: 'k' }),
+      'resource_missing',
+    );
+    await sameError(
+      api.event('asrt_00000000000000000000000000000000'),
+      gql(Q.one, { id: 'asrt_00000000000000000000000000000000' }),
+      'resource_missing',
+    );
     await sameError(api.list({ ...s, limit: 0 }), gql(Q.list, { ...g, first: 0 }), 'invalid_request', 'first');
     expect(await api.events()).toEqual([]);
   });
 
   it('scopes: a token without assertions:write gets missing_scope on both', async () => {
     const { api, token } = await setup(t, ['assertions:read', 'events:read']);
-    await sameError(api.assert({ external_user_id: 'u', issuer: 'i', key: 'k' }), gqlOf(token)(Q.create, { externalUserId: 'u', issuer: 'i', key: 'k' }), 'missing_scope');
+    await sameError(
+      api.assert({ external_user_id: 'u', issuer: 'i', key: 'k' }),
+      gqlOf(token)(Q.create, { externalUserId: 'u', issuer: 'i', key: 'k' }),
+      'missing_scope',
+    );
   });
 });
 
@@ -111,11 +136,16 @@ describe('programs and enrollments: REST/GraphQL parity', () => {
     const { api, token } = await setup(t);
     const gql = gqlOf(token);
     const program = data(await gql(Q.program, { name: 'G', grace: 60 }), 'createProgram');
-    const req = data(await gql(Q.requirement, { program: program.id, metric: 'assert:verified', operator: 'EXISTS' }), 'createProgramRequirement');
+    const req = data(
+      await gql(Q.requirement, { program: program.id, metric: 'assert:verified', operator: 'EXISTS' }),
+      'createProgramRequirement',
+    );
     const restProgram = expectStatus(await api.program(program.id), 200);
     expect({ ...program, requirements: [{ id: req.id }] }).toEqual({ ...camel(restProgram), requirements: [{ id: req.id }] });
     expect(req).toEqual(camel(restProgram.requirements[0]));
-    expect(data(await gql(Q.programs), 'programs').edges.map((e: any) => e.node)).toEqual([{ id: program.id, name: 'G', requirements: [{ metric: 'assert:verified' }] }]);
+    expect(data(await gql(Q.programs), 'programs').edges.map((e: any) => e.node)).toEqual([
+      { id: program.id, name: 'G', requirements: [{ metric: 'assert:verified' }] },
+    ]);
 
     const e = data(await gql(Q.enroll, { program: program.id, externalUserId: 'u-1', issuer: 'idp' }), 'createEnrollment');
     expect(e).toMatchObject({ status: 'PENDING', standing: 'NOT_QUALIFIED', evaluation: null });
@@ -126,10 +156,16 @@ describe('programs and enrollments: REST/GraphQL parity', () => {
     const viaGql = data(await gql(Q.enrollment, { id: e.id }), 'enrollment');
     expect(viaGql).toEqual(camel(expectStatus(await api.enrollment(e.id), 200)));
     expect(viaGql.standing).toBe('QUALIFIED');
-    expect(data(await gql(Q.enrollments, { program: program.id }), 'enrollments').edges).toEqual([{ node: { id: e.id, standing: 'QUALIFIED' } }]);
+    expect(data(await gql(Q.enrollments, { program: program.id }), 'enrollments').edges).toEqual([
+      { node: { id: e.id, standing: 'QUALIFIED' } },
+    ]);
 
     await sameError(api.move(e.id, 'approve'), gql(Q.approve, { id: e.id }), 'invalid_state_transition');
-    await sameError(api.enrollment('enr_00000000000000000000000000000000'), gql(Q.enrollment, { id: 'enr_00000000000000000000000000000000' }), 'resource_missing');
+    await sameError(
+      api.enrollment('enr_00000000000000000000000000000000'),
+      gql(Q.enrollment, { id: 'enr_00000000000000000000000000000000' }),
+      'resource_missing',
+    );
     await sameError(
       api.addRequirement(program.id, { metric: 'assert:k', operator: 'gte' }),
       gql(Q.requirement, { program: program.id, metric: 'assert:k', operator: 'GTE' }),
@@ -137,6 +173,12 @@ describe('programs and enrollments: REST/GraphQL parity', () => {
     );
     await runDueEvaluations(t.app.deps);
     const types = (await api.events()).map((x) => x.type);
-    expect(types).toEqual(['enrollment.created', 'enrollment.approved', 'enrollment.activated', 'assertion.created', 'enrollment.qualified']);
+    expect(types).toEqual([
+      'enrollment.created',
+      'enrollment.approved',
+      'enrollment.activated',
+      'assertion.created',
+      'enrollment.qualified',
+    ]);
   });
 });

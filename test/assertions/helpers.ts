@@ -36,7 +36,8 @@ export function api(t: TestApp, token: string) {
     requirements: (program: string) => t.http.get(`/v1/platform/programs/${program}/requirements`, opts()),
     removeRequirement: (program: string, id: string) => t.http.delete(`/v1/platform/programs/${program}/requirements/${id}`, opts()),
     enroll: (body: unknown) => t.http.post('/v1/platform/enrollments', body, opts()),
-    move: (id: string, action: 'approve' | 'reject' | 'activate') => t.http.post(`/v1/platform/enrollments/${id}/${action}`, undefined, opts()),
+    move: (id: string, action: 'approve' | 'reject' | 'activate') =>
+      t.http.post(`/v1/platform/enrollments/${id}/${action}`, undefined, opts()),
     enrollment: (id: string) => t.http.get(`/v1/platform/enrollments/${id}`, opts()),
     enrollments: (q: Record<string, unknown> = {}) => t.http.get(`/v1/platform/enrollments${qs(q)}`, opts()),
     events: async (type?: string) => {
@@ -44,7 +45,10 @@ export function api(t: TestApp, token: string) {
       const out: any[] = [];
       let after: string | undefined;
       for (;;) {
-        const res = await t.http.get(`/v1/platform/events${qs({ limit: 100, ...(type ? { type } : {}), ...(after ? { starting_after: after } : {}) })}`, opts());
+        const res = await t.http.get(
+          `/v1/platform/events${qs({ limit: 100, ...(type ? { type } : {}), ...(after ? { starting_after: after } : {}) })}`,
+          opts(),
+        );
         expect(res.status, res.text).toBe(200);
         out.push(...res.body.data);
         if (!res.body.has_more) return out;
@@ -75,10 +79,15 @@ export function expectStatus(res: HttpResponse, status: number) {
 /** A program with requirements, and an entity's enrollment in it moved to active. */
 export async function activeEnrollment(
   a: Api,
-  opts: { grace?: number; requirements?: { metric: string; operator: string; threshold?: number }[]; subject?: Record<string, string> } = {},
+  opts: {
+    grace?: number;
+    requirements?: { metric: string; operator: string; threshold?: number }[];
+    subject?: Record<string, string>;
+  } = {},
 ) {
   const program = expectStatus(await a.createProgram({ name: 'Creators', grace_period_seconds: opts.grace ?? 0 }), 201);
-  for (const r of opts.requirements ?? [{ metric: 'assert:verified', operator: 'exists' }]) expectStatus(await a.addRequirement(program.id, r), 201);
+  for (const r of opts.requirements ?? [{ metric: 'assert:verified', operator: 'exists' }])
+    expectStatus(await a.addRequirement(program.id, r), 201);
   const subject = opts.subject ?? { external_user_id: `u-${Math.random().toString(36).slice(2)}`, issuer: 'https://idp.example' };
   const enrollment = expectStatus(await a.enroll({ program: program.id, ...subject }), 201);
   expectStatus(await a.move(enrollment.id, 'approve'), 200);
@@ -88,5 +97,7 @@ export async function activeEnrollment(
 
 /** Standing events of one enrollment, in feed order. */
 export async function standingEvents(a: Api, enrollmentId: string) {
-  return (await a.events()).filter((e) => (e.type === 'enrollment.qualified' || e.type === 'enrollment.disqualified') && e.subject.id === enrollmentId);
+  return (await a.events()).filter(
+    (e) => (e.type === 'enrollment.qualified' || e.type === 'enrollment.disqualified') && e.subject.id === enrollmentId,
+  );
 }

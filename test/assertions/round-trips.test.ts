@@ -34,7 +34,8 @@ async function roundTrips(markers: (res: HttpResponse) => string[], fn: () => Pr
       const values = params ?? (typeof query === 'string' ? null : query.values);
       const client = spy.mock.contexts[i];
       const mine =
-        names.some((m) => text.includes(m) || JSON.stringify(values ?? null).includes(m)) || (previousWasMine.get(client) === true && text.trim() === 'COMMIT');
+        names.some((m) => text.includes(m) || JSON.stringify(values ?? null).includes(m)) ||
+        (previousWasMine.get(client) === true && text.trim() === 'COMMIT');
       if (mine) n++;
       previousWasMine.set(client, mine);
     });
@@ -48,7 +49,10 @@ describe.skipIf(!onPostgres())('Assertion write round trips', () => {
   it('a claim change that moves an enrollment takes two round trips: the reads under the entity lock, then the writes with the commit', async () => {
     const { api } = await setup(t);
     const { enrollment, entity, subject } = await activeEnrollment(api, { grace: 0 });
-    const [res, n] = await roundTrips(() => [entity], () => api.assert({ ...subject, key: 'verified', value: true }));
+    const [res, n] = await roundTrips(
+      () => [entity],
+      () => api.assert({ ...subject, key: 'verified', value: true }),
+    );
     expectStatus(res, 201);
     expect(n).toBe(2);
     expect((await standingEvents(api, enrollment.id)).map((e) => e.type)).toEqual(['enrollment.qualified']);
@@ -71,8 +75,14 @@ describe.skipIf(!onPostgres())('Assertion write round trips', () => {
     const { api } = await setup(t);
     const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
     const key = `k-${randomUUID()}`;
-    const [first, n1] = await roundTrips((res) => [subject.external_user_id, key, res.body.entity], () => api.assert({ ...subject, key: 'verified' }, { 'Idempotency-Key': key }));
-    const [again, n2] = await roundTrips((res) => [subject.external_user_id, key, res.body.entity], () => api.assert({ ...subject, key: 'verified' }, { 'Idempotency-Key': key }));
+    const [first, n1] = await roundTrips(
+      (res) => [subject.external_user_id, key, res.body.entity],
+      () => api.assert({ ...subject, key: 'verified' }, { 'Idempotency-Key': key }),
+    );
+    const [again, n2] = await roundTrips(
+      (res) => [subject.external_user_id, key, res.body.entity],
+      () => api.assert({ ...subject, key: 'verified' }, { 'Idempotency-Key': key }),
+    );
     expect(expectStatus(again, 201)).toEqual(expectStatus(first, 201));
     expect([n1, n2]).toEqual([3, 1]);
   });

@@ -21,13 +21,30 @@ describe('programs, requirements and the enrollment lifecycle', () => {
   it('creates a program with a grace period and requirements; lists and retrieves them in the selected brand', async () => {
     const { api } = await setup(t);
     const program = expectStatus(await api.createProgram({ name: 'Creators', gracePeriodSeconds: 3600 }), 201);
-    expect(program).toMatchObject({ id: expect.stringMatching(/^prog_[0-9a-f]{32}$/), object: 'program', name: 'Creators', grace_period_seconds: 3600, requirements: [] });
+    expect(program).toMatchObject({
+      id: expect.stringMatching(/^prog_[0-9a-f]{32}$/),
+      object: 'program',
+      name: 'Creators',
+      grace_period_seconds: 3600,
+      requirements: [],
+    });
     const req = expectStatus(await api.addRequirement(program.id, { metric: 'assert:followers', operator: 'gte', threshold: 1000 }), 201);
-    expect(req).toMatchObject({ id: expect.stringMatching(/^req_[0-9a-f]{32}$/), object: 'program_requirement', program: program.id, metric: 'assert:followers', operator: 'gte', threshold: 1000 });
+    expect(req).toMatchObject({
+      id: expect.stringMatching(/^req_[0-9a-f]{32}$/),
+      object: 'program_requirement',
+      program: program.id,
+      metric: 'assert:followers',
+      operator: 'gte',
+      threshold: 1000,
+    });
     expect(expectStatus(await api.program(program.id), 200).requirements).toEqual([req]);
     expect(expectStatus(await api.requirements(program.id), 200)).toEqual({ object: 'list', data: [req], has_more: false });
     expect(expectStatus(await api.programs(), 200).data.map((p: any) => p.id)).toEqual([program.id]);
-    expect(expectStatus(await api.removeRequirement(program.id, req.id), 200)).toEqual({ id: req.id, object: 'program_requirement', deleted: true });
+    expect(expectStatus(await api.removeRequirement(program.id, req.id), 200)).toEqual({
+      id: req.id,
+      object: 'program_requirement',
+      deleted: true,
+    });
     expect(expectStatus(await api.requirements(program.id), 200).data).toEqual([]);
   });
 
@@ -35,7 +52,14 @@ describe('programs, requirements and the enrollment lifecycle', () => {
     const { api } = await setup(t);
     const program = expectStatus(await api.createProgram({ name: 'P' }), 201);
     const e = expectStatus(await api.enroll({ program: program.id, external_user_id: 'u1', issuer: 'idp' }), 201);
-    expect(e).toMatchObject({ object: 'enrollment', program: program.id, status: 'pending', standing: 'not_qualified', evaluation: null, grace_ends_at: null });
+    expect(e).toMatchObject({
+      object: 'enrollment',
+      program: program.id,
+      status: 'pending',
+      standing: 'not_qualified',
+      evaluation: null,
+      grace_ends_at: null,
+    });
     expectError(await api.move(e.id, 'activate'), 409, 'invalid_state_transition');
     expect(expectStatus(await api.move(e.id, 'approve'), 200).status).toBe('approved');
     expectError(await api.move(e.id, 'approve'), 409, 'invalid_state_transition');
@@ -44,7 +68,9 @@ describe('programs, requirements and the enrollment lifecycle', () => {
     const other = expectStatus(await api.enroll({ program: program.id, external_user_id: 'u2', issuer: 'idp' }), 201);
     expect(expectStatus(await api.move(other.id, 'reject'), 200).status).toBe('rejected');
     expectError(await api.enroll({ program: program.id, entity: e.entity }), 409, 'resource_conflict', 'program');
-    const types = (await api.events()).filter((x) => x.type.startsWith('enrollment.')).map((x) => `${x.type} ${x.subject.id === e.id ? 'e' : 'other'}`);
+    const types = (await api.events())
+      .filter((x) => x.type.startsWith('enrollment.'))
+      .map((x) => `${x.type} ${x.subject.id === e.id ? 'e' : 'other'}`);
     // A program with no requirements qualifies everyone at activation.
     expect(types).toEqual([
       'enrollment.created e',
@@ -75,12 +101,20 @@ describe('Enrollment standing state table', () => {
   it('not_qualified → qualified on an assertion: enrollment.qualified once, with previous_status and trigger; the evaluation is readable', async () => {
     const { api } = await setup(t);
     const { enrollment, subject } = await activeEnrollment(api);
-    expect(expectStatus(await api.enrollment(enrollment.id), 200)).toMatchObject({ standing: 'not_qualified', evaluation: { trigger: 'activation', qualified: false } });
+    expect(expectStatus(await api.enrollment(enrollment.id), 200)).toMatchObject({
+      standing: 'not_qualified',
+      evaluation: { trigger: 'activation', qualified: false },
+    });
     const a = expectStatus(await api.assert({ ...subject, key: 'verified', value: true }), 201);
     const events = await standingEvents(api, enrollment.id);
     expect(events).toHaveLength(1);
     expect(events[0].type).toBe('enrollment.qualified');
-    expect(events[0].data).toMatchObject({ id: enrollment.id, standing: 'qualified', previous_status: 'not_qualified', trigger: 'assertion' });
+    expect(events[0].data).toMatchObject({
+      id: enrollment.id,
+      standing: 'qualified',
+      previous_status: 'not_qualified',
+      trigger: 'assertion',
+    });
     const read = expectStatus(await api.enrollment(enrollment.id), 200);
     expect(read.standing).toBe('qualified');
     expect(read.evaluation).toEqual({
@@ -89,7 +123,15 @@ describe('Enrollment standing state table', () => {
       evaluated_at: t.clock.now().toISOString(),
       qualified: true,
       requirements: [
-        { requirement: expect.stringMatching(/^req_/), metric: 'assert:verified', operator: 'exists', threshold: null, value: 1, present: true, passed: true },
+        {
+          requirement: expect.stringMatching(/^req_/),
+          metric: 'assert:verified',
+          operator: 'exists',
+          threshold: null,
+          value: 1,
+          present: true,
+          passed: true,
+        },
       ],
     });
     // A second passing change is no transition.
@@ -134,7 +176,11 @@ describe('Enrollment standing state table', () => {
     await due();
     await due();
     const read = expectStatus(await api.enrollment(enrollment.id), 200);
-    expect(read).toMatchObject({ standing: 'not_qualified', grace_ends_at: null, evaluation: { trigger: 'grace_expired', qualified: false } });
+    expect(read).toMatchObject({
+      standing: 'not_qualified',
+      grace_ends_at: null,
+      evaluation: { trigger: 'grace_expired', qualified: false },
+    });
     const events = await standingEvents(api, enrollment.id);
     expect(events.map((e) => [e.type, e.data.previous_status, e.data.trigger])).toEqual([
       ['enrollment.qualified', 'not_qualified', 'assertion'],
@@ -179,7 +225,9 @@ describe('Enrollment standing state table', () => {
     const { enrollment, subject } = await activeEnrollment(api, { grace: 0 });
     expectStatus(await api.assert({ ...subject, key: 'verified', value: true, expires_at: inMs(HOUR) }), 201);
     t.clock.advance(HOUR);
-    await expect.poll(async () => (await api.enrollment(enrollment.id)).body.standing, { timeout: 5000, interval: 100 }).toBe('not_qualified');
+    await expect
+      .poll(async () => (await api.enrollment(enrollment.id)).body.standing, { timeout: 5000, interval: 100 })
+      .toBe('not_qualified');
     expect((await standingEvents(api, enrollment.id)).map((e) => e.type)).toEqual(['enrollment.qualified', 'enrollment.disqualified']);
   });
 
@@ -198,17 +246,60 @@ describe('Enrollment standing state table', () => {
   });
 
   it.each([
-    ['exists', undefined, [[true, true], [false, false], [0.5, true], [-1, true]]],
-    ['gte', 10, [[10, true], [9.99, false], [11, true]]],
-    ['lte', 10, [[10, true], [10.01, false], [-5, true]]],
-    ['eq', 3, [[3, true], [4, false]]],
-    ['neq', 3, [[3, false], [4, true]]],
+    [
+      'exists',
+      undefined,
+      [
+        [true, true],
+        [false, false],
+        [0.5, true],
+        [-1, true],
+      ],
+    ],
+    [
+      'gte',
+      10,
+      [
+        [10, true],
+        [9.99, false],
+        [11, true],
+      ],
+    ],
+    [
+      'lte',
+      10,
+      [
+        [10, true],
+        [10.01, false],
+        [-5, true],
+      ],
+    ],
+    [
+      'eq',
+      3,
+      [
+        [3, true],
+        [4, false],
+      ],
+    ],
+    [
+      'neq',
+      3,
+      [
+        [3, false],
+        [4, true],
+      ],
+    ],
   ] as const)('operator %s (threshold %s) compares the claim value', async (operator, threshold, cases) => {
     const { api } = await setup(t);
-    const { enrollment, subject } = await activeEnrollment(api, { requirements: [{ metric: 'assert:score', operator, ...(threshold !== undefined ? { threshold } : {}) }] });
+    const { enrollment, subject } = await activeEnrollment(api, {
+      requirements: [{ metric: 'assert:score', operator, ...(threshold !== undefined ? { threshold } : {}) }],
+    });
     for (const [value, qualified] of cases) {
       expectStatus(await api.assert({ ...subject, key: 'score', value }), 201);
-      expect(expectStatus(await api.enrollment(enrollment.id), 200).standing, `${operator} ${threshold} value ${value}`).toBe(qualified ? 'qualified' : 'not_qualified');
+      expect(expectStatus(await api.enrollment(enrollment.id), 200).standing, `${operator} ${threshold} value ${value}`).toBe(
+        qualified ? 'qualified' : 'not_qualified',
+      );
     }
   });
 
@@ -231,7 +322,9 @@ describe('exactly once under concurrency', () => {
     const writes = await Promise.all(Array.from({ length: 50 }, (_, i) => api.assert({ ...subject, key: 'verified', value: i % 2 === 0 })));
     for (const w of writes) expect([200, 201], w.text).toContain(w.status);
     // Claim writes are serialized by the entity lock, and ids are generated under it: id order is commit order.
-    const changes = [...new Map(writes.filter((w) => w.status === 201).map((w) => [w.body.id, w.body])).values()].sort((a, b) => a.id.localeCompare(b.id));
+    const changes = [...new Map(writes.filter((w) => w.status === 201).map((w) => [w.body.id, w.body])).values()].sort((a, b) =>
+      a.id.localeCompare(b.id),
+    );
     let standing = 'not_qualified';
     const expected: [string, string][] = [];
     for (const c of changes) {

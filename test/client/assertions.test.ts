@@ -11,7 +11,13 @@ describe('assertions against the real server', () => {
     const subject = { externalUserId: 'user_42', issuer: 'acme' };
     const expiresAt = new Date(Date.now() + 86_400_000);
     const created = await client.assertions.create({ ...subject, key: 'kyc_passed', value: true, expiresAt });
-    expect(created).toMatchObject({ object: 'assertion', key: 'kyc_passed', action: 'asserted', value: 1, expiresAt: expiresAt.toISOString() });
+    expect(created).toMatchObject({
+      object: 'assertion',
+      key: 'kyc_passed',
+      action: 'asserted',
+      value: 1,
+      expiresAt: expiresAt.toISOString(),
+    });
     expect(created.entity).toMatch(/^ent_/);
     expect(typeof created.effectiveAt).toBe('string');
 
@@ -29,6 +35,10 @@ describe('assertions against the real server', () => {
     expect(feed.data).toHaveLength(1);
     expect(feed.data[0]!.data).toMatchObject({ key: 'kyc_passed' });
 
-    await expect(client.assertions.create({ entity: created.entity, key: 'Bad-Key', value: 1 })).rejects.toMatchObject({ code: 'invalid_request', param: 'key', status: 400 });
+    await expect(client.assertions.create({ entity: created.entity, key: 'Bad-Key', value: 1 })).rejects.toMatchObject({
+      code: 'invalid_request',
+      param: 'key',
+      status: 400,
+    });
   });
 });

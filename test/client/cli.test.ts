@@ -16,7 +16,9 @@ vi.setConfig({ testTimeout: 120_000 });
 const BIN = resolve(import.meta.dirname, '../../bin/platform.mjs');
 const cwd = mkdtempSync(join(tmpdir(), 'platform-cli-')); // no ./.data/dev-credentials.json here
 
-const test = appTest({ config: { operations: { worker: true, pollMs: 50, leaseMs: 30_000, recheckMs: 500, retryBaseMs: 100, retryMaxMs: 1000, maxAttempts: 3 } } });
+const test = appTest({
+  config: { operations: { worker: true, pollMs: 50, leaseMs: 30_000, recheckMs: 500, retryBaseMs: 100, retryMaxMs: 1000, maxAttempts: 3 } },
+});
 /** The file's app, for the helpers below. */
 let t: TestApp;
 test.beforeAll(({ app }) => void (t = app));
@@ -87,7 +89,9 @@ describe('platform tokens', () => {
     const bad = await run(['tokens', 'list', '--user-token', 'ut_nope']);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^error: invalid_token: .+ \(request req_[0-9a-f]+\)\n$/);
-    const json = await run(['--json', 'tokens', 'create', '--name', 'x', '--scope', 'units:teleport'], { PLATFORM_USER_TOKEN: org.userToken });
+    const json = await run(['--json', 'tokens', 'create', '--name', 'x', '--scope', 'units:teleport'], {
+      PLATFORM_USER_TOKEN: org.userToken,
+    });
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'unknown_scope', param: 'scopes', status: 400 });
   });
@@ -103,7 +107,16 @@ describe('platform tokens', () => {
 
   test('credentials fall back to the dev credentials file', async ({ app: t }) => {
     const file = join(cwd, 'dev-credentials.json');
-    writeFileSync(file, JSON.stringify({ api_origin: t.origin, user_token: org.userToken, operator_token: t.operatorToken, brands: org.brands, platform_token: { secret: apiKey } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        api_origin: t.origin,
+        user_token: org.userToken,
+        operator_token: t.operatorToken,
+        brands: org.brands,
+        platform_token: { secret: apiKey },
+      }),
+    );
     const list = await run(['--json', 'tokens', 'list'], { PLATFORM_CREDENTIALS: file, PLATFORM_ORIGIN: '' });
     expect(list.code, list.stderr).toBe(0);
     expect(JSON.parse(list.stdout).length).toBeGreaterThan(0);
@@ -147,7 +160,9 @@ describe('platform events tail', () => {
 
   test('--json prints one camelCased event per line', async ({ app: t }) => {
     const first = await emitEvent(t, org.id, 'enrollment.qualified', { previous_status: 'grace' });
-    const tail = start(['--json', 'events', 'tail', '--type', 'enrollment.qualified', '--starting-after', first], { PLATFORM_API_KEY: apiKey });
+    const tail = start(['--json', 'events', 'tail', '--type', 'enrollment.qualified', '--starting-after', first], {
+      PLATFORM_API_KEY: apiKey,
+    });
     try {
       await new Promise((r) => setTimeout(r, 1500)); // --json prints no banner
       const id = await emitEvent(t, org.id, 'enrollment.qualified', { previous_status: 'grace' });
@@ -190,7 +205,12 @@ describe('platform listen', () => {
       const id = await emitEvent(t, org.id, 'payout.settled', { payout_id: 'po_1' });
       await until(() => received.length > 0, 'a forwarded delivery');
       const delivery = received[0]!;
-      expect(new Webhook(secret).verify(delivery.body, delivery.headers)).toMatchObject({ id, type: 'payout.settled', data: { payout_id: 'po_1' }, created_at: expect.any(String) });
+      expect(new Webhook(secret).verify(delivery.body, delivery.headers)).toMatchObject({
+        id,
+        type: 'payout.settled',
+        data: { payout_id: 'po_1' },
+        created_at: expect.any(String),
+      });
       expect(delivery.headers['webhook-id']).toBe(id);
       await until(() => listen.out.stdout.includes('-> 200'), 'the forward log line');
       listen.child.kill('SIGINT');
@@ -209,7 +229,11 @@ describe('platform operations wait', () => {
     expect(res.code, res.stderr).toBe(0);
     expect(JSON.parse(res.stdout)).toMatchObject({ id: operation.id, status: 'succeeded' });
 
-    const failing = await client.distributions.create({ name: 'CLI fail', budget: 0, deployments: [{ provider: 'sandbox', config: { outcome: 'fail' } }] });
+    const failing = await client.distributions.create({
+      name: 'CLI fail',
+      budget: 0,
+      deployments: [{ provider: 'sandbox', config: { outcome: 'fail' } }],
+    });
     const failed = await run(['operations', 'wait', failing.operation.id, '--interval-ms', '100'], { PLATFORM_API_KEY: apiKey });
     expect(failed.code).toBe(5);
     expect(failed.stderr).toContain(`${failing.operation.id} distribution.launch`);
@@ -218,8 +242,14 @@ describe('platform operations wait', () => {
 
   test('exits 4 when the wait times out', async ({ app: t }) => {
     const client = new PlatformClient({ apiKey, origin: t.origin });
-    const { operation } = await client.distributions.create({ name: 'CLI unfunded', budget: 10_000_000, deployments: [{ provider: 'sandbox', config: {} }] });
-    const res = await run(['operations', 'wait', operation.id, '--timeout-ms', '500', '--interval-ms', '100'], { PLATFORM_API_KEY: apiKey });
+    const { operation } = await client.distributions.create({
+      name: 'CLI unfunded',
+      budget: 10_000_000,
+      deployments: [{ provider: 'sandbox', config: {} }],
+    });
+    const res = await run(['operations', 'wait', operation.id, '--timeout-ms', '500', '--interval-ms', '100'], {
+      PLATFORM_API_KEY: apiKey,
+    });
     expect(res.code).toBe(4);
     expect(res.stderr).toContain('operation_wait_timeout');
     expect(res.stderr).toContain('funding_required');

@@ -9,7 +9,9 @@ let t: TestApp;
 let operator: OperatorClient;
 beforeAll(async () => {
   // The real operations worker, polling fast, so wait() sees the server move on its own.
-  t = await startTestApp({ operations: { worker: true, pollMs: 50, leaseMs: 30_000, recheckMs: 500, retryBaseMs: 100, retryMaxMs: 1000, maxAttempts: 3 } });
+  t = await startTestApp({
+    operations: { worker: true, pollMs: 50, leaseMs: 30_000, recheckMs: 500, retryBaseMs: 100, retryMaxMs: 1000, maxAttempts: 3 },
+  });
   operator = new OperatorClient({ operatorToken: t.operatorToken, origin: t.origin });
 });
 afterAll(() => t?.stop());
@@ -26,10 +28,20 @@ describe('distributions, deployments and operations against the real server', ()
     const { brand, client } = await tenant();
     expect(await operator.topUpWallet(brand, { amount: 5000 })).toMatchObject({ object: 'wallet', brand, balance: 5000 });
     const plan = { name: 'Spring', budget: 3000, deployments: [sandbox({ spend: 500 }), sandbox()] };
-    expect(await client.distributions.validate(plan)).toMatchObject({ object: 'distribution_validation', valid: true, fundingSufficient: true, walletBalance: 5000 });
+    expect(await client.distributions.validate(plan)).toMatchObject({
+      object: 'distribution_validation',
+      valid: true,
+      fundingSufficient: true,
+      walletBalance: 5000,
+    });
 
     const { operation, distribution } = await client.distributions.create(plan);
-    expect(operation).toMatchObject({ object: 'operation', kind: 'distribution.launch', subject: { type: 'distribution', id: distribution.id }, waitingReason: null });
+    expect(operation).toMatchObject({
+      object: 'operation',
+      kind: 'distribution.launch',
+      subject: { type: 'distribution', id: distribution.id },
+      waitingReason: null,
+    });
     expect(distribution).toMatchObject({ object: 'distribution', name: 'Spring', budget: 3000 });
 
     const done = await client.operations.wait(operation.id, { intervalMs: 50, timeoutMs: 20_000 });
@@ -51,7 +63,11 @@ describe('distributions, deployments and operations against the real server', ()
 
   it('wait() resolves without throwing when the launch ends partial', async () => {
     const { client } = await tenant();
-    const { operation } = await client.distributions.create({ name: 'Half', budget: 0, deployments: [sandbox(), sandbox({ outcome: 'fail' })] });
+    const { operation } = await client.distributions.create({
+      name: 'Half',
+      budget: 0,
+      deployments: [sandbox(), sandbox({ outcome: 'fail' })],
+    });
     const done = await client.operations.wait(operation.id, { intervalMs: 50, timeoutMs: 20_000 });
     expect(done.status).toBe('partial');
     expect(done.error).toMatchObject({ code: 'some_deployments_failed' });

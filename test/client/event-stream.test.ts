@@ -22,9 +22,17 @@ describe('CLI event stream', () => {
     let failure: unknown;
     stream.done.catch((e) => (failure = e));
     await waitUntil(() => t.app.stream.subscriberCount === 1, 'the subscription');
-    const ids = await appendEvents(t.app, a.org.id, Array.from({ length: 6 }, () => ({})), { oneTransaction: true });
+    const ids = await appendEvents(
+      t.app,
+      a.org.id,
+      Array.from({ length: 6 }, () => ({})),
+      { oneTransaction: true },
+    );
     const seqs = await seqsOf(t.app, ids);
-    await waitUntil(() => got.length >= 6 || failure !== undefined, () => `six events (got ${got.map((e) => e.seq)}; ${String(failure)})`);
+    await waitUntil(
+      () => got.length >= 6 || failure !== undefined,
+      () => `six events (got ${got.map((e) => e.seq)}; ${String(failure)})`,
+    );
     expect(failure).toBeUndefined();
     expect(got.map((e) => e.seq)).toEqual(seqs);
     expect(connects).toBeGreaterThanOrEqual(2); // it was ended and came back

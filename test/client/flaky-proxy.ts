@@ -48,7 +48,11 @@ export class FlakyProxy {
     if (next) {
       req.resume();
       res.writeHead(next.status, { 'content-type': 'application/json', 'request-id': 'req_proxy', ...next.headers });
-      res.end(JSON.stringify(next.body ?? { error: { code: 'service_unavailable', message: 'proxy says no', param: null, request_id: 'req_proxy' } }));
+      res.end(
+        JSON.stringify(
+          next.body ?? { error: { code: 'service_unavailable', message: 'proxy says no', param: null, request_id: 'req_proxy' } },
+        ),
+      );
       return;
     }
     const url = new URL(req.url!, this.target);

@@ -76,7 +76,9 @@ describe('operations.wait (against a fake operations endpoint)', () => {
 
   it('throws operation_wait_timeout only when time runs out, and stops polling', async () => {
     const started = Date.now();
-    const err = await client().operations.wait('op_stuck', { timeoutMs: 200, intervalMs: 20 }).catch((e) => e);
+    const err = await client()
+      .operations.wait('op_stuck', { timeoutMs: 200, intervalMs: 20 })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(PlatformError);
     expect(err.code).toBe('operation_wait_timeout');
     expect(err.message).toContain('waiting');
@@ -90,6 +92,10 @@ describe('operations.wait (against a fake operations endpoint)', () => {
   });
 
   it('an API error while polling is thrown as is', async () => {
-    await expect(client().operations.wait('op_nope', { intervalMs: 10 })).rejects.toMatchObject({ code: 'resource_missing', status: 404, requestId: 'req_fake' });
+    await expect(client().operations.wait('op_nope', { intervalMs: 10 })).rejects.toMatchObject({
+      code: 'resource_missing',
+      status: 404,
+      requestId: 'req_fake',
+    });
   });
 });

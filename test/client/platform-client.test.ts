@@ -23,8 +23,18 @@ async function clientFor(scopes = ALL, extra: Partial<ConstructorParameters<type
 describe('responses', () => {
   it('camelCases every key and unwraps the webhook_endpoint envelope', async () => {
     const { client } = await clientFor();
-    const created = await client.webhookEndpoints.create({ url: 'https://example.com/hook', description: 'orders', enabledEvents: ['assertion.created'] });
-    expect(created).toMatchObject({ object: 'webhook_endpoint', url: 'https://example.com/hook', enabledEvents: ['assertion.created'], status: 'enabled', livemode: true });
+    const created = await client.webhookEndpoints.create({
+      url: 'https://example.com/hook',
+      description: 'orders',
+      enabledEvents: ['assertion.created'],
+    });
+    expect(created).toMatchObject({
+      object: 'webhook_endpoint',
+      url: 'https://example.com/hook',
+      enabledEvents: ['assertion.created'],
+      status: 'enabled',
+      livemode: true,
+    });
     expect(created.id).toMatch(/^we_/);
     expect(created.secret).toMatch(/^whsec_/);
     expect(typeof created.createdAt).toBe('string');
@@ -57,13 +67,19 @@ describe('responses', () => {
   it('the event feed pages in seq order and camelCases event data', async () => {
     const { org, client } = await clientFor();
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push(await emitEvent(t, org.id, 'enrollment.qualified', { previous_status: 'not_qualified', step_no: i }));
+    for (let i = 0; i < 5; i++)
+      ids.push(await emitEvent(t, org.id, 'enrollment.qualified', { previous_status: 'not_qualified', step_no: i }));
     const seen = [];
     for await (const e of client.events.list({ limit: 2, type: 'enrollment.qualified' })) seen.push(e);
     expect(seen.map((e) => e.id)).toEqual(ids);
     expect(seen.map((e) => e.seq)).toEqual([...seen.map((e) => e.seq)].sort((a, b) => a - b));
     expect(seen[0]!.data).toEqual({ previousStatus: 'not_qualified', stepNo: 0, test: true });
-    expect(seen[0]).toMatchObject({ object: 'event', type: 'enrollment.qualified', subject: { type: 'entity', id: 'ent_1' }, operation: null });
+    expect(seen[0]).toMatchObject({
+      object: 'event',
+      type: 'enrollment.qualified',
+      subject: { type: 'entity', id: 'ent_1' },
+      operation: null,
+    });
     expect(typeof seen[0]!.createdAt).toBe('string');
 
     const after = await client.events.list({ startingAfter: seen[2]!.seq });
@@ -133,7 +149,9 @@ describe('retries and idempotency keys', () => {
     const a = await client.webhookEndpoints.create({ url: 'https://example.com/k' }, { idempotencyKey: 'client-test-1' });
     const b = await client.webhookEndpoints.create({ url: 'https://example.com/k' }, { idempotencyKey: 'client-test-1' });
     expect(b.id).toBe(a.id);
-    const conflict = await client.webhookEndpoints.create({ url: 'https://example.com/other' }, { idempotencyKey: 'client-test-1' }).catch((e) => e);
+    const conflict = await client.webhookEndpoints
+      .create({ url: 'https://example.com/other' }, { idempotencyKey: 'client-test-1' })
+      .catch((e) => e);
     expect(conflict).toMatchObject({ code: 'idempotency_key_conflict', status: 409 });
   });
 
@@ -151,7 +169,11 @@ describe('retries and idempotency keys', () => {
     const { token } = await clientFor();
     const client = new PlatformClient({ apiKey: token, origin: proxied });
     proxy.seen.length = 0;
-    proxy.interfere({ status: 429, headers: { 'retry-after': '1' }, body: { error: { code: 'rate_limited', message: 'slow down', param: null, request_id: 'req_proxy' } } });
+    proxy.interfere({
+      status: 429,
+      headers: { 'retry-after': '1' },
+      body: { error: { code: 'rate_limited', message: 'slow down', param: null, request_id: 'req_proxy' } },
+    });
     const page = await client.events.list();
     expect(page.object).toBe('list');
     expect(proxy.seen).toHaveLength(2);

@@ -69,6 +69,10 @@ describe('TokenClient (token management)', () => {
     expect(after.find((x) => x.id === rotated.token.id)?.status).toBe('revoked');
     expect(after.find((x) => x.id === created.token.id)?.revokedAt).not.toBeNull();
 
-    await expect(tokens.create({ name: 'x', scopes: ['units:teleport'] })).rejects.toMatchObject({ code: 'unknown_scope', param: 'scopes', status: 400 });
+    await expect(tokens.create({ name: 'x', scopes: ['units:teleport'] })).rejects.toMatchObject({
+      code: 'unknown_scope',
+      param: 'scopes',
+      status: 400,
+    });
   });
 });

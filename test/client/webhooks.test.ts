@@ -20,7 +20,11 @@ const body = JSON.stringify(event);
 describe('webhooks.verify', () => {
   it('accepts a payload signed by the standardwebhooks package and returns the camelCased event (the feed shape)', async () => {
     const ts = new Date();
-    const headers = { 'webhook-id': event.id, 'webhook-timestamp': String(Math.floor(ts.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign(event.id, ts, body) };
+    const headers = {
+      'webhook-id': event.id,
+      'webhook-timestamp': String(Math.floor(ts.getTime() / 1000)),
+      'webhook-signature': new Webhook(secret).sign(event.id, ts, body),
+    };
     const verified = await webhooks.verify(body, headers, secret);
     expect(verified).toEqual({
       id: event.id,
@@ -45,7 +49,11 @@ describe('webhooks.verify', () => {
     const ts = new Date();
     const current = new Webhook(secret).sign(event.id, ts, body);
     const old = new Webhook(previous).sign(event.id, ts, body);
-    const headers = new Headers({ 'webhook-id': event.id, 'webhook-timestamp': String(Math.floor(ts.getTime() / 1000)), 'webhook-signature': `${current} ${old}` });
+    const headers = new Headers({
+      'webhook-id': event.id,
+      'webhook-timestamp': String(Math.floor(ts.getTime() / 1000)),
+      'webhook-signature': `${current} ${old}`,
+    });
     expect((await webhooks.verify(body, headers, secret)).id).toBe(event.id);
     expect((await webhooks.verify(body, headers, previous)).id).toBe(event.id);
     await expect(webhooks.verify(body, headers, webhooks.generateSecret())).rejects.toMatchObject({ code: 'webhook_signature_invalid' });
@@ -53,7 +61,9 @@ describe('webhooks.verify', () => {
 
   it('rejects a tampered body, a stale or future timestamp, and missing headers', async () => {
     const headers = await webhooks.sign(body, secret);
-    await expect(webhooks.verify(body.replace('grace', 'qualified'), headers, secret)).rejects.toMatchObject({ code: 'webhook_signature_invalid' });
+    await expect(webhooks.verify(body.replace('grace', 'qualified'), headers, secret)).rejects.toMatchObject({
+      code: 'webhook_signature_invalid',
+    });
 
     const stale = await webhooks.sign(body, secret, { timestamp: new Date(Date.now() - 6 * 60_000) });
     const err = await webhooks.verify(body, stale, secret).catch((e) => e);

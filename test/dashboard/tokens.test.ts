@@ -19,7 +19,9 @@ const revoke = (org: TestOrg, tokenId: string) => t.http.post('/platform/tokens/
 const rotate = (org: TestOrg, tokenId: string) => t.http.post('/platform/tokens/rotate', { token_id: tokenId }, { token: org.userToken });
 
 describe('token management: create', () => {
-  test('create returns the token and a secret shown once: sk_platform_live_, with a shorter token_prefix that prefixes it', async ({ app: t }) => {
+  test('create returns the token and a secret shown once: sk_platform_live_, with a shorter token_prefix that prefixes it', async ({
+    app: t,
+  }) => {
     const org = await buildOrg(t);
     const res = await create(org, { name: 'ci bot', scopes: ['units:read', 'units:create'] });
     expect(res.status, res.text).toBe(200);
@@ -28,7 +30,14 @@ describe('token management: create', () => {
     expect(secret.startsWith(token.token_prefix)).toBe(true);
     expect(token.token_prefix.length).toBeLessThan(secret.length);
     expect(token.token_prefix.length).toBeGreaterThan('sk_platform_live_'.length);
-    expect(token).toMatchObject({ name: 'ci bot', scopes: ['units:read', 'units:create'], status: 'active', revoked_at: null, expires_at: null, last_used_at: null });
+    expect(token).toMatchObject({
+      name: 'ci bot',
+      scopes: ['units:read', 'units:create'],
+      status: 'active',
+      revoked_at: null,
+      expires_at: null,
+      last_used_at: null,
+    });
     expect(token.id).toMatch(/^tok_/);
     expect((await smoke(secret)).status).toBe(200);
   });
@@ -136,7 +145,9 @@ describe('token management: revoke', () => {
 });
 
 describe('token management: rotate', () => {
-  test('rotate revokes the old token (401) and returns an active replacement with the same scopes, secret shown once', async ({ app: t }) => {
+  test('rotate revokes the old token (401) and returns an active replacement with the same scopes, secret shown once', async ({
+    app: t,
+  }) => {
     const org = await buildOrg(t);
     const old = await buildToken(t, org, ['units:read', 'units:delete']);
     const res = await rotate(org, old.id);
@@ -210,7 +221,7 @@ describe('token management: tenancy', () => {
 
   test('an unknown or malformed token_id is 404, never a 500', async ({ app: t }) => {
     const org = await buildOrg(t);
-    for (const id of ['tok_00000000000000000000000000000000', 'nope', 'tok_' + 'z'.repeat(32), "tok_'; drop table x;--"]) {
+    for (const id of ['tok_00000000000000000000000000000000', 'nope', `tok_${'z'.repeat(32)}`, "tok_'; drop table x;--"]) {
       expectErrorResponse(await revoke(org, id), 404, 'resource_missing');
       expectErrorResponse(await rotate(org, id), 404, 'resource_missing');
     }
@@ -228,14 +239,18 @@ describe('token management: user authentication', () => {
   test('a missing user token is 401 user_token_required on every route', async ({ app: t }) => {
     for (const [method, path, body] of routes) {
       expectErrorResponse(await t.http.request(method, path, body), 401, 'user_token_required');
-      expectErrorResponse(await t.http.request(method, path, body, { headers: { authorization: 'Basic dXNlcjpwdw==' } }), 401, 'user_token_required');
+      expectErrorResponse(
+        await t.http.request(method, path, body, { headers: { authorization: 'Basic dXNlcjpwdw==' } }),
+        401,
+        'user_token_required',
+      );
     }
   });
 
   test('a garbage, forged or other-kind user token is 401 on every route', async ({ app: t }) => {
     const org = await buildOrg(t);
     const forged = org.userToken.slice(0, -1) + (org.userToken.endsWith('a') ? 'b' : 'a');
-    for (const bad of ['garbage', 'ut_', 'ut_' + 'A'.repeat(36), forged, t.operatorToken, 'pk_live_abc', 'sk_test_abc']) {
+    for (const bad of ['garbage', 'ut_', `ut_${'A'.repeat(36)}`, forged, t.operatorToken, 'pk_live_abc', 'sk_test_abc']) {
       for (const [method, path, body] of routes) {
         expectErrorResponse(await t.http.request(method, path, body, { token: bad }), 401);
       }

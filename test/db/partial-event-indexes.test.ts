@@ -65,11 +65,21 @@ async function plan(text: string, args: string[]): Promise<string> {
 }
 
 const types = `ARRAY['assertion.created', 'deployment.failed']`;
-const filtered = (brands: string, subjectTypes: string, subjectId: string) => [`'org_p1'`, `'0'`, types, brands, subjectTypes, subjectId, '101'];
+const filtered = (brands: string, subjectTypes: string, subjectId: string) => [
+  `'org_p1'`,
+  `'0'`,
+  types,
+  brands,
+  subjectTypes,
+  subjectId,
+  '101',
+];
 
 describe(`event indexes partial on seq and position (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   it('every index holding seq or position leaves unsequenced rows out', async () => {
-    const rows = await exec(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'event' AND (indexdef LIKE '%seq%' OR indexdef LIKE '%position%') ORDER BY indexname`);
+    const rows = await exec(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'event' AND (indexdef LIKE '%seq%' OR indexdef LIKE '%position%') ORDER BY indexname`,
+    );
     const defs = Object.fromEntries(rows.map((r) => [r.indexname as string, r.indexdef as string]));
     expect(Object.keys(defs).sort()).toEqual([
       'event_organization_id_brand_id_seq_idx',
@@ -90,13 +100,33 @@ describe(`event indexes partial on seq and position (${onPostgres() ? 'PostgreSQ
   it.each([
     ['feed, first page', feedPageStatement.text, [`'org_p1'`, `'0'`, types, '101'], 'event_organization_id_seq_key'],
     ['feed, after a cursor', feedPageStatement.text, [`'org_p1'`, `'150'`, types, '101'], 'event_organization_id_seq_key'],
-    ['type filter (the rare-type page)', feedPageOfTypesStatement.text, [`'org_p1'`, `'0'`, `ARRAY['deployment.failed']`, '101'], 'event_organization_id_type_seq_idx'],
-    ['brand filter', feedPageOfBrandsStatement.text, filtered(`ARRAY['brand_p']`, 'NULL', 'NULL'), 'event_organization_id_brand_id_seq_idx'],
-    ['subject type filter', feedPageOfSubjectTypesStatement.text, filtered('NULL', `ARRAY['entity']`, 'NULL'), 'event_organization_id_subject_type_seq_idx'],
+    [
+      'type filter (the rare-type page)',
+      feedPageOfTypesStatement.text,
+      [`'org_p1'`, `'0'`, `ARRAY['deployment.failed']`, '101'],
+      'event_organization_id_type_seq_idx',
+    ],
+    [
+      'brand filter',
+      feedPageOfBrandsStatement.text,
+      filtered(`ARRAY['brand_p']`, 'NULL', 'NULL'),
+      'event_organization_id_brand_id_seq_idx',
+    ],
+    [
+      'subject type filter',
+      feedPageOfSubjectTypesStatement.text,
+      filtered('NULL', `ARRAY['entity']`, 'NULL'),
+      'event_organization_id_subject_type_seq_idx',
+    ],
     ['subject filter', feedPageOfSubjectStatement.text, filtered('NULL', 'NULL', `'ent_p3'`), 'event_organization_id_subject_id_seq_idx'],
     ['stream pull and fan-out read (position order)', streamPullStatement.text, [`'1100'`, '1000'], 'event_position_key'],
     ['stream start (max position)', maxPositionStatement.text, [], 'event_position_key'],
-    ['sequencer: an organization\'s max(seq)', `SELECT max(seq) FROM event WHERE organization_id = $1`, [`'org_p1'`], 'event_organization_id_seq_key'],
+    [
+      "sequencer: an organization's max(seq)",
+      `SELECT max(seq) FROM event WHERE organization_id = $1`,
+      [`'org_p1'`],
+      'event_organization_id_seq_key',
+    ],
     ['sequencer: its queue', `SELECT id FROM event WHERE seq IS NULL ORDER BY id LIMIT 1000`, [], 'event_unsequenced_idx'],
   ])('%s uses its index', async (_name, text, args, index) => {
     const p = await plan(text, args);

@@ -15,7 +15,9 @@ let db: Database;
 beforeAll(async () => {
   tdb = await createTestDatabase();
   db = await openDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir, loadDataDir: tdb.template, poolSize: 1 });
-  await db.sql.transaction((send) => send([Prisma.sql`CREATE TABLE port_probe (k text PRIMARY KEY, n float8, at timestamptz, flag boolean, doc jsonb)`], { commit: true }));
+  await db.sql.transaction((send) =>
+    send([Prisma.sql`CREATE TABLE port_probe (k text PRIMARY KEY, n float8, at timestamptz, flag boolean, doc jsonb)`], { commit: true }),
+  );
 });
 afterAll(async () => {
   await db?.close();
@@ -28,7 +30,7 @@ const count = Prisma.sql`SELECT count(*)::int AS n FROM port_probe`;
 describe(`SQL port batches (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   it('sends values as the database reads them: text with quotes and backslashes, numbers, NULL, instants, booleans, JSON', async () => {
     const at = new Date('2026-11-23T08:00:00.123Z');
-    const doc = { a: "it's \\ \"quoted\"", n: [1, 2] };
+    const doc = { a: 'it\'s \\ "quoted"', n: [1, 2] };
     const [, [row]] = (await db.sql.transaction((send) =>
       send(
         [
@@ -43,10 +45,14 @@ describe(`SQL port batches (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
 
   it('runs the same statement twice in one batch, and again in later transactions', async () => {
     for (const round of [1, 2, 3]) {
-      const results = await db.sql.transaction((send) => send([insert(`twice-${round}-a`, 1), insert(`twice-${round}-b`, 2), count], { commit: true }));
+      const results = await db.sql.transaction((send) =>
+        send([insert(`twice-${round}-a`, 1), insert(`twice-${round}-b`, 2), count], { commit: true }),
+      );
       expect(results).toHaveLength(3);
     }
-    const [[{ n }]] = (await db.sql.transaction((send) => send([Prisma.sql`SELECT count(*)::int AS n FROM port_probe WHERE k LIKE 'twice-%'`]))) as [[{ n: number }]];
+    const [[{ n }]] = (await db.sql.transaction((send) =>
+      send([Prisma.sql`SELECT count(*)::int AS n FROM port_probe WHERE k LIKE 'twice-%'`]),
+    )) as [[{ n: number }]];
     expect(n).toBe(6);
   });
 
@@ -58,14 +64,23 @@ describe(`SQL port batches (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
         await send([insert('kept-until-rollback', 1)]);
         ran.push('first');
         // A new statement (parsed here), then a duplicate key, then a statement that must not run.
-        await send([Prisma.sql`SELECT k FROM port_probe WHERE k = ${'kept-until-rollback'} AND n > ${0}::float8`, insert('kept-until-rollback', 2), insert('never', 3)], { commit: true });
+        await send(
+          [
+            Prisma.sql`SELECT k FROM port_probe WHERE k = ${'kept-until-rollback'} AND n > ${0}::float8`,
+            insert('kept-until-rollback', 2),
+            insert('never', 3),
+          ],
+          { commit: true },
+        );
         ran.push('second');
       }),
     ).rejects.toMatchObject({ code: '23505' });
     expect(ran).toEqual(['first']);
     // The same statements work on the same (only) connection: the ones prepared before the failure are not prepared twice.
     const after = await db.sql.transaction((send) =>
-      send([Prisma.sql`SELECT k FROM port_probe WHERE k = ${'kept-until-rollback'} AND n > ${0}::float8`, insert('never', 3), count], { commit: true }),
+      send([Prisma.sql`SELECT k FROM port_probe WHERE k = ${'kept-until-rollback'} AND n > ${0}::float8`, insert('never', 3), count], {
+        commit: true,
+      }),
     );
     expect(after[0]).toEqual([]);
     expect(after[2]![0]!.n).toBe((before[0]![0]!.n as number) + 1);
@@ -73,7 +88,9 @@ describe(`SQL port batches (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
 
   it('a statement that does not parse fails its batch; the next batch parses what it needs', async () => {
     const skipped = Prisma.sql`SELECT ${'after the failure'}::text AS said`;
-    await expect(db.sql.transaction((send) => send([count, Prisma.sql`SELEC ${1}`, skipped], { commit: true }))).rejects.toMatchObject({ code: '42601' });
+    await expect(db.sql.transaction((send) => send([count, Prisma.sql`SELEC ${1}`, skipped], { commit: true }))).rejects.toMatchObject({
+      code: '42601',
+    });
     const [[row], [said]] = (await db.sql.transaction((send) => send([count, skipped], { commit: true }))) as [[{ n: number }], [unknown]];
     expect(typeof row!.n).toBe('number');
     expect(said).toEqual({ said: 'after the failure' });

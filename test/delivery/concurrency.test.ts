@@ -75,7 +75,8 @@ describe('adaptive concurrency and keep-alive over HTTP', () => {
   async function emitMany(organizationId: string, n: number) {
     const { deps } = t.app;
     await deps.db.transaction(async (tx) => {
-      for (let i = 0; i < n; i++) await appendEvent(deps, tx, { organizationId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_1' }, data: { i } });
+      for (let i = 0; i < n; i++)
+        await appendEvent(deps, tx, { organizationId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_1' }, data: { i } });
     });
     await t.app.sequencer.flush();
   }
@@ -96,7 +97,9 @@ describe('adaptive concurrency and keep-alive over HTTP', () => {
     };
   }
 
-  it('grows past its starting limit against a fast receiver, never past the ceiling, over far fewer connections than requests', { timeout: 180_000 }, async () => {
+  it('grows past its starting limit against a fast receiver, never past the ceiling, over far fewer connections than requests', {
+    timeout: 180_000,
+  }, async () => {
     rx = await startReceiver();
     const { org, token } = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
     const fast = delayed(() => 10);

@@ -78,7 +78,8 @@ describe.skipIf(!onPostgres())('webhook workers as separate processes on one Pos
     return { emit };
   }
 
-  const keysOf = (run: string) => rx.received.filter((r) => r.path.startsWith(`/${run}/`)).map((r) => `${r.path} ${r.headers['webhook-id']}`);
+  const keysOf = (run: string) =>
+    rx.received.filter((r) => r.path.startsWith(`/${run}/`)).map((r) => `${r.path} ${r.headers['webhook-id']}`);
 
   it('several worker processes never send the same delivery twice at the same time', { timeout: 150_000 }, async () => {
     const procs = [await spawn(), await spawn()]; // one at a time: each applies migrations at start

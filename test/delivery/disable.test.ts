@@ -45,7 +45,8 @@ it('disabling exhausts pending and in-flight deliveries at once, with no further
 
   expect((await setStatus(token, held.id, 'disabled')).status).toBe(200);
   expect((await setStatus(token, down.id, 'disabled')).status).toBe(200);
-  for (const id of [held.id, down.id]) expect((await listDeliveries(t, token, id))[0]).toMatchObject({ status: 'exhausted', last_error: 'endpoint disabled' });
+  for (const id of [held.id, down.id])
+    expect((await listDeliveries(t, token, id))[0]).toMatchObject({ status: 'exhausted', last_error: 'endpoint disabled' });
 
   release(); // the in-flight attempt finishes: logged, but the delivery stays exhausted
   await settle(t);
@@ -120,8 +121,15 @@ it('lists deliveries newest first with paging, each with its attempt log; other 
   const page2 = await t.http.get(`/v1/platform/webhook_endpoints/${ep.id}/deliveries?starting_after=${page1.body.data[1].id}`, { token });
   expect(page2.body).toMatchObject({ has_more: false });
   expect(page2.body.data.map((d: { event_id: string }) => d.event_id)).toEqual([ids[0]]);
-  expect(page2.body.data[0]).toMatchObject({ object: 'webhook_delivery', status: 'succeeded', attempts: 1, event_type: 'assertion.created' });
-  expect(page2.body.data[0].attempt_log).toEqual([expect.objectContaining({ number: 1, status_code: 200, error: null, response_excerpt: 'ok' })]);
+  expect(page2.body.data[0]).toMatchObject({
+    object: 'webhook_delivery',
+    status: 'succeeded',
+    attempts: 1,
+    event_type: 'assertion.created',
+  });
+  expect(page2.body.data[0].attempt_log).toEqual([
+    expect.objectContaining({ number: 1, status_code: 200, error: null, response_excerpt: 'ok' }),
+  ]);
 
   const cross = await t.http.get(`/v1/platform/webhook_endpoints/${ep.id}/deliveries`, { token: other.token });
   expect(cross.status).toBe(404);

@@ -16,7 +16,11 @@ afterAll(async () => {
   await rx?.close();
 });
 
-const typesAt = (path: string) => rx.for(path).map((r) => JSON.parse(r.body).type).sort();
+const typesAt = (path: string) =>
+  rx
+    .for(path)
+    .map((r) => JSON.parse(r.body).type)
+    .sort();
 
 describe('fan-out', () => {
   it('delivers each event to every enabled, subscribed endpoint of its organization created at or before it, once', async () => {
@@ -31,7 +35,8 @@ describe('fan-out', () => {
     expect((await t.http.post(`/v1/platform/webhook_endpoints/${disabled.id}`, { status: 'disabled' }, { token })).status).toBe(200);
     await createEndpoint(t, other.token, { url: rx.url('/other-org') });
 
-    for (const type of ['assertion.created', 'assertion.revoked', 'relationship.created', 'payout.created']) await emitEvent(t, org.id, type);
+    for (const type of ['assertion.created', 'assertion.revoked', 'relationship.created', 'payout.created'])
+      await emitEvent(t, org.id, type);
     // An endpoint created in the same millisecond as an event receives it ("at or after its creation"); fan-out may run
     // after the endpoint exists, so the late endpoint must be strictly later on the clock to be excluded.
     t.clock.advance(1);

@@ -42,13 +42,22 @@ it('GraphQL shows the delivery status summary and deliveries of an endpoint, and
   const nodes = b.body.data.webhookEndpoint.deliveries.edges.map((e: { node: unknown }) => e.node);
   const rest = await listDeliveries(t, token, down.id);
   expect(nodes.map((n: { id: string }) => n.id)).toEqual(rest.map((d) => d.id)); // same order as REST
-  expect(nodes[0]).toMatchObject({ status: 'EXHAUSTED', attempts: 1, lastStatusCode: 500, attemptLog: [{ number: 1, statusCode: 500, error: 'HTTP 500', responseExcerpt: 'nope' }] });
+  expect(nodes[0]).toMatchObject({
+    status: 'EXHAUSTED',
+    attempts: 1,
+    lastStatusCode: 500,
+    attemptLog: [{ number: 1, statusCode: 500, error: 'HTTP 500', responseExcerpt: 'nope' }],
+  });
 
   const r = await t.http.graphql(RETRY, { endpointId: down.id, id: nodes[0].id, key: 'gql-retry' }, { token });
   expect(r.body.errors).toBeUndefined();
   expect(r.body.data.retryWebhookDelivery).toMatchObject({ id: nodes[0].id, status: 'FAILING' });
   // The same key through REST replays the GraphQL mutation's stored response.
-  const replay = await t.http.post(`/v1/platform/webhook_endpoints/${down.id}/deliveries/${nodes[0].id}/retry`, {}, { token, headers: { 'idempotency-key': 'gql-retry' } });
+  const replay = await t.http.post(
+    `/v1/platform/webhook_endpoints/${down.id}/deliveries/${nodes[0].id}/retry`,
+    {},
+    { token, headers: { 'idempotency-key': 'gql-retry' } },
+  );
   expect(replay.headers.get('idempotent-replayed')).toBe('true');
   await settle(t);
   expect(rx.for('/gql-down')).toHaveLength(3);

@@ -31,7 +31,11 @@ it('a hanging receiver times out while the other endpoints keep being served', a
   const hang = await createEndpoint(t, token, { url: rx.url('/hang') });
   await createEndpoint(t, token, { url: rx.url('/fast') });
   for (let i = 0; i < 10; i++) {
-    const res = await t.http.post('/operator/events', { organization_id: org.id, type: 'assertion.created', subject: { type: 'entity', id: 'e' } }, { token: t.operatorToken });
+    const res = await t.http.post(
+      '/operator/events',
+      { organization_id: org.id, type: 'assertion.created', subject: { type: 'entity', id: 'e' } },
+      { token: t.operatorToken },
+    );
     expect(res.status).toBe(201);
   }
   await t.app.sequencer.flush();

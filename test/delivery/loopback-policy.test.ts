@@ -116,7 +116,12 @@ describe('response excerpts from loopback targets', () => {
         { token },
       );
       expect(g.body.errors, g.text).toBeUndefined();
-      return { rest: r, graphql: g.body.data.webhookEndpoint.deliveries.edges[0].node.attemptLog.map((a: { responseExcerpt: string | null }) => a.responseExcerpt) };
+      return {
+        rest: r,
+        graphql: g.body.data.webhookEndpoint.deliveries.edges[0].node.attemptLog.map(
+          (a: { responseExcerpt: string | null }) => a.responseExcerpt,
+        ),
+      };
     };
     expect(await excerpts()).toEqual({ rest: ['internal service banner'], graphql: ['internal service banner'] });
     // The operator turns loopback delivery off (a restart with WEBHOOK_ALLOW_LOOPBACK=0): what was recorded is no longer shown.

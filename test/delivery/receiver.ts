@@ -74,7 +74,9 @@ export async function startReceiver(): Promise<Receiver> {
  */
 export function webhookConfig(over: Partial<WebhookConfig> = {}): { webhook: WebhookConfig } {
   const base = loadConfig({}).webhook;
-  return { webhook: { ...base, retryScheduleMs: [0, 1000, 5000], timeoutMs: 2000, leaseMs: 5000, pollMs: 20, allowLoopback: true, ...over } };
+  return {
+    webhook: { ...base, retryScheduleMs: [0, 1000, 5000], timeoutMs: 2000, leaseMs: 5000, pollMs: 20, allowLoopback: true, ...over },
+  };
 }
 
 export async function createEndpoint(t: TestApp, token: string, body: Record<string, unknown>) {

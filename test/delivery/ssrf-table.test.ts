@@ -16,28 +16,98 @@ const OPEN = { allowPrivateNetworks: true, allowLoopback: true };
 /** Addresses no policy admits from a hostname's DNS answer (embedded or not, they are never a private network). */
 const ALWAYS_REFUSED = [
   // IPv4 special-purpose ranges
-  '0.0.0.0', '0.1.2.3', '127.0.0.1', '127.0.0.2', '127.255.255.254', '192.0.0.1', '192.0.0.170', '192.0.2.1', '192.88.99.1',
-  '198.18.0.1', '198.19.255.255', '198.51.100.7', '203.0.113.9', '224.0.0.1', '239.255.255.250', '240.0.0.1', '255.255.255.255',
+  '0.0.0.0',
+  '0.1.2.3',
+  '127.0.0.1',
+  '127.0.0.2',
+  '127.255.255.254',
+  '192.0.0.1',
+  '192.0.0.170',
+  '192.0.2.1',
+  '192.88.99.1',
+  '198.18.0.1',
+  '198.19.255.255',
+  '198.51.100.7',
+  '203.0.113.9',
+  '224.0.0.1',
+  '239.255.255.250',
+  '240.0.0.1',
+  '255.255.255.255',
   // IPv6 special-purpose ranges
-  '::', '::1', 'ff02::1', 'ff05::1:3', '2001:db8::1', '3fff::1', '100::1', '2001:2::1', '2001:10::1', '5f00::1', '4000::1', '1::1', 'e000::1',
+  '::',
+  '::1',
+  'ff02::1',
+  'ff05::1:3',
+  '2001:db8::1',
+  '3fff::1',
+  '100::1',
+  '2001:2::1',
+  '2001:10::1',
+  '5f00::1',
+  '4000::1',
+  '1::1',
+  'e000::1',
   // IPv4-compatible (::/96, deprecated): 169.254.169.254, 10.0.0.1, 127.0.0.1, 192.168.1.1, ::2
-  '::a9fe:a9fe', '::a00:1', '::7f00:1', '::c0a8:101', '::2', '::8.8.8.8',
+  '::a9fe:a9fe',
+  '::a00:1',
+  '::7f00:1',
+  '::c0a8:101',
+  '::2',
+  '::8.8.8.8',
   // IPv4-mapped and translated forms of special IPv4
-  '::ffff:127.0.0.1', '::ffff:0.0.0.0', '::ffff:224.0.0.1', '::ffff:0:a9fe:a9fe', '::ffff:0:808:808',
+  '::ffff:127.0.0.1',
+  '::ffff:0.0.0.0',
+  '::ffff:224.0.0.1',
+  '::ffff:0:a9fe:a9fe',
+  '::ffff:0:808:808',
   // NAT64 to special IPv4, and NAT64 local-use prefixes
-  '64:ff9b::a9fe:a9fe', '64:ff9b::7f00:1', '64:ff9b::a00:1', '64:ff9b::c0a8:101', '64:ff9b:1::808:808',
+  '64:ff9b::a9fe:a9fe',
+  '64:ff9b::7f00:1',
+  '64:ff9b::a00:1',
+  '64:ff9b::c0a8:101',
+  '64:ff9b:1::808:808',
   // 6to4 embedding special IPv4
-  '2002:a9fe:a9fe::1', '2002:7f00:1::', '2002:a00:1::1', '2002:c0a8:101::1', '2002:6440:1::1',
+  '2002:a9fe:a9fe::1',
+  '2002:7f00:1::',
+  '2002:a00:1::1',
+  '2002:c0a8:101::1',
+  '2002:6440:1::1',
   // Teredo with a special server (10.0.0.1) or client (~0xf5fffffe = 10.0.0.1) address
-  '2001:0:a00:1::f7f7:f7f7', '2001:0:4136:e378:8000:63bf:f5ff:fffe',
+  '2001:0:a00:1::f7f7:f7f7',
+  '2001:0:4136:e378:8000:63bf:f5ff:fffe',
 ];
 /** Private networks: refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS. */
 const PRIVATE = [
-  '10.0.0.1', '10.255.255.255', '172.16.0.1', '172.31.255.255', '192.168.0.1', '100.64.0.1', '100.127.255.254',
-  '169.254.169.254', '169.254.0.1', 'fe80::1', 'fe80::a9fe:a9fe', 'fec0::1', 'fc00::1', 'fd00:ec2::254',
-  '::ffff:10.0.0.1', '::ffff:169.254.169.254', '::ffff:100.64.0.1', '::ffff:a9fe:a9fe',
+  '10.0.0.1',
+  '10.255.255.255',
+  '172.16.0.1',
+  '172.31.255.255',
+  '192.168.0.1',
+  '100.64.0.1',
+  '100.127.255.254',
+  '169.254.169.254',
+  '169.254.0.1',
+  'fe80::1',
+  'fe80::a9fe:a9fe',
+  'fec0::1',
+  'fc00::1',
+  'fd00:ec2::254',
+  '::ffff:10.0.0.1',
+  '::ffff:169.254.169.254',
+  '::ffff:100.64.0.1',
+  '::ffff:a9fe:a9fe',
 ];
-const PUBLIC = ['8.8.8.8', '93.184.215.14', '1.1.1.1', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'];
+const PUBLIC = [
+  '8.8.8.8',
+  '93.184.215.14',
+  '1.1.1.1',
+  '2606:4700:4700::1111',
+  '2001:4860:4860::8888',
+  '::ffff:8.8.8.8',
+  '64:ff9b::808:808',
+  '2002:808:808::1',
+  '2001:0:4136:e378:8000:63bf:f7f7:f7f7',
+];
 
 describe('checkAddress: globally routable unicast only', () => {
   it('holds a table of at least 60 hostile addresses', () => {
@@ -66,13 +136,16 @@ describe('checkAddress: globally routable unicast only', () => {
       expect(() => checkAddress(STRICT, host, '127.0.0.1'), host).toThrow(AddressRefused);
     }
     // A name that only resolves to loopback (DNS rebinding) is refused whatever the policy.
-    for (const host of ['vm', 'localhost.attacker.example', '127.0.0.1.nip.io']) expect(() => checkAddress(OPEN, host, '127.0.0.1'), host).toThrow(/loopback/);
+    for (const host of ['vm', 'localhost.attacker.example', '127.0.0.1.nip.io'])
+      expect(() => checkAddress(OPEN, host, '127.0.0.1'), host).toThrow(/loopback/);
     // `localhost` resolving elsewhere is judged by the address it resolves to.
     expect(() => checkAddress({ ...STRICT, allowLoopback: true }, 'localhost', '10.0.0.1')).toThrow(/private/);
   });
 
   it('does not reveal what a hostname resolved to', () => {
-    expect(() => checkAddress(STRICT, 'db.internal', '10.1.2.3')).toThrow(/^destination_refused: db\.internal resolves to a private address$/);
+    expect(() => checkAddress(STRICT, 'db.internal', '10.1.2.3')).toThrow(
+      /^destination_refused: db\.internal resolves to a private address$/,
+    );
     expect(() => checkAddress(STRICT, '10.1.2.3', '10.1.2.3')).toThrow(/^destination_refused: 10\.1\.2\.3 is a private address$/);
   });
 });
@@ -150,7 +223,11 @@ describe('hostile URL forms end to end (loopback and private networks disabled)'
     for (const [i, id] of ids.entries()) {
       const [d] = await listDeliveries(t, token, id);
       expect(d, stored[i]).toMatchObject({ status: 'exhausted', last_status_code: null });
-      expect(d.attempt_log[0], stored[i]).toMatchObject({ status_code: null, response_excerpt: null, error: expect.stringMatching(/^destination_refused: /) });
+      expect(d.attempt_log[0], stored[i]).toMatchObject({
+        status_code: null,
+        response_excerpt: null,
+        error: expect.stringMatching(/^destination_refused: /),
+      });
     }
     expect(rx.connections()).toBe(0);
   });

@@ -63,7 +63,8 @@ describe('SSRF guard over HTTP (private networks not allowed)', () => {
 });
 
 describe('SSRF guard at connect time', () => {
-  const resolvingTo = (address: string) => (_h: string, _o: unknown, cb: (e: null, a: LookupAddress[]) => void) => cb(null, [{ address, family: 4 }]);
+  const resolvingTo = (address: string) => (_h: string, _o: unknown, cb: (e: null, a: LookupAddress[]) => void) =>
+    cb(null, [{ address, family: 4 }]);
   const lookup = (policy: typeof STRICT, host: string, address: string) =>
     new Promise<string>((resolve, reject) =>
       guardedLookup(policy, host, resolvingTo(address) as never)(host, {}, (err, a) => (err ? reject(err) : resolve(a as string))),
@@ -71,7 +72,9 @@ describe('SSRF guard at connect time', () => {
 
   it('refuses a hostname resolving to the metadata address unless private networks are allowed', async () => {
     await expect(lookup(STRICT, 'metadata.attacker.example', '169.254.169.254')).rejects.toThrow(/linkLocal address/);
-    await expect(lookup({ ...STRICT, allowPrivateNetworks: true }, 'metadata.attacker.example', '169.254.169.254')).resolves.toBe('169.254.169.254');
+    await expect(lookup({ ...STRICT, allowPrivateNetworks: true }, 'metadata.attacker.example', '169.254.169.254')).resolves.toBe(
+      '169.254.169.254',
+    );
     await expect(lookup(STRICT, 'hooks.example.com', '93.184.215.14')).resolves.toBe('93.184.215.14');
   });
 

@@ -28,7 +28,9 @@ async function feedAll(token: string, query = ''): Promise<any[]> {
 }
 
 describe('event brand', () => {
-  test('is the selected brand on events of brand-owned resources, through requests, operations and standing; null on organization-level events', async ({ app: t }) => {
+  test('is the selected brand on events of brand-owned resources, through requests, operations and standing; null on organization-level events', async ({
+    app: t,
+  }) => {
     const org = await buildOrg(t);
     const [main, second] = org.brands;
     const { secret: token } = await buildToken(t, org, [...ALL_SCOPES]);
@@ -40,9 +42,24 @@ describe('event brand', () => {
       return res.body;
     };
     // Default brand (no header), second by id; the assertion is organization-level.
-    const distMain = await post('/v1/platform/distributions', { name: 'Main', budget: 0, deployments: [{ provider: 'sandbox', config: {} }] }, undefined, 202);
-    const distSecond = await post('/v1/platform/distributions', { name: 'Second', budget: 0, deployments: [{ provider: 'sandbox', config: {} }] }, second!.id, 202);
-    const assertion = await post('/v1/platform/assertions', { external_user_id: 'u-1', issuer: 'https://idp.example', key: 'verified', value: true }, second!.slug, 201);
+    const distMain = await post(
+      '/v1/platform/distributions',
+      { name: 'Main', budget: 0, deployments: [{ provider: 'sandbox', config: {} }] },
+      undefined,
+      202,
+    );
+    const distSecond = await post(
+      '/v1/platform/distributions',
+      { name: 'Second', budget: 0, deployments: [{ provider: 'sandbox', config: {} }] },
+      second!.id,
+      202,
+    );
+    const assertion = await post(
+      '/v1/platform/assertions',
+      { external_user_id: 'u-1', issuer: 'https://idp.example', key: 'verified', value: true },
+      second!.slug,
+      201,
+    );
     const program = await post('/v1/platform/programs', { name: 'P', grace_period_seconds: 0 }, second!.slug, 201);
     await post(`/v1/platform/programs/${program.id}/requirements`, { metric: 'assert:verified', operator: 'exists' }, second!.slug, 201);
     const enrollment = await post('/v1/platform/enrollments', { program: program.id, entity: assertion.entity }, second!.slug, 201);
@@ -57,15 +74,19 @@ describe('event brand', () => {
     expect(brandOf(about(distMain.distribution.id))).toEqual([main!.id]);
     expect(brandOf(about(distSecond.distribution.id))).toEqual([second!.id]);
     expect(events.filter((e) => e.type.startsWith('deployment.')).length).toBeGreaterThanOrEqual(2);
-    expect(brandOf((e) => e.type.startsWith('deployment.') && e.data.object.distribution === distSecond.distribution.id)).toEqual([second!.id]);
+    expect(brandOf((e) => e.type.startsWith('deployment.') && e.data.object.distribution === distSecond.distribution.id)).toEqual([
+      second!.id,
+    ]);
     expect(brandOf((e) => e.type.startsWith('operation.') && e.subject.id === distMain.distribution.id)).toEqual([main!.id]);
     expect(brandOf((e) => e.type.startsWith('assertion.'))).toEqual([null]);
     const enrollmentEvents = events.filter((e) => e.subject.id === enrollment.id).map((e) => [e.type, e.brand]);
-    expect(enrollmentEvents).toEqual(expect.arrayContaining([
-      ['enrollment.created', second!.id],
-      ['enrollment.activated', second!.id],
-      ['enrollment.qualified', second!.id],
-    ]));
+    expect(enrollmentEvents).toEqual(
+      expect.arrayContaining([
+        ['enrollment.created', second!.id],
+        ['enrollment.activated', second!.id],
+        ['enrollment.qualified', second!.id],
+      ]),
+    );
 
     // The GraphQL Event type and the single-event read show the same brand.
     const gql = await t.http.graphql(`{ events(first: 100) { edges { node { id brand } } } }`, {}, { token });
@@ -79,7 +100,11 @@ describe('event brand', () => {
     const other = await buildOrg(t, { brands: ['elsewhere'] });
     const { secret: token } = await buildToken(t, org, ['events:read']);
     const emit = (brand?: string) =>
-      t.http.post('/operator/events', { organization_id: org.id, type: 'payout.created', subject: { type: 'payout', id: 'po_1' }, brand }, { token: t.operatorToken });
+      t.http.post(
+        '/operator/events',
+        { organization_id: org.id, type: 'payout.created', subject: { type: 'payout', id: 'po_1' }, brand },
+        { token: t.operatorToken },
+      );
     expect((await emit(org.brands[1]!.slug)).status).toBe(201);
     expect((await emit()).status).toBe(201);
     for (const bad of [other.brands[0]!.id, other.brands[0]!.slug, 'brand_nowhere']) {

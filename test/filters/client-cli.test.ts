@@ -30,7 +30,11 @@ afterAll(async () => {
 
 /** An operator test event (real HTTP), sequenced on return. */
 async function emit(brand: string | undefined, subject: [string, string], type = 'payout.created'): Promise<string> {
-  const res = await t.http.post('/operator/events', { organization_id: org.id, type, subject: { type: subject[0], id: subject[1] }, brand }, { token: t.operatorToken });
+  const res = await t.http.post(
+    '/operator/events',
+    { organization_id: org.id, type, subject: { type: subject[0], id: subject[1] }, brand },
+    { token: t.operatorToken },
+  );
   expect(res.status, res.text).toBe(201);
   await t.app.sequencer.flush();
   return res.body.id;
@@ -82,25 +86,52 @@ describe('CLI', () => {
     const cwd = mkdtempSync(join(tmpdir(), 'platform-cli-'));
     const bin = resolve(import.meta.dirname, '../../bin/platform.mjs');
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PLATFORM_')));
-    const child = spawn(process.execPath, [bin, '--json', 'events', 'tail', '--brand', 'alpha', '--brand', org.brands[1]!.id, '--subject-type', 'payout', '--subject-id', 'po_t1'], {
-      cwd,
-      env: { ...env, PLATFORM_ORIGIN: t.origin, PLATFORM_CREDENTIALS: join(cwd, 'none.json'), PLATFORM_API_KEY: token },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        bin,
+        '--json',
+        'events',
+        'tail',
+        '--brand',
+        'alpha',
+        '--brand',
+        org.brands[1]!.id,
+        '--subject-type',
+        'payout',
+        '--subject-id',
+        'po_t1',
+      ],
+      {
+        cwd,
+        env: { ...env, PLATFORM_ORIGIN: t.origin, PLATFORM_CREDENTIALS: join(cwd, 'none.json'), PLATFORM_API_KEY: token },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
     child.stderr!.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
-      await waitUntil(() => t.app.stream.subscriberCount === 1 || child.exitCode !== null, () => `the tail to subscribe (stderr: ${stderr}, stdout: ${stdout}, exit ${child.exitCode}, count ${t.app.stream.subscriberCount})`, 30_000);
+      await waitUntil(
+        () => t.app.stream.subscriberCount === 1 || child.exitCode !== null,
+        () => `the tail to subscribe (stderr: ${stderr}, stdout: ${stdout}, exit ${child.exitCode}, count ${t.app.stream.subscriberCount})`,
+        30_000,
+      );
       await emit('alpha', ['payout', 'po_other']);
       await emit(undefined, ['payout', 'po_t1']);
       await emit('alpha', ['distribution', 'po_t1']);
       const a = await emit('alpha', ['payout', 'po_t1']);
       const b = await emit('beta', ['payout', 'po_t1']);
-      await waitUntil(() => stdout.includes(b), () => `the matching events (stdout: ${stdout}, stderr: ${stderr})`);
-      const lines = stdout.trim().split('\n').map((l) => JSON.parse(l));
+      await waitUntil(
+        () => stdout.includes(b),
+        () => `the matching events (stdout: ${stdout}, stderr: ${stderr})`,
+      );
+      const lines = stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(lines.map((e) => [e.id, e.brand])).toEqual([
         [a, org.brands[0]!.id],
         [b, org.brands[1]!.id],

@@ -46,7 +46,13 @@ async function append(specs: Spec[], organizationId = org.id): Promise<string[]>
   for (const s of specs) {
     ids.push(
       await t.app.deps.db.transaction((tx) =>
-        appendEvent(t.app.deps, tx, { organizationId, type: s.type, subject: { type: s.subject[0], id: s.subject[1] }, data: {}, brandId: s.brand }),
+        appendEvent(t.app.deps, tx, {
+          organizationId,
+          type: s.type,
+          subject: { type: s.subject[0], id: s.subject[1] },
+          data: {},
+          brandId: s.brand,
+        }),
       ),
     );
   }
@@ -80,7 +86,8 @@ const CASES = (): { rest: string; gql: Record<string, unknown>; expect: number[]
   { rest: 'subject_types=entity&brands=alpha,beta', gql: { subjectTypes: ['entity'], brands: ['alpha', 'beta'] }, expect: [] },
 ];
 
-const feed = (query: string, headers: Record<string, string> = {}) => t.http.get(`/v1/platform/events?limit=100&${query}`, { token, headers });
+const feed = (query: string, headers: Record<string, string> = {}) =>
+  t.http.get(`/v1/platform/events?limit=100&${query}`, { token, headers });
 const gqlFeed = (args: Record<string, unknown>) =>
   t.http.graphql(
     `query($type: String, $brands: [String!], $subjectTypes: [String!], $subjectId: String, $after: String, $first: Int) {
@@ -136,11 +143,17 @@ describe('feed filters', () => {
       const want = c.expect.map((i) => ids[i]);
       const rest = await feed(c.rest);
       expect(rest.status, `${c.rest}: ${rest.text}`).toBe(200);
-      expect(rest.body.data.map((e: any) => e.id), c.rest).toEqual(want);
+      expect(
+        rest.body.data.map((e: any) => e.id),
+        c.rest,
+      ).toEqual(want);
       const gql = await gqlFeed(c.gql);
       expect(gql.body.errors, JSON.stringify(c.gql)).toBeUndefined();
       const nodes = gql.body.data.events.edges.map((e: any) => e.node);
-      expect(nodes.map((n: any) => n.id), JSON.stringify(c.gql)).toEqual(want);
+      expect(
+        nodes.map((n: any) => n.id),
+        JSON.stringify(c.gql),
+      ).toEqual(want);
       expect(nodes.map((n: any) => n.brand)).toEqual(rest.body.data.map((e: any) => e.brand));
     }
   });
@@ -169,11 +182,17 @@ describe('feed filters', () => {
 describe('subscription filters (graphql-ws and SSE)', () => {
   it('replay then live: each transport delivers exactly the filtered events', async () => {
     const [marker] = await append([{ brand: null, type: 'payout.failed', subject: ['payout', 'po_start'] }]);
-    const startSeq = String((await t.http.get('/v1/platform/events?subject_id=po_start', { token })).body.data.find((e: any) => e.id === marker).seq);
+    const startSeq = String(
+      (await t.http.get('/v1/platform/events?subject_id=po_start', { token })).body.data.find((e: any) => e.id === marker).seq,
+    );
     const specs = resolved();
     const replayed = await append(specs);
     const cases = CASES().filter((c) => !('type' in c.gql));
-    const subs = cases.map((c) => ({ c, ws: wsSubscribe({ ...c.gql, startingAfter: startSeq }), sse: sseSubscribe({ ...c.gql, startingAfter: startSeq }) }));
+    const subs = cases.map((c) => ({
+      c,
+      ws: wsSubscribe({ ...c.gql, startingAfter: startSeq }),
+      sse: sseSubscribe({ ...c.gql, startingAfter: startSeq }),
+    }));
     await waitUntil(() => t.app.stream.subscriberCount === subs.length * 2, 'every listener');
     const live = await append(specs);
     // One sentinel per case, matching it, after the live batch: once a subscriber has its last match, anything filtered out would have come before it.
@@ -199,12 +218,21 @@ describe('subscription filters (graphql-ws and SSE)', () => {
       const want = all.filter(([, sp]) => oracle(c.gql, sp)).map(([id]) => id);
       const last = want.at(-1)!;
       expect(sentinels).toContain(last);
-      await waitUntil(() => ws.ids.includes(last) || ws.errors.length > 0, () => `ws ${JSON.stringify(c.gql)} (got ${ws.ids.length}, ${JSON.stringify(ws.errors)})`);
-      await waitUntil(() => sse.events.some((e) => e.id === last) || sse.errors.length > 0, () => `sse ${JSON.stringify(c.gql)}`);
+      await waitUntil(
+        () => ws.ids.includes(last) || ws.errors.length > 0,
+        () => `ws ${JSON.stringify(c.gql)} (got ${ws.ids.length}, ${JSON.stringify(ws.errors)})`,
+      );
+      await waitUntil(
+        () => sse.events.some((e) => e.id === last) || sse.errors.length > 0,
+        () => `sse ${JSON.stringify(c.gql)}`,
+      );
       expect(ws.errors).toEqual([]);
       expect(sse.errors).toEqual([]);
       expect(ws.ids, `ws ${JSON.stringify(c.gql)}`).toEqual(want);
-      expect(sse.events.map((e) => e.id), `sse ${JSON.stringify(c.gql)}`).toEqual(want);
+      expect(
+        sse.events.map((e) => e.id),
+        `sse ${JSON.stringify(c.gql)}`,
+      ).toEqual(want);
       // The replayed part is what the feed answers for the same filter.
       const rest = await feed(`${c.rest}&starting_after=${startSeq}`);
       expect(rest.body.data.map((e: any) => e.id).slice(0, c.expect.length)).toEqual(want.slice(0, c.expect.length));
@@ -215,8 +243,23 @@ describe('subscription filters (graphql-ws and SSE)', () => {
     const ws = wsSubscribe({ brands: ['alpha'] });
     const sse = sseSubscribe({ brands: [B()] });
     await waitUntil(() => t.app.stream.subscriberCount === 2, 'both listeners');
-    const writer = (brand: string, n: number) => append(Array.from({ length: n }, (_, i) => ({ brand, type: 'payout.created', subject: ['payout', `po_${brand}_${i}`] as [string, string] })));
-    const [a1, b1, a2, b2, unbranded] = await Promise.all([writer(A(), 25), writer(B(), 25), writer(A(), 25), writer(B(), 25), append(Array.from({ length: 10 }, () => ({ brand: null, type: 'payout.created', subject: ['payout', 'po_org'] as [string, string] })))]);
+    const writer = (brand: string, n: number) =>
+      append(
+        Array.from({ length: n }, (_, i) => ({
+          brand,
+          type: 'payout.created',
+          subject: ['payout', `po_${brand}_${i}`] as [string, string],
+        })),
+      );
+    const [a1, b1, a2, b2, unbranded] = await Promise.all([
+      writer(A(), 25),
+      writer(B(), 25),
+      writer(A(), 25),
+      writer(B(), 25),
+      append(
+        Array.from({ length: 10 }, () => ({ brand: null, type: 'payout.created', subject: ['payout', 'po_org'] as [string, string] })),
+      ),
+    ]);
     const [sentA] = await append([{ brand: A(), type: 'payout.settled', subject: ['payout', 'po_end'] }]);
     const [sentB] = await append([{ brand: B(), type: 'payout.settled', subject: ['payout', 'po_end'] }]);
     await waitUntil(() => ws.ids.includes(sentA!) && sse.events.some((e) => e.id === sentB), 'both sentinels');
@@ -229,7 +272,10 @@ describe('subscription filters (graphql-ws and SSE)', () => {
     expect(sse.events).toHaveLength(bIds.size);
     for (const id of unbranded!) expect(ws.ids.includes(id) || sse.events.some((e) => e.id === id)).toBe(false);
     // The feed agrees with the stream.
-    const fed = await t.http.get(`/v1/platform/events?brands=alpha&limit=100&starting_after=${ws.ids.length ? (await t.http.get(`/v1/platform/events?subject_id=po_${A()}_0`, { token })).body.data[0].seq - 1 : 0}`, { token });
+    const fed = await t.http.get(
+      `/v1/platform/events?brands=alpha&limit=100&starting_after=${ws.ids.length ? (await t.http.get(`/v1/platform/events?subject_id=po_${A()}_0`, { token })).body.data[0].seq - 1 : 0}`,
+      { token },
+    );
     expect(fed.body.data.filter((e: any) => aIds.has(e.id))).toHaveLength(aIds.size);
     expect(fed.body.data.every((e: any) => e.brand === A())).toBe(true);
   });
@@ -239,9 +285,20 @@ describe('EventFilter key', () => {
   it('is the same for equivalent filters (slug or id, order, duplicates, legacy type spellings) and differs otherwise', async () => {
     const key = async (input: Record<string, unknown>) => (await parseEventFilter(t.app.deps, org.id, input, GRAPHQL_PARAMS)).key;
     expect(await key({ brands: ['beta', 'alpha', A()] })).toBe(await key({ brands: [A(), B()] }));
-    expect(await key({ types: ['program_member.created', 'relationship.created'], subject_types: ['x', 'y'] })).toBe(await key({ types: ['relationship.created'], subject_types: ['y', 'x', 'y'] }));
+    expect(await key({ types: ['program_member.created', 'relationship.created'], subject_types: ['x', 'y'] })).toBe(
+      await key({ types: ['relationship.created'], subject_types: ['y', 'x', 'y'] }),
+    );
     expect(await key({ types: [] })).toBe(await key({}));
-    const distinct = await Promise.all([{}, { brands: ['alpha'] }, { brands: ['beta'] }, { subject_types: ['alpha'] }, { subject_id: 'alpha' }, { types: ['payout.created'] }].map(key));
+    const distinct = await Promise.all(
+      [
+        {},
+        { brands: ['alpha'] },
+        { brands: ['beta'] },
+        { subject_types: ['alpha'] },
+        { subject_id: 'alpha' },
+        { types: ['payout.created'] },
+      ].map(key),
+    );
     expect(new Set(distinct).size).toBe(distinct.length);
   });
 });
@@ -309,7 +366,11 @@ describe('bad filter input', () => {
     // Identical brand_not_found for another organization's brand and one that exists nowhere.
     const a = await gqlFeed({ brands: [other.brands[0]!.id] });
     const b = await gqlFeed({ brands: ['brand_01a20029071572458fb4fc895a680af4'] });
-    const norm = (e: any) => ({ ...e, message: e.message.replace(/'[^']*'/, "'…'"), extensions: { ...e.extensions, request_id: undefined } });
+    const norm = (e: any) => ({
+      ...e,
+      message: e.message.replace(/'[^']*'/, "'…'"),
+      extensions: { ...e.extensions, request_id: undefined },
+    });
     expect(norm(a.body.errors[0])).toEqual(norm(b.body.errors[0]));
     // Wrong types and NUL are refused before the resolver (GraphQL coercion, the input guard).
     for (const vars of [{ brands: [5] }, { subjectId: { x: 1 } }, { subjectId: 'po\u00001' }, { brands: ['al\u0000pha'] }]) {

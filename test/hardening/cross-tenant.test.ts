@@ -30,7 +30,20 @@ import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, t
  * or field that takes an id is tried without editing this file (a new body
  * shape needs one line in BODIES, and the test says so).
  */
-type Kind = 'endpoint' | 'delivery' | 'event' | 'entity' | 'assertion' | 'program' | 'requirement' | 'enrollment' | 'distribution' | 'operation' | 'deployment' | 'unit' | 'token';
+type Kind =
+  | 'endpoint'
+  | 'delivery'
+  | 'event'
+  | 'entity'
+  | 'assertion'
+  | 'program'
+  | 'requirement'
+  | 'enrollment'
+  | 'distribution'
+  | 'operation'
+  | 'deployment'
+  | 'unit'
+  | 'token';
 type Ids = Record<Kind, string>;
 
 /** The object a collection's path segment names. */
@@ -95,11 +108,23 @@ beforeAll(async () => {
   const event = await emitEvent(t, org.id);
   await settle(t);
   const [delivery] = await listDeliveries(t, token, endpoint.id);
-  const assertion = await post('/v1/platform/assertions', { external_user_id: 'u-1', issuer: 'https://idp.example', key: 'verified', value: true }, 201);
+  const assertion = await post(
+    '/v1/platform/assertions',
+    { external_user_id: 'u-1', issuer: 'https://idp.example', key: 'verified', value: true },
+    201,
+  );
   const program = await post('/v1/platform/programs', { name: 'Ours', grace_period_seconds: 0 }, 201);
-  const requirement = await post(`/v1/platform/programs/${program.id}/requirements`, { metric: 'assert:verified', operator: 'exists' }, 201);
+  const requirement = await post(
+    `/v1/platform/programs/${program.id}/requirements`,
+    { metric: 'assert:verified', operator: 'exists' },
+    201,
+  );
   const enrollment = await post('/v1/platform/enrollments', { program: program.id, entity: assertion.entity }, 201);
-  const launched = await post('/v1/platform/distributions', { name: 'Ours', budget: 0, deployments: [{ provider: 'sandbox', config: {} }] }, 202);
+  const launched = await post(
+    '/v1/platform/distributions',
+    { name: 'Ours', budget: 0, deployments: [{ provider: 'sandbox', config: {} }] },
+    202,
+  );
   await t.app.operations.drain();
   const deployments = await t.http.get(`/v1/platform/deployments?distribution=${launched.distribution.id}`, { token });
   const unit = await post('/api/units/create', { type: 'video', caption: 'Ours' }, 200);
@@ -170,7 +195,11 @@ async function openApiProbes(): Promise<Probe[]> {
         const query = ((op.parameters ?? []) as any[]).filter((p) => p.in === 'query');
         const listKind = SEGMENT_KIND[segments.at(-1)!];
         const queryKinds = query.flatMap((p) =>
-          FIELD_KIND[p.name] ? [[p.name, FIELD_KIND[p.name]] as const] : p.name === 'starting_after' && listKind && listKind !== 'event' ? [[p.name, listKind] as const] : [],
+          FIELD_KIND[p.name]
+            ? [[p.name, FIELD_KIND[p.name]] as const]
+            : p.name === 'starting_after' && listKind && listKind !== 'event'
+              ? [[p.name, listKind] as const]
+              : [],
         );
         const bodyFields = Object.keys(op.requestBody?.content?.['application/json']?.schema?.properties ?? {});
         const takesId = pathKinds.length > 0 || queryKinds.length > 0 || bodyFields.some((f) => FIELD_KIND[f]);
@@ -186,7 +215,10 @@ async function openApiProbes(): Promise<Probe[]> {
           return t.http.request(method.toUpperCase(), url, body?.(ids), { token, headers });
         };
         // Each query filter or cursor on its own list route is a probe of its own.
-        probes.push({ name: `${method.toUpperCase()} ${base}${path}${queryKinds.length ? ` ?${queryKinds.map((q) => q[0]).join('&')}` : ''}`, send });
+        probes.push({
+          name: `${method.toUpperCase()} ${base}${path}${queryKinds.length ? ` ?${queryKinds.map((q) => q[0]).join('&')}` : ''}`,
+          send,
+        });
       }
     }
   }
@@ -197,7 +229,14 @@ const schema = buildSchema(readFileSync(resolve(import.meta.dirname, '../../sche
 
 /** GraphQL arguments that take an object id, and which object. */
 function argKind(field: GraphQLField<unknown, unknown>, arg: GraphQLArgument): Kind | undefined {
-  const byName: Record<string, Kind> = { endpointId: 'endpoint', program: 'program', unitId: 'unit', entity: 'entity', distribution: 'distribution', subjectId: 'distribution' };
+  const byName: Record<string, Kind> = {
+    endpointId: 'endpoint',
+    program: 'program',
+    unitId: 'unit',
+    entity: 'entity',
+    distribution: 'distribution',
+    subjectId: 'distribution',
+  };
   if (byName[arg.name]) return byName[arg.name];
   if (arg.name !== 'id') return undefined;
   const nouns: [string, Kind][] = [
@@ -293,7 +332,22 @@ describe('cross-tenant matrix', () => {
     const probes = [...(await openApiProbes()), ...graphqlProbes()];
     // Every object route of the brief is in the matrix.
     const names = probes.map((p) => p.name).join('\n');
-    for (const r of ['webhook_endpoints/{id}', 'deliveries/{delivery_id}/retry', 'assertions/{id}', 'assertions/revoke', 'operations/{id}', 'distributions/{id}/cancel', 'programs/{id}/requirements/{requirement}', 'enrollments/{id}/approve', 'deployments/{id}', 'units/delete', 'tokens/rotate', 'graphql query event', 'graphql mutation retryWebhookDelivery', 'graphql mutation deleteUnit']) {
+    for (const r of [
+      'webhook_endpoints/{id}',
+      'deliveries/{delivery_id}/retry',
+      'assertions/{id}',
+      'assertions/revoke',
+      'operations/{id}',
+      'distributions/{id}/cancel',
+      'programs/{id}/requirements/{requirement}',
+      'enrollments/{id}/approve',
+      'deployments/{id}',
+      'units/delete',
+      'tokens/rotate',
+      'graphql query event',
+      'graphql mutation retryWebhookDelivery',
+      'graphql mutation deleteUnit',
+    ]) {
       expect(names).toContain(r);
     }
     expect(probes.length).toBeGreaterThan(50);
@@ -310,7 +364,8 @@ describe('cross-tenant matrix', () => {
       const onMissing = answer(await probe.send(missing), missing);
       expect(onOurs.status, `${probe.name}: ${onOurs.body}`).toBeLessThan(500);
       expect(onMissing.status, `${probe.name}: ${onMissing.body}`).not.toBe(429);
-      if (JSON.stringify(onOurs) !== JSON.stringify(onMissing)) leaks.push(`${probe.name}\n  ours:    ${onOurs.status} ${onOurs.body}\n  missing: ${onMissing.status} ${onMissing.body}`);
+      if (JSON.stringify(onOurs) !== JSON.stringify(onMissing))
+        leaks.push(`${probe.name}\n  ours:    ${onOurs.status} ${onOurs.body}\n  missing: ${onMissing.status} ${onMissing.body}`);
     }
     expect(leaks, leaks.join('\n')).toEqual([]);
     await t.app.operations.drain();

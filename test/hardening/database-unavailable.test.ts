@@ -21,7 +21,10 @@ describe('database unavailable', () => {
     ['pg: connection lost mid-query', err({ message: 'Connection terminated unexpectedly' })],
     ['pg: client after a connection error', err({ message: 'Client has encountered a connection error and is not queryable' })],
     ['pg pool: connect timeout', err({ message: 'timeout exceeded when trying to connect' })],
-    ['adapter kind ConnectionClosed in meta', err({ code: 'P2010', meta: { driverAdapterError: err({ cause: { kind: 'ConnectionClosed' } }) } })],
+    [
+      'adapter kind ConnectionClosed in meta',
+      err({ code: 'P2010', meta: { driverAdapterError: err({ cause: { kind: 'ConnectionClosed' } }) } }),
+    ],
     ['adapter kind DatabaseNotReachable as cause', err({ cause: { kind: 'DatabaseNotReachable', host: '127.0.0.1', port: 5432 } })],
     ['wrapped message', err({ message: 'Invalid `prisma.event.create()` invocation: the database system is shutting down' })],
   ];

@@ -44,7 +44,13 @@ let ids: string[];
 beforeAll(async () => {
   // Buckets wide open: the fuzzer is after what the handlers answer, not 429s.
   const wide = 1_000_000;
-  t = await startTestApp({ rateLimitBurst: wide, rateLimitPerSecond: wide, surfaceARateLimitBurst: wide, surfaceARateLimitPerSecond: wide, createRateLimit: wide });
+  t = await startTestApp({
+    rateLimitBurst: wide,
+    rateLimitPerSecond: wide,
+    surfaceARateLimitBurst: wide,
+    surfaceARateLimitPerSecond: wide,
+    createRateLimit: wide,
+  });
   const org = await buildOrg(t);
   const { secret } = await buildToken(t, org, [...ALL_SCOPES]);
   credentials = { platform: secret, user: org.userToken, operator: t.operatorToken };
@@ -53,7 +59,11 @@ beforeAll(async () => {
   const endpoint = await t.http.post('/v1/platform/webhook_endpoints', { url: 'https://example.com/hook' }, auth);
   const program = await t.http.post('/v1/platform/programs', { name: 'Fuzz' }, auth);
   const assertion = await t.http.post('/v1/platform/assertions', { external_user_id: 'u1', issuer: 'site', key: 'k' }, auth);
-  const distribution = await t.http.post('/v1/platform/distributions', { name: 'Fuzz', budget: 0, deployments: [{ provider: 'sandbox' }] }, auth);
+  const distribution = await t.http.post(
+    '/v1/platform/distributions',
+    { name: 'Fuzz', budget: 0, deployments: [{ provider: 'sandbox' }] },
+    auth,
+  );
   const unit = await t.http.post('/api/units/create', { type: 'video', caption: 'c' }, auth);
   ids = [
     endpoint.body.webhook_endpoint?.id,
@@ -101,16 +111,34 @@ const NASTY = [
   'y'.repeat(20_000),
 ];
 const nasty = fc.constantFrom(...NASTY);
-const text = fc.oneof({ weight: 3, arbitrary: fc.string({ maxLength: 30 }) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 12 }) }, { weight: 3, arbitrary: nasty });
+const text = fc.oneof(
+  { weight: 3, arbitrary: fc.string({ maxLength: 30 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 12 }) },
+  { weight: 3, arbitrary: nasty },
+);
 const number = fc.oneof(fc.integer(), fc.constantFrom(0, -1, 2 ** 31, 2 ** 53, -(2 ** 63), 1e308), fc.double());
 const scalar = fc.oneof(text, number, fc.boolean(), fc.constant(null));
 const json: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
-  value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, scalar, fc.array(tie('value'), { maxLength: 4 }), fc.dictionary(text, tie('value'), { maxKeys: 4 })),
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    scalar,
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(text, tie('value'), { maxKeys: 4 }),
+  ),
 })).value;
 /** Nested arrays/objects `depth` levels deep, as JSON text (JSON.stringify itself overflows on very deep values). */
-const deepText = fc.integer({ min: 20, max: 50_000 }).map((d) => (d % 2 ? '['.repeat(d) + ']'.repeat(d) : '{"a":'.repeat(d) + '1' + '}'.repeat(d)));
+const deepText = fc
+  .integer({ min: 20, max: 50_000 })
+  .map((d) => (d % 2 ? '['.repeat(d) + ']'.repeat(d) : `${'{"a":'.repeat(d)}1${'}'.repeat(d)}`));
 
-type Schema = { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema; enum?: unknown[]; anyOf?: Schema[]; oneOf?: Schema[] };
+type Schema = {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  enum?: unknown[];
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+};
 
 /** A plausible value for a JSON schema (the base that mutations then break). */
 function valueFor(s: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
@@ -121,7 +149,10 @@ function valueFor(s: Schema | undefined, depth = 0): fc.Arbitrary<unknown> {
   const type = Array.isArray(s.type) ? s.type[0] : s.type;
   switch (type) {
     case 'string':
-      return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ids, ...brandSlugs, 'https://example.com/hook', 'assertion.created', 'k') }, { weight: 2, arbitrary: text });
+      return fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom(...ids, ...brandSlugs, 'https://example.com/hook', 'assertion.created', 'k') },
+        { weight: 2, arbitrary: text },
+      );
     case 'integer':
     case 'number':
       return number;
@@ -189,7 +220,13 @@ function pct(s: string): string {
     }
     const cp = ch.codePointAt(0)!;
     const bytes =
-      cp < 0x80 ? [cp] : cp < 0x800 ? [0xc0 | (cp >> 6), 0x80 | (cp & 63)] : cp < 0x10000 ? [0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63)] : [0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 63), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63)];
+      cp < 0x80
+        ? [cp]
+        : cp < 0x800
+          ? [0xc0 | (cp >> 6), 0x80 | (cp & 63)]
+          : cp < 0x10000
+            ? [0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63)]
+            : [0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 63), 0x80 | ((cp >> 6) & 63), 0x80 | (cp & 63)];
     out += bytes.map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
   }
   return out;
@@ -205,7 +242,9 @@ const pathParam = () =>
 
 function pathFor(op: Operation): fc.Arbitrary<string> {
   const names = [...op.path.matchAll(/\{([a-z_]+)\}/gi)].map((m) => m[1]!);
-  const filled = fc.tuple(...names.map(() => pathParam())).map((values) => names.reduce((p, n, i) => p.replace(`{${n}}`, values[i]!), op.path));
+  const filled = fc
+    .tuple(...names.map(() => pathParam()))
+    .map((values) => names.reduce((p, n, i) => p.replace(`{${n}}`, values[i]!), op.path));
   const exact = fc.constant((p: string) => p);
   const mutated = fc.constantFrom<(p: string) => string>(
     (p) => p.toUpperCase(),
@@ -225,7 +264,7 @@ function queryFor(op: Operation): fc.Arbitrary<string> {
     if (!pairs.length) return '';
     // Short enough for Node's 16 KiB request-line limit (a longer line is refused before the app).
     const value = (v: unknown) => pct((typeof v === 'string' ? v : (JSON.stringify(v) ?? '')).slice(0, 500));
-    return '?' + pairs.map(([k, v]) => `${pct(k.slice(0, 100))}=${value(v)}`).join('&');
+    return `?${pairs.map(([k, v]) => `${pct(k.slice(0, 100))}=${value(v)}`).join('&')}`;
   });
 }
 
@@ -239,9 +278,28 @@ function bodyFor(op: Operation): fc.Arbitrary<string | undefined> {
     { weight: 15, arbitrary: fc.tuple(asObject, field, json).map(([o, k, v]) => JSON.stringify({ ...o, [k]: v })) },
     { weight: 15, arbitrary: fc.tuple(asObject, field, nasty).map(([o, k, v]) => JSON.stringify({ ...o, [k]: v })) },
     { weight: 5, arbitrary: fc.tuple(asObject, text, json).map(([o, k, v]) => JSON.stringify({ ...o, [k]: v })) },
-    { weight: 5, arbitrary: fc.tuple(asObject, field, deepText).map(([o, k, d]) => `${JSON.stringify({ ...o, [k]: 0 }).slice(0, -1)},${JSON.stringify(k)}:${d}}`) },
+    {
+      weight: 5,
+      arbitrary: fc
+        .tuple(asObject, field, deepText)
+        .map(([o, k, d]) => `${JSON.stringify({ ...o, [k]: 0 }).slice(0, -1)},${JSON.stringify(k)}:${d}}`),
+    },
     { weight: 5, arbitrary: fc.oneof(json, fc.array(json)).map((v) => JSON.stringify(v) ?? 'null') },
-    { weight: 5, arbitrary: fc.constantFrom('{', '{"a":', "{'a':1}", 'undefined', '{"a":1}}', '\u0000', '\ufeff{}', '[]]', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}') },
+    {
+      weight: 5,
+      arbitrary: fc.constantFrom(
+        '{',
+        '{"a":',
+        "{'a':1}",
+        'undefined',
+        '{"a":1}}',
+        '\u0000',
+        '\ufeff{}',
+        '[]]',
+        '{"__proto__":{"x":1}}',
+        '{"constructor":{"prototype":{}}}',
+      ),
+    },
     { weight: 5, arbitrary: fc.constant(undefined) },
     // Over the body limit: 413, never buffered whole.
     { weight: 1, arbitrary: fc.constant(`{"a":"${'z'.repeat(1_100_000)}"}`) },
@@ -262,14 +320,29 @@ const contentType = fc.constantFrom(
 );
 
 /** Latin-1 header values (what HTTP can carry); Node refuses control characters before the app. */
-const headerText = fc.oneof(fc.string({ maxLength: 40 }).map((s) => s.replace(/[^\x20-\x7e]/g, '')), fc.constantFrom('café', 'ÿÿÿ', 'x'.repeat(300), ' ', 'k\tv'));
+const headerText = fc.oneof(
+  fc.string({ maxLength: 40 }).map((s) => s.replace(/[^\x20-\x7e]/g, '')),
+  fc.constantFrom('café', 'ÿÿÿ', 'x'.repeat(300), ' ', 'k\tv'),
+);
 
 function credentialFor(security: string): fc.Arbitrary<string | undefined> {
   const own = credentials[SECURITY[security] ?? 'platform'];
   return fc.oneof(
     { weight: 8, arbitrary: fc.constant(`Bearer ${own}`) },
     { weight: 1, arbitrary: fc.constantFrom(...Object.values(credentials)).map((c) => `Bearer ${c}`) },
-    { weight: 1, arbitrary: fc.constantFrom(undefined, 'Bearer', `Basic ${own}`, `Bearer ${own}x`, `bearer  ${own}`, `Bearer sk_platform_live_${'x'.repeat(36)}`, 'Bearer sk_test_1', 'Bearer pk_live_1') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        undefined,
+        'Bearer',
+        `Basic ${own}`,
+        `Bearer ${own}x`,
+        `bearer  ${own}`,
+        `Bearer sk_platform_live_${'x'.repeat(36)}`,
+        'Bearer sk_test_1',
+        'Bearer pk_live_1',
+      ),
+    },
   );
 }
 
@@ -277,7 +350,10 @@ function restRequest(ops: Operation[]): fc.Arbitrary<FuzzRequest> {
   return fc.constantFrom(...ops).chain((op) =>
     fc
       .record({
-        method: fc.oneof({ weight: 9, arbitrary: fc.constant(op.method) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS') }),
+        method: fc.oneof(
+          { weight: 9, arbitrary: fc.constant(op.method) },
+          { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS') },
+        ),
         path: pathFor(op),
         query: queryFor(op),
         body: op.body || op.method === 'POST' ? bodyFor(op) : fc.constant(undefined),
@@ -325,7 +401,9 @@ function inputValue(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
   if (isListType(type)) return fc.array(inputValue(type.ofType, depth + 1), { maxLength: 3 });
   if (isInputObjectType(type)) {
     const fields = Object.values(type.getFields());
-    return fc.record(Object.fromEntries(fields.map((f) => [f.name, inputValue(f.type, depth + 1)])), { requiredKeys: fields.filter((f) => isNonNullType(f.type)).map((f) => f.name) });
+    return fc.record(Object.fromEntries(fields.map((f) => [f.name, inputValue(f.type, depth + 1)])), {
+      requiredKeys: fields.filter((f) => isNonNullType(f.type)).map((f) => f.name),
+    });
   }
   if (isEnumType(type)) return fc.constantFrom(...type.getValues().map((v) => v.name));
   switch (type.name) {
@@ -336,7 +414,10 @@ function inputValue(type: GraphQLInputType, depth = 0): fc.Arbitrary<unknown> {
     case 'Boolean':
       return fc.boolean();
     case 'JSON':
-      return fc.oneof(json, deepText.map((d) => new RawJson(d)));
+      return fc.oneof(
+        json,
+        deepText.map((d) => new RawJson(d)),
+      );
     case 'ID':
       return fc.oneof(fc.constantFrom(...ids), text);
     default:
@@ -358,7 +439,7 @@ function wrongValue(type: GraphQLInputType): fc.Arbitrary<unknown> {
 
 function selectionFor(field: GraphQLField<unknown, unknown>): string {
   const named = getNamedType(field.type);
-  return isObjectType(named) || !isScalarType(named) && !isEnumType(named) ? '{ __typename }' : '';
+  return isObjectType(named) || (!isScalarType(named) && !isEnumType(named)) ? '{ __typename }' : '';
 }
 
 function graphqlRequest(): fc.Arbitrary<FuzzRequest> {
@@ -377,7 +458,9 @@ function graphqlRequest(): fc.Arbitrary<FuzzRequest> {
     return fc
       .record({
         values: fc.tuple(...perArg),
-        literal: fc.option(fc.constantFrom('"a\\u0000b"', '"\\u{0}"', '"ok 🚀"', '"\\uD83D\\uDE80"', '123', 'null', '[1,2]', '{a:1}'), { freq: 6 }),
+        literal: fc.option(fc.constantFrom('"a\\u0000b"', '"\\u{0}"', '"ok 🚀"', '"\\uD83D\\uDE80"', '123', 'null', '[1,2]', '{a:1}'), {
+          freq: 6,
+        }),
         transport: fc.constantFrom('post', 'post', 'post', 'get', 'badType', 'badVariables'),
         authorization: credentialFor('platformToken'),
         idempotencyKey: fc.option(fc.oneof(fc.uuid(), headerText), { freq: 3 }),
@@ -385,10 +468,16 @@ function graphqlRequest(): fc.Arbitrary<FuzzRequest> {
       .map(({ values, literal, transport, authorization, idempotencyKey }) => {
         const used = args.map((a, i) => ({ a, ...values[i]! })).filter((x) => !x.omit);
         // An optional String argument may carry the literal instead of a variable.
-        const literalArg = literal !== null ? used.find((x) => getNamedType(x.a.type).name === 'String' && !isNonNullType(x.a.type) && !isListType(x.a.type)) : undefined;
+        const literalArg =
+          literal !== null
+            ? used.find((x) => getNamedType(x.a.type).name === 'String' && !isNonNullType(x.a.type) && !isListType(x.a.type))
+            : undefined;
         const vars = used.filter((x) => x !== literalArg);
         const defs = vars.map((x) => `$${x.a.name}: ${typeName(x.a.type)}`).join(', ');
-        const callArgs = [...vars.map((x) => `${x.a.name}: $${x.a.name}`), ...(literalArg ? [`${literalArg.a.name}: ${literal}`] : [])].join(', ');
+        const callArgs = [
+          ...vars.map((x) => `${x.a.name}: $${x.a.name}`),
+          ...(literalArg ? [`${literalArg.a.name}: ${literal}`] : []),
+        ].join(', ');
         const query = `${kind}${defs ? `(${defs})` : ''} { ${field.name}${callArgs ? `(${callArgs})` : ''} ${selectionFor(field)} }`;
         const variables = Object.fromEntries(vars.map((x) => [x.a.name, x.v]));
         const headers: Record<string, string> = {};
@@ -414,7 +503,8 @@ function graphqlRequest(): fc.Arbitrary<FuzzRequest> {
 
 const STACK = /\n\s+at \S|\(\S+:\d+:\d+\)|node_modules|file:\/\/|\.ts:\d+|"stack"/i;
 const SECRET = /sk_[a-z0-9]+_live_[A-Za-z0-9]{8,}|whsec_[A-Za-z0-9+/=]{8,}|ut_[A-Za-z0-9]{8,}|op_test_[0-9a-f]{8,}/;
-const DATABASE = /syntax error at or near|violates [a-z ]*constraint|relation "|column "|invalid byte sequence|duplicate key value|SQLSTATE|Prisma|P20\d\d\b|pglite/i;
+const DATABASE =
+  /syntax error at or near|violates [a-z ]*constraint|relation "|column "|invalid byte sequence|duplicate key value|SQLSTATE|Prisma|P20\d\d\b|pglite/i;
 
 /** What is wrong with one answer, or null. */
 function violation(req: FuzzRequest, res: RawResponse, graphql: boolean): string | null {
@@ -422,7 +512,8 @@ function violation(req: FuzzRequest, res: RawResponse, graphql: boolean): string
   const requestId = res.headers['request-id'];
   if (typeof requestId !== 'string' || !requestId.startsWith('req_')) return 'no Request-Id header';
   const body = res.body;
-  if (graphql && (typeof body !== 'object' || body === null || !('data' in body || 'errors' in body))) return 'GraphQL answer without data or errors';
+  if (graphql && (typeof body !== 'object' || body === null || !('data' in body || 'errors' in body)))
+    return 'GraphQL answer without data or errors';
   const isError = res.status >= 400 || (graphql && Array.isArray(body?.errors));
   if (!isError || req.method === 'HEAD') return null;
   if (STACK.test(res.text)) return 'stack trace in body';
@@ -431,7 +522,8 @@ function violation(req: FuzzRequest, res: RawResponse, graphql: boolean): string
   if (graphql) {
     if (!Array.isArray(body?.errors) || !body.errors.length) return 'GraphQL error without errors[]';
     for (const e of body.errors) {
-      if (typeof e.message !== 'string' || typeof e.extensions?.code !== 'string') return 'GraphQL error without message and extensions.code';
+      if (typeof e.message !== 'string' || typeof e.extensions?.code !== 'string')
+        return 'GraphQL error without message and extensions.code';
       if (e.extensions.request_id !== requestId) return 'GraphQL error without the request id';
       if (e.extensions.code === 'internal_error') return 'GraphQL internal_error (a 500 in disguise)';
     }
@@ -439,7 +531,8 @@ function violation(req: FuzzRequest, res: RawResponse, graphql: boolean): string
   }
   if (/^\/+v1(\/|$)/i.test(req.path)) {
     const e = body?.error;
-    if (!e || typeof e.code !== 'string' || typeof e.message !== 'string' || !('param' in e) || e.request_id !== requestId) return 'not a Surface B error envelope';
+    if (!e || typeof e.code !== 'string' || typeof e.message !== 'string' || !('param' in e) || e.request_id !== requestId)
+      return 'not a Surface B error envelope';
   } else if (!body || typeof body.error !== 'string' || typeof body.message !== 'string' || body.request_id !== requestId) {
     return 'not a Surface A ErrorResponse';
   }
@@ -447,7 +540,8 @@ function violation(req: FuzzRequest, res: RawResponse, graphql: boolean): string
 }
 
 function describeRequest(req: FuzzRequest): string {
-  const body = req.body === undefined ? '' : ` ${req.body.length > 300 ? `${req.body.slice(0, 300)}…(${req.body.length} chars)` : req.body}`;
+  const body =
+    req.body === undefined ? '' : ` ${req.body.length > 300 ? `${req.body.slice(0, 300)}…(${req.body.length} chars)` : req.body}`;
   return `${req.method} ${req.path.slice(0, 300)} ${JSON.stringify(req.headers)}${body}`;
 }
 
@@ -474,14 +568,22 @@ async function fuzz(arb: fc.Arbitrary<FuzzRequest>, runs: number, graphql: boole
 }
 
 describe('fuzz', () => {
-  it(`REST: ${REST_RUNS} malformed requests from the OpenAPI documents: no 5xx, envelopes with request ids, no traces, secrets or SQL`, async () => {
-    const docs = await Promise.all(['/api/openapi.json', '/v1/platform/openapi.json'].map((p) => t.http.get(p)));
-    const ops = [...operationsOf(docs[0]!.body, '/api'), ...operationsOf(docs[1]!.body, '/v1/platform')];
-    expect(ops.length).toBeGreaterThan(30);
-    await fuzz(restRequest(ops), REST_RUNS, false);
-  }, TIMEOUT_MS);
+  it(
+    `REST: ${REST_RUNS} malformed requests from the OpenAPI documents: no 5xx, envelopes with request ids, no traces, secrets or SQL`,
+    async () => {
+      const docs = await Promise.all(['/api/openapi.json', '/v1/platform/openapi.json'].map((p) => t.http.get(p)));
+      const ops = [...operationsOf(docs[0]!.body, '/api'), ...operationsOf(docs[1]!.body, '/v1/platform')];
+      expect(ops.length).toBeGreaterThan(30);
+      await fuzz(restRequest(ops), REST_RUNS, false);
+    },
+    TIMEOUT_MS,
+  );
 
-  it(`GraphQL: ${GRAPHQL_RUNS} malformed operations from the schema: no 5xx, coded errors, no traces, secrets or SQL`, async () => {
-    await fuzz(graphqlRequest(), GRAPHQL_RUNS, true);
-  }, TIMEOUT_MS);
+  it(
+    `GraphQL: ${GRAPHQL_RUNS} malformed operations from the schema: no 5xx, coded errors, no traces, secrets or SQL`,
+    async () => {
+      await fuzz(graphqlRequest(), GRAPHQL_RUNS, true);
+    },
+    TIMEOUT_MS,
+  );
 });

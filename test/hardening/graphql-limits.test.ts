@@ -36,16 +36,19 @@ describe('GraphQL request errors', () => {
     ['a missing required variable', 'query($id: ID!) { event(id: $id) { id } }', {}, 'id'],
   ];
 
-  it.each(variableCases)('a variable given %s is invalid_request naming it, 400 per GraphQL-over-HTTP, never logged', async (_what, query, variables, param) => {
-    const { token } = await buildOrgWithToken(t, ['events:read']);
-    const strict = await t.http.graphql(query, variables, { token, headers: GRAPHQL_RESPONSE });
-    expect(expectGraphQLError(strict, 'invalid_request', 400).extensions.param).toBe(param);
-    // Under legacy application/json, GraphQL-over-HTTP allows 200 or 400.
-    const legacy = await t.http.graphql(query, variables, { token });
-    expectGraphQLError(legacy, 'invalid_request');
-    expect([200, 400]).toContain(legacy.status);
-    expect(errorLogs()).toEqual([]);
-  });
+  it.each(variableCases)(
+    'a variable given %s is invalid_request naming it, 400 per GraphQL-over-HTTP, never logged',
+    async (_what, query, variables, param) => {
+      const { token } = await buildOrgWithToken(t, ['events:read']);
+      const strict = await t.http.graphql(query, variables, { token, headers: GRAPHQL_RESPONSE });
+      expect(expectGraphQLError(strict, 'invalid_request', 400).extensions.param).toBe(param);
+      // Under legacy application/json, GraphQL-over-HTTP allows 200 or 400.
+      const legacy = await t.http.graphql(query, variables, { token });
+      expectGraphQLError(legacy, 'invalid_request');
+      expect([200, 400]).toContain(legacy.status);
+      expect(errorLogs()).toEqual([]);
+    },
+  );
 
   it('bad JSON, no query, a parse or validation error and an unknown operation are invalid_request and never logged', async () => {
     const { token } = await buildOrgWithToken(t, ['events:read']);
@@ -54,8 +57,14 @@ describe('GraphQL request errors', () => {
       ['no query', t.http.post('/graphql', { variables: {} }, { token, headers: GRAPHQL_RESPONSE })],
       ['parse error', t.http.graphql('query {', {}, { token, headers: GRAPHQL_RESPONSE })],
       ['validation error', t.http.graphql('{ nope }', {}, { token, headers: GRAPHQL_RESPONSE })],
-      ['unknown operation', t.http.post('/graphql', { query: 'query A { viewer { scopes } }', operationName: 'B' }, { token, headers: GRAPHQL_RESPONSE })],
-      ['variables not an object', t.http.post('/graphql', { query: '{ viewer { scopes } }', variables: 'x' }, { token, headers: GRAPHQL_RESPONSE })],
+      [
+        'unknown operation',
+        t.http.post('/graphql', { query: 'query A { viewer { scopes } }', operationName: 'B' }, { token, headers: GRAPHQL_RESPONSE }),
+      ],
+      [
+        'variables not an object',
+        t.http.post('/graphql', { query: '{ viewer { scopes } }', variables: 'x' }, { token, headers: GRAPHQL_RESPONSE }),
+      ],
     ];
     for (const [what, pending] of cases) {
       const res = await pending;
@@ -79,7 +88,8 @@ describe('GraphQL request errors', () => {
 });
 
 describe('GraphQL cost limits', () => {
-  const pages = (n: number, size = 100) => Array.from({ length: n }, (_, i) => `e${i}: events(first: ${size}) { edges { cursor } }`).join(' ');
+  const pages = (n: number, size = 100) =>
+    Array.from({ length: n }, (_, i) => `e${i}: events(first: ${size}) { edges { cursor } }`).join(' ');
 
   it('3,000 aliased events(first: 100) are refused with 400 query_too_complex before anything executes', async () => {
     const { token } = await buildOrgWithToken(t, ['events:read']);
@@ -91,7 +101,10 @@ describe('GraphQL cost limits', () => {
 
   it('a refused mutation document changes nothing', async () => {
     const { org, token } = await buildOrgWithToken(t, ['webhooks:write']);
-    const creates = Array.from({ length: 21 }, (_, i) => `w${i}: createWebhookEndpoint(url: "https://h${i}.example/in", idempotencyKey: "k${i}") { id }`).join(' ');
+    const creates = Array.from(
+      { length: 21 },
+      (_, i) => `w${i}: createWebhookEndpoint(url: "https://h${i}.example/in", idempotencyKey: "k${i}") { id }`,
+    ).join(' ');
     expectGraphQLError(await t.http.graphql(`mutation { ${creates} }`, {}, { token }), 'query_too_complex', 400);
     expect(await t.app.deps.db.prisma.webhookEndpoint.count({ where: { organizationId: org.id } })).toBe(0);
   });
@@ -152,19 +165,28 @@ describe('GraphQL cost limits', () => {
 describe('the rate limiter charges GraphQL and REST by the same cost', () => {
   let small: TestApp;
   beforeAll(async () => {
-    small = await startTestApp({ rateLimitPerSecond: 1, rateLimitBurst: 10, graphqlLimits: { ...t.app.deps.config.graphqlLimits, maxCost: 10 } });
+    small = await startTestApp({
+      rateLimitPerSecond: 1,
+      rateLimitBurst: 10,
+      graphqlLimits: { ...t.app.deps.config.graphqlLimits, maxCost: 10 },
+    });
   });
   afterAll(() => small?.stop());
 
   const remaining = (res: HttpResponse) => Number(res.headers.get('ratelimit-remaining'));
-  const pages = (n: number, size = 100) => Array.from({ length: n }, (_, i) => `e${i}: events(first: ${size}) { edges { cursor } }`).join(' ');
+  const pages = (n: number, size = 100) =>
+    Array.from({ length: n }, (_, i) => `e${i}: events(first: ${size}) { edges { cursor } }`).join(' ');
 
   it('events(first: 100) and GET /events?limit=100 cost 1 each; 101 items cost 2; 5 pages of 100 cost 5', async () => {
     const { token } = await buildOrgWithToken(small, ['events:read']);
     expect(remaining(await small.http.get('/v1/platform/events?limit=100', { token }))).toBe(9);
     expect((await small.http.graphql(`{ ${pages(1)} }`, {}, { token })).status).toBe(200);
     expect(remaining(await small.http.get('/v1/platform/events?limit=100', { token }))).toBe(7);
-    const over100 = await small.http.graphql('{ a: events(first: 100) { edges { cursor } } b: events(first: 1) { edges { cursor } } }', {}, { token });
+    const over100 = await small.http.graphql(
+      '{ a: events(first: 100) { edges { cursor } } b: events(first: 1) { edges { cursor } } }',
+      {},
+      { token },
+    );
     expect(over100.body.errors, over100.text).toBeUndefined();
     expect(remaining(await small.http.get('/v1/platform/events', { token }))).toBe(4);
     expect((await small.http.graphql(`{ ${pages(5)} }`, {}, { token })).status).toBe(429);
@@ -200,7 +222,8 @@ function wsErrors(client: Client, query: string, variables: Record<string, unkno
       client.subscribe(
         { query, variables },
         {
-          next: (r) => (r.errors?.length ? resolve(r.errors as GraphQLErrorLike[]) : reject(new Error(`unexpected data: ${JSON.stringify(r)}`))),
+          next: (r) =>
+            r.errors?.length ? resolve(r.errors as GraphQLErrorLike[]) : reject(new Error(`unexpected data: ${JSON.stringify(r)}`)),
           error: (e) => (Array.isArray(e) ? resolve(e as GraphQLErrorLike[]) : reject(e)),
           complete: () => reject(new Error('completed without an error')),
         },

@@ -53,29 +53,52 @@ const nested = (depth: number, leaf: unknown = 1): unknown => {
 const deepJson = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 
 describe('unstorable text over REST', () => {
-  const post = (path: string, body: unknown, auth = token, headers: Record<string, string> = {}) => t.http.post(path, body, { token: auth, headers });
+  const post = (path: string, body: unknown, auth = token, headers: Record<string, string> = {}) =>
+    t.http.post(path, body, { token: auth, headers });
   const webhook = { url: 'https://example.com/hook' };
 
   test('NUL and unpaired surrogates in any body string are 400 invalid_request naming the field, on every surface', async ({ app: t }) => {
     for (const bad of [NUL, HIGH, LOW]) {
       expectRefused(await post('/v1/platform/webhook_endpoints', { ...webhook, description: bad }), 'description');
       expectRefused(await post('/v1/platform/webhook_endpoints', { url: `https://example.com/${bad}` }), 'url');
-      expectRefused(await post('/v1/platform/webhook_endpoints', { ...webhook, enabled_events: ['event.created', 'event.updated', bad] }), 'enabled_events.2');
+      expectRefused(
+        await post('/v1/platform/webhook_endpoints', { ...webhook, enabled_events: ['event.created', 'event.updated', bad] }),
+        'enabled_events.2',
+      );
       expectRefused(await post('/v1/platform/assertions', { external_user_id: bad, issuer: 'site', key: 'k' }), 'external_user_id');
       expectRefused(await post('/v1/platform/assertions', { external_user_id: 'u1', issuer: bad, key: 'k' }), 'issuer');
       expectRefused(await post('/v1/platform/programs', { name: bad }), 'name');
       expectRefused(await post('/v1/platform/enrollments', { program: `prog_${bad}`, entity: 'ent_1' }), 'program');
-      expectRefused(await post('/v1/platform/distributions', { name: bad, budget: 0, deployments: [{ provider: 'sandbox', config: { note: bad } }] }), 'name');
+      expectRefused(
+        await post('/v1/platform/distributions', { name: bad, budget: 0, deployments: [{ provider: 'sandbox', config: { note: bad } }] }),
+        'name',
+      );
       expectRefused(await post('/api/units/create', { type: 'video', caption: bad }), 'caption', 'a');
       expectRefused(await post('/platform/tokens/create', { name: bad, scopes: ['events:read'] }, userToken), 'name', 'a');
-      expectRefused(await post('/operator/organizations', { name: bad, slug: 'nul-org', brands: [{ slug: 'main', name: 'Main' }] }, t.operatorToken), 'name', 'a');
       expectRefused(
-        await post('/operator/events', { organization_id: orgId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_1' }, data: { note: bad } }, t.operatorToken),
+        await post('/operator/organizations', { name: bad, slug: 'nul-org', brands: [{ slug: 'main', name: 'Main' }] }, t.operatorToken),
+        'name',
+        'a',
+      );
+      expectRefused(
+        await post(
+          '/operator/events',
+          { organization_id: orgId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_1' }, data: { note: bad } },
+          t.operatorToken,
+        ),
         'data.note',
         'a',
       );
       // A key is text too; the parent names the place without echoing the key.
-      expectRefused(await post('/operator/events', { organization_id: orgId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_1' }, data: { [bad]: 1 } }, t.operatorToken), 'data', 'a');
+      expectRefused(
+        await post(
+          '/operator/events',
+          { organization_id: orgId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_1' }, data: { [bad]: 1 } },
+          t.operatorToken,
+        ),
+        'data',
+        'a',
+      );
     }
     const endpoints = await t.http.get('/v1/platform/webhook_endpoints', { token });
     expect(endpoints.body.data).toEqual([]);
@@ -101,7 +124,9 @@ describe('unstorable text over REST', () => {
 });
 
 describe('nesting depth over REST', () => {
-  test(`a body nested deeper than ${MAX_INPUT_DEPTH} levels with an Idempotency-Key is 400 invalid_request, not a stack overflow`, async ({ app: t }) => {
+  test(`a body nested deeper than ${MAX_INPUT_DEPTH} levels with an Idempotency-Key is 400 invalid_request, not a stack overflow`, async ({
+    app: t,
+  }) => {
     for (const depth of [MAX_INPUT_DEPTH, 5_000, 100_000]) {
       const headers = { 'idempotency-key': `deep-${depth}` };
       const b = `{"url":"https://example.com/hook","metadata":${deepJson(depth)}}`;
@@ -113,17 +138,28 @@ describe('nesting depth over REST', () => {
 
   test(`exactly ${MAX_INPUT_DEPTH} levels pass the boundary`, async ({ app: t }) => {
     // The body object is level 1, `data` level 2: MAX - 2 more levels inside it.
-    const body = { organization_id: orgId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_1' }, data: { deep: nested(MAX_INPUT_DEPTH - 2) } };
+    const body = {
+      organization_id: orgId,
+      type: 'assertion.created',
+      subject: { type: 'entity', id: 'ent_1' },
+      data: { deep: nested(MAX_INPUT_DEPTH - 2) },
+    };
     const ok = await t.http.post('/operator/events', body, { token: t.operatorToken });
     expect(ok.status, ok.text).toBe(201);
-    const tooDeep = await t.http.post('/operator/events', { ...body, data: { deep: nested(MAX_INPUT_DEPTH - 1) } }, { token: t.operatorToken });
+    const tooDeep = await t.http.post(
+      '/operator/events',
+      { ...body, data: { deep: nested(MAX_INPUT_DEPTH - 1) } },
+      { token: t.operatorToken },
+    );
     expectRefused(tooDeep, 'data', 'a');
   });
 });
 
 describe('GraphQL', () => {
-  const gql = (query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) => t.http.graphql(query, variables, { token, headers });
-  const CREATE = 'mutation($url: String!, $description: String, $events: [String!]) { createWebhookEndpoint(url: $url, description: $description, enabledEvents: $events) { id description } }';
+  const gql = (query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+    t.http.graphql(query, variables, { token, headers });
+  const CREATE =
+    'mutation($url: String!, $description: String, $events: [String!]) { createWebhookEndpoint(url: $url, description: $description, enabledEvents: $events) { id description } }';
 
   function expectGraphQLRefused(res: HttpResponse, param: string | null) {
     expect(res.status, res.text).toBe(400);
@@ -137,12 +173,20 @@ describe('GraphQL', () => {
       expectGraphQLRefused(await gql(CREATE, { url: 'https://example.com/hook', description: bad }), 'description');
       expectGraphQLRefused(await gql(CREATE, { url: 'https://example.com/hook', events: ['event.created', bad] }), 'events.1');
       expectGraphQLRefused(await gql('mutation($n: String!) { createProgram(name: $n) { id } }', { n: bad }), 'n');
-      expectGraphQLRefused(await gql('mutation($v: JSON) { createAssertion(externalUserId: "u", issuer: "s", key: "k", value: $v) { id } }', { v: { note: bad } }), 'v.note');
+      expectGraphQLRefused(
+        await gql('mutation($v: JSON) { createAssertion(externalUserId: "u", issuer: "s", key: "k", value: $v) { id } }', {
+          v: { note: bad },
+        }),
+        'v.note',
+      );
     }
   });
 
   test('a \\u0000 escape in a string literal of the document is refused the same way', async ({ app: t }) => {
-    expectGraphQLRefused(await gql('mutation { createWebhookEndpoint(url: "https://example.com/hook", description: "a\\u0000b") { id } }'), 'description');
+    expectGraphQLRefused(
+      await gql('mutation { createWebhookEndpoint(url: "https://example.com/hook", description: "a\\u0000b") { id } }'),
+      'description',
+    );
     expectGraphQLRefused(await gql('mutation { createProgram(name: "x\\u{0}") { id } }'), 'name');
     const list = await t.http.get('/v1/platform/webhook_endpoints', { token });
     expect(list.body.data.every((e: any) => !String(e.description ?? '').includes('\u0000'))).toBe(true);
@@ -152,7 +196,9 @@ describe('GraphQL', () => {
     const res = await gql(CREATE, { url: 'https://example.com/hook', description: 'gql 🚀' });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.createWebhookEndpoint.description).toBe('gql 🚀');
-    const literal = await gql('mutation { createWebhookEndpoint(url: "https://example.com/hook", description: "lit \\uD83D\\uDE80") { description } }');
+    const literal = await gql(
+      'mutation { createWebhookEndpoint(url: "https://example.com/hook", description: "lit \\uD83D\\uDE80") { description } }',
+    );
     expect(literal.body.data?.createWebhookEndpoint.description, literal.text).toBe('lit 🚀');
   });
 
@@ -170,7 +216,10 @@ describe('GraphQL', () => {
       const client = wsClient(t, `Bearer ${token}`, params);
       try {
         return await new Promise<{ next?: any; error?: any }>((resolve) => {
-          client.subscribe({ query, variables }, { next: (next) => resolve({ next }), error: (error) => resolve({ error }), complete: () => resolve({}) });
+          client.subscribe(
+            { query, variables },
+            { next: (next) => resolve({ next }), error: (error) => resolve({ error }), complete: () => resolve({}) },
+          );
         });
       } finally {
         await client.dispose();

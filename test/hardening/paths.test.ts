@@ -28,7 +28,8 @@ function expectNotFound(res: RawResponse, path: string, surface: 'a' | 'b') {
   expect(res.status, `${path}: ${res.text}`).toBe(404);
   const requestId = res.headers['request-id'];
   expect(requestId, path).toMatch(/^req_/);
-  if (surface === 'b') expect(res.body, path).toEqual({ error: { code: 'route_not_found', message: expect.any(String), param: null, request_id: requestId } });
+  if (surface === 'b')
+    expect(res.body, path).toEqual({ error: { code: 'route_not_found', message: expect.any(String), param: null, request_id: requestId } });
   else expect(res.body, path).toEqual({ error: 'route_not_found', message: expect.any(String), request_id: requestId });
 }
 
@@ -46,7 +47,7 @@ const ROUTES = [
 function variants(path: string): string[] {
   const segments = path.split('/').slice(1);
   const last = segments.length - 1;
-  const upper = (i: number) => '/' + segments.map((s, j) => (j === i ? s[0]!.toUpperCase() + s.slice(1) : s)).join('/');
+  const upper = (i: number) => `/${segments.map((s, j) => (j === i ? s[0]!.toUpperCase() + s.slice(1) : s)).join('/')}`;
   return [
     ...segments.map((_, i) => upper(i)),
     path.toUpperCase(),
@@ -69,7 +70,9 @@ describe('path matching', () => {
     expect((await send('POST', '/graphql', 'platform', JSON.stringify({ query: '{ viewer { scopes } }' }))).status).toBe(200);
   });
 
-  test('another case, a trailing or doubled slash, percent-encoding or dot segments are 404 route_not_found in the envelope, with Request-Id', async ({ app: t }) => {
+  test('another case, a trailing or doubled slash, percent-encoding or dot segments are 404 route_not_found in the envelope, with Request-Id', async ({
+    app: t,
+  }) => {
     let checked = 0;
     for (const [method, path, who, surface] of ROUTES) {
       for (const variant of variants(path)) {
@@ -84,7 +87,9 @@ describe('path matching', () => {
     expect(checked).toBeGreaterThan(60);
   });
 
-  test('a mixed-case Surface B path never reaches a handler without the pipeline: unauthenticated it is the same 404', async ({ app: t }) => {
+  test('a mixed-case Surface B path never reaches a handler without the pipeline: unauthenticated it is the same 404', async ({
+    app: t,
+  }) => {
     for (const path of ['/V1/platform/events', '/v1/Platform/events', '/V1/PLATFORM/WEBHOOK_ENDPOINTS']) {
       expectNotFound(await rawRequest(t.origin, 'GET', path), path, 'b');
     }

@@ -24,7 +24,9 @@ async function platformToken(scopes = ['units:read']) {
 }
 
 describe('Surface A request rate limit', () => {
-  test('a token past its bucket gets 429 rate_limited with Retry-After; other tokens and Surface B are unaffected; it refills', async ({ app: t }) => {
+  test('a token past its bucket gets 429 rate_limited with Retry-After; other tokens and Surface B are unaffected; it refills', async ({
+    app: t,
+  }) => {
     const token = await platformToken();
     const other = await platformToken();
     for (let i = 0; i < 3; i++) {

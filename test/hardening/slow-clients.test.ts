@@ -11,7 +11,14 @@ import { appendEvents, SseSubscription, subscribeLive, waitUntil, withTimeout, w
  * here), live streams are exempt, plain connections have a budget of their
  * own, and a client that goes away mid-request is not a server error.
  */
-const limits = { headersTimeoutMs: 400, requestTimeoutMs: 800, idleTimeoutMs: 800, keepAliveTimeoutMs: 65_000, maxConnections: 40, maxStreams: 2 };
+const limits = {
+  headersTimeoutMs: 400,
+  requestTimeoutMs: 800,
+  idleTimeoutMs: 800,
+  keepAliveTimeoutMs: 65_000,
+  maxConnections: 40,
+  maxStreams: 2,
+};
 const logLines: { level: number; msg: string; err?: unknown }[] = [];
 let t: TestApp;
 let port: number;
@@ -44,7 +51,9 @@ function raw(): Promise<RawConnection> {
     const closed = new Promise<number>((r) => socket.once('close', () => r(Date.now() - opened)));
     socket.on('data', (d) => (data += d)); // read, so the client sees the server's FIN
     socket.on('error', () => {});
-    socket.once('connect', () => resolve({ socket, received: () => data, closed: (ms) => withTimeout(closed, ms, 'the server to close the connection') }));
+    socket.once('connect', () =>
+      resolve({ socket, received: () => data, closed: (ms) => withTimeout(closed, ms, 'the server to close the connection') }),
+    );
     socket.once('error', reject);
   });
 }
@@ -84,15 +93,25 @@ describe('slow clients', () => {
     for (const c of [...partial, ...silent]) {
       // Either closed silently (nothing was sent yet) or answered 408 in the envelope, then closed.
       const got = c.received();
-      if (got) expect(got).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[^]*\r\n\r\n\{"error":"request_timeout",/);
+      if (got) expect(got).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*\r\n\r\n\{"error":"request_timeout",/);
     }
     expect(errorLines().map((l) => JSON.stringify(l).slice(0, 600))).toEqual([]);
   });
 
   it("requests Node's parser refuses (oversized headers, not HTTP) answer in their path's envelope with a Request-Id", async () => {
     const cases = [
-      { head: `GET /v1/platform/events HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, code: 'request_header_fields_too_large', kind: 'b' },
-      { head: `GET /api/scopes HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, status: 431, code: 'request_header_fields_too_large', kind: 'a' },
+      {
+        head: `GET /v1/platform/events HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        status: 431,
+        code: 'request_header_fields_too_large',
+        kind: 'b',
+      },
+      {
+        head: `GET /api/scopes HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        status: 431,
+        code: 'request_header_fields_too_large',
+        kind: 'a',
+      },
       { head: 'HELLO THERE\r\n\r\n', status: 400, code: 'invalid_request', kind: 'a' },
       { head: 'GET /v1/platform/events HTTP/1.1\r\nHost x\r\n\r\n', status: 400, code: 'invalid_request', kind: 'b' },
     ];
@@ -106,7 +125,8 @@ describe('slow clients', () => {
       expect(requestId).toBeDefined();
       expect(head).toMatch(/\r\nContent-Type: application\/json; charset=utf-8\r\n/);
       const parsed = JSON.parse(body);
-      if (c.kind === 'b') expect(parsed).toEqual({ error: { code: c.code, message: expect.any(String), param: null, request_id: requestId } });
+      if (c.kind === 'b')
+        expect(parsed).toEqual({ error: { code: c.code, message: expect.any(String), param: null, request_id: requestId } });
       else expect(parsed).toEqual({ error: c.code, message: expect.any(String), request_id: requestId });
     }
     expect(errorLines().map((l) => JSON.stringify(l).slice(0, 600))).toEqual([]);
@@ -123,7 +143,8 @@ describe('slow clients', () => {
       );
       c.socket.destroy();
     }
-    const requestLogs = () => logLines.slice(before).filter((l) => l.msg === 'request' && paths.includes((l as { path?: string }).path ?? ''));
+    const requestLogs = () =>
+      logLines.slice(before).filter((l) => l.msg === 'request' && paths.includes((l as { path?: string }).path ?? ''));
     await waitUntil(() => requestLogs().length >= paths.length, 'the aborted requests to finish');
     expect(errorLines().map((l) => JSON.stringify(l).slice(0, 600))).toEqual([]);
   });
@@ -154,7 +175,10 @@ describe('live streams', () => {
     ws.dispose();
     await client.dispose();
     await sse.close();
-    await waitUntil(() => t.app.stream.subscriberCount === 0 && t.app.connections.streams === 0, 'the listeners and stream connections released');
+    await waitUntil(
+      () => t.app.stream.subscriberCount === 0 && t.app.connections.streams === 0,
+      'the listeners and stream connections released',
+    );
   });
 
   it('plain connections have their own budget: beyond it new ones are refused, open streams keep flowing, and closing frees room', async () => {

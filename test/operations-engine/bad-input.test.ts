@@ -4,7 +4,9 @@ import { drain, launch, sandbox, tenant } from './helpers.ts';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 } });
+  t = await startTestApp({
+    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
+  });
 });
 afterAll(() => t?.stop());
 
@@ -29,7 +31,8 @@ describe('bad input: a 4xx envelope and nothing changed', () => {
       [{ name: 'x', budget: 10, deployments: [sandbox({ spend: 11 })] }, 'budget'],
       [{ name: 'x', budget: 1, deployments: [sandbox()], extra: true }, 'extra'],
     ];
-    for (const [body, param] of cases) envelope(await t.http.post('/v1/platform/distributions', body, { token: who.token }), 400, 'invalid_request', param);
+    for (const [body, param] of cases)
+      envelope(await t.http.post('/v1/platform/distributions', body, { token: who.token }), 400, 'invalid_request', param);
     envelope(await t.http.post('/v1/platform/distributions', undefined, { token: who.token, raw: '{"name":' }), 400, 'invalid_request');
     expect(await t.app.deps.db.prisma.distribution.count({ where: { organizationId: who.orgId } })).toBe(0);
     expect(await t.app.deps.db.prisma.operation.count({ where: { organizationId: who.orgId } })).toBe(0);
@@ -50,7 +53,10 @@ describe('bad input: a 4xx envelope and nothing changed', () => {
     const dashed = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
     for (const id of [distribution.id, hex, dashed]) {
       const res = await get(`?subject_id=${id}&status=succeeded`);
-      expect(res.body.data.map((o: any) => o.id), id).toEqual([operation.id]);
+      expect(
+        res.body.data.map((o: any) => o.id),
+        id,
+      ).toEqual([operation.id]);
     }
     const page1 = await get('?limit=1');
     expect(page1.body).toMatchObject({ object: 'list', has_more: true });
@@ -64,14 +70,26 @@ describe('bad input: a 4xx envelope and nothing changed', () => {
     const other = await tenant(t);
     const { distribution } = await launch(t, other, { deployments: [sandbox()] });
     for (const v of ['pause', 'resume', 'cancel', 'launch']) {
-      envelope(await t.http.post(`/v1/platform/distributions/${distribution.id}/${v}`, undefined, { token: who.token }), 404, 'resource_missing');
+      envelope(
+        await t.http.post(`/v1/platform/distributions/${distribution.id}/${v}`, undefined, { token: who.token }),
+        404,
+        'resource_missing',
+      );
     }
     envelope(await t.http.get(`/v1/platform/distributions/${distribution.id}`, { token: who.token }), 404, 'resource_missing');
     const readOnly = await tenant(t, ['distributions:read']);
-    envelope(await t.http.post(`/v1/platform/distributions/${distribution.id}/cancel`, undefined, { token: readOnly.token }), 403, 'missing_scope');
+    envelope(
+      await t.http.post(`/v1/platform/distributions/${distribution.id}/cancel`, undefined, { token: readOnly.token }),
+      403,
+      'missing_scope',
+    );
     envelope(await t.http.get('/v1/platform/deployments', { token: readOnly.token }), 403, 'missing_scope');
     const writer = await tenant(t, ['distributions:write']);
-    envelope(await t.http.post(`/v1/platform/distributions/${distribution.id}/launch`, undefined, { token: writer.token }), 403, 'missing_scope');
+    envelope(
+      await t.http.post(`/v1/platform/distributions/${distribution.id}/launch`, undefined, { token: writer.token }),
+      403,
+      'missing_scope',
+    );
     // operations:read is implicit on every token.
     expect((await t.http.get('/v1/platform/operations', { token: readOnly.token })).status).toBe(200);
     // Operator routes answer in the operator surface's envelope ({ error: code, message }).

@@ -4,7 +4,9 @@ import { deployments, dist, drain, events, launch, op, sandbox, tenant, topUp, t
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 } });
+  t = await startTestApp({
+    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
+  });
 });
 afterAll(() => t?.stop());
 
@@ -12,7 +14,10 @@ describe('cancel (control plane)', () => {
   it('a cancel coexists with the launch it targets, waits awaiting_target_settle, leaves it canceled and supersedes its children', async () => {
     const who = await tenant(t);
     await topUp(t, who.brand, 900);
-    const { operation: launchOp, distribution } = await launch(t, who, { budget: 900, deployments: [sandbox({ outcome: 'review' }), sandbox()] });
+    const { operation: launchOp, distribution } = await launch(t, who, {
+      budget: 900,
+      deployments: [sandbox({ outcome: 'review' }), sandbox()],
+    });
     await drain(t); // launch waits on its children; one child waits on review
     const cancel = await verb(t, who, distribution.id, 'cancel');
     expect(cancel.status, cancel.text).toBe(202);
@@ -31,7 +36,15 @@ describe('cancel (control plane)', () => {
     expect((await deployments(t, who, distribution.id)).map((d) => d.status)).toEqual(['canceled', 'canceled']);
     const evts = await events(t, who);
     expect(typesOf(evts)).toEqual(
-      expect.arrayContaining(['operation.cancel_requested', 'operation.canceled', 'operation.superseded', 'deployment.cancel_requested', 'deployment.canceled', 'distribution.canceled', 'budget.released']),
+      expect.arrayContaining([
+        'operation.cancel_requested',
+        'operation.canceled',
+        'operation.superseded',
+        'deployment.cancel_requested',
+        'deployment.canceled',
+        'distribution.canceled',
+        'budget.released',
+      ]),
     );
     expect(evts.find((e) => e.type === 'budget.released').data.amount).toBe(900);
     const wallet = await t.http.get(`/operator/brands/${who.brand}/wallet`, { token: t.operatorToken });
@@ -42,7 +55,10 @@ describe('cancel (control plane)', () => {
     const who = await tenant(t);
     const { operation: launchOp, distribution } = await launch(t, who, { deployments: [sandbox()] });
     // Hold the launch as if a worker were running it: the cancel must wait for it to settle.
-    await t.app.deps.db.prisma.operation.update({ where: { id: launchOp.id }, data: { status: 'running', leaseOwner: 'elsewhere', leaseExpiresAt: new Date(t.clock.now().getTime() + 30_000) } });
+    await t.app.deps.db.prisma.operation.update({
+      where: { id: launchOp.id },
+      data: { status: 'running', leaseOwner: 'elsewhere', leaseExpiresAt: new Date(t.clock.now().getTime() + 30_000) },
+    });
     const cancel = await verb(t, who, distribution.id, 'cancel');
     await drain(t);
     expect(await op(t, who, cancel.body.operation.id)).toMatchObject({ status: 'waiting', waiting_reason: 'awaiting_target_settle' });
@@ -55,10 +71,16 @@ describe('cancel (control plane)', () => {
   it('a launch that already finished is left as it is, and the cancel says so', async () => {
     const who = await tenant(t);
     const { operation: launchOp, distribution } = await launch(t, who, { deployments: [sandbox()] });
-    await t.app.deps.db.prisma.operation.update({ where: { id: launchOp.id }, data: { status: 'running', leaseOwner: 'elsewhere', leaseExpiresAt: new Date(t.clock.now().getTime() + 30_000) } });
+    await t.app.deps.db.prisma.operation.update({
+      where: { id: launchOp.id },
+      data: { status: 'running', leaseOwner: 'elsewhere', leaseExpiresAt: new Date(t.clock.now().getTime() + 30_000) },
+    });
     const cancel = await verb(t, who, distribution.id, 'cancel');
     // The worker finishes the launch before it looks at the cancel request.
-    await t.app.deps.db.prisma.operation.update({ where: { id: launchOp.id }, data: { cancelRequestedBy: null, leaseOwner: null, status: 'pending', leaseExpiresAt: null } });
+    await t.app.deps.db.prisma.operation.update({
+      where: { id: launchOp.id },
+      data: { cancelRequestedBy: null, leaseOwner: null, status: 'pending', leaseExpiresAt: null },
+    });
     await drain(t);
     expect((await op(t, who, launchOp.id)).status).toBe('succeeded');
     expect((await op(t, who, cancel.body.operation.id)).result).toMatchObject({ target_outcome: 'succeeded', target_finished_first: true });
@@ -75,11 +97,21 @@ describe('cancel (control plane)', () => {
     expect(await op(t, who, cancel.body.operation.id)).toMatchObject({ status: 'waiting', waiting_reason: 'awaiting_cleanup' });
     const [asyncDep, failing] = await deployments(t, who, distribution.id);
     expect([asyncDep.status, failing.status]).toEqual(['canceling', 'cleanup_failed']);
-    const res = await t.http.post(`/operator/sandbox/deployments/${asyncDep.id}/cleanup`, { outcome: 'succeeded' }, { token: t.operatorToken });
+    const res = await t.http.post(
+      `/operator/sandbox/deployments/${asyncDep.id}/cleanup`,
+      { outcome: 'succeeded' },
+      { token: t.operatorToken },
+    );
     expect(res.status, res.text).toBe(200);
     await drain(t);
-    expect(await op(t, who, cancel.body.operation.id)).toMatchObject({ status: 'partial', error: { code: 'cleanup_failed' }, result: { cleanup_failed: [failing.id] } });
-    expect(typesOf(await events(t, who))).toEqual(expect.arrayContaining(['deployment.cleanup_failed', 'deployment.canceled', 'distribution.canceled']));
+    expect(await op(t, who, cancel.body.operation.id)).toMatchObject({
+      status: 'partial',
+      error: { code: 'cleanup_failed' },
+      result: { cleanup_failed: [failing.id] },
+    });
+    expect(typesOf(await events(t, who))).toEqual(
+      expect.arrayContaining(['deployment.cleanup_failed', 'deployment.canceled', 'distribution.canceled']),
+    );
     const again = await verb(t, who, distribution.id, 'cancel');
     expect(again.status).toBe(409);
   });

@@ -5,7 +5,9 @@ import { drain, launch, op, sandbox, tenant, verb } from './helpers.ts';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 } });
+  t = await startTestApp({
+    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
+  });
 });
 afterAll(() => t?.stop());
 
@@ -17,7 +19,9 @@ async function failedDistribution(who: Awaited<ReturnType<typeof tenant>>) {
 }
 
 const liveLaunches = (id: string) =>
-  t.app.deps.db.prisma.operation.count({ where: { subjectId: id, kind: 'distribution.launch', status: { in: ['pending', 'running', 'waiting'] } } });
+  t.app.deps.db.prisma.operation.count({
+    where: { subjectId: id, kind: 'distribution.launch', status: { in: ['pending', 'running', 'waiting'] } },
+  });
 
 describe('one live mutation per subject', () => {
   it('50 concurrent launches with different keys: one operation, 409 operation_conflict for the rest', async () => {
@@ -49,11 +53,21 @@ describe('one live mutation per subject', () => {
   it('the database refuses a second live mutation even when the read-then-write check is skipped', async () => {
     const who = await tenant(t);
     const id = await failedDistribution(who);
-    const base = { organizationId: who.orgId, subjectType: 'distribution', subjectId: id, kind: 'distribution.launch', runAfter: new Date() };
+    const base = {
+      organizationId: who.orgId,
+      subjectType: 'distribution',
+      subjectId: id,
+      kind: 'distribution.launch',
+      runAfter: new Date(),
+    };
     await t.app.deps.db.prisma.operation.create({ data: { id: `op_${randomUUID().replaceAll('-', '')}`, ...base } });
-    await expect(t.app.deps.db.prisma.operation.create({ data: { id: `op_${randomUUID().replaceAll('-', '')}`, ...base } })).rejects.toMatchObject({ code: 'P2002' });
+    await expect(
+      t.app.deps.db.prisma.operation.create({ data: { id: `op_${randomUUID().replaceAll('-', '')}`, ...base } }),
+    ).rejects.toMatchObject({ code: 'P2002' });
     // The control plane is separate: a cancel may coexist.
-    await t.app.deps.db.prisma.operation.create({ data: { id: `op_${randomUUID().replaceAll('-', '')}`, ...base, kind: 'distribution.cancel', plane: 'control' } });
+    await t.app.deps.db.prisma.operation.create({
+      data: { id: `op_${randomUUID().replaceAll('-', '')}`, ...base, kind: 'distribution.cancel', plane: 'control' },
+    });
   });
 
   it('launching an active distribution is refused without creating an operation', async () => {

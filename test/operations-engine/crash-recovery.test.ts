@@ -62,11 +62,23 @@ async function until<T>(what: string, ms: number, probe: () => Promise<T | undef
   }
 }
 
-it('a worker killed mid-operation leaves the lease to expire; another process resumes and finishes it once', { timeout: 120_000 }, async () => {
+it('a worker killed mid-operation leaves the lease to expire; another process resumes and finishes it once', {
+  timeout: 120_000,
+}, async () => {
   const a = await server();
-  const { token } = await buildOrgWithToken(a.t, ['distributions:read', 'distributions:write', 'distributions:launch', 'deployments:read', 'events:read']);
+  const { token } = await buildOrgWithToken(a.t, [
+    'distributions:read',
+    'distributions:write',
+    'distributions:launch',
+    'deployments:read',
+    'events:read',
+  ]);
   const auth = { token, headers: { 'idempotency-key': randomUUID() } };
-  const created = await a.t.http.post('/v1/platform/distributions', { name: 'Crash', budget: 0, deployments: [{ provider: 'sandbox', config: { delay_ms: 4000 } }] }, auth);
+  const created = await a.t.http.post(
+    '/v1/platform/distributions',
+    { name: 'Crash', budget: 0, deployments: [{ provider: 'sandbox', config: { delay_ms: 4000 } }] },
+    auth,
+  );
   expect(created.status, created.text).toBe(202);
   const launchId = created.body.operation.id;
   const child = await until('the provisioning child to be running', 20_000, async () => {
@@ -97,7 +109,9 @@ it('a worker killed mid-operation leaves the lease to expire; another process re
   await b.proc.stop('SIGTERM');
 });
 
-it('kill -9 with launches in flight (parents waiting on children, children mid-call): all settle within a few leases of the restart, not the recheck', { timeout: 120_000 }, async () => {
+it('kill -9 with launches in flight (parents waiting on children, children mid-call): all settle within a few leases of the restart, not the recheck', {
+  timeout: 120_000,
+}, async () => {
   // Every child's provider call takes DELAY_MS. The recheck is far beyond the bound, so recovery cannot lean on it.
   const DELAY_MS = 2000;
   const env = { OPERATION_RECHECK_MS: '600000', OPERATIONS_CONCURRENCY: '16' };
@@ -106,11 +120,16 @@ it('kill -9 with launches in flight (parents waiting on children, children mid-c
   const launches: string[] = [];
   for (let i = 0; i < 6; i++) {
     const deployments = [0, 1].map(() => ({ provider: 'sandbox', config: { delay_ms: DELAY_MS } }));
-    const res = await a.t.http.post('/v1/platform/distributions', { name: `Crash ${i}`, budget: 0, deployments }, { token, headers: { 'idempotency-key': randomUUID() } });
+    const res = await a.t.http.post(
+      '/v1/platform/distributions',
+      { name: `Crash ${i}`, budget: 0, deployments },
+      { token, headers: { 'idempotency-key': randomUUID() } },
+    );
     expect(res.status, res.text).toBe(202);
     launches.push(res.body.operation.id);
   }
-  const operations = async (t: TestApp) => (await t.http.get('/v1/platform/operations?limit=100', { token })).body.data as { id: string; status: string; kind: string }[];
+  const operations = async (t: TestApp) =>
+    (await t.http.get('/v1/platform/operations?limit=100', { token })).body.data as { id: string; status: string; kind: string }[];
   await until('launches waiting on their children, children mid-call', 30_000, async () => {
     const ops = await operations(a.t);
     const waiting = ops.filter((o) => o.kind === 'distribution.launch' && o.status === 'waiting').length;

@@ -6,12 +6,15 @@ import { drain, launch, op, sandbox, tenant, topUp, verb } from './helpers.ts';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 } });
+  t = await startTestApp({
+    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
+  });
 });
 afterAll(() => t?.stop());
 
 const OP = 'id kind status waitingReason attempts maxAttempts error result progress targetOperationId subject { type id } completedAt';
-const gql = (token: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) => t.http.graphql(query, variables, { token, headers });
+const gql = (token: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+  t.http.graphql(query, variables, { token, headers });
 
 /** REST snake_case → GraphQL camelCase (closed sets as enum names), for the fields both expose. */
 const asGraphQL = (o: any) => ({
@@ -71,13 +74,30 @@ describe('GraphQL parity', () => {
 
     const reader = await tenant(t, ['distributions:read', 'distributions:write']);
     const body = { name: 'x', budget: 0, deployments: [sandbox()] };
-    expect((await t.http.post('/v1/platform/distributions', body, { token: reader.token })).body.error).toMatchObject({ code: 'missing_scope', message: 'missing_scope:distributions:launch' });
-    const denied = await gql(reader.token, `mutation { createDistribution(name: "x", budget: 0, deployments: [{provider: "sandbox"}]) { operation { id } } }`);
+    expect((await t.http.post('/v1/platform/distributions', body, { token: reader.token })).body.error).toMatchObject({
+      code: 'missing_scope',
+      message: 'missing_scope:distributions:launch',
+    });
+    const denied = await gql(
+      reader.token,
+      `mutation { createDistribution(name: "x", budget: 0, deployments: [{provider: "sandbox"}]) { operation { id } } }`,
+    );
     expect(denied.body.errors[0].extensions.code).toBe('missing_scope');
 
-    const bad = await gql(who.token, `mutation { validateDistribution(name: "x", budget: 0, deployments: [{provider: "nope"}]) { valid } }`);
-    const badRest = await t.http.post('/v1/platform/distributions/validate', { ...body, deployments: [{ provider: 'nope' }] }, { token: who.token });
-    expect([badRest.status, badRest.body.error.code, bad.body.errors[0].extensions.code]).toEqual([400, 'invalid_request', 'invalid_request']);
+    const bad = await gql(
+      who.token,
+      `mutation { validateDistribution(name: "x", budget: 0, deployments: [{provider: "nope"}]) { valid } }`,
+    );
+    const badRest = await t.http.post(
+      '/v1/platform/distributions/validate',
+      { ...body, deployments: [{ provider: 'nope' }] },
+      { token: who.token },
+    );
+    expect([badRest.status, badRest.body.error.code, bad.body.errors[0].extensions.code]).toEqual([
+      400,
+      'invalid_request',
+      'invalid_request',
+    ]);
   });
 
   it('Subscription.operation pushes every status change until terminal, then completes', async () => {
@@ -94,10 +114,17 @@ describe('GraphQL parity', () => {
     try {
       await waitUntil(() => seen.length >= 1, 'the initial state');
       await drain(t); // → waiting funding_required
-      await waitUntil(() => seen.some((s) => s.waitingReason === 'FUNDING_REQUIRED'), () => JSON.stringify(seen));
+      await waitUntil(
+        () => seen.some((s) => s.waitingReason === 'FUNDING_REQUIRED'),
+        () => JSON.stringify(seen),
+      );
       await topUp(t, who.brand, 10);
       await drain(t);
-      await waitUntil(() => completed, () => `completion; saw ${JSON.stringify(seen)} ${JSON.stringify(errors)}`, 8000);
+      await waitUntil(
+        () => completed,
+        () => `completion; saw ${JSON.stringify(seen)} ${JSON.stringify(errors)}`,
+        8000,
+      );
       const statuses = seen.map((s) => s.status);
       expect(statuses[0]).toBe('PENDING');
       expect(statuses).toContain('WAITING');

@@ -15,7 +15,16 @@ import { launch, op, sandbox, tenant } from './helpers.ts';
  * step needs, which then commits in one batch; a run that settles hands its slot to the next due operation in its own
  * commit, with no separate claim.
  */
-const operations = (worker: boolean, concurrency = 4) => ({ worker, concurrency, pollMs: 60_000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 });
+const operations = (worker: boolean, concurrency = 4) => ({
+  worker,
+  concurrency,
+  pollMs: 60_000,
+  leaseMs: 30_000,
+  recheckMs: 60_000,
+  retryBaseMs: 1000,
+  retryMaxMs: 60_000,
+  maxAttempts: 3,
+});
 const TERMINAL = ['succeeded', 'partial', 'failed', 'canceled'];
 
 /** Waits for the worker of `t` to settle `id` (each change it reports), bounded. */
@@ -100,7 +109,10 @@ describe('hand-on: round trips and hops between steps', () => {
     const who = await tenant(t);
     const launched = await Promise.all([1, 2, 3].map(() => launch(t, who, { deployments: [sandbox(), sandbox(), sandbox()] })));
     for (const { operation } of launched) {
-      expect(await settled(t, who, operation.id)).toMatchObject({ status: 'succeeded', result: { deployments_succeeded: 3, deployments_total: 3 } });
+      expect(await settled(t, who, operation.id)).toMatchObject({
+        status: 'succeeded',
+        result: { deployments_succeeded: 3, deployments_total: 3 },
+      });
     }
   });
 
@@ -144,7 +156,11 @@ describe('a one-batch commit is fenced', () => {
 
   async function claimedRow() {
     const who = await tenant(t);
-    const row = newOperationRow(t.app.deps, { organizationId: who.orgId, subject: { type: 'test', id: `test_${Date.now()}_${Math.random()}` }, kind: 'test.one_trip' });
+    const row = newOperationRow(t.app.deps, {
+      organizationId: who.orgId,
+      subject: { type: 'test', id: `test_${Date.now()}_${Math.random()}` },
+      kind: 'test.one_trip',
+    });
     const { error: _, ...data } = row;
     await t.app.deps.db.prisma.operation.create({ data: { ...data, result: {}, progress: {} } });
     const [claimed] = await claimOperations(t.app.deps, `test#${row.id}`, 1);
@@ -156,7 +172,12 @@ describe('a one-batch commit is fenced', () => {
   it('commits its writes, events and outcome when the lease holds', async () => {
     const claimed = await claimedRow();
     await runClaimed(t.app.deps, new Map([['test.one_trip', oneTrip(async () => {})]]), claimed);
-    expect(await read(claimed.id)).toMatchObject({ status: 'succeeded', progress: { written: true }, result: { done: true }, leaseOwner: null });
+    expect(await read(claimed.id)).toMatchObject({
+      status: 'succeeded',
+      progress: { written: true },
+      result: { done: true },
+      leaseOwner: null,
+    });
   });
 
   it('applies nothing when the lease was taken over before the batch', async () => {

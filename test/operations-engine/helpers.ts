@@ -26,8 +26,17 @@ export async function topUp(t: TestApp, brand: string, amount: number) {
 }
 
 /** POST /distributions; asserts 202 and returns { operation, distribution }. */
-export async function launch(t: TestApp, who: Tenant, body: { name?: string; budget?: number; deployments: unknown[] }, key = randomUUID()) {
-  const res = await t.http.post('/v1/platform/distributions', { name: 'Spring', budget: 0, ...body }, { token: who.token, headers: { 'idempotency-key': key } });
+export async function launch(
+  t: TestApp,
+  who: Tenant,
+  body: { name?: string; budget?: number; deployments: unknown[] },
+  key = randomUUID(),
+) {
+  const res = await t.http.post(
+    '/v1/platform/distributions',
+    { name: 'Spring', budget: 0, ...body },
+    { token: who.token, headers: { 'idempotency-key': key } },
+  );
   expect(res.status, res.text).toBe(202);
   return res.body as { operation: any; distribution: any };
 }

@@ -4,7 +4,9 @@ import { deployments, dist, drain, events, launch, op, sandbox, tenant, topUp, t
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 } });
+  t = await startTestApp({
+    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
+  });
 });
 afterAll(() => t?.stop());
 
@@ -13,20 +15,47 @@ describe('distribution.launch', () => {
     const who = await tenant(t);
     await topUp(t, who.brand, 10_000);
     const { operation, distribution } = await launch(t, who, { budget: 5000, deployments: [sandbox({ spend: 1200 }), sandbox()] });
-    expect(operation).toMatchObject({ object: 'operation', kind: 'distribution.launch', status: 'pending', waiting_reason: null, attempts: 0, subject: { type: 'distribution', id: distribution.id } });
+    expect(operation).toMatchObject({
+      object: 'operation',
+      kind: 'distribution.launch',
+      status: 'pending',
+      waiting_reason: null,
+      attempts: 0,
+      subject: { type: 'distribution', id: distribution.id },
+    });
     expect(distribution.status).toBe('launching');
     await drain(t);
     const done = await op(t, who, operation.id);
-    expect(done).toMatchObject({ status: 'succeeded', waiting_reason: null, error: null, result: { distribution_status: 'active', deployments_succeeded: 2 } });
+    expect(done).toMatchObject({
+      status: 'succeeded',
+      waiting_reason: null,
+      error: null,
+      result: { distribution_status: 'active', deployments_succeeded: 2 },
+    });
     expect(done.attempts).toBeGreaterThanOrEqual(1);
     expect(done.completed_at).not.toBeNull();
-    expect(await dist(t, who, distribution.id)).toMatchObject({ status: 'active', budget: 5000, budget_reserved: 3800, budget_spent: 1200 });
+    expect(await dist(t, who, distribution.id)).toMatchObject({
+      status: 'active',
+      budget: 5000,
+      budget_reserved: 3800,
+      budget_spent: 1200,
+    });
     const deps = await deployments(t, who, distribution.id);
     expect(deps.map((d) => d.status)).toEqual(['active', 'active']);
     const evts = await events(t, who);
     const mine = evts.filter((e) => e.operation !== null);
-    expect(typesOf(mine)).toEqual(expect.arrayContaining(['distribution.launching', 'deployment.created', 'budget.reserved', 'deployment.activated', 'distribution.live', 'operation.succeeded']));
-    for (const e of evts.filter((x) => x.subject.id === distribution.id && x.type !== 'operation.succeeded')) expect(e.operation).toBe(operation.id);
+    expect(typesOf(mine)).toEqual(
+      expect.arrayContaining([
+        'distribution.launching',
+        'deployment.created',
+        'budget.reserved',
+        'deployment.activated',
+        'distribution.live',
+        'operation.succeeded',
+      ]),
+    );
+    for (const e of evts.filter((x) => x.subject.id === distribution.id && x.type !== 'operation.succeeded'))
+      expect(e.operation).toBe(operation.id);
     // Children: one deployment.provision operation per deployment, parented to the launch.
     const children = await t.http.get(`/v1/platform/operations?subject_type=deployment&subject_id=${deps[0].id}`, { token: who.token });
     expect(children.body.data).toHaveLength(1);
@@ -37,7 +66,11 @@ describe('distribution.launch', () => {
     const who = await tenant(t);
     const { operation, distribution } = await launch(t, who, { deployments: [sandbox(), sandbox({ outcome: 'fail' })] });
     await drain(t);
-    expect(await op(t, who, operation.id)).toMatchObject({ status: 'partial', error: { code: 'some_deployments_failed' }, result: { distribution_status: 'partially_active' } });
+    expect(await op(t, who, operation.id)).toMatchObject({
+      status: 'partial',
+      error: { code: 'some_deployments_failed' },
+      result: { distribution_status: 'partially_active' },
+    });
     expect((await dist(t, who, distribution.id)).status).toBe('partially_active');
   });
 
@@ -49,7 +82,9 @@ describe('distribution.launch', () => {
     expect(await op(t, who, operation.id)).toMatchObject({ status: 'failed', error: { code: 'all_deployments_failed' } });
     expect(await dist(t, who, distribution.id)).toMatchObject({ status: 'failed', budget_reserved: 0 });
     const evts = await events(t, who);
-    expect(typesOf(evts, distribution.id)).toEqual(expect.arrayContaining(['budget.reserved', 'budget.released', 'distribution.failed', 'operation.failed']));
+    expect(typesOf(evts, distribution.id)).toEqual(
+      expect.arrayContaining(['budget.reserved', 'budget.released', 'distribution.failed', 'operation.failed']),
+    );
     const wallet = await t.http.get(`/operator/brands/${who.brand}/wallet`, { token: t.operatorToken });
     expect(wallet.body.balance).toBe(700);
   });
@@ -57,12 +92,17 @@ describe('distribution.launch', () => {
   it('completion: placements that finish complete the distribution, release the unspent budget; drift is reported', async () => {
     const who = await tenant(t);
     await topUp(t, who.brand, 1000);
-    const { operation, distribution } = await launch(t, who, { budget: 1000, deployments: [sandbox({ spend: 300, complete: true, drift: true })] });
+    const { operation, distribution } = await launch(t, who, {
+      budget: 1000,
+      deployments: [sandbox({ spend: 300, complete: true, drift: true })],
+    });
     await drain(t);
     expect(await op(t, who, operation.id)).toMatchObject({ status: 'succeeded', result: { distribution_status: 'completed' } });
     expect(await dist(t, who, distribution.id)).toMatchObject({ status: 'completed', budget_reserved: 0, budget_spent: 300 });
     const evts = await events(t, who);
-    expect(typesOf(evts)).toEqual(expect.arrayContaining(['deployment.drifted', 'deployment.completed', 'distribution.completed', 'budget.released']));
+    expect(typesOf(evts)).toEqual(
+      expect.arrayContaining(['deployment.drifted', 'deployment.completed', 'distribution.completed', 'budget.released']),
+    );
     expect(evts.find((e) => e.type === 'budget.released').data.amount).toBe(700);
   });
 
@@ -71,7 +111,12 @@ describe('distribution.launch', () => {
     const { operation } = await launch(t, who, { deployments: [sandbox({ transient_failures: 1 })] });
     await drain(t);
     const children = (await t.http.get(`/v1/platform/operations?subject_type=deployment`, { token: who.token })).body.data;
-    expect(children[0]).toMatchObject({ status: 'pending', attempts: 1, max_attempts: 3, progress: { last_error: { code: 'provider_unavailable' } } });
+    expect(children[0]).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      max_attempts: 3,
+      progress: { last_error: { code: 'provider_unavailable' } },
+    });
     await drain(t); // not due yet: the backoff is on the injected clock
     expect((await op(t, who, children[0].id)).status).toBe('pending');
     t.clock.advance(1000);
@@ -92,7 +137,9 @@ describe('distribution.launch', () => {
 
   it('provider_review waits until the provider decides: approve → active, reject → deployment.rejected', async () => {
     const who = await tenant(t);
-    const { operation, distribution } = await launch(t, who, { deployments: [sandbox({ outcome: 'review' }), sandbox({ outcome: 'review' })] });
+    const { operation, distribution } = await launch(t, who, {
+      deployments: [sandbox({ outcome: 'review' }), sandbox({ outcome: 'review' })],
+    });
     await drain(t);
     expect(await op(t, who, operation.id)).toMatchObject({ status: 'waiting', waiting_reason: 'awaiting_children_settle' });
     const [a, b] = await deployments(t, who, distribution.id);
@@ -101,11 +148,15 @@ describe('distribution.launch', () => {
     expect(child).toMatchObject({ status: 'waiting', waiting_reason: 'provider_review' });
     await drain(t);
     expect((await op(t, who, child.id)).status).toBe('waiting'); // nothing decided, nothing moves
-    expect((await t.http.post(`/operator/sandbox/deployments/${a.id}/review`, { decision: 'approve' }, { token: t.operatorToken })).status).toBe(200);
+    expect(
+      (await t.http.post(`/operator/sandbox/deployments/${a.id}/review`, { decision: 'approve' }, { token: t.operatorToken })).status,
+    ).toBe(200);
     await drain(t);
     expect((await op(t, who, child.id)).status).toBe('succeeded');
     expect((await op(t, who, operation.id)).waiting_reason).toBe('awaiting_children_settle');
-    expect((await t.http.post(`/operator/sandbox/deployments/${b.id}/review`, { decision: 'reject' }, { token: t.operatorToken })).status).toBe(200);
+    expect(
+      (await t.http.post(`/operator/sandbox/deployments/${b.id}/review`, { decision: 'reject' }, { token: t.operatorToken })).status,
+    ).toBe(200);
     await drain(t);
     expect(await op(t, who, operation.id)).toMatchObject({ status: 'partial', waiting_reason: null });
     expect(typesOf(await events(t, who), b.id)).toContain('deployment.rejected');
@@ -116,7 +167,11 @@ describe('distribution.launch', () => {
     await topUp(t, who.brand, 100);
     const { operation, distribution } = await launch(t, who, { budget: 500, deployments: [sandbox()] });
     await drain(t);
-    expect(await op(t, who, operation.id)).toMatchObject({ status: 'waiting', waiting_reason: 'funding_required', progress: { required: 500, wallet_balance: 100 } });
+    expect(await op(t, who, operation.id)).toMatchObject({
+      status: 'waiting',
+      waiting_reason: 'funding_required',
+      progress: { required: 500, wallet_balance: 100 },
+    });
     const again = await verb(t, who, distribution.id, 'launch');
     expect(again.status, again.text).toBe(202);
     expect(again.body.operation.id).toBe(operation.id);
@@ -136,7 +191,9 @@ describe('distribution.launch', () => {
     expect((await op(t, who, operation.id)).waiting_reason).toBe('funding_required');
     // Money arrives without the wake-up (as if another process's notification were lost).
     await t.app.deps.db.prisma.brandWallet.create({ data: { brandId: who.brand, organizationId: who.orgId, balance: 50 } });
-    await t.app.deps.db.prisma.walletMovement.create({ data: { id: `wmv_${'0'.repeat(31)}1`, organizationId: who.orgId, brandId: who.brand, kind: 'top_up', amount: 50 } });
+    await t.app.deps.db.prisma.walletMovement.create({
+      data: { id: `wmv_${'0'.repeat(31)}1`, organizationId: who.orgId, brandId: who.brand, kind: 'top_up', amount: 50 },
+    });
     await drain(t);
     expect((await op(t, who, operation.id)).status).toBe('waiting');
     t.clock.advance(60_000);
@@ -162,6 +219,8 @@ describe('distribution.launch', () => {
     await drain(t);
     expect((await op(t, who, resume.body.operation.id)).status).toBe('succeeded');
     expect((await dist(t, who, distribution.id)).status).toBe('partially_active');
-    expect(typesOf(await events(t, who))).toEqual(expect.arrayContaining(['deployment.paused', 'distribution.paused', 'distribution.resumed']));
+    expect(typesOf(await events(t, who))).toEqual(
+      expect.arrayContaining(['deployment.paused', 'distribution.paused', 'distribution.resumed']),
+    );
   });
 });

@@ -4,7 +4,9 @@ import { drain, events, launch, sandbox, tenant, topUp, verb } from './helpers.t
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 } });
+  t = await startTestApp({
+    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
+  });
 });
 afterAll(() => t?.stop());
 
@@ -62,9 +64,22 @@ describe('money conservation', () => {
     const who = await tenant(t);
     await topUp(t, who.brand, 50);
     const before = await ledger(who.brand);
-    const res = await t.http.post('/v1/platform/distributions/validate', { name: 'dry', budget: 80, deployments: [sandbox({ spend: 10 })] }, { token: who.token });
+    const res = await t.http.post(
+      '/v1/platform/distributions/validate',
+      { name: 'dry', budget: 80, deployments: [sandbox({ spend: 10 })] },
+      { token: who.token },
+    );
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toEqual({ object: 'distribution_validation', valid: true, brand: who.brand, budget: 80, planned_spend: 10, deployments: 1, wallet_balance: 50, funding_sufficient: false });
+    expect(res.body).toEqual({
+      object: 'distribution_validation',
+      valid: true,
+      brand: who.brand,
+      budget: 80,
+      planned_spend: 10,
+      deployments: 1,
+      wallet_balance: 50,
+      funding_sufficient: false,
+    });
     expect(await ledger(who.brand)).toEqual(before);
     expect((await t.http.get('/v1/platform/distributions', { token: who.token })).body.data).toEqual([]);
     expect((await t.http.get('/v1/platform/operations', { token: who.token })).body.data).toEqual([]);

@@ -12,7 +12,11 @@ it('a retried wallet top-up with the same Idempotency-Key credits once; a differ
   const org = await buildOrg(t);
   const brand = org.brands[0]!.id;
   const topUp = (amount: number, key?: string) =>
-    t.http.post(`/operator/brands/${brand}/wallet/top_up`, { amount }, { token: t.operatorToken, headers: key ? { 'idempotency-key': key } : {} });
+    t.http.post(
+      `/operator/brands/${brand}/wallet/top_up`,
+      { amount },
+      { token: t.operatorToken, headers: key ? { 'idempotency-key': key } : {} },
+    );
 
   const first = await topUp(500, 'topup-1');
   expect(first.status).toBe(200);

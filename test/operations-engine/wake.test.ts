@@ -15,7 +15,15 @@ const POLL_MS = 60_000;
 /** Generous for a loaded machine (a launch takes well under a second on a quiet one), and half the poll. */
 const BOUND_MS = 30_000;
 const TERMINAL = ['succeeded', 'partial', 'failed', 'canceled'];
-const operations = (worker: boolean) => ({ worker, pollMs: POLL_MS, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 });
+const operations = (worker: boolean) => ({
+  worker,
+  pollMs: POLL_MS,
+  leaseMs: 30_000,
+  recheckMs: 60_000,
+  retryBaseMs: 1000,
+  retryMaxMs: 60_000,
+  maxAttempts: 3,
+});
 
 let t: TestApp;
 beforeAll(async () => {
@@ -80,7 +88,8 @@ describe('operations wake-up', () => {
       const first = await launch(one, who, { deployments: [sandbox({ delay_ms: 1500 })] });
       const second = await launch(one, who, { deployments: [sandbox()] });
       expect(second.operation).toMatchObject({ status: 'pending', attempts: 0 });
-      for (const { operation } of [first, second]) expect(await settled(one, one.app, who, operation.id)).toMatchObject({ status: 'succeeded' });
+      for (const { operation } of [first, second])
+        expect(await settled(one, one.app, who, operation.id)).toMatchObject({ status: 'succeeded' });
     } finally {
       await one.stop();
     }

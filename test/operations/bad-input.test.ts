@@ -34,17 +34,44 @@ beforeAll(async () => {
       path: '/platform/tokens/create',
       token: user,
       valid: () => ({ name: 'n', scopes: ['units:read'] }),
-      wrongTypes: [{ name: 1, scopes: ['units:read'] }, { name: 'n', scopes: 'units:read' }, { name: 'n', scopes: [1] }, { name: 'n', scopes: [] }, { name: 'n', scopes: ['units:read'], expires_at: 5 }, { name: ['n'], scopes: ['units:read'] }],
+      wrongTypes: [
+        { name: 1, scopes: ['units:read'] },
+        { name: 'n', scopes: 'units:read' },
+        { name: 'n', scopes: [1] },
+        { name: 'n', scopes: [] },
+        { name: 'n', scopes: ['units:read'], expires_at: 5 },
+        { name: ['n'], scopes: ['units:read'] },
+      ],
     },
-    { path: '/platform/tokens/revoke', token: user, valid: () => ({ token_id: tokenId }), wrongTypes: [{ token_id: 1 }, { token_id: null }, { token_id: [tokenId] }, { token_id: { id: tokenId } }, {}] },
-    { path: '/platform/tokens/rotate', token: user, valid: () => ({ token_id: tokenId }), wrongTypes: [{ token_id: 1 }, { token_id: null }, { token_id: [tokenId] }, {}] },
+    {
+      path: '/platform/tokens/revoke',
+      token: user,
+      valid: () => ({ token_id: tokenId }),
+      wrongTypes: [{ token_id: 1 }, { token_id: null }, { token_id: [tokenId] }, { token_id: { id: tokenId } }, {}],
+    },
+    {
+      path: '/platform/tokens/rotate',
+      token: user,
+      valid: () => ({ token_id: tokenId }),
+      wrongTypes: [{ token_id: 1 }, { token_id: null }, { token_id: [tokenId] }, {}],
+    },
     {
       path: '/operator/organizations',
       token: op,
       valid: () => ({ name: 'Bad Input Org', slug: 'bad-input-org', brands: [{ slug: 'main', name: 'Main' }] }),
-      wrongTypes: [{ name: 1, slug: 'bad-input-org', brands: [{ slug: 'main', name: 'Main' }] }, { name: 'x', slug: 7, brands: [] }, { name: 'x', slug: 'bad-input-org', brands: {} }, { name: 'x', slug: 'bad-input-org', brands: [null] }],
+      wrongTypes: [
+        { name: 1, slug: 'bad-input-org', brands: [{ slug: 'main', name: 'Main' }] },
+        { name: 'x', slug: 7, brands: [] },
+        { name: 'x', slug: 'bad-input-org', brands: {} },
+        { name: 'x', slug: 'bad-input-org', brands: [null] },
+      ],
     },
-    { path: '/operator/kill_switch', token: op, valid: () => ({ engaged: true }), wrongTypes: [{ engaged: 'true' }, { engaged: null }, { engaged: [true] }, {}] },
+    {
+      path: '/operator/kill_switch',
+      token: op,
+      valid: () => ({ engaged: true }),
+      wrongTypes: [{ engaged: 'true' }, { engaged: null }, { engaged: [true] }, {}],
+    },
   ];
 });
 
@@ -57,7 +84,11 @@ async function snapshot() {
 }
 
 const send = (r: Route, init: { raw?: string; body?: unknown; contentType?: string }) =>
-  t.http.request('POST', r.path, init.body, { token: r.token(), raw: init.raw, headers: init.contentType ? { 'content-type': init.contentType } : {} });
+  t.http.request('POST', r.path, init.body, {
+    token: r.token(),
+    raw: init.raw,
+    headers: init.contentType ? { 'content-type': init.contentType } : {},
+  });
 
 function expect4xx(res: HttpResponse, status: number, error: string, what: string) {
   expect(res.status, `${what}: ${res.text}`).toBe(status);

@@ -54,7 +54,10 @@ describe('bootstrap', () => {
     expect(creds.operator_token.length).toBeGreaterThanOrEqual(16);
     expect(Object.keys(creds.organization).sort()).toEqual(['id', 'name', 'slug']);
     expect(creds.organization.id).toMatch(/^org_/);
-    expect(creds.brands.map((b: any) => Object.keys(b).sort())).toEqual([['id', 'slug'], ['id', 'slug']]);
+    expect(creds.brands.map((b: any) => Object.keys(b).sort())).toEqual([
+      ['id', 'slug'],
+      ['id', 'slug'],
+    ]);
     expect(creds.brands.map((b: any) => b.slug)).toEqual(['dev', 'second']);
     expect(creds.user_token).toMatch(/^ut_/);
     expect(Object.keys(creds.platform_token).sort()).toEqual(['id', 'scopes', 'secret']);

@@ -70,7 +70,9 @@ describe('openapi', () => {
     const err = doc.components.schemas.Error;
     expect(err.type).toBe('object');
     expect(Object.keys(err.properties)).toEqual(expect.arrayContaining(['error', 'message', 'request_id']));
-    expect(doc.paths['/units/create'].post.responses['401'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(doc.paths['/units/create'].post.responses['401'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Error',
+    });
   });
 });
 

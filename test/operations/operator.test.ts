@@ -16,7 +16,15 @@ const createOrg = (body: unknown, token?: string | null) =>
 describe('operator: organizations', () => {
   it('POST /operator/organizations is 201 with the organization, the brands in the given order and a working user token', async () => {
     const s = slug();
-    const res = await createOrg({ name: 'Acme', slug: s, brands: [{ slug: 'zeta', name: 'Zeta' }, { slug: 'alpha', name: 'Alpha' }, { slug: 'mid', name: 'Mid' }] });
+    const res = await createOrg({
+      name: 'Acme',
+      slug: s,
+      brands: [
+        { slug: 'zeta', name: 'Zeta' },
+        { slug: 'alpha', name: 'Alpha' },
+        { slug: 'mid', name: 'Mid' },
+      ],
+    });
     expect(res.status, res.text).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(['brands', 'organization', 'user_token']);
     expect(res.body.organization).toMatchObject({ id: expect.stringMatching(/^org_/), slug: s, name: 'Acme' });
@@ -46,7 +54,16 @@ describe('operator: organizations', () => {
       [{ ...ok, slug: undefined }, 'slug'],
       [{ ...ok, brands: [] }, 'brands'],
       [{ ...ok, brands: 'main' }, 'brands'],
-      [{ ...ok, brands: [{ slug: 'a', name: 'A' }, { slug: 'a', name: 'B' }] }, 'brands'],
+      [
+        {
+          ...ok,
+          brands: [
+            { slug: 'a', name: 'A' },
+            { slug: 'a', name: 'B' },
+          ],
+        },
+        'brands',
+      ],
       [{ ...ok, brands: [{ slug: 'BAD', name: 'A' }] }, 'brands.0.slug'],
       [{ ...ok, brands: [{ slug: 'a', name: 'A', color: 'red' }] }, 'brands.0.color'],
       [{ ...ok, plan: 'gold' }, 'plan'],

@@ -67,7 +67,12 @@ const ROWS: Row[] = [
   {
     action: webhookEndpoints.create,
     call: () => ({
-      rest: { method: 'POST', path: '/webhook_endpoints', body: { url: 'https://a.example/hook', description: 'd' }, envelope: 'webhook_endpoint' },
+      rest: {
+        method: 'POST',
+        path: '/webhook_endpoints',
+        body: { url: 'https://a.example/hook', description: 'd' },
+        envelope: 'webhook_endpoint',
+      },
       gql: { query: `mutation { createWebhookEndpoint(url: "https://a.example/hook", description: "d") { ${EP} } }` },
     }),
     bad: () => ({
@@ -78,13 +83,26 @@ const ROWS: Row[] = [
   {
     action: webhookEndpoints.list,
     setup: createEndpoint,
-    call: () => ({ rest: { method: 'GET', path: '/webhook_endpoints?limit=1' }, gql: { query: `{ webhookEndpoints(first: 1) { edges { node { ${EP} } } pageInfo { hasNextPage } } }`, pick: (d) => edges(d.webhookEndpoints) } }),
-    bad: () => ({ rest: { method: 'GET', path: '/webhook_endpoints?limit=0' }, gql: { query: '{ webhookEndpoints(first: 0) { edges { cursor } } }' }, gqlParam: 'first' }),
+    call: () => ({
+      rest: { method: 'GET', path: '/webhook_endpoints?limit=1' },
+      gql: {
+        query: `{ webhookEndpoints(first: 1) { edges { node { ${EP} } } pageInfo { hasNextPage } } }`,
+        pick: (d) => edges(d.webhookEndpoints),
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/webhook_endpoints?limit=0' },
+      gql: { query: '{ webhookEndpoints(first: 0) { edges { cursor } } }' },
+      gqlParam: 'first',
+    }),
   },
   {
     action: webhookEndpoints.retrieve,
     setup: createEndpoint,
-    call: (ids) => ({ rest: { method: 'GET', path: `/webhook_endpoints/${ids.endpoint}`, envelope: 'webhook_endpoint' }, gql: { query: `{ webhookEndpoint(id: "${ids.endpoint}") { ${EP} } }` } }),
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/webhook_endpoints/${ids.endpoint}`, envelope: 'webhook_endpoint' },
+      gql: { query: `{ webhookEndpoint(id: "${ids.endpoint}") { ${EP} } }` },
+    }),
     unknown: { rest: { method: 'GET', path: '/webhook_endpoints/we_nope' }, gql: { query: '{ webhookEndpoint(id: "we_nope") { id } }' } },
   },
   {
@@ -98,7 +116,10 @@ const ROWS: Row[] = [
       rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}`, body: { url: 'ftp://a.example' } },
       gql: { query: `mutation { updateWebhookEndpoint(id: "${ids.endpoint}", url: "ftp://a.example") { id } }` },
     }),
-    unknown: { rest: { method: 'POST', path: '/webhook_endpoints/we_nope', body: {} }, gql: { query: 'mutation { updateWebhookEndpoint(id: "we_nope") { id } }' } },
+    unknown: {
+      rest: { method: 'POST', path: '/webhook_endpoints/we_nope', body: {} },
+      gql: { query: 'mutation { updateWebhookEndpoint(id: "we_nope") { id } }' },
+    },
   },
   {
     action: webhookEndpoints.rotateSecret,
@@ -107,7 +128,10 @@ const ROWS: Row[] = [
       rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/rotate_secret`, envelope: 'webhook_endpoint' },
       gql: { query: `mutation { rotateWebhookEndpointSecret(id: "${ids.endpoint}") { ${EP} } }` },
     }),
-    unknown: { rest: { method: 'POST', path: '/webhook_endpoints/we_nope/rotate_secret' }, gql: { query: 'mutation { rotateWebhookEndpointSecret(id: "we_nope") { id } }' } },
+    unknown: {
+      rest: { method: 'POST', path: '/webhook_endpoints/we_nope/rotate_secret' },
+      gql: { query: 'mutation { rotateWebhookEndpointSecret(id: "we_nope") { id } }' },
+    },
   },
   {
     action: webhookEndpoints.delete,
@@ -116,14 +140,20 @@ const ROWS: Row[] = [
       rest: { method: 'DELETE', path: `/webhook_endpoints/${ids.endpoint}` },
       gql: { query: `mutation { deleteWebhookEndpoint(id: "${ids.endpoint}") { id deleted } }` },
     }),
-    unknown: { rest: { method: 'DELETE', path: '/webhook_endpoints/we_nope' }, gql: { query: 'mutation { deleteWebhookEndpoint(id: "we_nope") { id } }' } },
+    unknown: {
+      rest: { method: 'DELETE', path: '/webhook_endpoints/we_nope' },
+      gql: { query: 'mutation { deleteWebhookEndpoint(id: "we_nope") { id } }' },
+    },
   },
   {
     action: webhookDeliveries.list,
     setup: createEndpoint,
     call: (ids) => ({
       rest: { method: 'GET', path: `/webhook_endpoints/${ids.endpoint}/deliveries` },
-      gql: { query: `{ webhookEndpoint(id: "${ids.endpoint}") { deliveries { edges { node { id } } pageInfo { hasNextPage } } } }`, pick: (d) => edges(d.webhookEndpoint.deliveries) },
+      gql: {
+        query: `{ webhookEndpoint(id: "${ids.endpoint}") { deliveries { edges { node { id } } pageInfo { hasNextPage } } } }`,
+        pick: (d) => edges(d.webhookEndpoint.deliveries),
+      },
     }),
     bad: (ids) => ({
       rest: { method: 'GET', path: `/webhook_endpoints/${ids.endpoint}/deliveries?limit=101` },
@@ -145,27 +175,50 @@ const ROWS: Row[] = [
       rest: { method: 'POST', path: '/programs', body: { name: 'P', grace_period_seconds: 60 } },
       gql: { query: `mutation { createProgram(name: "P", gracePeriodSeconds: 60) { ${PROG} } }` },
     }),
-    bad: () => ({ rest: { method: 'POST', path: '/programs', body: { name: '' } }, gql: { query: 'mutation { createProgram(name: "") { id } }' } }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/programs', body: { name: '' } },
+      gql: { query: 'mutation { createProgram(name: "") { id } }' },
+    }),
   },
   {
     action: programs.list,
     setup: createProgram,
-    call: () => ({ rest: { method: 'GET', path: '/programs?limit=1' }, gql: { query: `{ programs(first: 1) { edges { node { ${PROG} } } pageInfo { hasNextPage } } }`, pick: (d) => edges(d.programs) } }),
-    bad: () => ({ rest: { method: 'GET', path: '/programs?limit=101' }, gql: { query: '{ programs(first: 101) { edges { cursor } } }' }, gqlParam: 'first' }),
-    unknown: { rest: { method: 'GET', path: '/programs?starting_after=prog_nope' }, gql: { query: '{ programs(after: "prog_nope") { edges { cursor } } }' }, gqlParam: 'after' },
+    call: () => ({
+      rest: { method: 'GET', path: '/programs?limit=1' },
+      gql: { query: `{ programs(first: 1) { edges { node { ${PROG} } } pageInfo { hasNextPage } } }`, pick: (d) => edges(d.programs) },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/programs?limit=101' },
+      gql: { query: '{ programs(first: 101) { edges { cursor } } }' },
+      gqlParam: 'first',
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/programs?starting_after=prog_nope' },
+      gql: { query: '{ programs(after: "prog_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
   },
   {
     action: programs.retrieve,
     setup: createProgram,
-    call: (ids) => ({ rest: { method: 'GET', path: `/programs/${ids.program}` }, gql: { query: `{ program(id: "${ids.program}") { ${PROG} } }` } }),
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/programs/${ids.program}` },
+      gql: { query: `{ program(id: "${ids.program}") { ${PROG} } }` },
+    }),
     unknown: { rest: { method: 'GET', path: '/programs/prog_nope' }, gql: { query: '{ program(id: "prog_nope") { id } }' } },
   },
   {
     action: programs.addRequirement,
     setup: createProgram,
     call: (ids) => ({
-      rest: { method: 'POST', path: `/programs/${ids.program}/requirements`, body: { metric: 'assert:age', operator: 'gte', threshold: 18 } },
-      gql: { query: `mutation { createProgramRequirement(program: "${ids.program}", metric: "assert:age", operator: GTE, threshold: 18) { ${REQ} } }` },
+      rest: {
+        method: 'POST',
+        path: `/programs/${ids.program}/requirements`,
+        body: { metric: 'assert:age', operator: 'gte', threshold: 18 },
+      },
+      gql: {
+        query: `mutation { createProgramRequirement(program: "${ids.program}", metric: "assert:age", operator: GTE, threshold: 18) { ${REQ} } }`,
+      },
     }),
     bad: (ids) => ({
       rest: { method: 'POST', path: `/programs/${ids.program}/requirements`, body: { metric: 'age', operator: 'exists' } },
@@ -181,9 +234,15 @@ const ROWS: Row[] = [
     setup: createProgram,
     call: (ids) => ({
       rest: { method: 'GET', path: `/programs/${ids.program}/requirements` },
-      gql: { query: `{ programRequirements(program: "${ids.program}") { ${REQ} } }`, pick: (d) => ({ data: d.programRequirements, hasMore: false }) },
+      gql: {
+        query: `{ programRequirements(program: "${ids.program}") { ${REQ} } }`,
+        pick: (d) => ({ data: d.programRequirements, hasMore: false }),
+      },
     }),
-    unknown: { rest: { method: 'GET', path: '/programs/prog_nope/requirements' }, gql: { query: '{ programRequirements(program: "prog_nope") { id } }' } },
+    unknown: {
+      rest: { method: 'GET', path: '/programs/prog_nope/requirements' },
+      gql: { query: '{ programRequirements(program: "prog_nope") { id } }' },
+    },
   },
   {
     action: programs.removeRequirement,
@@ -192,7 +251,10 @@ const ROWS: Row[] = [
       rest: { method: 'DELETE', path: `/programs/${ids.program}/requirements/${ids.requirement}` },
       gql: { query: `mutation { deleteProgramRequirement(program: "${ids.program}", id: "${ids.requirement}") { id deleted } }` },
     }),
-    unknown: { rest: { method: 'DELETE', path: '/programs/prog_nope/requirements/req_nope' }, gql: { query: 'mutation { deleteProgramRequirement(program: "prog_nope", id: "req_nope") { id } }' } },
+    unknown: {
+      rest: { method: 'DELETE', path: '/programs/prog_nope/requirements/req_nope' },
+      gql: { query: 'mutation { deleteProgramRequirement(program: "prog_nope", id: "req_nope") { id } }' },
+    },
   },
 ];
 
@@ -204,7 +266,10 @@ const camel = (v: unknown): unknown => {
   return Object.fromEntries(
     Object.entries(v)
       .filter(([k]) => k !== 'object')
-      .map(([k, x]) => [k.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase()), ENUM_FIELDS.has(k) && typeof x === 'string' ? x.toUpperCase() : camel(x)]),
+      .map(([k, x]) => [
+        k.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase()),
+        ENUM_FIELDS.has(k) && typeof x === 'string' ? x.toUpperCase() : camel(x),
+      ]),
   );
 };
 /** What differs between two objects made the same way: their ids, times and secrets. */
@@ -225,7 +290,12 @@ async function sameError(token: string, c: Call & { gqlParam?: string }, code: s
 }
 
 it('every action declared for both fronts has a REST route and a GraphQL field bound to it, and a row below', () => {
-  const routes = [...webhookEndpointRoutes(t.app.deps), ...webhookDeliveryRoutes(t.app.deps), ...programRoutes(t.app.deps), ...eventRoutes(t.app.deps)];
+  const routes = [
+    ...webhookEndpointRoutes(t.app.deps),
+    ...webhookDeliveryRoutes(t.app.deps),
+    ...programRoutes(t.app.deps),
+    ...eventRoutes(t.app.deps),
+  ];
   const bound = new Map<string, string[]>();
   for (const type of Object.values(schema.getTypeMap())) {
     if (!isObjectType(type)) continue;
@@ -247,7 +317,10 @@ describe.each(ROWS.map((row) => [row.action.name, row] as const))('%s', (_name, 
   it('needs the same scope on both fronts', async () => {
     const { token: owner } = await buildOrgWithToken(t, SCOPES);
     const ids = (await row.setup?.(owner)) ?? {};
-    const { token } = await buildOrgWithToken(t, SCOPES.filter((s) => s !== row.action.scope));
+    const { token } = await buildOrgWithToken(
+      t,
+      SCOPES.filter((s) => s !== row.action.scope),
+    );
     const { r, g } = await sameError(token, { ...row.call(ids), gqlParam: undefined }, 'missing_scope');
     expect(r.status).toBe(403);
     expect(g.body.errors[0].message).toBe(r.body.error.message);

@@ -13,7 +13,8 @@ describe('GET /v1/platform/events', () => {
   test('returns the organization’s public events in ascending seq with the list envelope and event shape', async ({ app: t }) => {
     const { org, token } = await buildTenant(t, ['events:read']);
     const ids = [];
-    for (const type of ['assertion.created', 'assertion.revoked', 'enrollment.qualified']) ids.push(await emitEvent(t, org.id, type, { n: ids.length }));
+    for (const type of ['assertion.created', 'assertion.revoked', 'enrollment.qualified'])
+      ids.push(await emitEvent(t, org.id, type, { n: ids.length }));
     const res = await feed(token);
     expect(res.status).toBe(200);
     expect(res.body.object).toBe('list');
@@ -46,12 +47,19 @@ describe('GET /v1/platform/events', () => {
   test('internal (non-public) event types never leave the organization', async ({ app: t }) => {
     const { org, token } = await buildTenant(t, ['events:read']);
     const internal = await t.app.deps.db.transaction((tx) =>
-      appendEvent(t.app.deps, tx, { organizationId: org.id, type: 'webhook_endpoint.internal_audit', subject: { type: 'x', id: 'y' }, data: {} }),
+      appendEvent(t.app.deps, tx, {
+        organizationId: org.id,
+        type: 'webhook_endpoint.internal_audit',
+        subject: { type: 'x', id: 'y' },
+        data: {},
+      }),
     );
     const visible = await emitEvent(t, org.id);
     const res = await feed(token);
     expect(res.body.data.map((e: any) => e.id)).toEqual([visible]);
-    expect((await t.http.graphql(`{ event(id: "${internal}") { id } }`, {}, { token })).body.errors[0].extensions.code).toBe('resource_missing');
+    expect((await t.http.graphql(`{ event(id: "${internal}") { id } }`, {}, { token })).body.errors[0].extensions.code).toBe(
+      'resource_missing',
+    );
     expect((await feed(token, `?starting_after=${internal}`)).status).toBe(404);
   });
 
@@ -111,11 +119,26 @@ describe('GET /v1/platform/events', () => {
     );
     const nodes = gql.body.data.events.edges.map((e: any) => e.node);
     expect(nodes).toEqual(
-      rest.body.data.map((e: any) => ({ id: e.id, type: e.type, seq: e.seq, subject: e.subject, data: e.data, operation: e.operation, livemode: e.livemode, createdAt: e.created_at })),
+      rest.body.data.map((e: any) => ({
+        id: e.id,
+        type: e.type,
+        seq: e.seq,
+        subject: e.subject,
+        data: e.data,
+        operation: e.operation,
+        livemode: e.livemode,
+        createdAt: e.created_at,
+      })),
     );
     expect(gql.body.data.events.pageInfo.hasNextPage).toBe(rest.body.has_more);
-    const next = await t.http.graphql('query($after: String) { events(first: 2, after: $after) { edges { node { id } } } }', { after: gql.body.data.events.pageInfo.endCursor }, { token });
-    expect(next.body.data.events.edges.map((e: any) => e.node.id)).toEqual((await feed(token, `?starting_after=${rest.body.data[1].seq}`)).body.data.map((e: any) => e.id));
+    const next = await t.http.graphql(
+      'query($after: String) { events(first: 2, after: $after) { edges { node { id } } } }',
+      { after: gql.body.data.events.pageInfo.endCursor },
+      { token },
+    );
+    expect(next.body.data.events.edges.map((e: any) => e.node.id)).toEqual(
+      (await feed(token, `?starting_after=${rest.body.data[1].seq}`)).body.data.map((e: any) => e.id),
+    );
     const one = await t.http.graphql(`{ event(id: "${rest.body.data[0].id}") { id seq } }`, {}, { token });
     expect(one.body.data.event).toEqual({ id: rest.body.data[0].id, seq: rest.body.data[0].seq });
     const bad = await t.http.graphql('{ events(first: 1, type: "nope") { edges { cursor } } }', {}, { token });

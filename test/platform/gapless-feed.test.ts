@@ -5,7 +5,9 @@ import { appTest, buildTenant } from '../support/kit.ts';
 
 const test = appTest();
 
-test('a reader tailing with starting_after sees every event exactly once, in seq order, while concurrent writers commit out of order', async ({ app: t }) => {
+test('a reader tailing with starting_after sees every event exactly once, in seq order, while concurrent writers commit out of order', async ({
+  app: t,
+}) => {
   const { org, token } = await buildTenant(t, ['events:read']);
   const WRITERS = 8;
   const PER_WRITER = 15;
@@ -16,7 +18,12 @@ test('a reader tailing with starting_after sees every event exactly once, in seq
     for (let i = 0; i < PER_WRITER; i++) {
       const id = await t.app.deps.db.transaction(async (tx) => {
         await sleep(Math.random() * 8);
-        const id = await appendEvent(t.app.deps, tx, { organizationId: org.id, type: 'assertion.created', subject: { type: 'entity', id: `w${w}` }, data: { i } });
+        const id = await appendEvent(t.app.deps, tx, {
+          organizationId: org.id,
+          type: 'assertion.created',
+          subject: { type: 'entity', id: `w${w}` },
+          data: { i },
+        });
         await sleep(Math.random() * 8);
         return id;
       });
@@ -50,7 +57,7 @@ test('a reader tailing with starting_after sees every event exactly once, in seq
 test('events committed by a process that died before sequencing them are picked up by the periodic sweep', async ({ app: t }) => {
   const { org, token } = await buildTenant(t, ['events:read']);
   // Insert directly, as a crashed writer would have left it: committed, never sequenced, no kick.
-  const id = 'evt_' + '0'.repeat(31) + '1';
+  const id = `evt_${'0'.repeat(31)}1`;
   await t.app.deps.db.prisma.event.create({
     data: { id, organizationId: org.id, type: 'payout.created', subjectType: 'payout', subjectId: 'po_1', data: {} },
   });

@@ -35,7 +35,12 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
   test('the same key with a different body is 409 idempotency_key_conflict', async ({ app: t }) => {
     const { org, token } = await buildTenant(t, WRITE);
     expect((await rest(t, token).create(body, key('k'))).status).toBe(201);
-    expectError(await rest(t, token).create({ ...body, description: 'other' }, key('k')), 409, 'idempotency_key_conflict', 'Idempotency-Key');
+    expectError(
+      await rest(t, token).create({ ...body, description: 'other' }, key('k')),
+      409,
+      'idempotency_key_conflict',
+      'Idempotency-Key',
+    );
     expect(await endpointCount(t, org.id)).toBe(1);
   });
 
@@ -194,7 +199,9 @@ describe('Idempotency on GraphQL mutations', () => {
 
   test('10 concurrent GraphQL creates with one key make one endpoint', async ({ app: t }) => {
     const { org, token } = await buildTenant(t, WRITE);
-    const results = await Promise.all(Array.from({ length: 10 }, () => t.http.graphql(GQL.create, { url: body.url }, { token, headers: key('g-burst') })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => t.http.graphql(GQL.create, { url: body.url }, { token, headers: key('g-burst') })),
+    );
     const ids = new Set(results.map((r) => r.body.data?.createWebhookEndpoint?.id));
     expect(ids.size).toBe(1);
     expect([...ids][0]).toMatch(/^we_/);

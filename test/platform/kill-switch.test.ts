@@ -4,7 +4,9 @@ import { appTest, buildTenant } from '../support/kit.ts';
 /** Own file: the kill switch is process-wide state. */
 const test = appTest();
 
-test('an engaged kill switch answers 503 developer_access_paused on every Surface B route and GraphQL operation, before auth', async ({ app: t }) => {
+test('an engaged kill switch answers 503 developer_access_paused on every Surface B route and GraphQL operation, before auth', async ({
+  app: t,
+}) => {
   const { token } = await buildTenant(t, ['events:read', 'webhooks:write']);
   const set = (engaged: boolean) => t.http.post('/operator/kill_switch', { engaged }, { token: t.operatorToken });
   expect((await set(true)).status).toBe(200);

@@ -15,7 +15,11 @@ const PER_WRITER = 15;
 
 /** Every seq the organization's log holds (public and internal events), in seq order. */
 async function logSeqs(organizationId: string): Promise<number[]> {
-  const rows = await t.app.deps.db.prisma.event.findMany({ where: { organizationId, seq: { not: null } }, orderBy: { seq: 'asc' }, select: { seq: true } });
+  const rows = await t.app.deps.db.prisma.event.findMany({
+    where: { organizationId, seq: { not: null } },
+    orderBy: { seq: 'asc' },
+    select: { seq: true },
+  });
   return rows.map((r) => Number(r.seq));
 }
 
@@ -35,7 +39,9 @@ async function tail(token: string, n: number, done: () => boolean): Promise<{ id
   return seen;
 }
 
-test('concurrent writers in two organizations get dense per-organization seqs in commit order, seen exactly once by feed tailers and live subscribers', async ({ app: t }) => {
+test('concurrent writers in two organizations get dense per-organization seqs in commit order, seen exactly once by feed tailers and live subscribers', async ({
+  app: t,
+}) => {
   const orgs = [await buildTenant(t, ['events:read']), await buildTenant(t, ['events:read'])];
   const live = orgs.map((o) => new SseSubscription(t.origin, o.token, { startingAfter: '0' }));
   const written = orgs.map(() => [] as string[]);
@@ -47,7 +53,12 @@ test('concurrent writers in two organizations get dense per-organization seqs in
       for (let i = 0; i < PER_WRITER; i++) {
         const id = await t.app.deps.db.transaction(async (tx) => {
           await sleep(Math.random() * 6);
-          const id = await appendEvent(t.app.deps, tx, { organizationId: o.org.id, type: 'assertion.created', subject: { type: 'entity', id: `w${w}` }, data: { i } });
+          const id = await appendEvent(t.app.deps, tx, {
+            organizationId: o.org.id,
+            type: 'assertion.created',
+            subject: { type: 'entity', id: `w${w}` },
+            data: { i },
+          });
           await sleep(Math.random() * 6);
           return id;
         });
@@ -70,7 +81,10 @@ test('concurrent writers in two organizations get dense per-organization seqs in
     for (let i = 1; i < seen[k]!.length; i++) expect(seen[k]![i]!.seq).toBe(seen[k]![i - 1]!.seq + 1);
     // The live stream tails the global log and hands each organization its own events in the same order.
     const s = live[k]!;
-    await waitUntil(() => s.events.length >= WRITERS * PER_WRITER || s.errors.length > 0, () => `live events (got ${s.events.length})`);
+    await waitUntil(
+      () => s.events.length >= WRITERS * PER_WRITER || s.errors.length > 0,
+      () => `live events (got ${s.events.length})`,
+    );
     expect(s.errors).toEqual([]);
     expect(s.events.map((e) => [e.id, e.seq])).toEqual(seen[k]!.map((e) => [e.id, e.seq]));
   }
@@ -81,7 +95,16 @@ test('an organization continues from its own maximum: events numbered before the
   const { org, token } = await buildTenant(t, ['events:read']);
   // A row as the global sequencer left it: a high seq, and that seq as its position (the migration's backfill).
   const legacy = await t.app.deps.db.prisma.event.create({
-    data: { id: 'evt_' + '0'.repeat(30) + '42', organizationId: org.id, type: 'payout.created', subjectType: 'payout', subjectId: 'po_1', data: {}, seq: 900_000_000n, position: -1n },
+    data: {
+      id: `evt_${'0'.repeat(30)}42`,
+      organizationId: org.id,
+      type: 'payout.created',
+      subjectType: 'payout',
+      subjectId: 'po_1',
+      data: {},
+      seq: 900_000_000n,
+      position: -1n,
+    },
   });
   const id = await t.app.deps.db.transaction((tx) =>
     appendEvent(t.app.deps, tx, { organizationId: org.id, type: 'payout.settled', subject: { type: 'payout', id: 'po_1' }, data: {} }),

@@ -7,7 +7,9 @@ const test = appTest({ config: { rateLimitPerSecond: 1, rateLimitBurst: 3 } });
 const VIEWER = '{ viewer { scopes brand { slug } } }';
 
 describe('Surface B rate limit', () => {
-  test('a token past its bucket gets 429 rate_limited with Retry-After; other tokens are unaffected; it refills over time', async ({ app: small }) => {
+  test('a token past its bucket gets 429 rate_limited with Retry-After; other tokens are unaffected; it refills over time', async ({
+    app: small,
+  }) => {
     const org = await buildOrg(small);
     const a = await buildToken(small, org, ['events:read']);
     const b = await buildToken(small, org, ['events:read']);

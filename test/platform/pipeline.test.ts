@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { appTest, expectPlatformError, buildOrg, buildTenant, buildToken, type TestApp } from '../support/kit.ts';
+import { appTest, expectPlatformError, buildOrg, buildTenant, buildToken } from '../support/kit.ts';
 
 /** The Surface B request pipeline, in the spec's order, on REST and GraphQL alike. */
 const test = appTest();
@@ -19,7 +19,11 @@ describe('Surface B request pipeline', () => {
   test('no bearer header is 401 platform_token_required; no body token and no cookie are accepted', async ({ app: t }) => {
     expectPlatformError(await t.http.get('/v1/platform/events'), 401, 'platform_token_required');
     const { token } = await buildTenant(t, ['webhooks:write']);
-    const res = await t.http.post('/v1/platform/webhook_endpoints', { url: 'https://example.com/hook', token }, { headers: { cookie: `token=${token}` } });
+    const res = await t.http.post(
+      '/v1/platform/webhook_endpoints',
+      { url: 'https://example.com/hook', token },
+      { headers: { cookie: `token=${token}` } },
+    );
     expectPlatformError(res, 401, 'platform_token_required');
     const gql = await t.http.graphql(VIEWER);
     expect(gql.status).toBe(401);
@@ -27,14 +31,22 @@ describe('Surface B request pipeline', () => {
   });
 
   test('authentication runs before id lookup: an unauthenticated request for any id is 401, never 404', async ({ app: t }) => {
-    for (const path of ['/v1/platform/webhook_endpoints/we_00000000000000000000000000000000', '/v1/platform/webhook_endpoints/nonsense', '/v1/platform/no_such_route']) {
+    for (const path of [
+      '/v1/platform/webhook_endpoints/we_00000000000000000000000000000000',
+      '/v1/platform/webhook_endpoints/nonsense',
+      '/v1/platform/no_such_route',
+    ]) {
       expectPlatformError(await t.http.get(path), 401, 'platform_token_required');
       expectPlatformError(await t.http.delete(path, { token: 'sk_platform_live_garbage' }), 401, 'invalid_token');
     }
   });
 
   test('unknown, revoked and expired keys are 401; a pk_live_ key is 403 publishable_key_not_allowed', async ({ app: t }) => {
-    expectPlatformError(await t.http.get('/v1/platform/events', { token: 'sk_platform_live_000000000000000000000000000000000000' }), 401, 'invalid_token');
+    expectPlatformError(
+      await t.http.get('/v1/platform/events', { token: 'sk_platform_live_000000000000000000000000000000000000' }),
+      401,
+      'invalid_token',
+    );
     expectPlatformError(await t.http.get('/v1/platform/events', { token: 'pk_live_abc' }), 403, 'publishable_key_not_allowed');
 
     const org = await buildOrg(t);
@@ -61,12 +73,17 @@ describe('Surface B request pipeline', () => {
     expect(await brandOf(org.brands[1]!.id)).toBe('beta');
   });
 
-  test('an unresolvable brand is 400 brand_not_found, identical for another organization’s brand and a nonexistent one', async ({ app: t }) => {
+  test('an unresolvable brand is 400 brand_not_found, identical for another organization’s brand and a nonexistent one', async ({
+    app: t,
+  }) => {
     const mine = await buildOrg(t);
     const other = await buildOrg(t, { brands: ['theirs'] });
     const { secret } = await buildToken(t, mine, ['events:read']);
     const foreign = await t.http.get('/v1/platform/events', { token: secret, headers: { 'service-brand': other.brands[0]!.id } });
-    const nowhere = await t.http.get('/v1/platform/events', { token: secret, headers: { 'service-brand': 'brand_00000000000000000000000000000000' } });
+    const nowhere = await t.http.get('/v1/platform/events', {
+      token: secret,
+      headers: { 'service-brand': 'brand_00000000000000000000000000000000' },
+    });
     const foreignSlug = await t.http.get('/v1/platform/events', { token: secret, headers: { 'service-brand': 'theirs' } });
     for (const res of [foreign, nowhere, foreignSlug]) expectPlatformError(res, 400, 'brand_not_found');
     const strip = (b: any) => ({ ...b.error, request_id: undefined, message: b.error.message.replace(/'[^']*'/, "'x'") });
@@ -94,7 +111,10 @@ describe('Surface B request pipeline', () => {
   test('legacy program_members:* scopes on an already-issued token grant relationships:*', async ({ app: t }) => {
     const { token, tokenId } = await buildTenant(t, ['events:read']);
     // Tokens can no longer be issued with legacy scopes; emulate one issued before the rename.
-    await t.app.deps.db.prisma.platformToken.update({ where: { id: tokenId }, data: { scopes: ['events:read', 'program_members:read', 'program_members:write'] } });
+    await t.app.deps.db.prisma.platformToken.update({
+      where: { id: tokenId },
+      data: { scopes: ['events:read', 'program_members:read', 'program_members:write'] },
+    });
     const gql = await t.http.graphql(VIEWER, {}, { token });
     expect(gql.body.data.viewer.scopes).toEqual(expect.arrayContaining(['relationships:read', 'relationships:write']));
     expect(gql.body.data.viewer.scopes).not.toContain('program_members:read');

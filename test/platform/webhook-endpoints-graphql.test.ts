@@ -28,13 +28,24 @@ async function sameError(restCall: Promise<any>, gqlCall: Promise<any>, code: st
 describe('REST/GraphQL parity', () => {
   it('createWebhookEndpoint: the same endpoint shape, secret included, and the same validation codes', async () => {
     const { org, token } = await buildOrgWithToken(t, WRITE);
-    const g = await gql(token, GQL.create, { url: 'https://g.example/in', description: 'via gql', enabledEvents: ['program_member.created'] });
+    const g = await gql(token, GQL.create, {
+      url: 'https://g.example/in',
+      description: 'via gql',
+      enabledEvents: ['program_member.created'],
+    });
     expect(g.body.errors, g.text).toBeUndefined();
     const created = g.body.data.createWebhookEndpoint;
     expect(created.secret).toMatch(/^whsec_/);
     const viaRest = (await rest(t, token).get(created.id)).body.webhook_endpoint;
     expect(created).toEqual({ ...camel(viaRest), secret: created.secret });
-    expect(created).toMatchObject({ url: 'https://g.example/in', description: 'via gql', enabledEvents: ['program_member.created'], status: 'ENABLED', rotatedAt: null, livemode: true });
+    expect(created).toMatchObject({
+      url: 'https://g.example/in',
+      description: 'via gql',
+      enabledEvents: ['program_member.created'],
+      status: 'ENABLED',
+      rotatedAt: null,
+      livemode: true,
+    });
 
     const r = await createEndpoint(t, token, { description: 'via rest' });
     expect(Object.keys(camel(r)).sort()).toEqual(Object.keys(created).sort());
@@ -74,7 +85,8 @@ describe('REST/GraphQL parity', () => {
     expect(p2.edges.map((e: any) => e.node.id)).toEqual(rp2.data.map((e: any) => e.id));
     expect(p2.pageInfo.hasNextPage).toBe(false);
 
-    for (const first of [0, 101]) await sameError(rest(t, token).list(`?limit=${first}`), gql(token, GQL.list, { first }), 'invalid_request', 'first');
+    for (const first of [0, 101])
+      await sameError(rest(t, token).list(`?limit=${first}`), gql(token, GQL.list, { first }), 'invalid_request', 'first');
     const ghost = `we_${'0'.repeat(32)}`;
     await sameError(rest(t, token).list(`?starting_after=${ghost}`), gql(token, GQL.list, { after: ghost }), 'resource_missing', 'after');
     expect(gqlCode(await gql(token, `{ webhookEndpoints(last: 1) { edges { cursor } } }`))).toBe('invalid_request');
@@ -99,23 +111,44 @@ describe('REST/GraphQL parity', () => {
     const g = await gql(token, GQL.update, { id: e.id, status: 'DISABLED' });
     expect(g.body.errors, g.text).toBeUndefined();
     expect(g.body.data.updateWebhookEndpoint).toEqual(camel((await rest(t, token).get(e.id)).body.webhook_endpoint));
-    expect(g.body.data.updateWebhookEndpoint).toMatchObject({ status: 'DISABLED', description: 'keep', enabledEvents: ['payout.created'], url: e.url });
+    expect(g.body.data.updateWebhookEndpoint).toMatchObject({
+      status: 'DISABLED',
+      description: 'keep',
+      enabledEvents: ['payout.created'],
+      url: e.url,
+    });
 
     const g2 = await gql(token, GQL.update, { id: e.id, url: 'http://127.0.0.1:4000/h', enabledEvents: ['payout.failed'] });
-    expect(g2.body.data.updateWebhookEndpoint).toMatchObject({ status: 'DISABLED', description: 'keep', enabledEvents: ['payout.failed'], url: 'http://127.0.0.1:4000/h' });
+    expect(g2.body.data.updateWebhookEndpoint).toMatchObject({
+      status: 'DISABLED',
+      description: 'keep',
+      enabledEvents: ['payout.failed'],
+      url: 'http://127.0.0.1:4000/h',
+    });
     // An explicit null description clears it, as in REST.
     const g3 = await gql(token, GQL.update, { id: e.id, description: null });
     expect(g3.body.data.updateWebhookEndpoint.description).toBeNull();
     const r3 = await rest(t, token).update(e.id, { description: null });
-    expect(camel(r3.body.webhook_endpoint)).toEqual({ ...g3.body.data.updateWebhookEndpoint, updatedAt: r3.body.webhook_endpoint.updated_at });
+    expect(camel(r3.body.webhook_endpoint)).toEqual({
+      ...g3.body.data.updateWebhookEndpoint,
+      updatedAt: r3.body.webhook_endpoint.updated_at,
+    });
 
-    await sameError(rest(t, token).update(e.id, { url: 'http://10.0.0.1' }), gql(token, GQL.update, { id: e.id, url: 'http://10.0.0.1' }), 'invalid_request');
+    await sameError(
+      rest(t, token).update(e.id, { url: 'http://10.0.0.1' }),
+      gql(token, GQL.update, { id: e.id, url: 'http://10.0.0.1' }),
+      'invalid_request',
+    );
     await sameError(
       rest(t, token).update(e.id, { enabled_events: ['bogus.type'] }),
       gql(token, GQL.update, { id: e.id, enabledEvents: ['bogus.type'] }),
       'invalid_event_type',
     );
-    await sameError(rest(t, other.token).update(e.id, { status: 'enabled' }), gql(other.token, GQL.update, { id: e.id, status: 'ENABLED' }), 'resource_missing');
+    await sameError(
+      rest(t, other.token).update(e.id, { status: 'enabled' }),
+      gql(other.token, GQL.update, { id: e.id, status: 'ENABLED' }),
+      'resource_missing',
+    );
     const badStatus = await gql(token, GQL.update, { id: e.id, status: 'paused' });
     expect(badStatus.body.errors).toHaveLength(1);
     expect((await rest(t, token).get(e.id)).body.webhook_endpoint.status).toBe('disabled');

@@ -31,7 +31,12 @@ export async function createEndpoint(t: TestApp, token: string, body: Record<str
 export { expectPlatformError as expectError } from '../support/errors.ts';
 
 /** The error body without the per-request id, to compare two errors. */
-export const errorShape = (res: HttpResponse) => ({ status: res.status, code: res.body.error.code, param: res.body.error.param, message: res.body.error.message });
+export const errorShape = (res: HttpResponse) => ({
+  status: res.status,
+  code: res.body.error.code,
+  param: res.body.error.param,
+  message: res.body.error.message,
+});
 
 export async function endpointCount(t: TestApp, organizationId: string) {
   return t.app.deps.db.prisma.webhookEndpoint.count({ where: { organizationId } });

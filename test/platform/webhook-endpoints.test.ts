@@ -18,7 +18,11 @@ const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 describe('create', () => {
   it('answers 201 with the wrapped endpoint and a whsec_ secret of 32 random bytes', async () => {
     const { token } = await buildOrgWithToken(t, WRITE);
-    const res = await rest(t, token).create({ url: 'https://hooks.example.com/in', description: 'main', enabled_events: ['distribution.live'] });
+    const res = await rest(t, token).create({
+      url: 'https://hooks.example.com/in',
+      description: 'main',
+      enabled_events: ['distribution.live'],
+    });
     expect(res.status, res.text).toBe(201);
     expect(Object.keys(res.body)).toEqual(['webhook_endpoint']);
     const e = res.body.webhook_endpoint;
@@ -45,7 +49,11 @@ describe('create', () => {
     expect(camel.enabled_events).toEqual(['payout.created']);
     const snake = await createEndpoint(t, token, { enabled_events: ['payout.failed'] });
     expect(snake.enabled_events).toEqual(['payout.failed']);
-    const both = await rest(t, token).create({ url: 'https://a.example', enabledEvents: ['payout.created'], enabled_events: ['payout.created'] });
+    const both = await rest(t, token).create({
+      url: 'https://a.example',
+      enabledEvents: ['payout.created'],
+      enabled_events: ['payout.created'],
+    });
     expectError(both, 400, 'invalid_request', 'enabled_events');
     expect(await endpointCount(t, org.id)).toBe(2);
   });
@@ -99,7 +107,12 @@ describe('description and enabled_events', () => {
   it('description: 500 characters ok, 501 refused', async () => {
     const { org, token } = await buildOrgWithToken(t, WRITE);
     await createEndpoint(t, token, { description: 'd'.repeat(500) });
-    expectError(await rest(t, token).create({ url: 'https://a.example', description: 'd'.repeat(501) }), 400, 'invalid_request', 'description');
+    expectError(
+      await rest(t, token).create({ url: 'https://a.example', description: 'd'.repeat(501) }),
+      400,
+      'invalid_request',
+      'description',
+    );
     expect(await endpointCount(t, org.id)).toBe(1);
   });
 
@@ -107,7 +120,12 @@ describe('description and enabled_events', () => {
     const { token } = await buildOrgWithToken(t, WRITE);
     const hundred = Array.from({ length: 100 }, () => 'payout.created');
     expect((await rest(t, token).create({ url: 'https://a.example', enabled_events: hundred })).status).toBe(201);
-    expectError(await rest(t, token).create({ url: 'https://a.example', enabled_events: [...hundred, 'payout.created'] }), 400, 'invalid_request', 'enabled_events');
+    expectError(
+      await rest(t, token).create({ url: 'https://a.example', enabled_events: [...hundred, 'payout.created'] }),
+      400,
+      'invalid_request',
+      'enabled_events',
+    );
   });
 
   it('unknown types are 400 invalid_event_type naming every offender', async () => {
@@ -227,10 +245,13 @@ describe('organization scoping and ids', () => {
     expect(still.body.webhook_endpoint.description).toBeNull();
   });
 
-  it.each(['evt_0123456789abcdef0123456789abcdef', 'we_123', 'WE_0123456789ABCDEF0123456789ABCDEF', 'x', '%00'])('id %s is 404', async (id) => {
-    const { token } = await buildOrgWithToken(t, WRITE);
-    expectError(await rest(t, token).get(encodeURIComponent(id)), 404, 'resource_missing');
-  });
+  it.each(['evt_0123456789abcdef0123456789abcdef', 'we_123', 'WE_0123456789ABCDEF0123456789ABCDEF', 'x', '%00'])(
+    'id %s is 404',
+    async (id) => {
+      const { token } = await buildOrgWithToken(t, WRITE);
+      expectError(await rest(t, token).get(encodeURIComponent(id)), 404, 'resource_missing');
+    },
+  );
 
   it('an unauthenticated request for any id is 401, never 404', async () => {
     const { token } = await buildOrgWithToken(t, WRITE);
@@ -258,7 +279,12 @@ describe('update', () => {
     expect(res.body).toEqual({ webhook_endpoint: { ...before, status: 'disabled', updated_at: t.clock.now().toISOString() } });
 
     const back = await rest(t, token).update(e.id, { status: 'enabled', enabledEvents: ['payout.settled', 'program_member.ended'] });
-    expect(back.body.webhook_endpoint).toMatchObject({ status: 'enabled', enabled_events: ['payout.settled', 'program_member.ended'], description: 'keep', url: e.url });
+    expect(back.body.webhook_endpoint).toMatchObject({
+      status: 'enabled',
+      enabled_events: ['payout.settled', 'program_member.ended'],
+      description: 'keep',
+      url: e.url,
+    });
 
     const moved = await rest(t, token).update(e.id, { url: 'http://localhost:9000/x', description: 'new' });
     expect(moved.body.webhook_endpoint).toMatchObject({ url: 'http://localhost:9000/x', description: 'new', status: 'enabled' });
@@ -268,7 +294,12 @@ describe('update', () => {
 
     const empty = await rest(t, token).update(e.id, {});
     expect(empty.status).toBe(200);
-    expect(empty.body.webhook_endpoint).toMatchObject({ description: null, enabled_events: [], url: 'http://localhost:9000/x', status: 'enabled' });
+    expect(empty.body.webhook_endpoint).toMatchObject({
+      description: null,
+      enabled_events: [],
+      url: 'http://localhost:9000/x',
+      status: 'enabled',
+    });
     expect((await rest(t, token).get(e.id)).body).toEqual({ webhook_endpoint: empty.body.webhook_endpoint });
   });
 
@@ -397,7 +428,10 @@ describe('scopes and brand', () => {
     const [main, second] = org.brands;
     const viaMain = (await rest(t, token).create({ url: 'https://a.example' }, { 'Service-Brand': main!.slug })).body.webhook_endpoint;
     const viaSecond = (await rest(t, token).create({ url: 'https://b.example' }, { 'Service-Brand': second!.id })).body.webhook_endpoint;
-    const ids = (b: string) => rest(t, token).list('', { 'Service-Brand': b }).then((r) => r.body.data.map((e: any) => e.id));
+    const ids = (b: string) =>
+      rest(t, token)
+        .list('', { 'Service-Brand': b })
+        .then((r) => r.body.data.map((e: any) => e.id));
     expect(await ids(main!.id)).toEqual([viaSecond.id, viaMain.id]);
     expect(await ids(second!.slug)).toEqual([viaSecond.id, viaMain.id]);
     expect(await ids('')).toEqual([viaSecond.id, viaMain.id]);
@@ -427,7 +461,11 @@ describe('bad input', () => {
 
   it('a non-JSON content type is refused', async () => {
     const { org, token } = await buildOrgWithToken(t, WRITE);
-    const res = await t.http.post(WE, undefined, { token, raw: 'url=https://a.example', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const res = await t.http.post(WE, undefined, {
+      token,
+      raw: 'url=https://a.example',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     expect(res.body.error.request_id).toBe(res.headers.get('request-id'));

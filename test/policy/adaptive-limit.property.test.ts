@@ -4,28 +4,48 @@ import { AdaptiveLimit, congestion } from '../../src/domain/webhook/concurrency.
 
 /** Properties of the adaptive per-endpoint concurrency policy (src/domain/webhook/concurrency.ts); the examples live in test/delivery/concurrency.test.ts. */
 const outcome = fc.oneof(
-  fc.record({ ok: fc.constant(true), statusCode: fc.constant(200), error: fc.constant(null), durationMs: fc.integer({ min: 1, max: 5000 }) }),
-  fc.record({ ok: fc.constant(false), statusCode: fc.constantFrom(400, 404, 429, 500, 503), error: fc.constant(null), durationMs: fc.integer({ min: 1, max: 5000 }) }),
-  fc.record({ ok: fc.constant(false), statusCode: fc.constant(null), error: fc.constantFrom('timeout', 'ECONNREFUSED', 'destination_refused: private'), durationMs: fc.integer({ min: 1, max: 5000 }) }),
+  fc.record({
+    ok: fc.constant(true),
+    statusCode: fc.constant(200),
+    error: fc.constant(null),
+    durationMs: fc.integer({ min: 1, max: 5000 }),
+  }),
+  fc.record({
+    ok: fc.constant(false),
+    statusCode: fc.constantFrom(400, 404, 429, 500, 503),
+    error: fc.constant(null),
+    durationMs: fc.integer({ min: 1, max: 5000 }),
+  }),
+  fc.record({
+    ok: fc.constant(false),
+    statusCode: fc.constant(null),
+    error: fc.constantFrom('timeout', 'ECONNREFUSED', 'destination_refused: private'),
+    durationMs: fc.integer({ min: 1, max: 5000 }),
+  }),
 );
 
 describe('AdaptiveLimit', () => {
   it('the limit stays within 1..ceiling and in-flight counts every started attempt until it finishes, whatever the outcomes', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 32 }), fc.integer({ min: 1, max: 64 }), fc.array(fc.tuple(fc.integer({ min: 1, max: 8 }), outcome), { maxLength: 100 }), (initial, ceiling, rounds) => {
-        const l = new AdaptiveLimit({ initial, ceiling });
-        expect(l.limit).toBe(Math.max(1, Math.min(initial, ceiling)));
-        let now = 0;
-        for (const [n, o] of rounds) {
-          const tokens = Array.from({ length: n }, () => l.start(now++));
-          expect(l.inFlight).toBe(n);
-          for (const tk of tokens) l.finish(tk, o);
-          expect(l.inFlight).toBe(0);
-          expect(l.limit).toBeGreaterThanOrEqual(1);
-          expect(l.limit).toBeLessThanOrEqual(ceiling);
-          expect(l.free).toBe(l.limit);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 32 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 8 }), outcome), { maxLength: 100 }),
+        (initial, ceiling, rounds) => {
+          const l = new AdaptiveLimit({ initial, ceiling });
+          expect(l.limit).toBe(Math.max(1, Math.min(initial, ceiling)));
+          let now = 0;
+          for (const [n, o] of rounds) {
+            const tokens = Array.from({ length: n }, () => l.start(now++));
+            expect(l.inFlight).toBe(n);
+            for (const tk of tokens) l.finish(tk, o);
+            expect(l.inFlight).toBe(0);
+            expect(l.limit).toBeGreaterThanOrEqual(1);
+            expect(l.limit).toBeLessThanOrEqual(ceiling);
+            expect(l.free).toBe(l.limit);
+          }
+        },
+      ),
     );
   });
 
@@ -42,11 +62,20 @@ describe('AdaptiveLimit', () => {
 
   it('answers that say nothing about load (4xx other than 429, refused destinations) never move the limit', () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.constantFrom(400, 401, 404, 410, 422).map((statusCode) => ({ statusCode, error: null })), fc.constant({ statusCode: null, error: 'destination_refused: loopback' })), { maxLength: 50 }), (answers) => {
-        const l = new AdaptiveLimit({ initial: 6, ceiling: 64 });
-        for (const a of answers) l.finish(l.start(0), { ok: false, durationMs: 5, ...a });
-        expect(l.limit).toBe(6);
-      }),
+      fc.property(
+        fc.array(
+          fc.oneof(
+            fc.constantFrom(400, 401, 404, 410, 422).map((statusCode) => ({ statusCode, error: null })),
+            fc.constant({ statusCode: null, error: 'destination_refused: loopback' }),
+          ),
+          { maxLength: 50 },
+        ),
+        (answers) => {
+          const l = new AdaptiveLimit({ initial: 6, ceiling: 64 });
+          for (const a of answers) l.finish(l.start(0), { ok: false, durationMs: 5, ...a });
+          expect(l.limit).toBe(6);
+        },
+      ),
     );
   });
 });

@@ -10,7 +10,8 @@ import { LEGACY_EVENT_ALIASES, PUBLIC_EVENT_TYPES } from '../../src/domain/event
  * pure: no dependency is touched (brand lookups are covered in test/filters).
  */
 const NO_DEPS = {} as Deps;
-const parse = (input: Parameters<typeof parseEventFilter>[2], params?: typeof GRAPHQL_PARAMS) => parseEventFilter(NO_DEPS, 'org_x', input, params);
+const parse = (input: Parameters<typeof parseEventFilter>[2], params?: typeof GRAPHQL_PARAMS) =>
+  parseEventFilter(NO_DEPS, 'org_x', input, params);
 
 async function refusal(p: Promise<unknown>): Promise<{ code: string; param: string | null }> {
   const err = await p.then(
@@ -34,12 +35,16 @@ describe('parseEventFilter', () => {
 
   it('equal filters have equal keys whatever the order or repetition of entries, and legacy spellings become canonical', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.subarray([...PUBLIC_EVENT_TYPES], { minLength: 1, maxLength: MAX_FILTER_ENTRIES }), fc.subarray(['a', 'b', 'c', 'd'], { minLength: 1 }), async (types, subjects) => {
-        const a = await parse({ types, subject_types: subjects });
-        const b = await parse({ types: [...types].reverse().concat(types[0]!), subject_types: [...subjects].reverse() });
-        expect(a.key).toBe(b.key);
-        expect(a.types).toEqual([...new Set(types)].sort());
-      }),
+      fc.asyncProperty(
+        fc.subarray([...PUBLIC_EVENT_TYPES], { minLength: 1, maxLength: MAX_FILTER_ENTRIES }),
+        fc.subarray(['a', 'b', 'c', 'd'], { minLength: 1 }),
+        async (types, subjects) => {
+          const a = await parse({ types, subject_types: subjects });
+          const b = await parse({ types: [...types].reverse().concat(types[0]!), subject_types: [...subjects].reverse() });
+          expect(a.key).toBe(b.key);
+          expect(a.types).toEqual([...new Set(types)].sort());
+        },
+      ),
     );
     const [legacy, canonical] = Object.entries(LEGACY_EVENT_ALIASES)[0]!;
     expect((await parse({ types: [legacy] })).types).toEqual([canonical]);

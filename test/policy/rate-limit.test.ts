@@ -84,6 +84,12 @@ describe('TokenBuckets', () => {
 describe('requestCost', () => {
   it('is 1 up to 100 list items, then 1 more per started 100', () => {
     expect([0, 1, 100, 101, 200, 201, 3000].map(requestCost)).toEqual([1, 1, 1, 2, 2, 3, 30]);
-    fc.assert(fc.property(fc.nat(1e6), fc.nat(1e6), (a, b) => void expect(requestCost(Math.min(a, b))).toBeLessThanOrEqual(requestCost(Math.max(a, b)))));
+    fc.assert(
+      fc.property(
+        fc.nat(1e6),
+        fc.nat(1e6),
+        (a, b) => void expect(requestCost(Math.min(a, b))).toBeLessThanOrEqual(requestCost(Math.max(a, b))),
+      ),
+    );
   });
 });

@@ -25,13 +25,25 @@ describe('withJitter', () => {
   it('is the delay itself at the middle of the range and grows with the random draw', () => {
     expect(withJitter(1000, () => 0.5)).toBe(1000);
     expect(withJitter(1000, () => 0)).toBe(900);
-    fc.assert(fc.property(fc.integer({ min: 1, max: 1e9 }), unit, unit, (delay, a, b) => void expect(withJitter(delay, () => Math.min(a, b))).toBeLessThanOrEqual(withJitter(delay, () => Math.max(a, b)))));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 1e9 }),
+        unit,
+        unit,
+        (delay, a, b) => void expect(withJitter(delay, () => Math.min(a, b))).toBeLessThanOrEqual(withJitter(delay, () => Math.max(a, b))),
+      ),
+    );
   });
 });
 
 describe('nextState', () => {
   it('a successful attempt is succeeded with nothing due, whatever the count', () => {
-    fc.assert(fc.property(fc.nat(10), (made) => void expect(nextState(ok, made, SCHEDULE, NOW)).toEqual({ status: 'succeeded', nextAttemptAt: null })));
+    fc.assert(
+      fc.property(
+        fc.nat(10),
+        (made) => void expect(nextState(ok, made, SCHEDULE, NOW)).toEqual({ status: 'succeeded', nextAttemptAt: null }),
+      ),
+    );
   });
 
   it('a failed attempt before the schedule runs out is failing, due after that step of the schedule (jittered)', () => {
@@ -45,13 +57,25 @@ describe('nextState', () => {
   });
 
   it('a failed attempt after the last scheduled one is exhausted with nothing due', () => {
-    fc.assert(fc.property(fc.integer({ min: SCHEDULE.length, max: 50 }), (made) => void expect(nextState(fail, made, SCHEDULE, NOW)).toEqual({ status: 'exhausted', nextAttemptAt: null })));
+    fc.assert(
+      fc.property(
+        fc.integer({ min: SCHEDULE.length, max: 50 }),
+        (made) => void expect(nextState(fail, made, SCHEDULE, NOW)).toEqual({ status: 'exhausted', nextAttemptAt: null }),
+      ),
+    );
     expect(nextState(fail, 0, [], NOW)).toEqual({ status: 'exhausted', nextAttemptAt: null });
   });
 
   it('a timeout or a refused destination counts as a failure like a 5xx', () => {
-    for (const outcome of <AttemptOutcome[]>[{ ...fail, statusCode: null, error: 'timeout' }, { ...fail, statusCode: null, error: 'destination_refused: private address' }, { ...fail, statusCode: 404 }]) {
-      expect(nextState(outcome, 0, SCHEDULE, NOW, () => 0.5)).toEqual({ status: 'failing', nextAttemptAt: new Date(NOW.getTime() + SCHEDULE[0]!) });
+    for (const outcome of <AttemptOutcome[]>[
+      { ...fail, statusCode: null, error: 'timeout' },
+      { ...fail, statusCode: null, error: 'destination_refused: private address' },
+      { ...fail, statusCode: 404 },
+    ]) {
+      expect(nextState(outcome, 0, SCHEDULE, NOW, () => 0.5)).toEqual({
+        status: 'failing',
+        nextAttemptAt: new Date(NOW.getTime() + SCHEDULE[0]!),
+      });
     }
   });
 });

@@ -38,7 +38,10 @@ describe('Loop', () => {
   it('a pass that returns true runs again at once, until one returns false', async () => {
     let left = 3;
     let passes = 0;
-    const loop = new Loop(async () => (passes++, --left > 0), () => {});
+    const loop = new Loop(
+      async () => (passes++, --left > 0),
+      () => {},
+    );
     await loop.flush();
     expect(passes).toBe(3);
   });
@@ -47,10 +50,13 @@ describe('Loop', () => {
     let fail = true;
     const errors: unknown[] = [];
     let passes = 0;
-    const loop = new Loop(async () => {
-      passes++;
-      if (fail) throw new Error('boom');
-    }, (e) => errors.push(e));
+    const loop = new Loop(
+      async () => {
+        passes++;
+        if (fail) throw new Error('boom');
+      },
+      (e) => errors.push(e),
+    );
     await loop.flush();
     expect(errors).toHaveLength(1);
     fail = false;
@@ -78,10 +84,13 @@ describe('Loop', () => {
     let passes = 0;
     let woke!: () => void;
     const done = new Promise<void>((r) => (woke = r));
-    const loop = new Loop(async () => {
-      passes++;
-      woke();
-    }, () => {});
+    const loop = new Loop(
+      async () => {
+        passes++;
+        woke();
+      },
+      () => {},
+    );
     loop.wakeIn(60_000);
     loop.wakeIn(1);
     loop.wakeIn(30_000);

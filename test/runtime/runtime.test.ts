@@ -39,7 +39,12 @@ describe('Runtime', () => {
     const calls: string[] = [];
     const rt = new Runtime(log)
       .add({ name: 'a', stop: () => void calls.push('stop a') })
-      .add({ name: 'b', stop: () => { throw new Error('b'); } })
+      .add({
+        name: 'b',
+        stop: () => {
+          throw new Error('b');
+        },
+      })
       .add({ name: 'c', stop: () => void calls.push('stop c') });
     await rt.start();
     await rt.stop();

@@ -23,12 +23,16 @@ describe('PLATFORM_ROLE', () => {
   it('api and worker are refused on the embedded database, whether DATABASE_URL is unset in the environment or in an override', () => {
     for (const role of ['api', 'worker']) {
       expect(() => loadConfig({ PLATFORM_ROLE: role })).toThrow(`PLATFORM_ROLE: '${role}' needs DATABASE_URL (PostgreSQL)`);
-      expect(() => loadConfig({ PLATFORM_ROLE: role, DATABASE_URL: 'postgres://x@127.0.0.1/db' }, { databaseUrl: undefined })).toThrow(/needs DATABASE_URL/);
+      expect(() => loadConfig({ PLATFORM_ROLE: role, DATABASE_URL: 'postgres://x@127.0.0.1/db' }, { databaseUrl: undefined })).toThrow(
+        /needs DATABASE_URL/,
+      );
     }
   });
 
   it('a worker started on the embedded database exits at start-up with the reason, before opening it', async () => {
     const started = spawnServer({ PLATFORM_ROLE: 'worker', DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'warn' });
-    await expect(started).rejects.toThrow(/exited with 1 before its banner[\s\S]*PLATFORM_ROLE: 'worker' needs DATABASE_URL \(PostgreSQL\)/);
+    await expect(started).rejects.toThrow(
+      /exited with 1 before its banner[\s\S]*PLATFORM_ROLE: 'worker' needs DATABASE_URL \(PostgreSQL\)/,
+    );
   });
 });

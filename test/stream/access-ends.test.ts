@@ -4,7 +4,15 @@ import WebSocket from 'ws';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { onPostgres } from '../support/database.ts';
 import { buildOrg, buildToken } from '../support/factories.ts';
-import { EVENTS_SUBSCRIPTION, SseSubscription, startSecondApp, waitUntil, withTimeout, wsUrl, type GraphQLErrorLike } from '../support/stream-client.ts';
+import {
+  EVENTS_SUBSCRIPTION,
+  SseSubscription,
+  startSecondApp,
+  waitUntil,
+  withTimeout,
+  wsUrl,
+  type GraphQLErrorLike,
+} from '../support/stream-client.ts';
 
 /**
  * An open stream is a use of its token (issue #14): it ends when a new
@@ -75,7 +83,11 @@ async function openStreams(origin: string, secret: string, app = t.app) {
 
 async function expectEnded(streams: { ws: WsStream; s: SseSubscription }, code: string, closeCode: number) {
   const { ws, s } = streams;
-  await waitUntil(() => ws.closeCode !== undefined && s.ended, () => `streams to end (ws close ${ws.closeCode}, sse ended ${s.ended})`, 10_000);
+  await waitUntil(
+    () => ws.closeCode !== undefined && s.ended,
+    () => `streams to end (ws close ${ws.closeCode}, sse ended ${s.ended})`,
+    10_000,
+  );
   for (const errors of ws.errors) expect(errors.map((e) => e.extensions?.code)).toEqual([code]);
   expect(ws.errors[0]![0]!.extensions?.request_id).toMatch(/^req_/);
   expect(ws.closeCode).toBe(closeCode);

@@ -33,7 +33,11 @@ describe('backpressure', () => {
     })();
     await waitUntil(() => t.app.stream.subscriberCount === 2, 'both listeners');
     // One transaction each: each arrives in its own pull, and the consumer that keeps up takes it before the next.
-    const ids = await appendEvents(t.app, a.org.id, Array.from({ length: 12 }, () => ({})));
+    const ids = await appendEvents(
+      t.app,
+      a.org.id,
+      Array.from({ length: 12 }, () => ({})),
+    );
     const seqs = await seqsOf(t.app, ids);
     await fastLoop;
     expect(fastSeen).toEqual(seqs);

@@ -14,7 +14,10 @@ describe('stream batching', () => {
   test('events sequenced one by one inside the window are pulled together, every one delivered in order', async ({ app: t }) => {
     const org = await buildOrg(t);
     const got: string[] = [];
-    const sub = t.app.stream.subscribe(org.id, { view: { key: 'batch', render: (e) => String(e.seq) }, sink: { write: (p, _seq, done) => (got.push(p), done()) } });
+    const sub = t.app.stream.subscribe(org.id, {
+      view: { key: 'batch', render: (e) => String(e.seq) },
+      sink: { write: (p, _seq, done) => (got.push(p), done()) },
+    });
     const end = sub.next();
     await waitUntil(() => t.app.stream.subscriberCount === 1, 'the subscriber');
     const sql = t.app.deps.db.sql;
@@ -31,7 +34,10 @@ describe('stream batching', () => {
         await t.app.sequencer.flush(); // each one sequenced (and the stream woken) before the next
       }
       const seqs = await seqsOf(t.app, ids);
-      await waitUntil(() => got.length === 6, () => `six events (got ${got})`);
+      await waitUntil(
+        () => got.length === 6,
+        () => `six events (got ${got})`,
+      );
       expect(got).toEqual(seqs.map(String));
       // Without the window each wake-up would pull (six or more); with it, one at once and one per window after.
       expect(pulls).toBeLessThanOrEqual(3);

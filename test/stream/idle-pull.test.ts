@@ -33,15 +33,28 @@ describe('stream without subscribers', () => {
     const fromNow: string[] = [];
     const fromZero: string[] = [];
     const view = { key: 'seq', render: (e: { seq: number }) => String(e.seq) };
-    const a = t.app.stream.subscribe(org.id, { view, sink: { write: (p: string, _s: string, done: () => void) => (fromNow.push(p), done()) } });
-    const b = t.app.stream.subscribe(org.id, { startingAfter: 0n, view, sink: { write: (p: string, _s: string, done: () => void) => (fromZero.push(p), done()) } });
+    const a = t.app.stream.subscribe(org.id, {
+      view,
+      sink: { write: (p: string, _s: string, done: () => void) => (fromNow.push(p), done()) },
+    });
+    const b = t.app.stream.subscribe(org.id, {
+      startingAfter: 0n,
+      view,
+      sink: { write: (p: string, _s: string, done: () => void) => (fromZero.push(p), done()) },
+    });
     const ends = [a.next(), b.next()];
     await waitUntil(() => t.app.stream.subscriberCount === 2, 'two subscribers');
-    await waitUntil(() => fromZero.length === 10, () => `the replay (got ${fromZero})`);
+    await waitUntil(
+      () => fromZero.length === 10,
+      () => `the replay (got ${fromZero})`,
+    );
     const after = await appendEvents(t.app, org.id, [{}, {}, {}]);
     await t.app.sequencer.flush();
     const seqs = await seqsOf(t.app, [...before, ...after]);
-    await waitUntil(() => fromZero.length === 13 && fromNow.length === 3, () => `live events (got ${fromNow} / ${fromZero})`);
+    await waitUntil(
+      () => fromZero.length === 13 && fromNow.length === 3,
+      () => `live events (got ${fromNow} / ${fromZero})`,
+    );
     expect(fromZero).toEqual(seqs.map(String));
     expect(fromNow).toEqual(seqs.slice(10).map(String));
     await Promise.all([a.return!(), b.return!()]);

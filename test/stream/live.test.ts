@@ -14,8 +14,7 @@ const test = appTest();
 let t: TestApp;
 test.beforeAll(({ app }) => void (t = app));
 const clients: Client[] = [];
-test.beforeAll(async ({ app: t }) => {
-});
+test.beforeAll(async ({ app: t }) => {});
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.dispose()));
   await waitUntil(() => t.app.stream.subscriberCount === 0, 'every listener released after the test');
@@ -29,7 +28,9 @@ const client = (secret: string | null) => {
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describe('live events over graphql-ws', () => {
-  test('delivers its organization’s public events live, in seq order; internal types and other organizations never arrive', async ({ app: t }) => {
+  test('delivers its organization’s public events live, in seq order; internal types and other organizations never arrive', async ({
+    app: t,
+  }) => {
     const a = await buildTenant(t, ['events:read']);
     const b = await buildTenant(t, ['events:read']);
     const subA = await subscribeLive(t, client(a.token));
@@ -96,11 +97,17 @@ describe('live events over graphql-ws', () => {
     expect(sub.events.map((e) => [e.id, e.type])).toEqual([[ids[1], 'relationship.created']]);
   });
 
-  test('startingAfter (a seq) replays every later event then continues live, with no gap or duplicate at the seam under concurrent appends', async ({ app: t }) => {
+  test('startingAfter (a seq) replays every later event then continues live, with no gap or duplicate at the seam under concurrent appends', async ({
+    app: t,
+  }) => {
     const a = await buildTenant(t, ['events:read']);
     const other = await buildTenant(t, ['events:read']);
     const N = 30;
-    const ids = await appendEvents(t.app, a.org.id, range(1, N).map((i) => ({ subjectId: `op_${i}` })));
+    const ids = await appendEvents(
+      t.app,
+      a.org.id,
+      range(1, N).map((i) => ({ subjectId: `op_${i}` })),
+    );
     const seqs = await seqsOf(t.app, ids);
     expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
 
@@ -110,9 +117,7 @@ describe('live events over graphql-ws', () => {
     const writers = (async () => {
       for (let i = 0; i < M; i += 4) {
         const batch = await Promise.all(
-          range(0, 3).map((k) =>
-            appendEvents(t.app, a.org.id, [{ subjectId: `op_live_${i + k}` }]).then((x) => x[0]!),
-          ),
+          range(0, 3).map((k) => appendEvents(t.app, a.org.id, [{ subjectId: `op_live_${i + k}` }]).then((x) => x[0]!)),
         );
         appended = appended.concat(batch);
         await appendEvents(t.app, other.org.id, [{}]);
@@ -163,7 +168,11 @@ describe('live events over graphql-ws', () => {
     const a = await buildTenant(t, ['events:read']);
     const s1 = await subscribeLive(t, client(a.token));
     const s2 = await subscribeLive(t, client(a.token));
-    const ids = await appendEvents(t.app, a.org.id, range(1, 5).map(() => ({})));
+    const ids = await appendEvents(
+      t.app,
+      a.org.id,
+      range(1, 5).map(() => ({})),
+    );
     await s1.waitForCount(5);
     await s2.waitForCount(5);
     expect(s1.events.map((e) => e.id)).toEqual(ids);
@@ -177,19 +186,33 @@ describe('live events over graphql-ws', () => {
     const s2 = await subscribeLive(t, c1);
     expect(t.app.stream.subscriberCount).toBe(2);
     s1.dispose(); // graphql-ws `complete` for one operation; the socket stays open
-    await waitUntil(() => t.app.stream.subscriberCount === 1, () => `one listener left (have ${t.app.stream.subscriberCount})`);
+    await waitUntil(
+      () => t.app.stream.subscriberCount === 1,
+      () => `one listener left (have ${t.app.stream.subscriberCount})`,
+    );
     await appendEvents(t.app, a.org.id, [{}]);
     await s2.waitForCount(1);
     await c1.dispose(); // closes the socket with s2 still open
-    await waitUntil(() => t.app.stream.subscriberCount === 0, () => `no listener left (have ${t.app.stream.subscriberCount})`);
+    await waitUntil(
+      () => t.app.stream.subscriberCount === 0,
+      () => `no listener left (have ${t.app.stream.subscriberCount})`,
+    );
 
     // Unsubscribing while the replay is still in progress releases it too.
-    await appendEvents(t.app, a.org.id, range(1, 250).map(() => ({})), { oneTransaction: true });
+    await appendEvents(
+      t.app,
+      a.org.id,
+      range(1, 250).map(() => ({})),
+      { oneTransaction: true },
+    );
     const c2 = client(a.token);
     const s3 = new Subscription(c2, { startingAfter: '0' });
     await waitUntil(() => s3.events.length > 0, 'the replay to start');
     await c2.dispose();
-    await waitUntil(() => t.app.stream.subscriberCount === 0, () => `no listener left after a mid-replay dispose (have ${t.app.stream.subscriberCount})`);
+    await waitUntil(
+      () => t.app.stream.subscriberCount === 0,
+      () => `no listener left after a mid-replay dispose (have ${t.app.stream.subscriberCount})`,
+    );
   });
 });
 
@@ -212,7 +235,7 @@ describe('graphql-ws authentication', () => {
 
   test('an unknown or revoked token is refused', async ({ app: t }) => {
     const a = await buildTenant(t, ['events:read']);
-    const bogus = new Subscription(client('sk_platform_live_' + 'x'.repeat(40)));
+    const bogus = new Subscription(client(`sk_platform_live_${'x'.repeat(40)}`));
     expect((await bogus.firstError()).extensions?.code).toBe('invalid_token');
     const extra = await buildToken(t, a.org, ['events:read']);
     const revoke = await t.http.post('/platform/tokens/revoke', { token_id: extra.id }, { token: a.org.userToken });

@@ -17,8 +17,7 @@ const test = appTest({ config: { streamMaxPending: 5 } });
 let t: TestApp;
 test.beforeAll(({ app }) => void (t = app));
 const clients: Client[] = [];
-test.beforeAll(async ({ app: t }) => {
-});
+test.beforeAll(async ({ app: t }) => {});
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.dispose()));
   await waitUntil(() => t.app.stream.subscriberCount === 0, 'every listener released after the test');
@@ -31,7 +30,9 @@ const client = (secret: string) => {
 };
 
 describe('multiplexed fan-out', () => {
-  test('one document across two organizations and two filters: one render per group, and no subscriber receives another group’s events', async ({ app: t }) => {
+  test('one document across two organizations and two filters: one render per group, and no subscriber receives another group’s events', async ({
+    app: t,
+  }) => {
     const a = await buildTenant(t, ['events:read']);
     const b = await buildTenant(t, ['events:read']);
     const groupsBefore = t.app.stream.groupCount;
@@ -43,7 +44,11 @@ describe('multiplexed fan-out', () => {
     // a1 and a2 share a group; the other three are each their own.
     expect(t.app.stream.groupCount - groupsBefore).toBe(4);
 
-    const idsA = await appendEvents(t.app, a.org.id, [{ type: 'payout.created' }, { type: 'operation.succeeded' }, { type: 'payout.created' }]);
+    const idsA = await appendEvents(t.app, a.org.id, [
+      { type: 'payout.created' },
+      { type: 'operation.succeeded' },
+      { type: 'payout.created' },
+    ]);
     const idsB = await appendEvents(t.app, b.org.id, [{ type: 'operation.failed' }, { type: 'payout.created' }]);
     await Promise.all([a1.waitForCount(3), a2.waitForCount(3), aPayouts.waitForCount(2), b1.waitForCount(2), bPayouts.waitForCount(1)]);
     await new Promise((r) => setTimeout(r, 200)); // stragglers would arrive now
@@ -84,7 +89,9 @@ describe('multiplexed fan-out', () => {
     expect(doomed.events.map((e) => e.id)).toEqual(first);
   });
 
-  test('a slow group-mate is ended past its queue with last_seq; the other gets every event and each event is rendered once', async ({ app: t }) => {
+  test('a slow group-mate is ended past its queue with last_seq; the other gets every event and each event is rendered once', async ({
+    app: t,
+  }) => {
     const org = await buildOrg(t);
     const renders: number[] = [];
     const view = { key: 'test-view', render: (e: PublicEvent) => (renders.push(e.seq), JSON.stringify({ seq: e.seq })) };
@@ -100,9 +107,16 @@ describe('multiplexed fan-out', () => {
     );
     await waitUntil(() => t.app.stream.subscriberCount === 2, 'both subscribers');
     expect(t.app.stream.groupCount - groupsBefore).toBe(1);
-    const ids = await appendEvents(t.app, org.id, Array.from({ length: 10 }, () => ({})));
+    const ids = await appendEvents(
+      t.app,
+      org.id,
+      Array.from({ length: 10 }, () => ({})),
+    );
     const seqs = await seqsOf(t.app, ids);
-    await waitUntil(() => fastGot.length === 10, () => `ten events on the fast sink (got ${fastGot.length})`);
+    await waitUntil(
+      () => fastGot.length === 10,
+      () => `ten events on the fast sink (got ${fastGot.length})`,
+    );
     expect(fastGot).toEqual(seqs.map((seq) => JSON.stringify({ seq })));
     const err = await slowEnd;
     expect(isDomainError(err) && err.code).toBe('subscriber_too_slow');

@@ -32,52 +32,65 @@ const client = (origin: string, secret: string) => {
 };
 
 describe('scale-out', () => {
-  it.skipIf(!onPostgres())('a subscriber on process B receives events appended through process A, in seq order, via LISTEN/NOTIFY', async () => {
-    const B = b!;
-    const { org, token } = await buildOrgWithToken(t, ['events:read']);
-    const onB = await subscribeLive({ app: B.app }, client(B.origin, token));
-    const onA = await subscribeLive(t, client(t.origin, token));
+  it.skipIf(!onPostgres())(
+    'a subscriber on process B receives events appended through process A, in seq order, via LISTEN/NOTIFY',
+    async () => {
+      const B = b!;
+      const { org, token } = await buildOrgWithToken(t, ['events:read']);
+      const onB = await subscribeLive({ app: B.app }, client(B.origin, token));
+      const onA = await subscribeLive(t, client(t.origin, token));
 
-    // Through A's REST operator route, then through A's domain (10 at once).
-    const res = await t.http.post(
-      '/operator/events',
-      { organization_id: org.id, type: 'payout.created', subject: { type: 'payout', id: 'po_1' }, data: {} },
-      { token: t.operatorToken },
-    );
-    expect(res.status, res.text).toBe(201);
-    await onB.waitForCount(1);
-    const ids = [res.body.id, ...(await appendEvents(t.app, org.id, Array.from({ length: 10 }, () => ({}))))];
-    await onB.waitForCount(11);
-    await onA.waitForCount(11);
-    const seqs = await seqsOf(t.app, ids);
-    expect(onB.events.map((e) => e.id)).toEqual(ids);
-    expect(onB.seqs).toEqual(seqs);
-    expect(onA.seqs).toEqual(seqs);
+      // Through A's REST operator route, then through A's domain (10 at once).
+      const res = await t.http.post(
+        '/operator/events',
+        { organization_id: org.id, type: 'payout.created', subject: { type: 'payout', id: 'po_1' }, data: {} },
+        { token: t.operatorToken },
+      );
+      expect(res.status, res.text).toBe(201);
+      await onB.waitForCount(1);
+      const ids = [
+        res.body.id,
+        ...(await appendEvents(
+          t.app,
+          org.id,
+          Array.from({ length: 10 }, () => ({})),
+        )),
+      ];
+      await onB.waitForCount(11);
+      await onA.waitForCount(11);
+      const seqs = await seqsOf(t.app, ids);
+      expect(onB.events.map((e) => e.id)).toEqual(ids);
+      expect(onB.seqs).toEqual(seqs);
+      expect(onA.seqs).toEqual(seqs);
 
-    // And the other way round: appended on B, seen on A.
-    const back = await appendEvents(B.app, org.id, [{ type: 'operation.failed' }]);
-    await onA.waitForCount(12, 3000);
-    expect(onA.events.at(-1)!.id).toBe(back[0]);
-  });
+      // And the other way round: appended on B, seen on A.
+      const back = await appendEvents(B.app, org.id, [{ type: 'operation.failed' }]);
+      await onA.waitForCount(12, 3000);
+      expect(onA.events.at(-1)!.id).toBe(back[0]);
+    },
+  );
 
-  it.skipIf(!onPostgres())('concurrent writers on both processes: each subscriber sees every event exactly once, in seq order', async () => {
-    const B = b!;
-    const { org, token } = await buildOrgWithToken(t, ['events:read']);
-    const onA = await subscribeLive(t, client(t.origin, token));
-    const onB = await subscribeLive({ app: B.app }, client(B.origin, token));
-    const writes = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => appendEvents(i % 2 ? B.app : t.app, org.id, [{ subjectId: `op_${i}` }])),
-    );
-    await t.app.sequencer.flush();
-    await B.app.sequencer.flush();
-    const ids = writes.flat();
-    const seqs = (await seqsOf(t.app, ids)).sort((x, y) => x - y);
-    await onA.waitForCount(20, 4000);
-    await onB.waitForCount(20, 4000);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(onA.seqs).toEqual(seqs);
-    expect(onB.seqs).toEqual(seqs);
-  });
+  it.skipIf(!onPostgres())(
+    'concurrent writers on both processes: each subscriber sees every event exactly once, in seq order',
+    async () => {
+      const B = b!;
+      const { org, token } = await buildOrgWithToken(t, ['events:read']);
+      const onA = await subscribeLive(t, client(t.origin, token));
+      const onB = await subscribeLive({ app: B.app }, client(B.origin, token));
+      const writes = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => appendEvents(i % 2 ? B.app : t.app, org.id, [{ subjectId: `op_${i}` }])),
+      );
+      await t.app.sequencer.flush();
+      await B.app.sequencer.flush();
+      const ids = writes.flat();
+      const seqs = (await seqsOf(t.app, ids)).sort((x, y) => x - y);
+      await onA.waitForCount(20, 4000);
+      await onB.waitForCount(20, 4000);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(onA.seqs).toEqual(seqs);
+      expect(onB.seqs).toEqual(seqs);
+    },
+  );
 
   it.skipIf(!onPostgres())('unsubscribing on B releases B’s listener', async () => {
     const B = b!;

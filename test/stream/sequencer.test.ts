@@ -18,12 +18,24 @@ test.beforeAll(({ app }) => void (t = app));
 
 async function appendIn(organizationId: string, n: number) {
   await t.app.deps.db.transaction(async (tx) => {
-    for (let i = 0; i < n; i++) await appendEvent(t.app.deps, tx, { organizationId, type: 'assertion.created', subject: { type: 'entity', id: `ent_${i}` }, data: { i } });
+    for (let i = 0; i < n; i++)
+      await appendEvent(t.app.deps, tx, {
+        organizationId,
+        type: 'assertion.created',
+        subject: { type: 'entity', id: `ent_${i}` },
+        data: { i },
+      });
   });
 }
 
 const seqs = async (organizationId: string) =>
-  (await t.app.deps.db.prisma.event.findMany({ where: { organizationId }, orderBy: { position: 'asc' }, select: { seq: true, position: true } })).map((r) => [Number(r.seq), r.position]);
+  (
+    await t.app.deps.db.prisma.event.findMany({
+      where: { organizationId },
+      orderBy: { position: 'asc' },
+      select: { seq: true, position: true },
+    })
+  ).map((r) => [Number(r.seq), r.position]);
 
 test('one batch numbers pending events of two organizations, each densely from its own maximum in position order', async ({ app: t }) => {
   const a = await buildTenant(t, ['events:read']);
@@ -63,9 +75,13 @@ test.skipIf(!onPostgres())('on PostgreSQL a batch is one round trip and sends on
   try {
     await t.app.sequencer.flush();
     // A query is a string, a config, or the SQL port's pipelined batch (its statements' text and values).
-    const calls = spy.mock.calls.map(([q]) => (typeof q === 'string' ? { text: q, values: [] } : (q as unknown as { text: string; values?: unknown[] })));
+    const calls = spy.mock.calls.map(([q]) =>
+      typeof q === 'string' ? { text: q, values: [] } : (q as unknown as { text: string; values?: unknown[] }),
+    );
     // Every round trip of the sequencer's names its lock key or its numbering: exactly one, holding the whole transaction.
-    const batches = calls.filter((q) => q.text.includes('event_position_seq') || JSON.stringify(q.values ?? []).includes(String(SEQUENCER_LOCK_KEY)));
+    const batches = calls.filter(
+      (q) => q.text.includes('event_position_seq') || JSON.stringify(q.values ?? []).includes(String(SEQUENCER_LOCK_KEY)),
+    );
     expect(batches).toHaveLength(1);
     expect(batches[0]!.text).toMatch(/^BEGIN;\nSELECT pg_advisory_xact_lock[\s\S]*event_position_seq[\s\S]*pg_notify[\s\S]*;\nCOMMIT$/);
   } finally {

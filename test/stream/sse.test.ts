@@ -8,33 +8,48 @@ const test = appTest();
 let t: TestApp;
 test.beforeAll(({ app }) => void (t = app));
 const open: SseSubscription[] = [];
-test.beforeAll(async ({ app: t }) => {
-});
+test.beforeAll(async ({ app: t }) => {});
 afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => s.close()));
   await waitUntil(() => t.app.stream.subscriberCount === 0, 'every SSE listener released');
 });
 
-const sse = (token: string | null, variables: { types?: string[]; startingAfter?: string } = {}, opts: { headers?: Record<string, string> } = {}) => {
+const sse = (
+  token: string | null,
+  variables: { types?: string[]; startingAfter?: string } = {},
+  opts: { headers?: Record<string, string> } = {},
+) => {
   const s = new SseSubscription(t.origin, token, variables, opts);
   open.push(s);
   return s;
 };
 
 describe('live events over SSE', () => {
-  test('streams replay then live events of its organization only, and releases the listener when the client goes away', async ({ app: t }) => {
+  test('streams replay then live events of its organization only, and releases the listener when the client goes away', async ({
+    app: t,
+  }) => {
     const a = await buildTenant(t, ['events:read']);
     const b = await buildTenant(t, ['events:read']);
     const before = await appendEvents(t.app, a.org.id, [{ subjectId: 'op_1' }, { subjectId: 'op_2' }, { subjectId: 'op_3' }]);
     const [first] = await seqsOf(t.app, before);
     const s = sse(a.token, { startingAfter: String(first) });
-    await waitUntil(() => s.events.length >= 2 && t.app.stream.subscriberCount === 1, () => `the replay (got ${JSON.stringify(s.seqs)})`);
+    await waitUntil(
+      () => s.events.length >= 2 && t.app.stream.subscriberCount === 1,
+      () => `the replay (got ${JSON.stringify(s.seqs)})`,
+    );
     expect(s.status).toBe(200);
     expect(s.contentType).toMatch(/^text\/event-stream/);
 
     await appendEvents(t.app, b.org.id, [{}]);
-    const live = await appendEvents(t.app, a.org.id, [{ type: 'payout.created' }, { type: 'internal.audit_written' }, { type: 'payout.settled' }]);
-    await waitUntil(() => s.events.length >= 4, () => `live events (got ${JSON.stringify(s.seqs)})`);
+    const live = await appendEvents(t.app, a.org.id, [
+      { type: 'payout.created' },
+      { type: 'internal.audit_written' },
+      { type: 'payout.settled' },
+    ]);
+    await waitUntil(
+      () => s.events.length >= 4,
+      () => `live events (got ${JSON.stringify(s.seqs)})`,
+    );
     await new Promise((r) => setTimeout(r, 200));
     expect(s.errors).toEqual([]);
     expect(s.events.map((e) => e.id)).toEqual([before[1], before[2], live[0], live[2]]);
@@ -106,7 +121,10 @@ describe('SSE event ids and Last-Event-ID', () => {
       await Promise.all(writers);
       const all = await seqsOf(t.app, written);
       const max = Math.max(...all);
-      await waitUntil(() => second.seqs.at(-1) === max, () => `the reconnect to reach seq ${max} (at ${second.seqs.at(-1)})`);
+      await waitUntil(
+        () => second.seqs.at(-1) === max,
+        () => `the reconnect to reach seq ${max} (at ${second.seqs.at(-1)})`,
+      );
       const received = [...first.seqs, ...second.seqs];
       expect(second.seqs[0]).toBe(Number(lastId) + 1);
       expect(received).toEqual([...all].sort((x, y) => x - y).filter((q) => q >= first.seqs[0]!));

@@ -30,7 +30,10 @@ describe('stream authority', () => {
   it('rechecks each distinct grant once per announcement and ends only the refused group, once per stream', async () => {
     const { authority, refusals, calls, invalidate, grant } = setup();
     const ended: string[] = [];
-    for (const [bearer, n] of [['a', 3], ['b', 2]] as const) {
+    for (const [bearer, n] of [
+      ['a', 3],
+      ['b', 2],
+    ] as const) {
       for (let i = 0; i < n; i++) authority.watch(grant(bearer), (e) => ended.push(`${bearer}:${e.code}`));
     }
     refusals.set('a', new DomainError('invalid_token', 'revoked'));

@@ -12,10 +12,17 @@ const LEAK = /\n\s+at \S|\bat .+\.(ts|js):\d+|\(\S+:\d+:\d+\)|node_modules|file:
 export function expectErrorResponse(res: HttpResponse, status: number, error?: string): void {
   expect(res.status, res.text).toBe(status);
   expect(res.headers.get('content-type') ?? '').toMatch(/application\/json/);
-  expect(res.body, res.text).toMatchObject({ error: expect.any(String), message: expect.any(String), request_id: expect.stringMatching(/^req_/) });
+  expect(res.body, res.text).toMatchObject({
+    error: expect.any(String),
+    message: expect.any(String),
+    request_id: expect.stringMatching(/^req_/),
+  });
   expect(res.body.request_id).toBe(res.headers.get('request-id'));
   if (error) expect(res.body.error, res.text).toBe(error);
-  expect(Object.keys(res.body).every((k) => ['error', 'message', 'required_scope', 'param', 'request_id'].includes(k)), res.text).toBe(true);
+  expect(
+    Object.keys(res.body).every((k) => ['error', 'message', 'required_scope', 'param', 'request_id'].includes(k)),
+    res.text,
+  ).toBe(true);
   expect(res.text).not.toMatch(LEAK);
 }
 
@@ -38,7 +45,11 @@ export function expectPlatformError(res: HttpResponse, status: number, code: str
  * request_id echoes the header), no data, never a 5xx; `status` checked when
  * given. Returns the error, for further checks (`extensions.param`…).
  */
-export function expectGraphQLError(res: HttpResponse, code: string, status?: number): { message: string; extensions: Record<string, any>; path?: unknown[] } {
+export function expectGraphQLError(
+  res: HttpResponse,
+  code: string,
+  status?: number,
+): { message: string; extensions: Record<string, any>; path?: unknown[] } {
   if (status !== undefined) expect(res.status, res.text).toBe(status);
   expect(res.status, res.text).toBeLessThan(500);
   expect(res.body?.data ?? null, res.text).toBeNull();

@@ -24,7 +24,8 @@ export class HttpClient {
     let payload: string | undefined;
     if (opts.raw !== undefined) payload = opts.raw;
     else if (body !== undefined) payload = JSON.stringify(body);
-    if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+    if (payload !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
+      headers['content-type'] = 'application/json';
     const res = await fetch(this.origin + path, { method, headers, body: payload });
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: parseJson(text) as T, text };
@@ -59,7 +60,13 @@ export interface RawResponse {
  * cannot use it. Only Content-Length is added (Node sends a GET's body
  * unframed otherwise); a body without Content-Type is sent so.
  */
-export function rawRequest(origin: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<RawResponse> {
+export function rawRequest(
+  origin: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<RawResponse> {
   const { hostname, port } = new URL(origin);
   return new Promise((resolve, reject) => {
     const framed = body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };

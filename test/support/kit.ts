@@ -26,6 +26,7 @@ export interface AppOptions {
 }
 
 export function appTest(options: AppOptions = {}) {
+  // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from its first parameter's pattern
   return base.extend('app', { scope: 'file' }, async ({}, { onCleanup }): Promise<TestApp> => {
     const app = await startTestApp(options.config, { log: options.log });
     onCleanup(() => app.stop());

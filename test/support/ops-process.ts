@@ -22,8 +22,14 @@ const ROOT = resolve(import.meta.dirname, '../..');
  * SIGTERM only if the child answers within 30 ms, which a loaded machine
  * misses, and cannot relay SIGKILL at all). `direct: false` uses the launcher.
  */
-export async function spawnServer(env: Record<string, string>, startTimeoutMs = 45_000, opts: { direct?: boolean } = { direct: true }): Promise<ServerProcess> {
-  const [command, args] = opts.direct ? [process.execPath, ['--import', 'tsx', 'src/main.ts']] : [resolve(ROOT, 'node_modules/.bin/tsx'), ['src/main.ts']];
+export async function spawnServer(
+  env: Record<string, string>,
+  startTimeoutMs = 45_000,
+  opts: { direct?: boolean } = { direct: true },
+): Promise<ServerProcess> {
+  const [command, args] = opts.direct
+    ? [process.execPath, ['--import', 'tsx', 'src/main.ts']]
+    : [resolve(ROOT, 'node_modules/.bin/tsx'), ['src/main.ts']];
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
@@ -32,7 +38,9 @@ export async function spawnServer(env: Record<string, string>, startTimeoutMs = 
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('exit', (code, signal) => res({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+    child.once('exit', (code, signal) => res({ code, signal })),
+  );
 
   const origin = await new Promise<string>((res, rej) => {
     const timer = setTimeout(() => rej(new Error(`no banner within ${startTimeoutMs} ms:\n${out}`)), startTimeoutMs);

@@ -97,7 +97,11 @@ export class Subscription {
   }
 
   waitForCount(n: number, ms = 15_000): Promise<void> {
-    return waitUntil(() => this.events.length >= n || this.errors.length > 0, () => `${n} events (got ${JSON.stringify(this.seqs)})`, ms).then(() => {
+    return waitUntil(
+      () => this.events.length >= n || this.errors.length > 0,
+      () => `${n} events (got ${JSON.stringify(this.seqs)})`,
+      ms,
+    ).then(() => {
       if (this.errors.length && this.events.length < n) throw new Error(`subscription errored: ${JSON.stringify(this.errors)}`);
     });
   }
@@ -137,7 +141,12 @@ export interface AppendSpec {
  * `oneTransaction`: hundreds of transactions take tens of seconds on a loaded
  * machine), sequenced on return; returns their ids.
  */
-export async function appendEvents(app: App, organizationId: string, specs: AppendSpec[], opts: { oneTransaction?: boolean } = {}): Promise<string[]> {
+export async function appendEvents(
+  app: App,
+  organizationId: string,
+  specs: AppendSpec[],
+  opts: { oneTransaction?: boolean } = {},
+): Promise<string[]> {
   const ids: string[] = [];
   const append = (tx: Tx, s: AppendSpec) =>
     appendEvent(app.deps, tx, {
@@ -169,7 +178,10 @@ export async function seqsOf(app: App, ids: string[]): Promise<number[]> {
  * own sequencer and LISTEN connection). The caller stops it; the database
  * belongs to the first app.
  */
-export async function startSecondApp(t: TestApp, overrides: Partial<Config> = {}): Promise<{ app: App; origin: string; stop(): Promise<void> }> {
+export async function startSecondApp(
+  t: TestApp,
+  overrides: Partial<Config> = {},
+): Promise<{ app: App; origin: string; stop(): Promise<void> }> {
   const config = loadConfig(
     { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
     {

@@ -19,7 +19,12 @@ export const unitCount = (t: TestApp, organizationId: string) => t.app.deps.db.p
 export const auditRows = (t: TestApp, organizationId: string) =>
   t.app.deps.db.prisma.auditRecord.findMany({ where: { organizationId }, orderBy: { id: 'asc' } });
 
-export async function createUnit(t: TestApp, token: string, body: Record<string, unknown> = { type: 'video', caption: 'hello' }, headers: Record<string, string> = {}) {
+export async function createUnit(
+  t: TestApp,
+  token: string,
+  body: Record<string, unknown> = { type: 'video', caption: 'hello' },
+  headers: Record<string, string> = {},
+) {
   const res = await t.http.post('/api/units/create', body, { token, headers });
   expect(res.status, res.text).toBe(200);
   return res.body.unit;

@@ -31,14 +31,23 @@ export async function buildOrg(t: TestApp, overrides: { brands?: string[] } = {}
 }
 
 /** A platform token of `org` holding `scopes`; `extra` is passed to /platform/tokens/create (e.g. `brand_id`, `expires_at`). */
-export async function buildToken(t: TestApp, org: TestOrg, scopes: string[], extra: Record<string, unknown> = {}): Promise<{ id: string; secret: string; token: any }> {
+export async function buildToken(
+  t: TestApp,
+  org: TestOrg,
+  scopes: string[],
+  extra: Record<string, unknown> = {},
+): Promise<{ id: string; secret: string; token: any }> {
   const res = await t.http.post('/platform/tokens/create', { name: 'test', scopes, ...extra }, { token: org.userToken });
   expect(res.status, res.text).toBe(200);
   return { id: res.body.token.id, secret: res.body.secret, token: res.body.token };
 }
 
 /** An organization plus one platform token holding `scopes`. */
-export async function buildTenant(t: TestApp, scopes: string[], opts: { brands?: string[]; token?: Record<string, unknown> } = {}): Promise<Tenant> {
+export async function buildTenant(
+  t: TestApp,
+  scopes: string[],
+  opts: { brands?: string[]; token?: Record<string, unknown> } = {},
+): Promise<Tenant> {
   const org = await buildOrg(t, { brands: opts.brands });
   const token = await buildToken(t, org, scopes, opts.token);
   return { org, token: token.secret, tokenId: token.id };

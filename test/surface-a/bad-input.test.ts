@@ -51,7 +51,13 @@ const RAW: { name: string; raw: string; type?: string; status: number; error: st
   { name: 'JSON string', raw: '"video"', status: 400, error: 'invalid_request' },
   { name: 'JSON number', raw: '42', status: 400, error: 'invalid_request' },
   { name: 'JSON null', raw: 'null', status: 400, error: 'invalid_request' },
-  { name: 'form body', raw: 'type=video&caption=c', type: 'application/x-www-form-urlencoded', status: 415, error: 'unsupported_media_type' },
+  {
+    name: 'form body',
+    raw: 'type=video&caption=c',
+    type: 'application/x-www-form-urlencoded',
+    status: 415,
+    error: 'unsupported_media_type',
+  },
   { name: 'text body', raw: '{"type":"video","caption":"c"}', type: 'text/plain', status: 415, error: 'unsupported_media_type' },
   { name: 'multipart', raw: '--x\r\n\r\n--x--', type: 'multipart/form-data; boundary=x', status: 415, error: 'unsupported_media_type' },
 ];
@@ -103,7 +109,11 @@ describe('bad input on every Surface A route', () => {
     expectErrorResponse(res, 400, 'invalid_request');
     expect(res.body.param).toBe('captoin');
     expect(res.body.message).toContain('captoin');
-    const nested = await t.http.post('/api/scopes_exec', { scope: 'units:create', data: { type: 'video', caption: 'c', captoin: 1 } }, { token });
+    const nested = await t.http.post(
+      '/api/scopes_exec',
+      { scope: 'units:create', data: { type: 'video', caption: 'c', captoin: 1 } },
+      { token },
+    );
     expectErrorResponse(nested, 400, 'invalid_request');
     expect(nested.body.message).toContain('captoin');
   });

@@ -28,7 +28,6 @@ const asGraphQL = (u: any) => ({
   updatedAt: u.updated_at,
 });
 
-
 describe('GraphQL units parity with REST', () => {
   test('createUnit creates a draft, as /units/create does', async ({ app: t }) => {
     const { org, token } = await buildTenant(t, ALL);
@@ -36,7 +35,14 @@ describe('GraphQL units parity with REST', () => {
     expect(res.body.errors, res.text).toBeUndefined();
     const gql = res.body.data.createUnit;
     expect(gql.duplicate).toBe(false);
-    expect(gql.unit).toMatchObject({ type: 'video', caption: 'hi', productionId: 'prod_9', status: 'DRAFT', publishedAt: null, livemode: true });
+    expect(gql.unit).toMatchObject({
+      type: 'video',
+      caption: 'hi',
+      productionId: 'prod_9',
+      status: 'DRAFT',
+      publishedAt: null,
+      livemode: true,
+    });
     const rest = await allUnits(t, token);
     expect(rest.map(asGraphQL)).toEqual([gql.unit]);
     expect((await auditRows(t, org.id)).map((r) => [r.scope, r.outcome])).toEqual([
@@ -118,7 +124,11 @@ describe('GraphQL units parity with REST', () => {
     const again = await t.http.graphql(CREATE, vars, { token });
     expect(again.body.data.createUnit).toEqual({ ...first.body.data.createUnit, duplicate: true });
     // The REST route shares the key space (same body, same key → the same unit).
-    const rest = await t.http.post('/api/units/create', { type: 'video', caption: 'once' }, { token, headers: { 'Idempotency-Key': 'gql-1' } });
+    const rest = await t.http.post(
+      '/api/units/create',
+      { type: 'video', caption: 'once' },
+      { token, headers: { 'Idempotency-Key': 'gql-1' } },
+    );
     expect(rest.body.duplicate).toBe(true);
     expect(rest.body.unit.id).toBe(first.body.data.createUnit.unit.id);
     const reused = await t.http.graphql(CREATE, { ...vars, caption: 'twice' }, { token });
@@ -137,7 +147,11 @@ describe('GraphQL units parity with REST', () => {
 
   test('bad input is invalid_request, as on REST', async ({ app: t }) => {
     const { org, token } = await buildTenant(t, ALL);
-    for (const vars of [{ type: '', caption: 'c' }, { type: 'video', caption: 'a\u0000b' }, { type: 'video', caption: 'c', productionId: '' }]) {
+    for (const vars of [
+      { type: '', caption: 'c' },
+      { type: 'video', caption: 'a\u0000b' },
+      { type: 'video', caption: 'c', productionId: '' },
+    ]) {
       const res = await t.http.graphql(CREATE, vars, { token });
       expectGraphQLError(res, 'invalid_request');
     }
@@ -151,7 +165,9 @@ describe('GraphQL units parity with REST', () => {
     expect(last.body.errors, last.text).toBeUndefined();
     const over = await t.http.graphql(CREATE, { type: 'post', caption: 'g2' }, { token });
     expectGraphQLError(over, 'create_rate_limit_exceeded');
-    expect((await t.http.post('/api/units/create', { type: 'post', caption: 'r' }, { token })).body.error).toBe('create_rate_limit_exceeded');
+    expect((await t.http.post('/api/units/create', { type: 'post', caption: 'r' }, { token })).body.error).toBe(
+      'create_rate_limit_exceeded',
+    );
     expect(await unitCount(t, org.id)).toBe(LIMIT);
     t.clock.advance(3600_000);
     const later = await t.http.graphql(CREATE, { type: 'post', caption: 'g3' }, { token });

@@ -15,7 +15,11 @@ describe('idempotent creates', () => {
     expect(first.status, first.text).toBe(200);
     expect(first.body.duplicate).toBe(false);
     t.clock.advance(60_000);
-    const again = await t.http.post('/api/units/create', { caption: 'teaser', production_id: 'prod_1', type: 'video' }, { token, headers: key('k-1') });
+    const again = await t.http.post(
+      '/api/units/create',
+      { caption: 'teaser', production_id: 'prod_1', type: 'video' },
+      { token, headers: key('k-1') },
+    );
     expect(again.status, again.text).toBe(200);
     expect(again.body).toEqual({ unit: first.body.unit, duplicate: true });
     expect(await unitCount(t, org.id)).toBe(1);
@@ -47,11 +51,18 @@ describe('idempotent creates', () => {
   test('the same key with a different body is 400 idempotency_key_reused and creates nothing', async ({ app: t }) => {
     const { org, token } = await buildTenant(t, SCOPES);
     await t.http.post('/api/units/create', body, { token, headers: key('k-2') });
-    for (const other of [{ ...body, caption: 'different' }, { type: 'video', caption: 'teaser' }]) {
+    for (const other of [
+      { ...body, caption: 'different' },
+      { type: 'video', caption: 'teaser' },
+    ]) {
       const res = await t.http.post('/api/units/create', other, { token, headers: key('k-2') });
       expectErrorResponse(res, 400, 'idempotency_key_reused');
     }
-    const viaExec = await t.http.post('/api/scopes_exec', { scope: 'units:create', data: { ...body, caption: 'x' } }, { token, headers: key('k-2') });
+    const viaExec = await t.http.post(
+      '/api/scopes_exec',
+      { scope: 'units:create', data: { ...body, caption: 'x' } },
+      { token, headers: key('k-2') },
+    );
     expectErrorResponse(viaExec, 400, 'idempotency_key_reused');
     expect(await unitCount(t, org.id)).toBe(1);
   });
@@ -122,7 +133,9 @@ describe('idempotent creates', () => {
     test('10 concurrent identical requests with one key create exactly one unit', async ({ app: t }) => {
       const { org, token } = await buildTenant(t, SCOPES);
       const results = await Promise.all(
-        Array.from({ length: 10 }, () => t.http.post('/api/scopes_exec', { scope: 'units:create', data: body }, { token, headers: key('burst-exec') })),
+        Array.from({ length: 10 }, () =>
+          t.http.post('/api/scopes_exec', { scope: 'units:create', data: body }, { token, headers: key('burst-exec') }),
+        ),
       );
       for (const r of results) expect(r.status, r.text).toBe(200);
       expect(new Set(results.map((r) => r.body.object.unit.id)).size).toBe(1);

@@ -75,7 +75,13 @@ describe('POST /api/scopes_exec', () => {
     expect(res.body.object.organization).toMatchObject({ id: org.id, slug: org.slug, object: 'organization' });
     const rows = await auditRows(t, org.id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ tokenId, scope: 'org:read', outcome: 'allowed', reason: null, requestId: res.body.request_id ?? res.headers.get('request-id') });
+    expect(rows[0]).toMatchObject({
+      tokenId,
+      scope: 'org:read',
+      outcome: 'allowed',
+      reason: null,
+      requestId: res.body.request_id ?? res.headers.get('request-id'),
+    });
   });
 
   test('every call writes exactly one audit row, allowed and refused alike', async ({ app: t }) => {
@@ -130,7 +136,13 @@ describe('POST /api/scopes_exec', () => {
 
   test('data must be an object and scope a string', async ({ app: t }) => {
     const { org, token } = await buildTenant(t, ['org:read']);
-    for (const body of [{ scope: 'org:read', data: [] }, { scope: 5 }, {}, { scope: 'org:read', data: { x: 1 } }, { scope: 'org:read', extra: 1 }]) {
+    for (const body of [
+      { scope: 'org:read', data: [] },
+      { scope: 5 },
+      {},
+      { scope: 'org:read', data: { x: 1 } },
+      { scope: 'org:read', extra: 1 },
+    ]) {
       const res = await t.http.post('/api/scopes_exec', body, { token });
       expectErrorResponse(res, 400, 'invalid_request');
     }

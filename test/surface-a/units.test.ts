@@ -120,7 +120,7 @@ describe('units', () => {
     const a = await buildTenant(t, UNIT_SCOPES);
     const b = await buildTenant(t, UNIT_SCOPES);
     const unit = await createUnit(t, a.token);
-    const nowhere = 'unit_' + '0'.repeat(32);
+    const nowhere = `unit_${'0'.repeat(32)}`;
     const foreign = await t.http.post('/api/units/delete', { unit_id: unit.id }, { token: b.token });
     const absent = await t.http.post('/api/units/delete', { unit_id: nowhere }, { token: b.token });
     expectErrorResponse(foreign, 404, 'resource_missing');
@@ -134,7 +134,7 @@ describe('units', () => {
   test('a malformed unit id is 404 resource_missing', async ({ app: t }) => {
     const { token } = await buildTenant(t, UNIT_SCOPES);
     const unit = await createUnit(t, token);
-    for (const id of ['nope', 'unit_', 'unit_XYZ', unit.id.toUpperCase(), unit.id + '0', `'; DROP TABLE unit; --`]) {
+    for (const id of ['nope', 'unit_', 'unit_XYZ', unit.id.toUpperCase(), `${unit.id}0`, `'; DROP TABLE unit; --`]) {
       expectErrorResponse(await t.http.post('/api/units/delete', { unit_id: id }, { token }), 404, 'resource_missing');
     }
     expect(await allUnits(t, token)).toEqual([unit]);

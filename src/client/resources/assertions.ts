@@ -24,7 +24,10 @@ export type AssertionListParams = AssertionSubject & {
 export class Assertions extends Resource {
   create(params: AssertionCreateParams, options?: RequestOptions): Promise<AssertionEvent> {
     const { expiresAt, ...rest } = params;
-    const body = { ...rest, ...(expiresAt === undefined ? {} : { expiresAt: expiresAt instanceof Date ? expiresAt.toISOString() : expiresAt }) };
+    const body = {
+      ...rest,
+      ...(expiresAt === undefined ? {} : { expiresAt: expiresAt instanceof Date ? expiresAt.toISOString() : expiresAt }),
+    };
     return this.one({ method: 'POST', path: '/assertions', body, idempotent: true, options });
   }
 

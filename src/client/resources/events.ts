@@ -27,7 +27,12 @@ export class Events extends Resource {
     const { startingAfter, brands, subjectTypes, ...rest } = params;
     return this.page(
       '/events',
-      { ...rest, brands: commaList(brands), subjectTypes: commaList(subjectTypes), startingAfter: startingAfter === undefined ? undefined : String(startingAfter) },
+      {
+        ...rest,
+        brands: commaList(brands),
+        subjectTypes: commaList(subjectTypes),
+        startingAfter: startingAfter === undefined ? undefined : String(startingAfter),
+      },
       options,
     );
   }

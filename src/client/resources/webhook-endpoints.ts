@@ -33,12 +33,18 @@ export class WebhookEndpoints extends Resource {
   }
 
   update(id: string, params: WebhookEndpointUpdateParams, options?: RequestOptions): Promise<WebhookEndpoint> {
-    return this.one({ method: 'POST', path: path('/webhook_endpoints/{id}', id), body: { ...params }, idempotent: true, options }, 'webhookEndpoint');
+    return this.one(
+      { method: 'POST', path: path('/webhook_endpoints/{id}', id), body: { ...params }, idempotent: true, options },
+      'webhookEndpoint',
+    );
   }
 
   /** Installs a fresh secret (returned once); the previous one stays valid for 24 h. */
   rotateSecret(id: string, options?: RequestOptions): Promise<WebhookEndpoint> {
-    return this.one({ method: 'POST', path: path('/webhook_endpoints/{id}/rotate_secret', id), idempotent: true, options }, 'webhookEndpoint');
+    return this.one(
+      { method: 'POST', path: path('/webhook_endpoints/{id}/rotate_secret', id), idempotent: true, options },
+      'webhookEndpoint',
+    );
   }
 
   del(id: string, options?: RequestOptions): Promise<DeletedObject> {

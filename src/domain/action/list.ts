@@ -21,7 +21,11 @@ export interface Page<T> {
 }
 
 /** The page of `rows` fetched with `limit + 1`. */
-export const pageOf = <T>(rows: T[], limit: number): Page<T> => ({ object: 'list', data: rows.slice(0, limit), has_more: rows.length > limit });
+export const pageOf = <T>(rows: T[], limit: number): Page<T> => ({
+  object: 'list',
+  data: rows.slice(0, limit),
+  has_more: rows.length > limit,
+});
 
 /** A whole, unpaged list in the same shape (e.g. a program's requirements). */
 export const wholeList = <T>(data: T[]): Page<T> => ({ object: 'list', data, has_more: false });

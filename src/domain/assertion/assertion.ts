@@ -141,11 +141,22 @@ interface Claim {
  * inputs of the entity's active enrollments. Entity null: an external pair
  * never seen (without `create`); an unknown `ent_` id is 404.
  */
-async function readClaim(deps: Deps, send: BatchSend, organizationId: string, subject: Subject, claimKey: string, opts: { create: boolean }): Promise<Claim> {
+async function readClaim(
+  deps: Deps,
+  send: BatchSend,
+  organizationId: string,
+  subject: Subject,
+  claimKey: string,
+  opts: { create: boolean },
+): Promise<Claim> {
   const lock = lockSubject(deps, organizationId, subject, opts);
   const entity = subjectEntity(organizationId, subject);
   const results = await send([...lock, currentClaim(entity, claimKey), standingInputs(Prisma.sql`(${entity})`)]);
-  const [locked, [claim], [inputs]] = results.slice(lock.length - 1) as [{ id: string }[], { claim: Record<string, unknown> }[], { inputs: unknown }[]];
+  const [locked, [claim], [inputs]] = results.slice(lock.length - 1) as [
+    { id: string }[],
+    { claim: Record<string, unknown> }[],
+    { inputs: unknown }[],
+  ];
   const current = claim?.claim;
   if (!locked.length && subject.kind === 'entity') throw missing('entity', subject.id, 'entity');
   return {
@@ -171,9 +182,21 @@ async function readClaim(deps: Deps, send: BatchSend, organizationId: string, su
  */
 function appendChange(deps: Deps, organizationId: string, entityId: string, claimKey: string, change: ClaimChange, inputs: StandingInputs) {
   const now = deps.clock.now();
-  const row: AssertionEvent = { id: newId('assertion'), organizationId, entityId, key: claimKey, ...change, effectiveAt: now, livemode: true, createdAt: now };
+  const row: AssertionEvent = {
+    id: newId('assertion'),
+    organizationId,
+    entityId,
+    key: claimKey,
+    ...change,
+    effectiveAt: now,
+    livemode: true,
+    createdAt: now,
+  };
   const assertion = presentAssertion(row);
-  const claims = [...inputs.claims.filter((c) => c.key !== claimKey), { key: claimKey, present: change.action === 'asserted', value: change.value, expiresAt: change.expiresAt }];
+  const claims = [
+    ...inputs.claims.filter((c) => c.key !== claimKey),
+    { key: claimKey, present: change.action === 'asserted', value: change.value, expiresAt: change.expiresAt },
+  ];
   const standing = planStanding({ ...inputs, claims }, { trigger: 'assertion', assertion: row.id }, now);
   const event = {
     organizationId,
@@ -188,7 +211,8 @@ function appendChange(deps: Deps, organizationId: string, entityId: string, clai
 async function createAssertion(deps: Deps, send: BatchSend, organizationId: string, raw: unknown): Promise<BatchedResult> {
   const input = parseInput(CreateAssertionInput, raw);
   const subject = subjectOf(input);
-  if (input.expires_at && input.expires_at <= deps.clock.now()) throw new DomainError('invalid_request', 'expires_at must be in the future', 'expires_at');
+  if (input.expires_at && input.expires_at <= deps.clock.now())
+    throw new DomainError('invalid_request', 'expires_at must be in the future', 'expires_at');
   const value = input.value ?? 1;
   const expiresAt = input.expires_at ?? null;
   const { entity, current, inputs } = await readClaim(deps, send, organizationId, subject, input.key, { create: true });
@@ -209,8 +233,16 @@ async function revokeAssertion(deps: Deps, send: BatchSend, organizationId: stri
   const subject = subjectOf(input);
   const { entity, current, inputs } = await readClaim(deps, send, organizationId, subject, input.key, { create: false });
   const absent = { object: 'assertion_revocation' as const, entity, key: input.key, revoked: false, assertion: null };
-  if (!entity || !claimLive(current ?? undefined, deps.clock.now())) return { response: { status: 200, body: absent }, finish: [], appended: false };
-  const { assertion, finish } = appendChange(deps, organizationId, entity, input.key, { action: 'revoked', value: null, expiresAt: null }, inputs);
+  if (!entity || !claimLive(current ?? undefined, deps.clock.now()))
+    return { response: { status: 200, body: absent }, finish: [], appended: false };
+  const { assertion, finish } = appendChange(
+    deps,
+    organizationId,
+    entity,
+    input.key,
+    { action: 'revoked', value: null, expiresAt: null },
+    inputs,
+  );
   const body: AssertionRevocation = { ...absent, revoked: true, assertion };
   return { response: { status: 201, body }, finish, appended: true };
 }

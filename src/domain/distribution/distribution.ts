@@ -6,7 +6,15 @@ import { appendEvent, insertEvents, type NewEvent } from '../event/event.ts';
 import { DomainError, missing, missingScope } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import type { StoredResponse } from '../idempotency/idempotency.ts';
-import { enqueueBatched, enqueueOperation, inlineSlots, liveOperation, operationConflict, presentOperation, wakeOperations } from '../operation/operation.ts';
+import {
+  enqueueBatched,
+  enqueueOperation,
+  inlineSlots,
+  liveOperation,
+  operationConflict,
+  presentOperation,
+  wakeOperations,
+} from '../operation/operation.ts';
 import { runBatchedMutation, runMutation } from '../platform/mutation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput } from '../validation.ts';
@@ -106,17 +114,56 @@ export function presentDeployment(row: Deployment): PublicDeployment {
 }
 
 /** A distribution or deployment event carrying the object's public form. */
-export function distributionEventOf(type: string, row: Distribution, operationId: string | null, extra: Record<string, unknown> = {}): NewEvent {
-  return { organizationId: row.organizationId, type, subject: { type: 'distribution', id: row.id }, data: { object: presentDistribution(row), ...extra }, operationId, brandId: row.brandId };
+export function distributionEventOf(
+  type: string,
+  row: Distribution,
+  operationId: string | null,
+  extra: Record<string, unknown> = {},
+): NewEvent {
+  return {
+    organizationId: row.organizationId,
+    type,
+    subject: { type: 'distribution', id: row.id },
+    data: { object: presentDistribution(row), ...extra },
+    operationId,
+    brandId: row.brandId,
+  };
 }
 /** A deployment's event carries its distribution's brand (a deployment row has none of its own). */
-export function deploymentEventOf(type: string, row: Deployment, brandId: string | null, operationId: string | null, extra: Record<string, unknown> = {}): NewEvent {
-  return { organizationId: row.organizationId, type, subject: { type: 'deployment', id: row.id }, data: { object: presentDeployment(row), ...extra }, operationId, brandId };
+export function deploymentEventOf(
+  type: string,
+  row: Deployment,
+  brandId: string | null,
+  operationId: string | null,
+  extra: Record<string, unknown> = {},
+): NewEvent {
+  return {
+    organizationId: row.organizationId,
+    type,
+    subject: { type: 'deployment', id: row.id },
+    data: { object: presentDeployment(row), ...extra },
+    operationId,
+    brandId,
+  };
 }
-export async function distributionEvent(deps: Deps, tx: Tx, type: string, row: Distribution, operationId: string | null, extra: Record<string, unknown> = {}) {
+export async function distributionEvent(
+  deps: Deps,
+  tx: Tx,
+  type: string,
+  row: Distribution,
+  operationId: string | null,
+  extra: Record<string, unknown> = {},
+) {
   await appendEvent(deps, tx, distributionEventOf(type, row, operationId, extra));
 }
-export async function deploymentEvent(deps: Deps, tx: Tx, type: string, row: Deployment, operationId: string | null, extra: Record<string, unknown> = {}) {
+export async function deploymentEvent(
+  deps: Deps,
+  tx: Tx,
+  type: string,
+  row: Deployment,
+  operationId: string | null,
+  extra: Record<string, unknown> = {},
+) {
   const { brandId } = await tx.distribution.findUniqueOrThrow({ where: { id: row.distributionId }, select: { brandId: true } });
   await appendEvent(deps, tx, deploymentEventOf(type, row, brandId, operationId, extra));
 }
@@ -171,7 +218,10 @@ async function startLaunch(deps: Deps, tx: Tx, dist: Distribution) {
     progress: { phase: 'reserve' },
   });
   // A distribution created for this launch is launching already.
-  const row = dist.status === 'launching' ? dist : await tx.distribution.update({ where: { id: dist.id }, data: { status: 'launching', updatedAt: deps.clock.now() } });
+  const row =
+    dist.status === 'launching'
+      ? dist
+      : await tx.distribution.update({ where: { id: dist.id }, data: { status: 'launching', updatedAt: deps.clock.now() } });
   await distributionEvent(deps, tx, 'distribution.launching', row, op.id);
   return { op, row };
 }
@@ -189,19 +239,53 @@ async function createAndLaunch(deps: Deps, caller: SurfaceBCaller, raw: unknown,
       const now = deps.clock.now();
       const org = caller.organization.id;
       const dist: Distribution = {
-        id: newId('distribution'), organizationId: org, brandId: caller.brand.id, name: input.name, status: 'launching', budget: BigInt(input.budget),
-        reserved: 0n, spent: 0n, pausedFrom: null, livemode: true, createdAt: now, updatedAt: now,
+        id: newId('distribution'),
+        organizationId: org,
+        brandId: caller.brand.id,
+        name: input.name,
+        status: 'launching',
+        budget: BigInt(input.budget),
+        reserved: 0n,
+        spent: 0n,
+        pausedFrom: null,
+        livemode: true,
+        createdAt: now,
+        updatedAt: now,
       };
       const deps_: Deployment[] = deployments.map((d) => ({
-        id: newId('deployment'), organizationId: org, distributionId: dist.id, provider: d.provider, config: d.config as Prisma.JsonObject,
-        status: 'pending', providerState: {}, livemode: true, createdAt: now, updatedAt: now,
+        id: newId('deployment'),
+        organizationId: org,
+        distributionId: dist.id,
+        provider: d.provider,
+        config: d.config as Prisma.JsonObject,
+        status: 'pending',
+        providerState: {},
+        livemode: true,
+        createdAt: now,
+        updatedAt: now,
       }));
       const launch = enqueueBatched(deps, {
-        organizationId: org, brandId: dist.brandId, subject: { type: 'distribution', id: dist.id }, kind: 'distribution.launch', progress: { phase: 'reserve' }, slot: take(),
+        organizationId: org,
+        brandId: dist.brandId,
+        subject: { type: 'distribution', id: dist.id },
+        kind: 'distribution.launch',
+        progress: { phase: 'reserve' },
+        slot: take(),
       });
       const op = launch.row;
-      const events = [distributionEventOf('distribution.launching', dist, op.id), ...deps_.map((d) => deploymentEventOf('deployment.created', d, dist.brandId, op.id))];
-      const rows = deps_.map((d) => ({ id: d.id, organization_id: org, distribution_id: dist.id, provider: d.provider, config: d.config, created_at: now, updated_at: now }));
+      const events = [
+        distributionEventOf('distribution.launching', dist, op.id),
+        ...deps_.map((d) => deploymentEventOf('deployment.created', d, dist.brandId, op.id)),
+      ];
+      const rows = deps_.map((d) => ({
+        id: d.id,
+        organization_id: org,
+        distribution_id: dist.id,
+        provider: d.provider,
+        config: d.config,
+        created_at: now,
+        updated_at: now,
+      }));
       await send([
         Prisma.sql`INSERT INTO distribution (id, organization_id, brand_id, name, status, budget, created_at, updated_at)
           VALUES (${dist.id}, ${org}, ${dist.brandId}, ${dist.name}, 'launching', ${input.budget}::bigint, ${now}::timestamptz, ${now}::timestamptz)`,
@@ -212,7 +296,11 @@ async function createAndLaunch(deps: Deps, caller: SurfaceBCaller, raw: unknown,
         insertEvents(deps, events),
       ]);
       committed = launch.committed;
-      return { response: { status: 202, body: { operation: presentOperation(op), distribution: presentDistribution(dist) } }, finish: [], appended: true };
+      return {
+        response: { status: 202, body: { operation: presentOperation(op), distribution: presentDistribution(dist) } },
+        finish: [],
+        appended: true,
+      };
     });
     if (!res.replayed) committed?.();
     return res;
@@ -233,7 +321,12 @@ async function relaunch(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string):
     await wakeOperations(deps, tx, { id: live.id });
     return { status: 202, body: { operation: presentOperation(live), distribution: presentDistribution(dist) } };
   }
-  if (dist.status !== 'failed') throw new DomainError('resource_conflict', `A ${dist.status} distribution cannot be launched; only a failed one can be launched again`, null);
+  if (dist.status !== 'failed')
+    throw new DomainError(
+      'resource_conflict',
+      `A ${dist.status} distribution cannot be launched; only a failed one can be launched again`,
+      null,
+    );
   const { op, row } = await startLaunch(deps, tx, dist);
   return { status: 202, body: { operation: presentOperation(op), distribution: presentDistribution(row) } };
 }
@@ -294,7 +387,9 @@ async function cancel(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): P
   return { status: 202, body: { operation: presentOperation(op), distribution: presentDistribution(dist) } };
 }
 
-export type DistributionMutation = { op: 'create'; input: unknown } | { op: 'launch' | 'pause' | 'resume' | 'cancel'; id: string; input?: unknown };
+export type DistributionMutation =
+  | { op: 'create'; input: unknown }
+  | { op: 'launch' | 'pause' | 'resume' | 'cancel'; id: string; input?: unknown };
 
 const SCOPES: Record<DistributionMutation['op'], string[]> = {
   create: ['distributions:write', 'distributions:launch'],
@@ -328,9 +423,16 @@ export async function retrieveDistribution(deps: Deps, organizationId: string, i
 /** The selected brand's distributions, newest first. */
 export async function listDistributions(deps: Deps, caller: SurfaceBCaller, raw: unknown) {
   const input = parseInput(ListDistributionsInput, raw);
-  const cursor = input.starting_after ? await findDistribution(deps.db.prisma, caller.organization.id, input.starting_after, 'starting_after') : undefined;
+  const cursor = input.starting_after
+    ? await findDistribution(deps.db.prisma, caller.organization.id, input.starting_after, 'starting_after')
+    : undefined;
   const rows = await deps.db.prisma.distribution.findMany({
-    where: { organizationId: caller.organization.id, brandId: caller.brand.id, ...(input.status ? { status: input.status } : {}), ...(cursor ? { id: { lt: cursor.id } } : {}) },
+    where: {
+      organizationId: caller.organization.id,
+      brandId: caller.brand.id,
+      ...(input.status ? { status: input.status } : {}),
+      ...(cursor ? { id: { lt: cursor.id } } : {}),
+    },
     orderBy: { id: 'desc' },
     take: input.limit + 1,
   });
@@ -351,7 +453,9 @@ export async function retrieveDeployment(deps: Deps, organizationId: string, id:
 export async function listDeployments(deps: Deps, organizationId: string, raw: unknown) {
   const input = parseInput(ListDeploymentsInput, raw);
   const dist = input.distribution ? await findDistribution(deps.db.prisma, organizationId, input.distribution, 'distribution') : undefined;
-  const cursor = input.starting_after ? await findDeployment(deps.db.prisma, organizationId, input.starting_after, 'starting_after') : undefined;
+  const cursor = input.starting_after
+    ? await findDeployment(deps.db.prisma, organizationId, input.starting_after, 'starting_after')
+    : undefined;
   const rows = await deps.db.prisma.deployment.findMany({
     where: { organizationId, ...(dist ? { distributionId: dist.id } : {}), ...(cursor ? { id: { lt: cursor.id } } : {}) },
     orderBy: { id: 'desc' },

@@ -23,13 +23,26 @@ async function setDistribution(deps: Deps, tx: Tx, d: Distribution, status: stri
   return tx.distribution.update({ where: { id: d.id }, data: { status, ...extra, updatedAt: deps.clock.now() } });
 }
 
-async function setDeployment(deps: Deps, tx: Tx, dep: Deployment, status: string, event: string | null, opId: string, extra: Record<string, unknown> = {}) {
+async function setDeployment(
+  deps: Deps,
+  tx: Tx,
+  dep: Deployment,
+  status: string,
+  event: string | null,
+  opId: string,
+  extra: Record<string, unknown> = {},
+) {
   const row = await tx.deployment.update({ where: { id: dep.id }, data: { status, updatedAt: deps.clock.now() } });
   if (event) await deploymentEvent(deps, tx, event, row, opId, extra);
   return row;
 }
 
-const moneyOf = (d: Distribution, opId: string) => ({ organizationId: d.organizationId, brandId: d.brandId, distributionId: d.id, operationId: opId });
+const moneyOf = (d: Distribution, opId: string) => ({
+  organizationId: d.organizationId,
+  brandId: d.brandId,
+  distributionId: d.id,
+  operationId: opId,
+});
 
 const releasedEvent = (d: Distribution, opId: string, amount: number, reason: string): NewEvent => ({
   organizationId: d.organizationId,
@@ -55,12 +68,18 @@ const distributionOf = (r: Record<string, unknown>): Distribution =>
 
 const DEPLOYMENT_COLUMNS = `id, organization_id AS "organizationId", distribution_id AS "distributionId", provider, config, status,
   provider_state AS "providerState", livemode, created_at AS "createdAt", updated_at AS "updatedAt"`;
-const deploymentById = statement<[id: string], Deployment>('deployment_by_id', `SELECT ${DEPLOYMENT_COLUMNS} FROM deployment WHERE id = $1`);
+const deploymentById = statement<[id: string], Deployment>(
+  'deployment_by_id',
+  `SELECT ${DEPLOYMENT_COLUMNS} FROM deployment WHERE id = $1`,
+);
 
 /** Sets the distribution's status (batched): the statement, and the row as it then is, for its event. */
 function setDistributionBatched(deps: Deps, d: Distribution, status: string) {
   const now = deps.clock.now();
-  return { statement: Prisma.sql`UPDATE distribution SET status = ${status}, updated_at = ${now}::timestamptz WHERE id = ${d.id}`, row: { ...d, status, updatedAt: now } };
+  return {
+    statement: Prisma.sql`UPDATE distribution SET status = ${status}, updated_at = ${now}::timestamptz WHERE id = ${d.id}`,
+    row: { ...d, status, updatedAt: now },
+  };
 }
 
 /** distribution.launch: reserve the budget and fan out one provisioning child per deployment (one transaction), settle on their outcome. */
@@ -101,8 +120,13 @@ const launch: OperationHandler = {
                 if (balance < need) {
                   return {
                     // Announced once, on entering the wait; rechecks while still short stay quiet.
-                    events: fresh.waitingReason !== 'funding_required' ? [budgetEvent('budget.reserve_failed', { wallet_balance: balance })] : [],
-                    outcome: { status: 'waiting', reason: 'funding_required', progress: { phase: 'reserve', required: need, wallet_balance: balance } },
+                    events:
+                      fresh.waitingReason !== 'funding_required' ? [budgetEvent('budget.reserve_failed', { wallet_balance: balance })] : [],
+                    outcome: {
+                      status: 'waiting',
+                      reason: 'funding_required',
+                      progress: { phase: 'reserve', required: need, wallet_balance: balance },
+                    },
                   };
                 }
                 statements.push(...reserveStatements(deps, moneyOf(d, op.id), need));
@@ -118,7 +142,14 @@ const launch: OperationHandler = {
             }
             const children = todo!.map((dep) => {
               const slot = take();
-              const child = enqueueBatched(deps, { organizationId: d.organizationId, brandId: d.brandId, subject: { type: 'deployment', id: dep.id as string }, kind: 'deployment.provision', parentOperationId: op.id, slot });
+              const child = enqueueBatched(deps, {
+                organizationId: d.organizationId,
+                brandId: d.brandId,
+                subject: { type: 'deployment', id: dep.id as string },
+                kind: 'deployment.provision',
+                parentOperationId: op.id,
+                slot,
+              });
               // A child run here starts at this commit, on the deployment as this transaction leaves it: no read before its provider call.
               if (slot) holdFor(child.row, { deployment: { ...dep, status: 'provisioning', providerState: {}, updatedAt: now } });
               return child;
@@ -127,7 +158,11 @@ const launch: OperationHandler = {
               statements: [...statements, ...children.flatMap((c) => c.statements)],
               events,
               afterCommit: children.map((c) => c.committed),
-              outcome: { status: 'waiting', reason: 'awaiting_children_settle', progress: { phase: 'children', reserved, deployments: { total: ids.length, settled: 0 } } },
+              outcome: {
+                status: 'waiting',
+                reason: 'awaiting_children_settle',
+                progress: { phase: 'children', reserved, deployments: { total: ids.length, settled: 0 } },
+              },
             };
           },
         );
@@ -142,7 +177,14 @@ const launch: OperationHandler = {
             const settled = children!.filter((c) => isTerminal(c.status as string)).length;
             const progress = { ...(fresh.progress as Progress), deployments: { total: children!.length, settled, succeeded: ok } };
             if (settled < children!.length) return { outcome: { status: 'waiting', reason: 'awaiting_children_settle', progress } };
-            const done = finishLaunch(deps, distributionOf(dist![0]!), op.id, ok, children!.length, deployments!.map((x) => x.status as string));
+            const done = finishLaunch(
+              deps,
+              distributionOf(dist![0]!),
+              op.id,
+              ok,
+              children!.length,
+              deployments!.map((x) => x.status as string),
+            );
             return { ...done, outcome: { ...done.outcome, progress } };
           },
           held?.[0]?.every((c) => isTerminal(c.status as string)) ? held : undefined,
@@ -155,7 +197,11 @@ const launch: OperationHandler = {
     ctx.commit(async (tx) => {
       const live = await tx.operation.findMany({ where: { parentOperationId: ctx.op.id, status: { in: [...LIVE_STATUSES] } } });
       for (const child of live) {
-        await settleOperation(ctx.deps, tx, child.id, { status: 'canceled', canceledAs: 'operation.superseded', result: { superseded_by: ctx.op.cancelRequestedBy } });
+        await settleOperation(ctx.deps, tx, child.id, {
+          status: 'canceled',
+          canceledAs: 'operation.superseded',
+          result: { superseded_by: ctx.op.cancelRequestedBy },
+        });
       }
       return { status: 'canceled', result: { canceled_by: ctx.op.cancelRequestedBy } };
     }),
@@ -184,7 +230,11 @@ function finishLaunch(deps: Deps, d: Distribution, opId: string, ok: number, tot
     return {
       statements: [...r.statements, set.statement],
       events: [...r.events, distributionEventOf('distribution.failed', set.row, opId)],
-      outcome: { status: 'failed', error: { code: 'all_deployments_failed', message: `None of the ${total} deployments came up` }, result: { distribution_status: 'failed' } },
+      outcome: {
+        status: 'failed',
+        error: { code: 'all_deployments_failed', message: `None of the ${total} deployments came up` },
+        result: { distribution_status: 'failed' },
+      },
     };
   }
   if (ok === total && deploymentStatuses.every((x) => x === 'completed')) {
@@ -205,7 +255,11 @@ function finishLaunch(deps: Deps, d: Distribution, opId: string, ok: number, tot
     outcome:
       ok === total
         ? { status: 'succeeded', result }
-        : { status: 'partial', result, error: { code: 'some_deployments_failed', message: `${total - ok} of ${total} deployments did not come up` } },
+        : {
+            status: 'partial',
+            result,
+            error: { code: 'some_deployments_failed', message: `${total - ok} of ${total} deployments did not come up` },
+          },
   };
 }
 
@@ -226,14 +280,16 @@ const provision: OperationHandler = {
     if (dep.status === 'in_review') {
       const decision = adapter.review(dep);
       if (!decision) return ctx.commit(async () => ({ status: 'waiting', reason: 'provider_review' }));
-      if (decision === 'reject') return fail('rejected', 'deployment.rejected', 'provider_rejected', 'The provider rejected the placement after review');
+      if (decision === 'reject')
+        return fail('rejected', 'deployment.rejected', 'provider_rejected', 'The provider rejected the placement after review');
     }
     let result: ProvisionResult;
     try {
       result = await adapter.provision(dep, ctx.op.attempts);
     } catch (e) {
       if (!(e instanceof TransientProviderError)) throw e;
-      if (ctx.op.attempts >= ctx.op.maxAttempts) return fail('failed', null, 'provider_unavailable', `${e.message}; gave up after ${ctx.op.attempts} attempts`);
+      if (ctx.op.attempts >= ctx.op.maxAttempts)
+        return fail('failed', null, 'provider_unavailable', `${e.message}; gave up after ${ctx.op.attempts} attempts`);
       return ctx.commit(async () => ({ status: 'retry', error: { code: 'provider_unavailable', message: e.message } }));
     }
     if (result.state === 'failed') return fail('failed', null, 'provider_failed', result.reason);
@@ -249,11 +305,19 @@ const provision: OperationHandler = {
       const row = { ...dep, status: 'active', updatedAt: now };
       const status = active.complete ? 'completed' : 'active';
       const events = [deploymentEventOf('deployment.activated', row, fresh.brandId, opId)];
-      if (active.drifted) events.push(deploymentEventOf('deployment.drifted', row, fresh.brandId, opId, { detail: 'The live placement differs from the requested config' }));
+      if (active.drifted)
+        events.push(
+          deploymentEventOf('deployment.drifted', row, fresh.brandId, opId, {
+            detail: 'The live placement differs from the requested config',
+          }),
+        );
       if (active.complete) events.push(deploymentEventOf('deployment.completed', { ...row, status }, fresh.brandId, opId));
       const money = { organizationId: dep.organizationId, brandId: fresh.brandId!, distributionId: dep.distributionId, operationId: opId };
       return {
-        statements: [Prisma.sql`UPDATE deployment SET status = ${status}, updated_at = ${now}::timestamptz WHERE id = ${dep.id}`, ...spendStatements(deps, money, active.spend)],
+        statements: [
+          Prisma.sql`UPDATE deployment SET status = ${status}, updated_at = ${now}::timestamptz WHERE id = ${dep.id}`,
+          ...spendStatements(deps, money, active.spend),
+        ],
         events,
         outcome: { status: 'succeeded', result: { deployment_status: status, spent: active.spend } },
         // The launch this may hand on to reads these next: read here, after this settlement, its step commits in one batch.
@@ -270,11 +334,21 @@ function pauseResume(kind: 'distribution.pause' | 'distribution.resume'): Operat
     kind,
     async step(ctx) {
       const { deps } = ctx;
-      const deps_ = await deps.db.prisma.deployment.findMany({ where: { distributionId: ctx.op.subjectId, status: pausing ? 'active' : 'paused' } });
+      const deps_ = await deps.db.prisma.deployment.findMany({
+        where: { distributionId: ctx.op.subjectId, status: pausing ? 'active' : 'paused' },
+      });
       for (const dep of deps_) await (pausing ? providerFor(dep.provider).pause(dep) : providerFor(dep.provider).resume(dep));
       return ctx.commit(async (tx) => {
         for (const dep of deps_) {
-          await setDeployment(deps, tx, dep, pausing ? 'paused' : 'active', pausing ? 'deployment.paused' : 'deployment.activated', ctx.op.id, pausing ? {} : { resumed: true });
+          await setDeployment(
+            deps,
+            tx,
+            dep,
+            pausing ? 'paused' : 'active',
+            pausing ? 'deployment.paused' : 'deployment.activated',
+            ctx.op.id,
+            pausing ? {} : { resumed: true },
+          );
         }
         const d = await dist(tx, ctx);
         const row = pausing
@@ -306,7 +380,11 @@ const cancel: OperationHandler = {
         if (target && !isTerminal(target.status)) return { status: 'waiting', reason: 'awaiting_target_settle', progress: { phase } };
         return {
           status: 'continue',
-          progress: { phase: 'teardown', target_outcome: target?.status ?? null, target_finished_first: target ? target.status !== 'canceled' : null },
+          progress: {
+            phase: 'teardown',
+            target_outcome: target?.status ?? null,
+            target_finished_first: target ? target.status !== 'canceled' : null,
+          },
         };
       });
     }
@@ -323,7 +401,8 @@ const cancel: OperationHandler = {
     return ctx.commit(async (tx) => {
       for (const [dep, r] of results) {
         if (r.state === 'done') await setDeployment(deps, tx, dep, 'canceled', 'deployment.canceled', op.id);
-        if (r.state === 'failed') await setDeployment(deps, tx, dep, 'cleanup_failed', 'deployment.cleanup_failed', op.id, { reason: r.reason });
+        if (r.state === 'failed')
+          await setDeployment(deps, tx, dep, 'cleanup_failed', 'deployment.cleanup_failed', op.id, { reason: r.reason });
       }
       const pending = results.filter(([, r]) => r.state === 'pending').length;
       const progress = { ...progressOf(ctx), cleanup_pending: pending };
@@ -332,13 +411,34 @@ const cancel: OperationHandler = {
       await release(deps, tx, d, op.id, 'canceled');
       const row = await setDistribution(deps, tx, await dist(tx, ctx), 'canceled');
       await distributionEvent(deps, tx, 'distribution.canceled', row, op.id);
-      const failed = (await tx.deployment.findMany({ where: { distributionId: d.id, status: 'cleanup_failed' }, select: { id: true } })).map((x) => x.id);
+      const failed = (
+        await tx.deployment.findMany({ where: { distributionId: d.id, status: 'cleanup_failed' }, select: { id: true } })
+      ).map((x) => x.id);
       const p = progressOf(ctx);
-      const result = { target_operation_id: op.targetOperationId, target_outcome: p.target_outcome ?? null, target_finished_first: p.target_finished_first ?? null, cleanup_failed: failed };
+      const result = {
+        target_operation_id: op.targetOperationId,
+        target_outcome: p.target_outcome ?? null,
+        target_finished_first: p.target_finished_first ?? null,
+        cleanup_failed: failed,
+      };
       if (!failed.length) return { status: 'succeeded', result, progress };
-      return { status: 'partial', result, progress, error: { code: 'cleanup_failed', message: `Teardown failed for ${failed.length} deployment(s); they may still be live at the provider` } };
+      return {
+        status: 'partial',
+        result,
+        progress,
+        error: {
+          code: 'cleanup_failed',
+          message: `Teardown failed for ${failed.length} deployment(s); they may still be live at the provider`,
+        },
+      };
     });
   },
 };
 
-export const distributionHandlers: OperationHandler[] = [launch, provision, pauseResume('distribution.pause'), pauseResume('distribution.resume'), cancel];
+export const distributionHandlers: OperationHandler[] = [
+  launch,
+  provision,
+  pauseResume('distribution.pause'),
+  pauseResume('distribution.resume'),
+  cancel,
+];

@@ -16,7 +16,13 @@ import { presentDeployment } from './distribution.ts';
 export const ProviderReviewInput = z.strictObject({ decision: z.enum(['approve', 'reject']) });
 export const ProviderCleanupInput = z.strictObject({ outcome: z.enum(['succeeded', 'failed']) });
 
-async function record(deps: Deps, id: string, expected: string, patch: Record<string, string>, wake: (dep: { id: string; distributionId: string }) => Prisma.OperationWhereInput) {
+async function record(
+  deps: Deps,
+  id: string,
+  expected: string,
+  patch: Record<string, string>,
+  wake: (dep: { id: string; distributionId: string }) => Prisma.OperationWhereInput,
+) {
   return deps.db.transaction(async (tx) => {
     const dep = isId('deployment', id) ? await tx.deployment.findUnique({ where: { id } }) : null;
     if (!dep) throw missing('deployment', id);
@@ -32,7 +38,11 @@ async function record(deps: Deps, id: string, expected: string, patch: Record<st
 
 export async function recordProviderReview(deps: Deps, id: string, raw: unknown) {
   const input = parseInput(ProviderReviewInput, raw);
-  return record(deps, id, 'in_review', { review: input.decision }, (dep) => ({ subjectType: 'deployment', subjectId: dep.id, waitingReason: 'provider_review' }));
+  return record(deps, id, 'in_review', { review: input.decision }, (dep) => ({
+    subjectType: 'deployment',
+    subjectId: dep.id,
+    waitingReason: 'provider_review',
+  }));
 }
 
 export async function recordProviderCleanup(deps: Deps, id: string, raw: unknown) {

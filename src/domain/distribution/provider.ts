@@ -14,7 +14,10 @@ import { parseInput } from '../validation.ts';
  * asynchronous teardown) is read back with `review` / `cleanup` once the
  * provider's callback has been recorded on the deployment.
  */
-export type ProvisionResult = { state: 'active'; spend: number; complete: boolean; drifted: boolean } | { state: 'review' } | { state: 'failed'; reason: string };
+export type ProvisionResult =
+  | { state: 'active'; spend: number; complete: boolean; drifted: boolean }
+  | { state: 'review' }
+  | { state: 'failed'; reason: string };
 export type TeardownResult = { state: 'done' } | { state: 'pending' } | { state: 'failed'; reason: string };
 
 export interface ProviderAdapter {
@@ -63,7 +66,8 @@ export const sandboxProvider: ProviderAdapter = {
     try {
       return parseInput(SandboxConfig, config ?? {});
     } catch (e) {
-      if (e instanceof DomainError) throw new DomainError(e.code, e.message.replace(/^Invalid /, `Invalid ${param}.`), e.param ? `${param}.${e.param}` : param);
+      if (e instanceof DomainError)
+        throw new DomainError(e.code, e.message.replace(/^Invalid /, `Invalid ${param}.`), e.param ? `${param}.${e.param}` : param);
       throw e;
     }
   },
@@ -71,7 +75,8 @@ export const sandboxProvider: ProviderAdapter = {
   provision: async (dep, attempt) => {
     const c = dep.config as Sandbox;
     if (c.delay_ms) await sleep(c.delay_ms);
-    if (attempt <= c.transient_failures) throw new TransientProviderError(`sandbox: transient failure ${attempt} of ${c.transient_failures}`);
+    if (attempt <= c.transient_failures)
+      throw new TransientProviderError(`sandbox: transient failure ${attempt} of ${c.transient_failures}`);
     if (c.outcome === 'fail') return { state: 'failed', reason: 'sandbox: the provider refused the placement' };
     if (c.outcome === 'review' && !state(dep).review) return { state: 'review' };
     return { state: 'active', spend: c.spend, complete: c.complete, drifted: c.drift };

@@ -62,26 +62,50 @@ async function createEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, raw:
   let row: Enrollment;
   try {
     row = await tx.enrollment.create({
-      data: { id: newId('enrollment'), organizationId: caller.organization.id, programId: program.id, entityId: entity.id, createdAt: now, updatedAt: now },
+      data: {
+        id: newId('enrollment'),
+        organizationId: caller.organization.id,
+        programId: program.id,
+        entityId: entity.id,
+        createdAt: now,
+        updatedAt: now,
+      },
     });
   } catch (e) {
-    if (isUniqueViolation(e)) throw new DomainError('resource_conflict', `Entity ${entity.id} is already enrolled in program ${program.id}`, 'program');
+    if (isUniqueViolation(e))
+      throw new DomainError('resource_conflict', `Entity ${entity.id} is already enrolled in program ${program.id}`, 'program');
     throw e;
   }
   const body = presentEnrollment(row);
-  await appendEvent(deps, tx, { organizationId: row.organizationId, type: 'enrollment.created', subject: { type: 'enrollment', id: row.id }, data: { ...body }, brandId: caller.brand.id });
+  await appendEvent(deps, tx, {
+    organizationId: row.organizationId,
+    type: 'enrollment.created',
+    subject: { type: 'enrollment', id: row.id },
+    data: { ...body },
+    brandId: caller.brand.id,
+  });
   return { status: 201, body };
 }
 
 /** Lifecycle moves take the entity lock, so activation's first evaluation never races an assertion's. */
-async function moveEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string, action: Action, raw: unknown): Promise<StoredResponse> {
+async function moveEnrollment(
+  deps: Deps,
+  tx: Tx,
+  caller: SurfaceBCaller,
+  id: string,
+  action: Action,
+  raw: unknown,
+): Promise<StoredResponse> {
   parseInput(NoEnrollmentInput, raw);
   const found = await findEnrollment(tx, caller, id);
   await lockEntity(tx, found.entityId);
   const row = await tx.enrollment.findUniqueOrThrow({ where: { id: found.id } });
   const rule = LIFECYCLE[action];
   if (!rule.from.includes(row.status)) {
-    throw new DomainError('invalid_state_transition', `Cannot ${action} an enrollment that is ${row.status} (allowed from: ${rule.from.join(', ')})`);
+    throw new DomainError(
+      'invalid_state_transition',
+      `Cannot ${action} an enrollment that is ${row.status} (allowed from: ${rule.from.join(', ')})`,
+    );
   }
   const updated = await tx.enrollment.update({ where: { id: row.id }, data: { status: rule.to, updatedAt: deps.clock.now() } });
   await appendEvent(deps, tx, {
@@ -118,7 +142,9 @@ export async function listEnrollments(deps: Deps, caller: SurfaceBCaller, raw: u
   const entity = hasSubject ? await findEntity(db, caller.organization.id, subjectOf(input)) : undefined;
   const programIds = input.program
     ? [(await findProgram(db, caller, input.program, 'program')).id]
-    : (await db.program.findMany({ where: { organizationId: caller.organization.id, brandId: caller.brand.id }, select: { id: true } })).map((p) => p.id);
+    : (
+        await db.program.findMany({ where: { organizationId: caller.organization.id, brandId: caller.brand.id }, select: { id: true } })
+      ).map((p) => p.id);
   const cursor = input.starting_after ? await findEnrollment(db, caller, input.starting_after, 'starting_after') : undefined;
   if (entity === null) return { object: 'list' as const, data: [], has_more: false };
   const rows = await db.enrollment.findMany({

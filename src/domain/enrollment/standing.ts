@@ -175,7 +175,14 @@ export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now
     updates.push({ id: enrollment.id, standing: move.standing, grace_ends_at: move.graceEndsAt, evaluation });
     if (!move.emits) continue;
     const { gracePeriodSeconds: _, brandId, ...row } = enrollment;
-    const updated: Enrollment = { ...row, standing: move.standing, graceEndsAt: move.graceEndsAt, evaluation: evaluation as object, evaluatedAt: now, updatedAt: now };
+    const updated: Enrollment = {
+      ...row,
+      standing: move.standing,
+      graceEndsAt: move.graceEndsAt,
+      evaluation: evaluation as object,
+      evaluatedAt: now,
+      updatedAt: now,
+    };
     events.push({
       organizationId: enrollment.organizationId,
       type: move.emits,

@@ -33,7 +33,11 @@ export function subjectOf(input: SubjectInput): Subject {
   const { entity, external_user_id: ext, issuer } = input;
   if (entity !== undefined) {
     if (ext !== undefined || issuer !== undefined) {
-      throw new DomainError('invalid_request', 'Give either entity or external_user_id with issuer, not both', ext !== undefined ? 'external_user_id' : 'issuer');
+      throw new DomainError(
+        'invalid_request',
+        'Give either entity or external_user_id with issuer, not both',
+        ext !== undefined ? 'external_user_id' : 'issuer',
+      );
     }
     return { kind: 'entity', id: entity };
   }

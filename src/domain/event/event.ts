@@ -9,7 +9,18 @@ import { statement } from '../../db/sql-port.ts';
 import { PUBLIC_EVENT_TYPES, isPublicEventType } from './types.ts';
 import { read } from '../action/action.ts';
 import { ListInput, listOf, type Page } from '../action/list.ts';
-import { ALL_EVENTS, MAX_FILTER_ENTRIES, REST_PARAMS, assertPublicType, parseEventFilter, resolveBrands, splitList, type EventFilter, type EventFilterInput, type FilterParams } from './filter.ts';
+import {
+  ALL_EVENTS,
+  MAX_FILTER_ENTRIES,
+  REST_PARAMS,
+  assertPublicType,
+  parseEventFilter,
+  resolveBrands,
+  splitList,
+  type EventFilter,
+  type EventFilterInput,
+  type FilterParams,
+} from './filter.ts';
 
 /**
  * The append-only, organization-scoped event log. `appendEvent` runs inside
@@ -208,7 +219,15 @@ export const feedPageOfTypesStatement = statement<[organizationId: string, after
  * are checked on the rows the index hands over; a NULL array means
  * "not filtered". Each text is fixed, so its generic plan keeps its index.
  */
-type FilteredParams = [organizationId: string, after: string, types: string[], brands: string[] | null, subjectTypes: string[] | null, subjectId: string | null, limit: number];
+type FilteredParams = [
+  organizationId: string,
+  after: string,
+  types: string[],
+  brands: string[] | null,
+  subjectTypes: string[] | null,
+  subjectId: string | null,
+  limit: number,
+];
 const FILTERED_PAGE = (driver: string) =>
   `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND ${driver} AND seq > $2::bigint
      AND type = ANY($3::text[]) AND ($4::text[] IS NULL OR brand_id = ANY($4::text[]))
@@ -216,8 +235,14 @@ const FILTERED_PAGE = (driver: string) =>
    ORDER BY seq LIMIT $7`;
 /** Up to `limit` rows per value of a list parameter from its column's index, merged in seq order. */
 const perValue = (name: string, list: '$4' | '$5', column: string) =>
-  statement<FilteredParams, FeedRow>(name, `SELECT e.* FROM unnest(${list}::text[]) AS v(value) CROSS JOIN LATERAL (${FILTERED_PAGE(`${column} = v.value`)}) e ORDER BY e.seq LIMIT $7`);
-export const feedPageOfSubjectStatement = statement<FilteredParams, FeedRow>('event_feed_page_of_subject', FILTERED_PAGE('subject_id = $6::text'));
+  statement<FilteredParams, FeedRow>(
+    name,
+    `SELECT e.* FROM unnest(${list}::text[]) AS v(value) CROSS JOIN LATERAL (${FILTERED_PAGE(`${column} = v.value`)}) e ORDER BY e.seq LIMIT $7`,
+  );
+export const feedPageOfSubjectStatement = statement<FilteredParams, FeedRow>(
+  'event_feed_page_of_subject',
+  FILTERED_PAGE('subject_id = $6::text'),
+);
 export const feedPageOfBrandsStatement = perValue('event_feed_page_of_brands', '$4', 'brand_id');
 export const feedPageOfSubjectTypesStatement = perValue('event_feed_page_of_subject_types', '$5', 'subject_type');
 
@@ -235,7 +260,10 @@ export const streamPullStatement = statement<[afterPosition: string, limit: numb
   `SELECT ${FEED_COLUMNS}, organization_id AS "organizationId", position FROM event WHERE position > $1::bigint ORDER BY position LIMIT $2`,
 );
 /** Where the live stream starts: the highest position sequenced so far (the `position` index's last entry). */
-export const maxPositionStatement = statement<[], { max: string | null }>('event_max_position', 'SELECT max(position)::text AS max FROM event');
+export const maxPositionStatement = statement<[], { max: string | null }>(
+  'event_max_position',
+  'SELECT max(position)::text AS max FROM event',
+);
 
 export async function pageEvents(
   deps: Deps,
@@ -247,7 +275,15 @@ export async function pageEvents(
   const types = f.types ? [...f.types] : PUBLIC_TYPE_LIST;
   const rows =
     f.brands || f.subjectTypes || f.subjectId !== undefined
-      ? await deps.db.sql.rows(feedStatement(f), [organizationId, after, types, f.brands ? [...f.brands] : null, f.subjectTypes ? [...f.subjectTypes] : null, f.subjectId ?? null, q.limit + 1])
+      ? await deps.db.sql.rows(feedStatement(f), [
+          organizationId,
+          after,
+          types,
+          f.brands ? [...f.brands] : null,
+          f.subjectTypes ? [...f.subjectTypes] : null,
+          f.subjectId ?? null,
+          q.limit + 1,
+        ])
       : f.types
         ? await deps.db.sql.rows(feedPageOfTypesStatement, [organizationId, after, types, q.limit + 1])
         : await deps.db.sql.rows(feedPageStatement, [organizationId, after, types, q.limit + 1]);
@@ -294,7 +330,13 @@ export async function appendOperatorEvent(deps: Deps, raw: unknown): Promise<{ i
   if (!org) throw missing('organization', input.organization_id, 'organization_id');
   const [brandId] = input.brand === undefined ? [null] : await resolveBrands(deps, org.id, [input.brand], 'brand');
   const id = await deps.db.transaction((tx) =>
-    appendEvent(deps, tx, { organizationId: org.id, type: input.type, subject: input.subject, data: { ...input.data, test: true }, brandId }),
+    appendEvent(deps, tx, {
+      organizationId: org.id,
+      type: input.type,
+      subject: input.subject,
+      data: { ...input.data, test: true },
+      brandId,
+    }),
   );
   return { id };
 }

@@ -85,7 +85,12 @@ export const GRAPHQL_PARAMS: FilterParams = { brands: 'brands', subjectTypes: 's
  * organization's `brand_not_found`, the same answer whether it exists in
  * another organization or nowhere.
  */
-export async function parseEventFilter(deps: Deps, organizationId: string, input: EventFilterInput, params: FilterParams = REST_PARAMS): Promise<EventFilter> {
+export async function parseEventFilter(
+  deps: Deps,
+  organizationId: string,
+  input: EventFilterInput,
+  params: FilterParams = REST_PARAMS,
+): Promise<EventFilter> {
   const types = parseTypes(input);
   const brandEntries = list(input.brands, params.brands, MAX_BRAND);
   const subjectTypes = list(input.subject_types, params.subjectTypes, MAX_SUBJECT_TYPE);
@@ -106,7 +111,11 @@ function parseTypes(input: EventFilterInput): string[] | undefined {
   if (!Array.isArray(input.types)) throw new DomainError('invalid_request', 'types must be a list of strings', 'types');
   const unknown = input.types.filter((e) => typeof e !== 'string' || canonicalEventType(e) === undefined);
   if (unknown.length) {
-    throw new DomainError('invalid_event_type', `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. Public types: see GET /v1/platform/openapi.json`, 'types');
+    throw new DomainError(
+      'invalid_event_type',
+      `Unknown event type${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}. Public types: see GET /v1/platform/openapi.json`,
+      'types',
+    );
   }
   return input.types.map((e) => canonicalEventType(e)!);
 }
@@ -114,14 +123,19 @@ function parseTypes(input: EventFilterInput): string[] | undefined {
 /** A single public type (the feed's `type`, an operator event's type): anything else is invalid_event_type. */
 export function assertPublicType(type: string | undefined, param = 'type'): void {
   if (type !== undefined && !isPublicEventType(type)) {
-    throw new DomainError('invalid_event_type', `Unknown event type: ${type}. The public types are the enum of \`type\` in GET /v1/platform/openapi.json`, param);
+    throw new DomainError(
+      'invalid_event_type',
+      `Unknown event type: ${type}. The public types are the enum of \`type\` in GET /v1/platform/openapi.json`,
+      param,
+    );
   }
 }
 
 function text(v: unknown, param: string, max: number): string {
   if (typeof v !== 'string') throw new DomainError('invalid_request', `${param} must be a string`, param);
   if (v.length === 0 || v.length > max) throw new DomainError('invalid_request', `${param} entries must be 1 to ${max} characters`, param);
-  if (!isStorableText(v)) throw new DomainError('invalid_request', `${param} contains a NUL character (U+0000) or an unpaired UTF-16 surrogate`, param);
+  if (!isStorableText(v))
+    throw new DomainError('invalid_request', `${param} contains a NUL character (U+0000) or an unpaired UTF-16 surrogate`, param);
   return v;
 }
 
@@ -129,7 +143,8 @@ function list(v: readonly unknown[] | null | undefined, param: string, maxLength
   if (v == null) return undefined;
   if (!Array.isArray(v)) throw new DomainError('invalid_request', `${param} must be a list of strings`, param);
   if (v.length === 0) throw new DomainError('invalid_request', `${param} must not be empty (omit it to match every event)`, param);
-  if (v.length > MAX_FILTER_ENTRIES) throw new DomainError('invalid_request', `${param} takes at most ${MAX_FILTER_ENTRIES} entries`, param);
+  if (v.length > MAX_FILTER_ENTRIES)
+    throw new DomainError('invalid_request', `${param} takes at most ${MAX_FILTER_ENTRIES} entries`, param);
   return v.map((e) => text(e, param, maxLength));
 }
 
@@ -155,7 +170,12 @@ function norm(v: readonly string[] | undefined): string[] | undefined {
   return v ? [...new Set(v)].sort() : undefined;
 }
 
-function build(rawTypes: readonly string[] | undefined, rawBrands: readonly string[] | undefined, rawSubjectTypes: readonly string[] | undefined, subjectId: string | undefined): EventFilter {
+function build(
+  rawTypes: readonly string[] | undefined,
+  rawBrands: readonly string[] | undefined,
+  rawSubjectTypes: readonly string[] | undefined,
+  subjectId: string | undefined,
+): EventFilter {
   const types = norm(rawTypes);
   const brands = norm(rawBrands);
   const subjectTypes = norm(rawSubjectTypes);

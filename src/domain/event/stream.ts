@@ -1,6 +1,14 @@
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
-import { latestSeq, maxPositionStatement, pageEvents, presentEvent, streamPullStatement, type PublicEvent, type StreamRow } from './event.ts';
+import {
+  latestSeq,
+  maxPositionStatement,
+  pageEvents,
+  presentEvent,
+  streamPullStatement,
+  type PublicEvent,
+  type StreamRow,
+} from './event.ts';
 import { EVENTS_CHANNEL } from './sequencer.ts';
 import { isPublicEventType } from './types.ts';
 import { ALL_EVENTS, type EventFilter } from './filter.ts';
@@ -206,7 +214,7 @@ export class EventStream {
     }
     if (async) {
       const settled = await Promise.allSettled(out.map((d) => d[1]));
-      settled.forEach((s, i) => (out[i]![1] = s.status === 'fulfilled' ? s.value : this.renderFailed(s.reason)));
+      for (const [i, s] of settled.entries()) out[i]![1] = s.status === 'fulfilled' ? s.value : this.renderFailed(s.reason);
     }
     for (const [g, payload, seq] of out) {
       if (payload instanceof DomainError) for (const m of [...g.members]) m.end(payload);
@@ -280,11 +288,31 @@ export class EventStream {
    * iterator then yields nothing and only tells the end: done when returned,
    * or the error that ended the subscription.
    */
-  subscribe(organizationId: string, opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number }): AsyncIterableIterator<PublicEvent>;
-  subscribe<P>(organizationId: string, opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number; view: StreamView<P>; sink: StreamSink<P>; until?: StreamUntil }): AsyncIterableIterator<never>;
+  subscribe(
+    organizationId: string,
+    opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number },
+  ): AsyncIterableIterator<PublicEvent>;
   subscribe<P>(
     organizationId: string,
-    opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number; view?: StreamView<P>; sink?: StreamSink<P>; until?: StreamUntil },
+    opts: {
+      filter?: EventFilter;
+      startingAfter?: bigint;
+      maxPending?: number;
+      view: StreamView<P>;
+      sink: StreamSink<P>;
+      until?: StreamUntil;
+    },
+  ): AsyncIterableIterator<never>;
+  subscribe<P>(
+    organizationId: string,
+    opts: {
+      filter?: EventFilter;
+      startingAfter?: bigint;
+      maxPending?: number;
+      view?: StreamView<P>;
+      sink?: StreamSink<P>;
+      until?: StreamUntil;
+    },
   ): AsyncIterableIterator<unknown> {
     const sub = new Subscription<unknown>(
       this,
@@ -303,7 +331,8 @@ export class EventStream {
 
 const isPromiseLike = (x: unknown): x is PromiseLike<unknown> => typeof (x as { then?: unknown } | null)?.then === 'function';
 
-const shuttingDown = () => new DomainError('service_unavailable', 'The server is shutting down; resubscribe with startingAfter set to the last seq received');
+const shuttingDown = () =>
+  new DomainError('service_unavailable', 'The server is shutting down; resubscribe with startingAfter set to the last seq received');
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
 
@@ -424,14 +453,22 @@ class Subscription<P> implements AsyncIterableIterator<unknown> {
     if (++this.pending > this.maxPending) {
       const lastSeq = this.queuedSeq ?? String(this.startingAfter ?? '');
       this.end(
-        new DomainError('subscriber_too_slow', `The subscriber fell more than ${this.maxPending} events behind; resubscribe with startingAfter set to the last seq received (${lastSeq} was the last sent)`, null, {
-          last_seq: lastSeq,
-        }),
+        new DomainError(
+          'subscriber_too_slow',
+          `The subscriber fell more than ${this.maxPending} events behind; resubscribe with startingAfter set to the last seq received (${lastSeq} was the last sent)`,
+          null,
+          {
+            last_seq: lastSeq,
+          },
+        ),
       );
       return;
     }
     this.queuedSeq = String(seq);
-    if (this.sink) return this.sink.write(payload, this.queuedSeq, (this.taken ??= () => void this.pending--));
+    if (this.sink) {
+      this.sink.write(payload, this.queuedSeq, (this.taken ??= () => void this.pending--));
+      return;
+    }
     const w = this.waiter;
     if (w) {
       this.waiter = undefined;
@@ -443,7 +480,12 @@ class Subscription<P> implements AsyncIterableIterator<unknown> {
   /** Joins the group, replays the feed after the starting point, then releases what arrived meanwhile. */
   private async begin(): Promise<void> {
     if (this.ended) return; // returned before it started: never joins
-    const group = (this.group = this.stream.join(this as Subscription<unknown>, this.organizationId, this.filter, this.view as StreamView<unknown>));
+    const group = (this.group = this.stream.join(
+      this as Subscription<unknown>,
+      this.organizationId,
+      this.filter,
+      this.view as StreamView<unknown>,
+    ));
     this.filter = group.filter;
     this.view = group.view as StreamView<P>;
     const deps = this.deps;

@@ -54,7 +54,9 @@ function canonical(value: unknown): unknown {
 }
 
 export function fingerprint(...parts: unknown[]): string {
-  return createHash('sha256').update(JSON.stringify(canonical(parts))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(parts)))
+    .digest('hex');
 }
 
 /** The stored response of an earlier request with the key, a conflict if the key was used for another request, or nothing. */
@@ -90,7 +92,12 @@ const recordStatement = statement<
 type ConflictCode = 'idempotency_key_conflict' | 'idempotency_key_reused';
 
 /** A concurrent request inserted the key first: replay it once committed, or say it is still running. */
-async function lostRace(deps: Deps, req: IdempotencyRequest, conflictCode: ConflictCode, e: unknown): Promise<Stored & { replayed: boolean }> {
+async function lostRace(
+  deps: Deps,
+  req: IdempotencyRequest,
+  conflictCode: ConflictCode,
+  e: unknown,
+): Promise<Stored & { replayed: boolean }> {
   if (!isUniqueViolation(e)) throw e;
   const winner = await replay(deps, req, conflictCode);
   if (winner) return winner;
@@ -111,7 +118,11 @@ export function runIdempotent(
  * stores the action's value and no transport status, so a key replays the
  * same value whichever front used it first, each front rendering it its way.
  */
-export async function runIdempotentValue<T>(deps: Deps, req: IdempotencyRequest | undefined, effect: (tx: Tx) => Promise<T>): Promise<{ value: T; replayed: boolean }> {
+export async function runIdempotentValue<T>(
+  deps: Deps,
+  req: IdempotencyRequest | undefined,
+  effect: (tx: Tx) => Promise<T>,
+): Promise<{ value: T; replayed: boolean }> {
   const out = await runKeyed(deps, req, async (tx) => ({ status: null, body: await effect(tx) }));
   return { value: out.body as T, replayed: out.replayed };
 }

@@ -3,7 +3,18 @@ import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps, OperationSlot } from '../context.ts';
 import { statement } from '../../db/sql-port.ts';
 import { appendEvent, insertEvents, type NewEvent } from '../event/event.ts';
-import { LIVE_STATUSES, OPERATION_COLUMNS, inlineSlots, settleStatement, settledRow, settledEvent, type SettleRow, type OperationError, type Settlement, type WaitingReason } from './operation.ts';
+import {
+  LIVE_STATUSES,
+  OPERATION_COLUMNS,
+  inlineSlots,
+  settleStatement,
+  settledRow,
+  settledEvent,
+  type SettleRow,
+  type OperationError,
+  type Settlement,
+  type WaitingReason,
+} from './operation.ts';
 
 /**
  * How an operation moves. A worker CLAIMS one due operation by taking its
@@ -117,7 +128,10 @@ const claimStatement = statement<[owner: string, now: Date, leaseUntil: Date, li
 function claimInBatch(owner: string, now: Date, leaseUntil: Date, limit: number): Prisma.Sql {
   const params = [owner, now, leaseUntil, limit];
   const parts = claimStatement.text.split(/\$(\d)/);
-  return new Prisma.Sql(parts.filter((_, i) => i % 2 === 0), parts.filter((_, i) => i % 2 === 1).map((n) => params[Number(n) - 1]));
+  return new Prisma.Sql(
+    parts.filter((_, i) => i % 2 === 0),
+    parts.filter((_, i) => i % 2 === 1).map((n) => params[Number(n) - 1]),
+  );
 }
 
 /** Claims up to `limit` due operations for `owner` (most overdue first); each row's `leaseOwner` is its run's fence. */
@@ -221,7 +235,13 @@ function planOutcome(deps: Deps, op: Operation, out: StepOutcome, take?: () => O
 }
 
 /** Applies a step's outcome in its Prisma transaction; for `continue`, returns the row the next step runs on. */
-async function applyOutcome(deps: Deps, tx: Tx, op: Operation, out: StepOutcome, take?: () => OperationSlot | undefined): Promise<Operation | undefined> {
+async function applyOutcome(
+  deps: Deps,
+  tx: Tx,
+  op: Operation,
+  out: StepOutcome,
+  take?: () => OperationSlot | undefined,
+): Promise<Operation | undefined> {
   const plan = planOutcome(deps, op, out, take);
   const rows: Record<string, unknown>[][] = [];
   for (const st of plan.statements) rows.push(await tx.$queryRaw<Record<string, unknown>[]>(st));
@@ -267,11 +287,17 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
   let op = claimed;
   const owner = claimed.leaseOwner!;
   const ops = deps.config.operations;
-  const heartbeat = setInterval(() => {
-    void deps.db.prisma.operation
-      .updateMany({ where: { id: op.id, leaseOwner: owner, status: { in: [...LIVE_STATUSES] } }, data: { leaseExpiresAt: new Date(deps.clock.now().getTime() + ops.leaseMs) } })
-      .catch(() => {});
-  }, Math.max(50, Math.floor(ops.leaseMs / 3)));
+  const heartbeat = setInterval(
+    () => {
+      void deps.db.prisma.operation
+        .updateMany({
+          where: { id: op.id, leaseOwner: owner, status: { in: [...LIVE_STATUSES] } },
+          data: { leaseExpiresAt: new Date(deps.clock.now().getTime() + ops.leaseMs) },
+        })
+        .catch(() => {});
+    },
+    Math.max(50, Math.floor(ops.leaseMs / 3)),
+  );
   heartbeat.unref();
   let held = heldRows.get(claimed);
   try {
@@ -286,65 +312,77 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
           inlineSlots(
             deps,
             (take) =>
-            deps.db.transaction(async (tx) => {
-              const fresh = await fence(deps, tx, op, owner);
-              if (!fresh) throw new LeaseLost(op.id);
-              ctx.op = fresh;
-              const out = await fn(tx);
-              next = await applyOutcome(deps, tx, fresh, out, take);
-              return out;
-            }),
+              deps.db.transaction(async (tx) => {
+                const fresh = await fence(deps, tx, op, owner);
+                if (!fresh) throw new LeaseLost(op.id);
+                ctx.op = fresh;
+                const out = await fn(tx);
+                next = await applyOutcome(deps, tx, fresh, out, take);
+                return out;
+              }),
             true,
           ),
         commitBatched: (reads, fn, held) =>
-          inlineSlots(deps, async (take) => {
-            let after: () => void = () => {};
-            const out = await deps.db.sql.transaction(async (send) => {
-              // With reads, the fence and the reads are the first round trip; without (or read already), the fence rides in
-              // the writes' batch.
-              const oneTrip = !reads.length || !!held;
-              let fresh: Operation | undefined = op;
-              let read: Record<string, unknown>[][] = held ?? [];
-              if (!oneTrip) {
-                const [fenced, ...rest] = await send([fenceStatement(deps, op.id, owner), ...reads]);
-                fresh = freshen(op, fenced![0] as unknown as Fenced | undefined);
-                if (!fresh) throw new LeaseLost(op.id);
-                ctx.op = fresh;
-                read = rest;
-              }
-              const step = fn(fresh, read, take);
-              const plan = planOutcome(deps, fresh, step.outcome, take);
-              const events = [...(step.events ?? []), ...plan.events];
-              const handOn = op.parentOperationId ? (step.handOn ?? []) : [];
-              const writes = [...(oneTrip ? [assertFenceStatement(deps, op.id, owner)] : []), ...(step.statements ?? []), ...plan.statements, ...handOn];
-              let rows: Record<string, unknown>[][];
-              try {
-                rows = await send([...writes, ...(events.length ? [insertEvents(deps, events)] : [])], { commit: true });
-              } catch (e) {
-                throw isLeaseLost(e) ? new LeaseLost(op.id) : e;
-              }
-              if (oneTrip) {
-                const { fenced: _, ...f } = rows.shift()![0] as Fenced & { fenced: number };
-                ctx.op = freshen(op, f)!;
-              }
-              const mine = (step.statements?.length ?? 0) + plan.statements.length;
-              const own = rows.slice(step.statements?.length ?? 0, mine);
-              const handed = rows.slice(mine, mine + handOn.length);
-              if (plan.next !== undefined) next = own[plan.next]![0] as unknown as Operation;
-              after = () => {
-                if (events.length) deps.sequencer.kick();
-                for (const f of step.afterCommit ?? []) f();
-                plan.after(own, handed.length ? { reads: handed } : undefined);
-              };
-              return step.outcome;
-            });
-            after();
-            return out;
-          }, true),
+          inlineSlots(
+            deps,
+            async (take) => {
+              let after: () => void = () => {};
+              const out = await deps.db.sql.transaction(async (send) => {
+                // With reads, the fence and the reads are the first round trip; without (or read already), the fence rides in
+                // the writes' batch.
+                const oneTrip = !reads.length || !!held;
+                let fresh: Operation | undefined = op;
+                let read: Record<string, unknown>[][] = held ?? [];
+                if (!oneTrip) {
+                  const [fenced, ...rest] = await send([fenceStatement(deps, op.id, owner), ...reads]);
+                  fresh = freshen(op, fenced![0] as unknown as Fenced | undefined);
+                  if (!fresh) throw new LeaseLost(op.id);
+                  ctx.op = fresh;
+                  read = rest;
+                }
+                const step = fn(fresh, read, take);
+                const plan = planOutcome(deps, fresh, step.outcome, take);
+                const events = [...(step.events ?? []), ...plan.events];
+                const handOn = op.parentOperationId ? (step.handOn ?? []) : [];
+                const writes = [
+                  ...(oneTrip ? [assertFenceStatement(deps, op.id, owner)] : []),
+                  ...(step.statements ?? []),
+                  ...plan.statements,
+                  ...handOn,
+                ];
+                let rows: Record<string, unknown>[][];
+                try {
+                  rows = await send([...writes, ...(events.length ? [insertEvents(deps, events)] : [])], { commit: true });
+                } catch (e) {
+                  throw isLeaseLost(e) ? new LeaseLost(op.id) : e;
+                }
+                if (oneTrip) {
+                  const { fenced: _, ...f } = rows.shift()![0] as Fenced & { fenced: number };
+                  ctx.op = freshen(op, f)!;
+                }
+                const mine = (step.statements?.length ?? 0) + plan.statements.length;
+                const own = rows.slice(step.statements?.length ?? 0, mine);
+                const handed = rows.slice(mine, mine + handOn.length);
+                if (plan.next !== undefined) next = own[plan.next]![0] as unknown as Operation;
+                after = () => {
+                  if (events.length) deps.sequencer.kick();
+                  for (const f of step.afterCommit ?? []) f();
+                  plan.after(own, handed.length ? { reads: handed } : undefined);
+                };
+                return step.outcome;
+              });
+              after();
+              return out;
+            },
+            true,
+          ),
       };
       let out: StepOutcome;
       if (!handler) {
-        out = await ctx.commit(async () => ({ status: 'failed', error: { code: 'unknown_operation_kind', message: `No handler for ${op.kind}` } }));
+        out = await ctx.commit(async () => ({
+          status: 'failed',
+          error: { code: 'unknown_operation_kind', message: `No handler for ${op.kind}` },
+        }));
       } else if (op.cancelRequestedBy) {
         out = await (handler.cancel ? handler.cancel(ctx) : ctx.commit(async () => ({ status: 'canceled' })));
       } else {
@@ -364,7 +402,11 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
     await deps.db
       .transaction(async (tx) => {
         const fresh = await tx.operation.findFirst({ where: { id: op.id, leaseOwner: owner, status: { in: [...LIVE_STATUSES] } } });
-        if (fresh) await applyOutcome(deps, tx, fresh, { status: 'retry', error: { code: 'internal_error', message: 'The operation hit an internal error and will be retried' } });
+        if (fresh)
+          await applyOutcome(deps, tx, fresh, {
+            status: 'retry',
+            error: { code: 'internal_error', message: 'The operation hit an internal error and will be retried' },
+          });
       })
       .catch((err) => deps.log.error({ err, operation: op.id }, 'could not release a failed operation'));
   } finally {

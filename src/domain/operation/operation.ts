@@ -20,7 +20,13 @@ export const LIVE_STATUSES = ['pending', 'running', 'waiting'] as const satisfie
 export const TERMINAL_STATUSES = ['succeeded', 'partial', 'failed', 'canceled'] as const satisfies readonly OperationStatus[];
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 
-export const WAITING_REASONS = ['funding_required', 'provider_review', 'awaiting_target_settle', 'awaiting_children_settle', 'awaiting_cleanup'] as const;
+export const WAITING_REASONS = [
+  'funding_required',
+  'provider_review',
+  'awaiting_target_settle',
+  'awaiting_children_settle',
+  'awaiting_cleanup',
+] as const;
 export type WaitingReason = (typeof WAITING_REASONS)[number];
 
 export const isTerminal = (status: string): status is TerminalStatus => (TERMINAL_STATUSES as readonly string[]).includes(status);
@@ -77,7 +83,9 @@ export function presentOperation(row: Operation): PublicOperation {
 }
 
 /** Every column of `operation` (as `alias`) under its model name, so raw statements return `Operation` rows. */
-export const operationColumns = (a: string) => `${a}.id, ${a}.organization_id AS "organizationId", ${a}.brand_id AS "brandId", ${a}.subject_type AS "subjectType",
+export const operationColumns = (
+  a: string,
+) => `${a}.id, ${a}.organization_id AS "organizationId", ${a}.brand_id AS "brandId", ${a}.subject_type AS "subjectType",
   ${a}.subject_id AS "subjectId", ${a}.kind, ${a}.plane, ${a}.status, ${a}.waiting_reason AS "waitingReason", ${a}.attempts, ${a}.max_attempts AS "maxAttempts",
   ${a}.error, ${a}.result, ${a}.progress, ${a}.target_operation_id AS "targetOperationId", ${a}.parent_operation_id AS "parentOperationId",
   ${a}.cancel_requested_by AS "cancelRequestedBy", ${a}.run_after AS "runAfter", ${a}.lease_owner AS "leaseOwner", ${a}.lease_expires_at AS "leaseExpiresAt",
@@ -159,7 +167,9 @@ export async function inlineSlots<T>(deps: Deps, fn: (take: () => OperationSlot 
 export async function enqueueOperation(deps: Deps, tx: Tx, o: NewOperation): Promise<Operation> {
   try {
     const { error: _, result, progress, ...data } = newOperationRow(deps, o);
-    const row = await tx.operation.create({ data: { ...data, result: result as Prisma.InputJsonObject, progress: progress as Prisma.InputJsonObject } });
+    const row = await tx.operation.create({
+      data: { ...data, result: result as Prisma.InputJsonObject, progress: progress as Prisma.InputJsonObject },
+    });
     const slot = o.slot;
     // Leased to this process: nobody else may claim it, so there is nothing to announce.
     if (slot) deps.db.afterCommit(tx, () => slot.run(row));
@@ -184,12 +194,17 @@ export function enqueueBatched(deps: Deps, o: NewOperation): { row: Operation; s
       ${r.leaseOwner}, ${r.leaseExpiresAt}::timestamptz, ${r.createdAt}::timestamptz, ${r.updatedAt}::timestamptz)`;
   const slot = o.slot;
   // As in enqueueOperation: one leased to this process is run after the commit; any other is announced.
-  const notify = !slot && deps.db.kind === 'postgres' ? [Prisma.sql`SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''})::text`] : [];
+  const notify =
+    !slot && deps.db.kind === 'postgres' ? [Prisma.sql`SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''})::text`] : [];
   return { row: r, statements: [insert, ...notify], committed: () => (slot ? slot.run(r) : deps.operations?.kick()) };
 }
 
 export const operationConflict = (subject: { type: string; id: string }) =>
-  new DomainError('operation_conflict', `The ${subject.type} ${subject.id} already has a live operation; wait for it to settle or cancel it`, null);
+  new DomainError(
+    'operation_conflict',
+    `The ${subject.type} ${subject.id} already has a live operation; wait for it to settle or cancel it`,
+    null,
+  );
 
 /** The live operation of a subject on a plane, if any. */
 export function liveOperation(db: Tx | Deps['db']['prisma'], subject: { type: string; id: string }, plane: Plane = 'mutation') {
@@ -358,7 +373,9 @@ export async function retrieveOperation(deps: Deps, organizationId: string, id: 
 export async function listOperations(deps: Deps, organizationId: string, raw: unknown) {
   const input = parseInput(ListOperationsInput, raw);
   const status = assertStatus(input.status);
-  const cursor = input.starting_after ? await findOperation(deps.db.prisma, organizationId, input.starting_after, 'starting_after') : undefined;
+  const cursor = input.starting_after
+    ? await findOperation(deps.db.prisma, organizationId, input.starting_after, 'starting_after')
+    : undefined;
   const where: Prisma.OperationWhereInput = {
     organizationId,
     ...(input.subject_type ? { subjectType: input.subject_type } : {}),

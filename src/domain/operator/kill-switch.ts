@@ -30,7 +30,10 @@ export class KillSwitch {
     const now = Date.now();
     if (this.cached && now - this.cached.at < KILL_SWITCH_TTL_MS) return this.cached.state;
     const row = await this.deps.db.prisma.systemSetting.findUnique({ where: { key: KEY } });
-    const state = { engaged: (row?.value as { engaged?: boolean } | null)?.engaged === true, updated_at: row?.updatedAt.toISOString() ?? null };
+    const state = {
+      engaged: (row?.value as { engaged?: boolean } | null)?.engaged === true,
+      updated_at: row?.updatedAt.toISOString() ?? null,
+    };
     this.cached = { state, at: now };
     return state;
   }

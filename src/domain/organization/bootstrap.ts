@@ -65,7 +65,7 @@ export async function bootstrapIfEmpty(deps: Deps, urls: ServiceUrls): Promise<D
   }
   const file = deps.config.bootstrapFile;
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify(credentials, null, 2) + '\n', { mode: 0o600 });
+  writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   return credentials;
 }

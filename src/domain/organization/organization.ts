@@ -39,7 +39,11 @@ export async function createOrganization(deps: Deps, raw: unknown): Promise<Crea
   }
 }
 
-export async function insertOrganization(deps: Deps, tx: Tx, input: z.output<typeof CreateOrganizationInput>): Promise<CreatedOrganization> {
+export async function insertOrganization(
+  deps: Deps,
+  tx: Tx,
+  input: z.output<typeof CreateOrganizationInput>,
+): Promise<CreatedOrganization> {
   const t0 = deps.clock.now().getTime();
   const org = await tx.organization.create({
     data: { id: newId('organization'), slug: input.slug, name: input.name, createdAt: new Date(t0) },

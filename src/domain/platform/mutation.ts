@@ -68,5 +68,7 @@ const admissionChanged = new Error('credentials changed since the request was ad
 /** The request's key in the caller's organization, fingerprinted by the mutation's name, target and raw input (also used by src/domain/action/action.ts). */
 export function idempotency(caller: SurfaceBCaller, req: MutationRequest): IdempotencyRequest | undefined {
   const key = validateIdempotencyKey(req.idempotencyKey);
-  return key ? { namespace: `b:${caller.organization.id}`, key, fingerprint: fingerprint(req.name, req.target ?? null, req.input ?? null) } : undefined;
+  return key
+    ? { namespace: `b:${caller.organization.id}`, key, fingerprint: fingerprint(req.name, req.target ?? null, req.input ?? null) }
+    : undefined;
 }

@@ -99,7 +99,13 @@ export class PlatformGate {
 }
 
 /** `asOf`: one freshness point for the whole request; cached state must include every change committed before it (performance.now()). */
-async function authorizePlatformRequest(deps: Deps, gate: PlatformGate, h: PlatformRequestHeaders, cost: number, asOf: number): Promise<SurfaceBCaller> {
+async function authorizePlatformRequest(
+  deps: Deps,
+  gate: PlatformGate,
+  h: PlatformRequestHeaders,
+  cost: number,
+  asOf: number,
+): Promise<SurfaceBCaller> {
   if (await gate.killSwitch.engaged(asOf)) {
     throw new DomainError('developer_access_paused', 'Developer access is paused by the operator; retry later');
   }
@@ -113,7 +119,12 @@ async function authorizePlatformRequest(deps: Deps, gate: PlatformGate, h: Platf
 }
 
 /** The `Service-Brand` brand (id or slug), else the organization's oldest brand. */
-export async function selectBrand(deps: Deps, organizationId: string, wanted: string | undefined, asOf = performance.now()): Promise<Brand> {
+export async function selectBrand(
+  deps: Deps,
+  organizationId: string,
+  wanted: string | undefined,
+  asOf = performance.now(),
+): Promise<Brand> {
   const key = `${organizationId}\u0000${wanted ?? ''}`;
   const cached = deps.credentials && (await deps.credentials.fresh(asOf)) ? deps.credentials.brand(key) : undefined;
   if (cached) return cached;

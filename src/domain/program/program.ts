@@ -30,8 +30,10 @@ export const CreateRequirementInput = z
     threshold: z.number().nullable().optional(),
   })
   .superRefine((r, ctx) => {
-    if (r.operator === 'exists' && r.threshold != null) ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'exists takes no threshold' });
-    if (r.operator !== 'exists' && r.threshold == null) ctx.addIssue({ code: 'custom', path: ['threshold'], message: `${r.operator} needs a numeric threshold` });
+    if (r.operator === 'exists' && r.threshold != null)
+      ctx.addIssue({ code: 'custom', path: ['threshold'], message: 'exists takes no threshold' });
+    if (r.operator !== 'exists' && r.threshold == null)
+      ctx.addIssue({ code: 'custom', path: ['threshold'], message: `${r.operator} needs a numeric threshold` });
   });
 
 export const NoProgramInput = z.strictObject({});
@@ -87,7 +89,9 @@ export const presentProgram = (p: ProgramRow, requirements: RequirementRow[]): P
 
 /** A program of the caller's selected brand; anything else (other brand, other organization, bad id) is 404. */
 export async function findProgram(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<ProgramRow> {
-  const row = isId('program', id) ? await db.program.findFirst({ where: { id, organizationId: caller.organization.id, brandId: caller.brand.id } }) : null;
+  const row = isId('program', id)
+    ? await db.program.findFirst({ where: { id, organizationId: caller.organization.id, brandId: caller.brand.id } })
+    : null;
   if (!row) throw missing('program', id, param);
   return row;
 }
@@ -96,11 +100,21 @@ const requirementsOf = (db: Reader, programId: string) => db.programRequirement.
 
 /** Every active enrollment of the program is re-evaluated, entity by entity in id order (a stable lock order). */
 async function reevaluateProgram(deps: Deps, tx: Tx, programId: string): Promise<void> {
-  const enrollments = await tx.enrollment.findMany({ where: { programId, status: 'active' }, select: { entityId: true }, orderBy: { entityId: 'asc' } });
-  for (const { entityId } of enrollments) await evaluateEntityStanding(deps, tx, entityId, { trigger: 'requirement_change' }, { programId });
+  const enrollments = await tx.enrollment.findMany({
+    where: { programId, status: 'active' },
+    select: { entityId: true },
+    orderBy: { entityId: 'asc' },
+  });
+  for (const { entityId } of enrollments)
+    await evaluateEntityStanding(deps, tx, entityId, { trigger: 'requirement_change' }, { programId });
 }
 
-async function createProgram(deps: Deps, tx: Tx, caller: SurfaceBCaller, input: z.output<typeof CreateProgramInput>): Promise<PublicProgram> {
+async function createProgram(
+  deps: Deps,
+  tx: Tx,
+  caller: SurfaceBCaller,
+  input: z.output<typeof CreateProgramInput>,
+): Promise<PublicProgram> {
   const now = deps.clock.now();
   const row = await tx.program.create({
     data: {
@@ -116,7 +130,13 @@ async function createProgram(deps: Deps, tx: Tx, caller: SurfaceBCaller, input: 
   return presentProgram(row, []);
 }
 
-async function addRequirement(deps: Deps, tx: Tx, caller: SurfaceBCaller, programId: string, input: z.output<typeof CreateRequirementInput>): Promise<PublicRequirement> {
+async function addRequirement(
+  deps: Deps,
+  tx: Tx,
+  caller: SurfaceBCaller,
+  programId: string,
+  input: z.output<typeof CreateRequirementInput>,
+): Promise<PublicRequirement> {
   const program = await findProgram(tx, caller, programId);
   const row = await tx.programRequirement.create({
     data: {
@@ -135,7 +155,9 @@ async function addRequirement(deps: Deps, tx: Tx, caller: SurfaceBCaller, progra
 
 async function removeRequirement(deps: Deps, tx: Tx, caller: SurfaceBCaller, programId: string, requirementId: string) {
   const program = await findProgram(tx, caller, programId);
-  const row = isId('requirement', requirementId) ? await tx.programRequirement.findFirst({ where: { id: requirementId, programId: program.id } }) : null;
+  const row = isId('requirement', requirementId)
+    ? await tx.programRequirement.findFirst({ where: { id: requirementId, programId: program.id } })
+    : null;
   if (!row) throw missing('program requirement', requirementId);
   await tx.programRequirement.delete({ where: { id: row.id } });
   await reevaluateProgram(deps, tx, program.id);
@@ -173,8 +195,19 @@ export const programs = {
         (id, param) => findProgram(db, caller, id, param),
         (below, take) => db.program.findMany({ where: { ...where, ...below }, orderBy: { id: 'desc' }, take }),
       );
-      const reqs = await db.programRequirement.findMany({ where: { programId: { in: page.data.map((p) => p.id) } }, orderBy: { id: 'asc' } });
-      return { ...page, data: page.data.map((p) => presentProgram(p, reqs.filter((r) => r.programId === p.id))) };
+      const reqs = await db.programRequirement.findMany({
+        where: { programId: { in: page.data.map((p) => p.id) } },
+        orderBy: { id: 'asc' },
+      });
+      return {
+        ...page,
+        data: page.data.map((p) =>
+          presentProgram(
+            p,
+            reqs.filter((r) => r.programId === p.id),
+          ),
+        ),
+      };
     },
   }),
   retrieve: read({
@@ -231,7 +264,9 @@ export async function retrieveProgram(deps: Deps, caller: SurfaceBCaller, id: st
 
 /** One requirement of a program of the caller's selected brand (404 otherwise). */
 export async function retrieveRequirement(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicRequirement> {
-  const row = isId('requirement', id) ? await deps.db.prisma.programRequirement.findFirst({ where: { id, organizationId: caller.organization.id } }) : null;
+  const row = isId('requirement', id)
+    ? await deps.db.prisma.programRequirement.findFirst({ where: { id, organizationId: caller.organization.id } })
+    : null;
   if (!row) throw missing('program requirement', id, null);
   await findProgram(deps.db.prisma, caller, row.programId).catch(() => {
     throw missing('program requirement', id, null);

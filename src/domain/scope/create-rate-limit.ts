@@ -35,7 +35,10 @@ export async function consumeCreateQuota(
       'create_rate_limit_exceeded',
       `Create rate limit exceeded: at most ${limit} ${key.family} creates per ${deps.config.createRateWindowSeconds} s for this token; retry after ${resetAt.toISOString()}`,
       null,
-      { retry_after: Math.ceil((resetAt.getTime() - deps.clock.now().getTime()) / 1000), quota: { limit, remaining: 0, resetAt } satisfies Quota },
+      {
+        retry_after: Math.ceil((resetAt.getTime() - deps.clock.now().getTime()) / 1000),
+        quota: { limit, remaining: 0, resetAt } satisfies Quota,
+      },
     );
   }
   return { limit, remaining: limit - Number(rows[0]!.count), resetAt };

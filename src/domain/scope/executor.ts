@@ -92,9 +92,17 @@ export interface ExecuteResult {
   quota?: Quota;
 }
 
-const auditOf = (deps: Deps, caller: PlatformCaller, scope: string, requestId: string) =>
+const auditOf =
+  (deps: Deps, caller: PlatformCaller, scope: string, requestId: string) =>
   (outcome: 'allowed' | 'refused' | 'replayed', reason?: string) =>
-    recordAudit(deps, { organizationId: caller.organization.id, tokenId: caller.tokenId, scope: scope.slice(0, 200), outcome, reason, requestId });
+    recordAudit(deps, {
+      organizationId: caller.organization.id,
+      tokenId: caller.tokenId,
+      scope: scope.slice(0, 200),
+      outcome,
+      reason,
+      requestId,
+    });
 
 /** The `/scopes_exec` envelope: which scope to execute, and its input. */
 export const ExecInput = z.strictObject({
@@ -137,7 +145,17 @@ export async function executeScope(deps: Deps, caller: PlatformCaller, req: Exec
     if (executor.mode !== 'create') {
       const result = await deps.db.transaction(async (tx) => {
         const out = await executor.run(deps, tx, caller, input);
-        await recordAudit(deps, { organizationId: caller.organization.id, tokenId: caller.tokenId, scope: req.scope, outcome: 'allowed', requestId: req.requestId }, tx);
+        await recordAudit(
+          deps,
+          {
+            organizationId: caller.organization.id,
+            tokenId: caller.tokenId,
+            scope: req.scope,
+            outcome: 'allowed',
+            requestId: req.requestId,
+          },
+          tx,
+        );
         return out;
       });
       return { entry, result, duplicate: false };
@@ -151,9 +169,23 @@ export async function executeScope(deps: Deps, caller: PlatformCaller, req: Exec
       deps,
       idem,
       async (tx) => {
-        quota = await consumeCreateQuota(deps, tx, { organizationId: caller.organization.id, tokenId: caller.tokenId, family: executor.category });
+        quota = await consumeCreateQuota(deps, tx, {
+          organizationId: caller.organization.id,
+          tokenId: caller.tokenId,
+          family: executor.category,
+        });
         const body = await executor.run(deps, tx, caller, input);
-        await recordAudit(deps, { organizationId: caller.organization.id, tokenId: caller.tokenId, scope: req.scope, outcome: 'allowed', requestId: req.requestId }, tx);
+        await recordAudit(
+          deps,
+          {
+            organizationId: caller.organization.id,
+            tokenId: caller.tokenId,
+            scope: req.scope,
+            outcome: 'allowed',
+            requestId: req.requestId,
+          },
+          tx,
+        );
         return { status: 200, body };
       },
       'idempotency_key_reused',

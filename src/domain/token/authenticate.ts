@@ -11,7 +11,10 @@ import { authenticatePlatformSecret } from './platform-token.ts';
 export async function authenticatePlatformKey(deps: Deps, key: string, asOf = performance.now()): Promise<PlatformCaller> {
   const kind = classifyKey(key, deps.config.keyBrand);
   if (kind === 'publishable') {
-    throw new DomainError('publishable_key_not_allowed', 'Publishable keys (pk_live_) only work for partner-connect flows; use a secret key');
+    throw new DomainError(
+      'publishable_key_not_allowed',
+      'Publishable keys (pk_live_) only work for partner-connect flows; use a secret key',
+    );
   }
   return authenticatePlatformSecret(deps, key, asOf);
 }

@@ -57,7 +57,14 @@ export function presentPlatformToken(t: PlatformToken, now: Date): PublicPlatfor
 export async function insertPlatformToken(
   deps: Deps,
   tx: Tx,
-  args: { organizationId: string; name: string; scopes: string[]; expiresAt?: Date | null; userId?: string | null; replacesTokenId?: string },
+  args: {
+    organizationId: string;
+    name: string;
+    scopes: string[];
+    expiresAt?: Date | null;
+    userId?: string | null;
+    replacesTokenId?: string;
+  },
 ): Promise<{ token: PublicPlatformToken; secret: string }> {
   const prefix = secretKeyPrefix(deps.config.keyBrand);
   const secret = generateSecret(prefix);
@@ -103,9 +110,7 @@ export async function listPlatformTokens(deps: Deps, organizationId: string): Pr
 }
 
 async function findOwnedToken(tx: Tx, organizationId: string, tokenId: string) {
-  const row = isId('platformToken', tokenId)
-    ? await tx.platformToken.findFirst({ where: { id: tokenId, organizationId } })
-    : null;
+  const row = isId('platformToken', tokenId) ? await tx.platformToken.findFirst({ where: { id: tokenId, organizationId } }) : null;
   if (!row) throw missing('platform token', tokenId, 'token_id');
   return row;
 }

@@ -17,7 +17,13 @@ export interface UserCaller {
 export async function issueUserToken(tx: Tx, userId: string, now: Date): Promise<string> {
   const secret = generateSecret(USER_TOKEN_PREFIX);
   await tx.userToken.create({
-    data: { id: newId('userToken'), userId, tokenHash: hashSecret(secret), tokenPrefix: displayPrefix(secret, USER_TOKEN_PREFIX), createdAt: now },
+    data: {
+      id: newId('userToken'),
+      userId,
+      tokenHash: hashSecret(secret),
+      tokenPrefix: displayPrefix(secret, USER_TOKEN_PREFIX),
+      createdAt: now,
+    },
   });
   return secret;
 }

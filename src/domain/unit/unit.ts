@@ -92,7 +92,7 @@ async function findUnit(tx: Tx, organizationId: string, unitId: string) {
   return row;
 }
 
-export async function deleteUnit(deps: Deps, tx: Tx, organizationId: string, unitId: string) {
+export async function deleteUnit(_deps: Deps, tx: Tx, organizationId: string, unitId: string) {
   const row = await findUnit(tx, organizationId, unitId);
   // Conditional delete: a concurrent publish cannot slip between check and delete.
   const { count } = await tx.unit.deleteMany({ where: { id: row.id, status: 'draft' } });

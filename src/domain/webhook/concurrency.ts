@@ -82,9 +82,15 @@ export class AdaptiveLimit {
     this.inFlightNow--;
     const signal = congestion(outcome);
     if (signal === 'none') return;
-    if (signal === 'overload') return this.decrease(token, 0.5);
+    if (signal === 'overload') {
+      this.decrease(token, 0.5);
+      return;
+    }
     this.sample(outcome.durationMs);
-    if (this.smoothedMs > Math.max(2 * this.baselineMs, this.baselineMs + SLOW_MARGIN_MS)) return this.decrease(token, 0.8);
+    if (this.smoothedMs > Math.max(2 * this.baselineMs, this.baselineMs + SLOW_MARGIN_MS)) {
+      this.decrease(token, 0.8);
+      return;
+    }
     if (!token.used) return;
     this.value = Math.min(this.policy.ceiling, this.value + (this.value < this.threshold ? 1 : 1 / this.value));
   }

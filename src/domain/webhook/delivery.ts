@@ -48,7 +48,11 @@ export const WebhookDelivery = z.object({
 });
 export type PublicWebhookDelivery = z.output<typeof WebhookDelivery>;
 
-export function presentDelivery(row: DeliveryRow & { attemptLog: AttemptRow[] }, eventType: string | null, showExcerpts: boolean): PublicWebhookDelivery {
+export function presentDelivery(
+  row: DeliveryRow & { attemptLog: AttemptRow[] },
+  eventType: string | null,
+  showExcerpts: boolean,
+): PublicWebhookDelivery {
   const status = row.status as DeliveryStatus;
   return {
     id: row.id,
@@ -95,7 +99,12 @@ async function present(deps: Deps, db: Reader, endpoint: WebhookEndpoint, rows: 
 
 /** One delivery by id, of any endpoint of the organization (404 otherwise). */
 export async function retrieveWebhookDelivery(deps: Deps, organizationId: string, id: string) {
-  const row = isId('delivery', id) ? await deps.db.prisma.webhookDelivery.findFirst({ where: { id, endpoint: { organizationId } }, include: { attemptLog: true, endpoint: true } }) : null;
+  const row = isId('delivery', id)
+    ? await deps.db.prisma.webhookDelivery.findFirst({
+        where: { id, endpoint: { organizationId } },
+        include: { attemptLog: true, endpoint: true },
+      })
+    : null;
   if (!row) throw missing('webhook delivery', id, null);
   const [delivery] = await present(deps, deps.db.prisma, row.endpoint, [row]);
   return delivery!;
@@ -104,7 +113,9 @@ export async function retrieveWebhookDelivery(deps: Deps, organizationId: string
 export const ListWebhookDeliveriesInput = ListInput.extend({ status: z.enum(DELIVERY_STATUSES).optional() });
 
 async function findDelivery(db: Reader, endpointId: string, id: string, param: string | null = null) {
-  const row = isId('delivery', id) ? await db.webhookDelivery.findFirst({ where: { id, endpointId }, include: { attemptLog: true } }) : null;
+  const row = isId('delivery', id)
+    ? await db.webhookDelivery.findFirst({ where: { id, endpointId }, include: { attemptLog: true } })
+    : null;
   if (!row) throw missing('webhook delivery', id, param);
   return row;
 }
@@ -130,7 +141,8 @@ export const RetryWebhookDeliveryInput = z.strictObject({});
 async function retryWebhookDelivery(deps: Deps, tx: Tx, organizationId: string, endpointId: string, id: string) {
   const endpoint = await findEndpoint(tx, organizationId, endpointId);
   const row = await findDelivery(tx, endpoint.id, id);
-  if (endpoint.status !== 'enabled') throw new DomainError('invalid_status', 'The webhook endpoint is disabled; enable it before retrying its deliveries');
+  if (endpoint.status !== 'enabled')
+    throw new DomainError('invalid_status', 'The webhook endpoint is disabled; enable it before retrying its deliveries');
   if (row.status === 'succeeded') throw new DomainError('invalid_status', 'The delivery already succeeded');
   const now = deps.clock.now();
   const updated = await tx.webhookDelivery.update({
@@ -159,7 +171,13 @@ export const webhookDeliveries = {
       const page = await newestFirst(
         input,
         (id, param) => findDelivery(db, endpoint.id, id, param),
-        (below, take) => db.webhookDelivery.findMany({ where: { endpointId: endpoint.id, ...below, ...status }, orderBy: { id: 'desc' }, take, include: { attemptLog: true } }),
+        (below, take) =>
+          db.webhookDelivery.findMany({
+            where: { endpointId: endpoint.id, ...below, ...status },
+            orderBy: { id: 'desc' },
+            take,
+            include: { attemptLog: true },
+          }),
       );
       return { ...page, data: await present(deps, db, endpoint, page.data) };
     },

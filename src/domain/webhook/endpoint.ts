@@ -150,7 +150,13 @@ export async function retrieveWebhookEndpoint(deps: Deps, organizationId: string
   return presentWebhookEndpoint(await findEndpoint(deps.db.prisma, organizationId, id));
 }
 
-async function updateWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, id: string, input: z.output<typeof UpdateWebhookEndpointInput>) {
+async function updateWebhookEndpoint(
+  deps: Deps,
+  tx: Tx,
+  organizationId: string,
+  id: string,
+  input: z.output<typeof UpdateWebhookEndpointInput>,
+) {
   const row = await findEndpoint(tx, organizationId, id);
   if (input.url !== undefined) checkDestination(deps, input.url);
   const events = checkEventTypes(input.enabled_events);

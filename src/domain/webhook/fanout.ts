@@ -61,7 +61,8 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<num
     if (events.length === 0) return 0;
 
     const byOrg = new Map<string, EndpointRow[]>();
-    for (const ep of endpointRows as unknown as EndpointRow[]) byOrg.set(ep.organization_id, [...(byOrg.get(ep.organization_id) ?? []), ep]);
+    for (const ep of endpointRows as unknown as EndpointRow[])
+      byOrg.set(ep.organization_id, [...(byOrg.get(ep.organization_id) ?? []), ep]);
 
     const deliveries: { id: string; org: string; endpoint: string; event: string }[] = [];
     for (const e of events) {

@@ -122,7 +122,13 @@ export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDeliv
     endpoint_id: x.endpoint_id,
     event_id: x.event_id,
     attempts: x.attempts,
-    endpoint: { url: x.url, status: x.endpoint_status, secret: x.secret, previousSecret: x.previous_secret, previousSecretExpiresAt: x.previous_secret_expires_at },
+    endpoint: {
+      url: x.url,
+      status: x.endpoint_status,
+      secret: x.secret,
+      previousSecret: x.previous_secret,
+      previousSecretExpiresAt: x.previous_secret_expires_at,
+    },
     event: {
       id: x.event_id,
       seq: x.seq,
@@ -163,7 +169,21 @@ export interface FinishedAttempt {
 }
 
 const recordStatement = statement<
-  [string[], string[], number[], (string | null)[], (number | null)[], (string | null)[], (string | null)[], string[], string[], number[], (string | null)[], string, Date],
+  [
+    string[],
+    string[],
+    number[],
+    (string | null)[],
+    (number | null)[],
+    (string | null)[],
+    (string | null)[],
+    string[],
+    string[],
+    number[],
+    (string | null)[],
+    string,
+    Date,
+  ],
   never
 >(
   'webhook_record_attempts',
@@ -191,7 +211,19 @@ export async function recordAttempts(deps: Deps, owner: string, finished: Finish
   if (!finished.length) return;
   const now = deps.clock.now();
   const schedule = deps.config.webhook.retryScheduleMs;
-  const c = { id: [] as string[], status: [] as string[], made: [] as number[], next: [] as (string | null)[], code: [] as (number | null)[], error: [] as (string | null)[], completed: [] as (string | null)[], attemptId: [] as string[], started: [] as string[], duration: [] as number[], excerpt: [] as (string | null)[] };
+  const c = {
+    id: [] as string[],
+    status: [] as string[],
+    made: [] as number[],
+    next: [] as (string | null)[],
+    code: [] as (number | null)[],
+    error: [] as (string | null)[],
+    completed: [] as (string | null)[],
+    attemptId: [] as string[],
+    started: [] as string[],
+    duration: [] as number[],
+    excerpt: [] as (string | null)[],
+  };
   for (const f of finished) {
     const made = f.delivery.attempts + 1;
     const next = nextState(f.outcome, made, schedule, now);
@@ -207,7 +239,21 @@ export async function recordAttempts(deps: Deps, owner: string, finished: Finish
     c.duration.push(f.outcome.durationMs);
     c.excerpt.push(f.outcome.excerpt);
   }
-  await deps.db.sql.rows(recordStatement, [c.id, c.status, c.made, c.next, c.code, c.error, c.completed, c.attemptId, c.started, c.duration, c.excerpt, owner, now]);
+  await deps.db.sql.rows(recordStatement, [
+    c.id,
+    c.status,
+    c.made,
+    c.next,
+    c.code,
+    c.error,
+    c.completed,
+    c.attemptId,
+    c.started,
+    c.duration,
+    c.excerpt,
+    owner,
+    now,
+  ]);
 }
 
 /** Leased deliveries whose endpoint is disabled (a fan-out raced the disable): exhausted without a request. */

@@ -71,7 +71,9 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
       resolve({
         ok,
         statusCode,
-        error: ok ? null : (error ?? redirect ?? (statusCode !== null ? `HTTP ${statusCode}` : 'no response'))?.slice(0, ERROR_MAX) ?? null,
+        error: ok
+          ? null
+          : ((error ?? redirect ?? (statusCode !== null ? `HTTP ${statusCode}` : 'no response'))?.slice(0, ERROR_MAX) ?? null),
         excerpt,
         durationMs: Math.round(performance.now() - started),
       });

@@ -1,4 +1,10 @@
-import { listAssertions, mutateAssertion, retrieveAssertion, type AssertionRevocation, type PublicAssertion } from '../../domain/assertion/assertion.ts';
+import {
+  listAssertions,
+  mutateAssertion,
+  retrieveAssertion,
+  type AssertionRevocation,
+  type PublicAssertion,
+} from '../../domain/assertion/assertion.ts';
 import { builder } from '../builder.ts';
 import { given, listConnection } from '../connection.ts';
 import { graphqlIdempotencyKey } from '../idempotency.ts';
@@ -52,7 +58,11 @@ builder.queryField('assertions', (t) =>
     args: { ...subjectArgs, key: t.arg.string(), includeExpired: t.arg.boolean() },
     resolve: (_r, a, ctx) =>
       listConnection(a, (paging) =>
-        listAssertions(ctx.deps, ctx.caller.organization.id, given({ ...subjectInput(a), key: a.key, include_expired: a.includeExpired ?? undefined, ...paging })),
+        listAssertions(
+          ctx.deps,
+          ctx.caller.organization.id,
+          given({ ...subjectInput(a), key: a.key, include_expired: a.includeExpired ?? undefined, ...paging }),
+        ),
       ),
   }),
 );

@@ -115,7 +115,8 @@ builder.queryField('deployments', (t) =>
     description: 'Deployments, newest first, optionally of one distribution (scope deployments:read). Cursors are dep_ ids.',
     authScopes: { scope: 'deployments:read' },
     args: { distribution: t.arg.string() },
-    resolve: (_r, a, ctx) => listAsConnection(a, { distribution: a.distribution }, (input) => listDeployments(ctx.deps, ctx.caller.organization.id, input)),
+    resolve: (_r, a, ctx) =>
+      listAsConnection(a, { distribution: a.distribution }, (input) => listDeployments(ctx.deps, ctx.caller.organization.id, input)),
   }),
 );
 
@@ -152,12 +153,21 @@ builder.mutationField('validateDistribution', (t) =>
     type: DistributionValidation,
     description: 'Dry run of createDistribution: creates nothing, moves no money',
     authScopes: { scope: 'distributions:write' },
-    args: { name: t.arg.string({ required: true }), budget: t.arg.int({ required: true }), deployments: t.arg({ type: [DeploymentInput], required: true }) },
+    args: {
+      name: t.arg.string({ required: true }),
+      budget: t.arg.int({ required: true }),
+      deployments: t.arg({ type: [DeploymentInput], required: true }),
+    },
     resolve: (_r, a, ctx) => validateDistribution(ctx.deps, ctx.caller, createInput(a)),
   }),
 );
 
-const VERBS = { launchDistribution: ['launch', 'distributions:launch'], pauseDistribution: ['pause', 'distributions:write'], resumeDistribution: ['resume', 'distributions:write'], cancelDistribution: ['cancel', 'distributions:write'] } as const;
+const VERBS = {
+  launchDistribution: ['launch', 'distributions:launch'],
+  pauseDistribution: ['pause', 'distributions:write'],
+  resumeDistribution: ['resume', 'distributions:write'],
+  cancelDistribution: ['cancel', 'distributions:write'],
+} as const;
 
 for (const [field, [op, scope]] of Object.entries(VERBS)) {
   builder.mutationField(field, (t) =>

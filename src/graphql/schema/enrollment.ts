@@ -39,7 +39,11 @@ builder.queryField('enrollments', (t) =>
     args: { program: t.arg.id(), ...subjectArgs, status: t.arg({ type: EnrollmentStatus }) },
     resolve: (_r, a, ctx) =>
       listConnection(a, (paging) =>
-        listEnrollments(ctx.deps, ctx.caller, given({ program: a.program ?? undefined, ...subjectInput(a), status: a.status ?? undefined, ...paging })),
+        listEnrollments(
+          ctx.deps,
+          ctx.caller,
+          given({ program: a.program ?? undefined, ...subjectInput(a), status: a.status ?? undefined, ...paging }),
+        ),
       ),
   }),
 );
@@ -64,7 +68,8 @@ builder.mutationField('createEnrollment', (t) =>
     args: { program: t.arg.id({ required: true }), ...subjectArgs, idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
     resolve: async (_r, a, ctx, info) => {
       const input = given({ program: String(a.program), ...subjectInput(a) });
-      return (await mutateEnrollment(ctx.deps, ctx.caller, { op: 'create', input }, graphqlIdempotencyKey(ctx, info, a.idempotencyKey))).body as PublicEnrollment;
+      return (await mutateEnrollment(ctx.deps, ctx.caller, { op: 'create', input }, graphqlIdempotencyKey(ctx, info, a.idempotencyKey)))
+        .body as PublicEnrollment;
     },
   }),
 );
@@ -81,7 +86,14 @@ for (const [field, op] of [
       authScopes: { scope: 'enrollments:write' },
       args: { id: t.arg.id({ required: true }), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
       resolve: async (_r, a, ctx, info) =>
-        (await mutateEnrollment(ctx.deps, ctx.caller, { op, id: String(a.id), input: {} }, graphqlIdempotencyKey(ctx, info, a.idempotencyKey))).body as PublicEnrollment,
+        (
+          await mutateEnrollment(
+            ctx.deps,
+            ctx.caller,
+            { op, id: String(a.id), input: {} },
+            graphqlIdempotencyKey(ctx, info, a.idempotencyKey),
+          )
+        ).body as PublicEnrollment,
     }),
   );
 }

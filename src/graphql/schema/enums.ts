@@ -19,20 +19,30 @@ import { builder } from '../builder.ts';
  * lower-case spellings. Event types stay strings: a dotted name cannot be
  * an enum value.
  */
-function closedSet<const V extends string>(name: string, values: readonly V[], description: string, about: Partial<Record<V, string>> = {}) {
+function closedSet<const V extends string>(
+  name: string,
+  values: readonly V[],
+  description: string,
+  about: Partial<Record<V, string>> = {},
+) {
   const config = Object.fromEntries(values.map((v) => [v.toUpperCase(), about[v] ? { value: v, description: about[v] } : { value: v }]));
   return builder.enumType(name, { description, values: config as { [K in V as Uppercase<K>]: { value: K; description?: string } } });
 }
 
-export const OperationStatus = closedSet('OperationStatus', OPERATION_STATUSES, 'Where an operation is: alive (PENDING, RUNNING, WAITING) or terminal (the others, with completedAt set)', {
-  pending: 'Queued, waiting for a worker',
-  running: 'A worker holds its lease and is running it',
-  waiting: 'Parked until something happens; waitingReason says what',
-  succeeded: 'Done',
-  partial: 'Done in part; error says what failed',
-  failed: 'Gave up; error says why',
-  canceled: 'Stopped by a cancel (or made moot by one)',
-});
+export const OperationStatus = closedSet(
+  'OperationStatus',
+  OPERATION_STATUSES,
+  'Where an operation is: alive (PENDING, RUNNING, WAITING) or terminal (the others, with completedAt set)',
+  {
+    pending: 'Queued, waiting for a worker',
+    running: 'A worker holds its lease and is running it',
+    waiting: 'Parked until something happens; waitingReason says what',
+    succeeded: 'Done',
+    partial: 'Done in part; error says what failed',
+    failed: 'Gave up; error says why',
+    canceled: 'Stopped by a cancel (or made moot by one)',
+  },
+);
 
 export const OperationWaitingReason = closedSet('OperationWaitingReason', WAITING_REASONS, 'Why a WAITING operation waits', {
   funding_required: 'The brand wallet cannot cover the budget; a top-up wakes it',
@@ -42,15 +52,39 @@ export const OperationWaitingReason = closedSet('OperationWaitingReason', WAITIN
   awaiting_cleanup: 'A provider is still tearing placements down',
 });
 
-export const DistributionStatus = closedSet('DistributionStatus', DISTRIBUTION_STATUSES, "A distribution's lifecycle (LAUNCHING first; a FAILED one may be launched again)");
+export const DistributionStatus = closedSet(
+  'DistributionStatus',
+  DISTRIBUTION_STATUSES,
+  "A distribution's lifecycle (LAUNCHING first; a FAILED one may be launched again)",
+);
 export const DeploymentStatus = closedSet('DeploymentStatus', DEPLOYMENT_STATUSES, "A deployment's lifecycle at its provider");
 export const AssertionAction = closedSet('AssertionAction', ASSERTION_ACTIONS, 'Whether an assertion event states or revokes its claim');
 export const UnitStatus = closedSet('UnitStatus', UNIT_STATUSES, 'A unit is a DRAFT until published');
-export const WebhookEndpointStatus = closedSet('WebhookEndpointStatus', WEBHOOK_ENDPOINT_STATUSES, 'A DISABLED endpoint receives no deliveries');
-export const WebhookDeliveryStatus = closedSet('WebhookDeliveryStatus', DELIVERY_STATUSES, "A delivery's state: PENDING and FAILING are retried, SUCCEEDED and EXHAUSTED are final");
-export const EnrollmentStatus = closedSet('EnrollmentStatus', ENROLLMENT_STATUSES, "An enrollment's lifecycle: PENDING, APPROVED, then ACTIVE (or REJECTED)");
-export const EnrollmentStanding = closedSet('EnrollmentStanding', STANDINGS, "Whether an ACTIVE enrollment meets its program's requirements (GRACE: it stopped meeting them and the grace period runs)");
-export const RequirementOperator = closedSet('RequirementOperator', REQUIREMENT_OPERATORS, 'How a requirement compares the claim value with its threshold (EXISTS: the claim is present, no threshold)');
+export const WebhookEndpointStatus = closedSet(
+  'WebhookEndpointStatus',
+  WEBHOOK_ENDPOINT_STATUSES,
+  'A DISABLED endpoint receives no deliveries',
+);
+export const WebhookDeliveryStatus = closedSet(
+  'WebhookDeliveryStatus',
+  DELIVERY_STATUSES,
+  "A delivery's state: PENDING and FAILING are retried, SUCCEEDED and EXHAUSTED are final",
+);
+export const EnrollmentStatus = closedSet(
+  'EnrollmentStatus',
+  ENROLLMENT_STATUSES,
+  "An enrollment's lifecycle: PENDING, APPROVED, then ACTIVE (or REJECTED)",
+);
+export const EnrollmentStanding = closedSet(
+  'EnrollmentStanding',
+  STANDINGS,
+  "Whether an ACTIVE enrollment meets its program's requirements (GRACE: it stopped meeting them and the grace period runs)",
+);
+export const RequirementOperator = closedSet(
+  'RequirementOperator',
+  REQUIREMENT_OPERATORS,
+  'How a requirement compares the claim value with its threshold (EXISTS: the claim is present, no threshold)',
+);
 
 /** Event types keep their dotted wire names (a GraphQL enum value cannot hold a dot): strings checked against the vocabulary, which the description lists. */
 export const EVENT_TYPE_DOC = `A public event type (dotted, so a String rather than an enum; anything else is invalid_event_type): ${PUBLIC_EVENT_TYPES.join(', ')}`;

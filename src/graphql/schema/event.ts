@@ -25,7 +25,10 @@ export const Event = builder.objectRef<PublicEvent>('Event').implement({
     subject: t.field({ type: EventSubject, resolve: (e) => e.subject }),
     data: t.field({ type: 'JSON', resolve: (e) => e.data }),
     operation: t.exposeString('operation', { nullable: true }),
-    brand: t.exposeString('brand', { nullable: true, description: 'The brand the causing request selected; null for organization-level events' }),
+    brand: t.exposeString('brand', {
+      nullable: true,
+      description: 'The brand the causing request selected; null for organization-level events',
+    }),
     livemode: t.exposeBoolean('livemode'),
     createdAt: t.exposeString('created_at'),
   }),
@@ -34,7 +37,9 @@ export const Event = builder.objectRef<PublicEvent>('Event').implement({
 /** The brand and subject filters (src/domain/event/filter.ts), the same on the feed query and the subscription. */
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 const filterArgs = (arg: ArgBuilder<Types>) => ({
-  brands: arg.stringList({ description: `Only events of these brands (ids or slugs, at most ${MAX_FILTER_ENTRIES}); organization-level events never match` }),
+  brands: arg.stringList({
+    description: `Only events of these brands (ids or slugs, at most ${MAX_FILTER_ENTRIES}); organization-level events never match`,
+  }),
   subjectTypes: arg.stringList({ description: `Only events whose subject has one of these types (at most ${MAX_FILTER_ENTRIES})` }),
   subjectId: arg.string({ description: 'Only events about this subject id' }),
 });
@@ -47,7 +52,8 @@ builder.queryField('events', (t) =>
     args: { type: t.arg.string({ description: `Only events of this type. ${EVENT_TYPE_DOC}` }), ...filterArgs(t.arg) },
     resolve: (_root, args, ctx) => {
       const filter = { type: args.type, brands: args.brands, subject_types: args.subjectTypes, subject_id: args.subjectId };
-      const page = (paging: object) => feedPage(ctx.deps, ctx.caller.organization.id, parseInput(ListInput, paging), filter, GRAPHQL_PARAMS);
+      const page = (paging: object) =>
+        feedPage(ctx.deps, ctx.caller.organization.id, parseInput(ListInput, paging), filter, GRAPHQL_PARAMS);
       return listConnection(args, page, (e) => String(e.seq));
     },
   }),
@@ -71,10 +77,19 @@ builder.subscriptionField('events', (t) =>
     description:
       'Live events of the organization in seq order (scope events:read). With startingAfter, replays the feed after that seq first, with no gap or duplicate at the seam.',
     authScopes: { scope: 'events:read' },
-    args: { types: t.arg.stringList({ description: `Only events of these types. ${EVENT_TYPE_DOC}` }), ...filterArgs(t.arg), startingAfter: t.arg.string({ description: 'A seq number or an evt_ id' }) },
+    args: {
+      types: t.arg.stringList({ description: `Only events of these types. ${EVENT_TYPE_DOC}` }),
+      ...filterArgs(t.arg),
+      startingAfter: t.arg.string({ description: 'A seq number or an evt_ id' }),
+    },
     subscribe: async (_root, args, ctx) => {
       const org = ctx.caller.organization.id;
-      const filter = await parseEventFilter(ctx.deps, org, { types: args.types, brands: args.brands, subject_types: args.subjectTypes, subject_id: args.subjectId }, GRAPHQL_PARAMS);
+      const filter = await parseEventFilter(
+        ctx.deps,
+        org,
+        { types: args.types, brands: args.brands, subject_types: args.subjectTypes, subject_id: args.subjectId },
+        GRAPHQL_PARAMS,
+      );
       // An SSE reconnect's Last-Event-ID is where the client really is: it wins over the startingAfter it first sent.
       const resumeAt = lastEventId(ctx.lastEventId);
       ctx.streamCursor = {};

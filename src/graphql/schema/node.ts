@@ -35,17 +35,41 @@ const LOOKUPS: Partial<Record<string, Lookup>> = {
     scope: null,
     load: (ctx, id) => (id === org(ctx) ? ctx.deps.db.prisma.organization.findUnique({ where: { id } }) : Promise.resolve(null)),
   },
-  [ID_PREFIX.brand]: { type: 'Brand', scope: null, load: (ctx, id) => ctx.deps.db.prisma.brand.findFirst({ where: { id, organizationId: org(ctx) } }) },
+  [ID_PREFIX.brand]: {
+    type: 'Brand',
+    scope: null,
+    load: (ctx, id) => ctx.deps.db.prisma.brand.findFirst({ where: { id, organizationId: org(ctx) } }),
+  },
   [ID_PREFIX.unit]: { type: 'Unit', scope: 'units:read', load: (ctx, id) => retrieveUnit(ctx.deps.db.prisma, org(ctx), id) },
   [ID_PREFIX.event]: { type: 'Event', scope: 'events:read', load: (ctx, id) => retrieveEvent(ctx.deps, org(ctx), id) },
-  [ID_PREFIX.webhookEndpoint]: { type: 'WebhookEndpoint', scope: 'webhooks:read', load: (ctx, id) => retrieveWebhookEndpoint(ctx.deps, org(ctx), id) },
-  [ID_PREFIX.delivery]: { type: 'WebhookDelivery', scope: 'webhooks:read', load: (ctx, id) => retrieveWebhookDelivery(ctx.deps, org(ctx), id) },
+  [ID_PREFIX.webhookEndpoint]: {
+    type: 'WebhookEndpoint',
+    scope: 'webhooks:read',
+    load: (ctx, id) => retrieveWebhookEndpoint(ctx.deps, org(ctx), id),
+  },
+  [ID_PREFIX.delivery]: {
+    type: 'WebhookDelivery',
+    scope: 'webhooks:read',
+    load: (ctx, id) => retrieveWebhookDelivery(ctx.deps, org(ctx), id),
+  },
   [ID_PREFIX.assertion]: { type: 'Assertion', scope: 'assertions:read', load: (ctx, id) => retrieveAssertion(ctx.deps, org(ctx), id) },
   [ID_PREFIX.program]: { type: 'Program', scope: 'programs:read', load: (ctx, id) => retrieveProgram(ctx.deps, ctx.caller, id) },
-  [ID_PREFIX.requirement]: { type: 'ProgramRequirement', scope: 'program_requirements:read', load: (ctx, id) => retrieveRequirement(ctx.deps, ctx.caller, id) },
-  [ID_PREFIX.enrollment]: { type: 'Enrollment', scope: 'enrollments:read', load: (ctx, id) => retrieveEnrollment(ctx.deps, ctx.caller, id) },
+  [ID_PREFIX.requirement]: {
+    type: 'ProgramRequirement',
+    scope: 'program_requirements:read',
+    load: (ctx, id) => retrieveRequirement(ctx.deps, ctx.caller, id),
+  },
+  [ID_PREFIX.enrollment]: {
+    type: 'Enrollment',
+    scope: 'enrollments:read',
+    load: (ctx, id) => retrieveEnrollment(ctx.deps, ctx.caller, id),
+  },
   [ID_PREFIX.operation]: { type: 'Operation', scope: 'operations:read', load: (ctx, id) => retrieveOperation(ctx.deps, org(ctx), id) },
-  [ID_PREFIX.distribution]: { type: 'Distribution', scope: 'distributions:read', load: (ctx, id) => retrieveDistribution(ctx.deps, org(ctx), id) },
+  [ID_PREFIX.distribution]: {
+    type: 'Distribution',
+    scope: 'distributions:read',
+    load: (ctx, id) => retrieveDistribution(ctx.deps, org(ctx), id),
+  },
   [ID_PREFIX.deployment]: { type: 'Deployment', scope: 'deployments:read', load: (ctx, id) => retrieveDeployment(ctx.deps, org(ctx), id) },
 };
 

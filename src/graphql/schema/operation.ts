@@ -14,7 +14,11 @@ export const Operation = builder.objectRef<PublicOperation>('Operation').impleme
     subject: t.field({ type: EventSubject, resolve: (o) => o.subject }),
     kind: t.exposeString('kind'),
     status: t.expose('status', { type: OperationStatus }),
-    waitingReason: t.expose('waiting_reason', { type: OperationWaitingReason, nullable: true, description: 'Set exactly when status is WAITING' }),
+    waitingReason: t.expose('waiting_reason', {
+      type: OperationWaitingReason,
+      nullable: true,
+      description: 'Set exactly when status is WAITING',
+    }),
     attempts: t.exposeInt('attempts'),
     maxAttempts: t.exposeInt('max_attempts'),
     error: t.field({ type: 'JSON', nullable: true, resolve: (o) => o.error }),
@@ -30,7 +34,12 @@ export const Operation = builder.objectRef<PublicOperation>('Operation').impleme
 });
 
 /** REST parameter names in GraphQL's words. */
-const LIST_PARAMS: Record<string, string> = { limit: 'first', starting_after: 'after', subject_type: 'subjectType', subject_id: 'subjectId' };
+const LIST_PARAMS: Record<string, string> = {
+  limit: 'first',
+  starting_after: 'after',
+  subject_type: 'subjectType',
+  subject_id: 'subjectId',
+};
 
 /**
  * Runs a REST-style list (limit / starting_after, newest first) for a
@@ -41,8 +50,11 @@ export async function listAsConnection<T extends { id: string }>(
   filters: Record<string, unknown>,
   list: (input: Record<string, unknown>) => Promise<{ data: T[]; has_more: boolean }>,
 ) {
-  if (a.last != null || a.before != null) throw new DomainError('invalid_request', 'This list pages with first and after only', a.last != null ? 'last' : 'before');
-  const input = Object.fromEntries(Object.entries({ ...filters, limit: a.first ?? undefined, starting_after: a.after ?? undefined }).filter(([, v]) => v != null));
+  if (a.last != null || a.before != null)
+    throw new DomainError('invalid_request', 'This list pages with first and after only', a.last != null ? 'last' : 'before');
+  const input = Object.fromEntries(
+    Object.entries({ ...filters, limit: a.first ?? undefined, starting_after: a.after ?? undefined }).filter(([, v]) => v != null),
+  );
   let page;
   try {
     page = await list(input);
@@ -53,7 +65,12 @@ export async function listAsConnection<T extends { id: string }>(
   }
   return {
     edges: page.data.map((node) => ({ cursor: node.id, node })),
-    pageInfo: { hasNextPage: page.has_more, hasPreviousPage: a.after != null, startCursor: page.data[0]?.id ?? null, endCursor: page.data.at(-1)?.id ?? null },
+    pageInfo: {
+      hasNextPage: page.has_more,
+      hasPreviousPage: a.after != null,
+      startCursor: page.data[0]?.id ?? null,
+      endCursor: page.data.at(-1)?.id ?? null,
+    },
   };
 }
 
@@ -62,9 +79,15 @@ builder.queryField('operations', (t) =>
     type: Operation,
     description: 'Operations, newest first (operations:read, implicit). Cursors are op_ ids.',
     authScopes: { scope: 'operations:read' },
-    args: { subjectType: t.arg.string(), subjectId: t.arg.string({ description: 'A prefixed id or a bare uuid' }), status: t.arg({ type: OperationStatus }) },
+    args: {
+      subjectType: t.arg.string(),
+      subjectId: t.arg.string({ description: 'A prefixed id or a bare uuid' }),
+      status: t.arg({ type: OperationStatus }),
+    },
     resolve: (_r, a, ctx) =>
-      listAsConnection(a, { subject_type: a.subjectType, subject_id: a.subjectId, status: a.status }, (input) => listOperations(ctx.deps, ctx.caller.organization.id, input)),
+      listAsConnection(a, { subject_type: a.subjectType, subject_id: a.subjectId, status: a.status }, (input) =>
+        listOperations(ctx.deps, ctx.caller.organization.id, input),
+      ),
   }),
 );
 
@@ -81,7 +104,8 @@ builder.queryField('operation', (t) =>
 builder.subscriptionField('operation', (t) =>
   t.field({
     type: Operation,
-    description: 'The operation now, then every status change (and waiting reason change) until it is terminal; then the subscription completes.',
+    description:
+      'The operation now, then every status change (and waiting reason change) until it is terminal; then the subscription completes.',
     authScopes: { scope: 'operations:read' },
     args: { id: t.arg.id({ required: true }) },
     subscribe: async (_r, a, ctx) => {

@@ -26,17 +26,15 @@ const Unit = builder.objectRef<PublicUnit>('Unit').implement({
   }),
 });
 
-const UnitPage = builder
-  .objectRef<{ units: PublicUnit[]; page: number; per_page: number; has_more: boolean }>('UnitPage')
-  .implement({
-    description: 'One page of units (Surface A pages by number)',
-    fields: (t) => ({
-      units: t.field({ type: [Unit], resolve: (p) => p.units }),
-      page: t.exposeInt('page'),
-      perPage: t.exposeInt('per_page'),
-      hasMore: t.exposeBoolean('has_more'),
-    }),
-  });
+const UnitPage = builder.objectRef<{ units: PublicUnit[]; page: number; per_page: number; has_more: boolean }>('UnitPage').implement({
+  description: 'One page of units (Surface A pages by number)',
+  fields: (t) => ({
+    units: t.field({ type: [Unit], resolve: (p) => p.units }),
+    page: t.exposeInt('page'),
+    perPage: t.exposeInt('per_page'),
+    hasMore: t.exposeBoolean('has_more'),
+  }),
+});
 
 const CreateUnitPayload = builder.objectRef<{ unit: PublicUnit; duplicate: boolean }>('CreateUnitPayload').implement({
   description: 'What createUnit answers; duplicate is true when an idempotent replay found the unit',

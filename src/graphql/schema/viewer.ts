@@ -44,7 +44,11 @@ Viewer.implement({
       type: ['Brand'],
       description: 'All brands of the organization, oldest first',
       resolve: (query, v, _args, ctx) =>
-        ctx.deps.db.prisma.brand.findMany({ ...query, where: { organizationId: v.organizationId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }),
+        ctx.deps.db.prisma.brand.findMany({
+          ...query,
+          where: { organizationId: v.organizationId },
+          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        }),
     }),
   }),
 });

@@ -30,7 +30,8 @@ const DeletedWebhookEndpoint = builder.objectRef<{ id: string; deleted: boolean 
 
 connectionAction('webhookEndpoints', webhookEndpoints.list, {
   type: WebhookEndpoint,
-  description: 'Webhook endpoints, newest first (scope webhooks:read). Pages backward with first (1..100, default 20) and after; cursors are endpoint ids.',
+  description:
+    'Webhook endpoints, newest first (scope webhooks:read). Pages backward with first (1..100, default 20) and after; cursors are endpoint ids.',
   input: () => ({}),
 });
 
@@ -58,7 +59,10 @@ mutationAction('updateWebhookEndpoint', webhookEndpoints.update, {
     enabledEvents: arg.stringList(),
     status: arg({ type: WebhookEndpointStatus }),
   }),
-  input: (a) => ({ params: { id: String(a.id) }, input: given({ url: a.url, description: a.description, enabled_events: a.enabledEvents, status: a.status }) }),
+  input: (a) => ({
+    params: { id: String(a.id) },
+    input: given({ url: a.url, description: a.description, enabled_events: a.enabledEvents, status: a.status }),
+  }),
 });
 
 mutationAction('rotateWebhookEndpointSecret', webhookEndpoints.rotateSecret, {
