@@ -18,10 +18,14 @@ const viaRoute = (t: TestApp, token: string, i: number, headers?: Record<string,
 const viaExec = (t: TestApp, token: string, i: number, headers?: Record<string, string>) =>
   t.http.post('/api/scopes_exec', { scope: 'units:create', data: unit(i) }, { token, headers });
 
+// Ten at a time (well inside the Surface A burst): the budget is what is counted, not the order, and
+// 150 sequential requests take longer than the test timeout on a loaded 2-core machine.
 async function spend(n: number, send: (i: number) => ReturnType<typeof viaRoute>) {
-  for (let i = 0; i < n; i++) {
-    const res = await send(i);
-    expect(res.status, `create #${i + 1}: ${res.text}`).toBe(200);
+  for (let start = 0; start < n; start += 10) {
+    const batch = Array.from({ length: Math.min(10, n - start) }, (_, k) => start + k);
+    for (const [k, res] of (await Promise.all(batch.map((i) => send(i)))).entries()) {
+      expect(res.status, `create #${batch[k]! + 1}: ${res.text}`).toBe(200);
+    }
   }
 }
 
