@@ -1,182 +1,107 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg, buildToken, type TestOrg } from '../support/factories.ts';
-import type { HttpResponse } from '../support/http.ts';
-import { expectErrorResponse } from '../support/ops-assert.ts';
+import { drain, launch, sandbox, tenant } from './helpers.ts';
 
-/**
- * Bad input on every token-management and operator route: a clear 4xx
- * ErrorResponse, never a 500 or a stack trace, and nothing changes.
- */
-const LIMIT = 2048;
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ bodyLimitBytes: LIMIT });
+  t = await startTestApp({
+    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
+  });
 });
 afterAll(() => t?.stop());
 
-type Route = { path: string; token: () => string; valid: () => Record<string, unknown>; wrongTypes: Record<string, unknown>[] };
+const envelope = (res: any, status: number, code: string, param?: string | null) => {
+  expect(res.status, res.text).toBe(status);
+  expect(res.body.error).toMatchObject({ code, ...(param === undefined ? {} : { param }) });
+  expect(res.body.error.request_id).toBe(res.headers.get('request-id'));
+};
 
-let org: TestOrg;
-let tokenId: string;
-let secret: string;
-let routes: Route[];
-beforeAll(async () => {
-  org = await buildOrg(t);
-  const tok = await buildToken(t, org, ['units:read']);
-  tokenId = tok.id;
-  secret = tok.secret;
-  await t.http.post('/api/smoke', undefined, { token: secret }); // sets last_used_at before any snapshot
-  const user = () => org.userToken;
-  const op = () => t.operatorToken;
-  routes = [
-    {
-      path: '/platform/tokens/create',
-      token: user,
-      valid: () => ({ name: 'n', scopes: ['units:read'] }),
-      wrongTypes: [
-        { name: 1, scopes: ['units:read'] },
-        { name: 'n', scopes: 'units:read' },
-        { name: 'n', scopes: [1] },
-        { name: 'n', scopes: [] },
-        { name: 'n', scopes: ['units:read'], expires_at: 5 },
-        { name: ['n'], scopes: ['units:read'] },
-      ],
-    },
-    {
-      path: '/platform/tokens/revoke',
-      token: user,
-      valid: () => ({ token_id: tokenId }),
-      wrongTypes: [{ token_id: 1 }, { token_id: null }, { token_id: [tokenId] }, { token_id: { id: tokenId } }, {}],
-    },
-    {
-      path: '/platform/tokens/rotate',
-      token: user,
-      valid: () => ({ token_id: tokenId }),
-      wrongTypes: [{ token_id: 1 }, { token_id: null }, { token_id: [tokenId] }, {}],
-    },
-    {
-      path: '/operator/organizations',
-      token: op,
-      valid: () => ({ name: 'Bad Input Org', slug: 'bad-input-org', brands: [{ slug: 'main', name: 'Main' }] }),
-      wrongTypes: [
-        { name: 1, slug: 'bad-input-org', brands: [{ slug: 'main', name: 'Main' }] },
-        { name: 'x', slug: 7, brands: [] },
-        { name: 'x', slug: 'bad-input-org', brands: {} },
-        { name: 'x', slug: 'bad-input-org', brands: [null] },
-      ],
-    },
-    {
-      path: '/operator/kill_switch',
-      token: op,
-      valid: () => ({ engaged: true }),
-      wrongTypes: [{ engaged: 'true' }, { engaged: null }, { engaged: [true] }, {}],
-    },
-  ];
-});
-
-/** Everything a bad request could have changed, read through the API. */
-async function snapshot() {
-  const tokens = await t.http.get('/platform/tokens', { token: org.userToken });
-  const ks = await t.http.get('/operator/kill_switch', { token: t.operatorToken });
-  const smoke = await t.http.post('/api/smoke', undefined, { token: secret });
-  return { tokens: tokens.body, killSwitch: ks.body, smoke: smoke.status };
-}
-
-const send = (r: Route, init: { raw?: string; body?: unknown; contentType?: string }) =>
-  t.http.request('POST', r.path, init.body, {
-    token: r.token(),
-    raw: init.raw,
-    headers: init.contentType ? { 'content-type': init.contentType } : {},
+describe('bad input: a 4xx envelope and nothing changed', () => {
+  it('create: every malformed body is refused before anything is written', async () => {
+    const who = await tenant(t);
+    const cases: [unknown, string][] = [
+      [{ budget: 1, deployments: [sandbox()] }, 'name'],
+      [{ name: 'x', budget: -1, deployments: [sandbox()] }, 'budget'],
+      [{ name: 'x', budget: 1.5, deployments: [sandbox()] }, 'budget'],
+      [{ name: 'x', budget: '100', deployments: [sandbox()] }, 'budget'],
+      [{ name: 'x', budget: 1, deployments: [] }, 'deployments'],
+      [{ name: 'x', budget: 1, deployments: [{ provider: 'acme' }] }, 'deployments.0.provider'],
+      [{ name: 'x', budget: 1, deployments: [sandbox({ outcome: 'maybe' })] }, 'deployments.0.config.outcome'],
+      [{ name: 'x', budget: 1, deployments: [sandbox({ colour: 'red' })] }, 'deployments.0.config.colour'],
+      [{ name: 'x', budget: 10, deployments: [sandbox({ spend: 11 })] }, 'budget'],
+      [{ name: 'x', budget: 1, deployments: [sandbox()], extra: true }, 'extra'],
+    ];
+    for (const [body, param] of cases)
+      envelope(await t.http.post('/v1/platform/distributions', body, { token: who.token }), 400, 'invalid_request', param);
+    envelope(await t.http.post('/v1/platform/distributions', undefined, { token: who.token, raw: '{"name":' }), 400, 'invalid_request');
+    expect(await t.app.deps.db.prisma.distribution.count({ where: { organizationId: who.orgId } })).toBe(0);
+    expect(await t.app.deps.db.prisma.operation.count({ where: { organizationId: who.orgId } })).toBe(0);
   });
 
-function expect4xx(res: HttpResponse, status: number, error: string, what: string) {
-  expect(res.status, `${what}: ${res.text}`).toBe(status);
-  expectErrorResponse(res, status, error);
-}
-
-describe('bad input on token and operator routes', () => {
-  it('malformed JSON is 400 invalid_request on every route and changes nothing', async () => {
-    const before = await snapshot();
-    for (const r of routes) {
-      for (const raw of ['{', '{"name":', "{'a':1}", 'undefined', '{"a":1}}', '\u0000']) {
-        expect4xx(await send(r, { raw }), 400, 'invalid_request', `${r.path} ${JSON.stringify(raw)}`);
-      }
+  it('operations list: invalid_status, limit bounds, cursors, subject ids (prefixed or bare uuid)', async () => {
+    const who = await tenant(t);
+    const { operation, distribution } = await launch(t, who, { deployments: [sandbox()] });
+    await drain(t);
+    const get = (q: string) => t.http.get(`/v1/platform/operations${q}`, { token: who.token });
+    envelope(await get('?status=finished'), 400, 'invalid_status', 'status');
+    envelope(await get('?limit=0'), 400, 'invalid_request', 'limit');
+    envelope(await get('?limit=101'), 400, 'invalid_request', 'limit');
+    envelope(await get('?starting_after=evt_123'), 404, 'resource_missing', 'starting_after');
+    envelope(await get('?bogus=1'), 400, 'invalid_request', 'bogus');
+    envelope(await get(`/${distribution.id}`), 404, 'resource_missing');
+    const hex = distribution.id.slice('dist_'.length);
+    const dashed = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    for (const id of [distribution.id, hex, dashed]) {
+      const res = await get(`?subject_id=${id}&status=succeeded`);
+      expect(
+        res.body.data.map((o: any) => o.id),
+        id,
+      ).toEqual([operation.id]);
     }
-    expect(await snapshot()).toEqual(before);
+    const page1 = await get('?limit=1');
+    expect(page1.body).toMatchObject({ object: 'list', has_more: true });
+    const page2 = await get(`?limit=100&startingAfter=${page1.body.data[0].id}`);
+    expect(page2.body.data.map((o: any) => o.id)).not.toContain(page1.body.data[0].id);
+    expect(page2.body.has_more).toBe(false);
   });
 
-  it('an array, string, number or null body is 400 invalid_request and changes nothing', async () => {
-    const before = await snapshot();
-    for (const r of routes) {
-      for (const body of [[r.valid()], 'text', 42, null, true]) {
-        expect4xx(await send(r, { body }), 400, 'invalid_request', `${r.path} ${JSON.stringify(body)}`);
-      }
+  it('verbs on unknown or foreign distributions are 404 and scopes are enforced per verb', async () => {
+    const who = await tenant(t);
+    const other = await tenant(t);
+    const { distribution } = await launch(t, other, { deployments: [sandbox()] });
+    for (const v of ['pause', 'resume', 'cancel', 'launch']) {
+      envelope(
+        await t.http.post(`/v1/platform/distributions/${distribution.id}/${v}`, undefined, { token: who.token }),
+        404,
+        'resource_missing',
+      );
     }
-    expect(await snapshot()).toEqual(before);
-  });
-
-  it('wrong types are 400 invalid_request naming the parameter and change nothing', async () => {
-    const before = await snapshot();
-    for (const r of routes) {
-      for (const body of r.wrongTypes) {
-        const res = await send(r, { body });
-        expect4xx(res, 400, 'invalid_request', `${r.path} ${JSON.stringify(body)}`);
-        expect(res.body.param, `${r.path} ${JSON.stringify(body)}`).toEqual(expect.any(String));
-      }
-    }
-    expect(await snapshot()).toEqual(before);
-  });
-
-  it('unknown fields are 400 invalid_request naming the field and change nothing', async () => {
-    const before = await snapshot();
-    for (const r of routes) {
-      const res = await send(r, { body: { ...r.valid(), surprise: 1 } });
-      expect4xx(res, 400, 'invalid_request', r.path);
-      expect(res.body.param).toBe('surprise');
-      expect(res.body.message).toContain('surprise');
-    }
-    expect(await snapshot()).toEqual(before);
-  });
-
-  it('a non-JSON content type is 415 unsupported_media_type and changes nothing', async () => {
-    const before = await snapshot();
-    for (const r of routes) {
-      const json = JSON.stringify(r.valid());
-      for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
-        expect4xx(await send(r, { raw: json, contentType }), 415, 'unsupported_media_type', `${r.path} ${contentType}`);
-      }
-    }
-    expect(await snapshot()).toEqual(before);
-  });
-
-  it(`a body over the limit (${LIMIT} bytes) is 413 payload_too_large and changes nothing`, async () => {
-    const before = await snapshot();
-    for (const r of routes) {
-      const body = { ...r.valid(), name: 'x'.repeat(LIMIT * 4) };
-      expect4xx(await send(r, { body }), 413, 'payload_too_large', r.path);
-    }
-    expect(await snapshot()).toEqual(before);
-  });
-
-  it('a body just under the limit is read and validated normally (not 413)', async () => {
-    const r = routes.find((x) => x.path === '/operator/kill_switch')!;
-    const res = await send(r, { body: { engaged: false, pad: 'x'.repeat(LIMIT - 100) } });
-    expect4xx(res, 400, 'invalid_request', r.path);
-    expect(res.body.param).toBe('pad');
-  });
-
-  it('an empty body is treated as no body: 400 naming the first required parameter, never 500', async () => {
-    for (const r of routes) {
-      const res = await send(r, { raw: '' });
-      expect4xx(res, 400, 'invalid_request', r.path);
-    }
-  });
-
-  it('the valid request still succeeds afterwards (the checks above are not vacuous)', async () => {
-    for (const r of routes.filter((x) => x.path !== '/platform/tokens/revoke' && x.path !== '/platform/tokens/rotate')) {
-      const res = await send(r, { body: r.valid() });
-      expect(res.status, `${r.path}: ${res.text}`).toBeLessThan(300);
-    }
+    envelope(await t.http.get(`/v1/platform/distributions/${distribution.id}`, { token: who.token }), 404, 'resource_missing');
+    const readOnly = await tenant(t, ['distributions:read']);
+    envelope(
+      await t.http.post(`/v1/platform/distributions/${distribution.id}/cancel`, undefined, { token: readOnly.token }),
+      403,
+      'missing_scope',
+    );
+    envelope(await t.http.get('/v1/platform/deployments', { token: readOnly.token }), 403, 'missing_scope');
+    const writer = await tenant(t, ['distributions:write']);
+    envelope(
+      await t.http.post(`/v1/platform/distributions/${distribution.id}/launch`, undefined, { token: writer.token }),
+      403,
+      'missing_scope',
+    );
+    // operations:read is implicit on every token.
+    expect((await t.http.get('/v1/platform/operations', { token: readOnly.token })).status).toBe(200);
+    // Operator routes answer in the operator surface's envelope ({ error: code, message }).
+    const operator = async (path: string, body: unknown, token: string, status: number, code: string) => {
+      const res = await t.http.post(path, body, { token });
+      expect([res.status, res.body.error], res.text).toEqual([status, code]);
+    };
+    await operator(`/operator/brands/${who.brand}/wallet/top_up`, { amount: 0 }, t.operatorToken, 400, 'invalid_request');
+    await operator(`/operator/brands/${who.brand}/wallet/top_up`, { amount: 1.5 }, t.operatorToken, 400, 'invalid_request');
+    await operator(`/operator/brands/${who.brand}/wallet/top_up`, { amount: 10 }, who.token, 401, 'invalid_token');
+    await operator('/operator/brands/brand_nope/wallet/top_up', { amount: 10 }, t.operatorToken, 404, 'resource_missing');
+    const wallet = await t.http.get(`/operator/brands/${who.brand}/wallet`, { token: t.operatorToken });
+    expect(wallet.body.balance).toBe(0);
   });
 });
