@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import { hasChromium, launchChromium } from '../support/browser.ts';
+import { describe, expect } from 'vitest';
+import type { Page } from 'playwright-core';
+import { hasChromium, offlinePage, useBrowser } from '../support/browser.ts';
 import { appTest, buildTenant } from '../support/kit.ts';
 
 const test = appTest();
@@ -14,32 +14,19 @@ async function setEditor(page: Page, container: string, text: string): Promise<v
 }
 
 describe.skipIf(!hasChromium)('GraphiQL in a real browser', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
-  afterAll(() => browser?.close());
+  const browser = useBrowser();
 
   test('works with no host but this server: renders, takes a bearer token in the headers tab and runs a query', {
     timeout: 90_000,
   }, async ({ app }) => {
     const { token } = await buildTenant(app, ['events:read']);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    const elsewhere: string[] = [];
-    const errors: string[] = [];
-    // Only this server answers: anything else is recorded and refused, as on a machine with no internet.
-    await page.route('**/*', (route) => {
-      const url = new URL(route.request().url());
-      if (url.origin === app.origin) return route.continue();
-      elsewhere.push(url.href);
-      return route.abort();
-    });
-    page.on('pageerror', (e) => errors.push(e.message));
+    // Console errors are expected until the token is set (the schema's introspection answers 401).
+    const { page, elsewhere, errors } = await offlinePage(browser(), app.origin);
     const res = await page.goto(`${app.origin}/graphql`, { waitUntil: 'load' });
     expect(res?.status()).toBe(200);
     expect(await page.title()).toBe('Platform API');
     // The headers tab is open with the bearer placeholder to replace.
-    await expect.poll(() => page.locator('.graphiql-editor-tool').innerText()).toMatch(/Authorization.*Bearer\s+sk_platform_live_/);
+    await expect.poll(() => page.locator('.graphiql-editor-tool').textContent()).toMatch(/Authorization.*Bearer\s+sk_platform_live_/);
 
     await setEditor(page, '.graphiql-editor-tool', JSON.stringify({ Authorization: `Bearer ${token}` }));
     await setEditor(page, '.graphiql-query-editor', '{ events(first: 1) { edges { cursor } } }');
@@ -50,7 +37,7 @@ describe.skipIf(!hasChromium)('GraphiQL in a real browser', () => {
     const response = await answered;
     expect(response.status()).toBe(200);
     expect(await response.json()).toEqual({ data: { events: { edges: [] } } });
-    await expect.poll(() => page.locator('.graphiql-response').innerText()).toMatch(/"edges":\s*\[\]/);
+    await expect.poll(() => page.locator('.graphiql-response').textContent()).toMatch(/"edges":\s*\[\]/);
     expect(elsewhere).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 
 /**
  * Headless Chromium for browser tests: Debian's package (`apt-get install
@@ -24,4 +25,41 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** Launches Chromium for the enclosing suite and closes it after; call inside a `describe.skipIf(!hasChromium)`. */
+export function useBrowser(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(() => browser?.close());
+  return () => browser!;
+}
+
+export interface OfflinePage {
+  page: Page;
+  /** Requests to any host but `origin`: refused, as on a machine with no internet. */
+  elsewhere: string[];
+  /** Uncaught page errors. */
+  errors: string[];
+  /** Console errors (a refused CSP directive, a failed resource). */
+  consoleErrors: string[];
+}
+
+/** A 1280×800 page that may only reach `origin`. */
+export async function offlinePage(browser: Browser, origin: string): Promise<OfflinePage> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const out: OfflinePage = { page, elsewhere: [], errors: [], consoleErrors: [] };
+  await page.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    if (url.origin === origin) return route.continue();
+    out.elsewhere.push(url.href);
+    return route.abort();
+  });
+  page.on('pageerror', (e) => out.errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error') out.consoleErrors.push(m.text());
+  });
+  return out;
 }
