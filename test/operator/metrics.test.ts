@@ -91,6 +91,9 @@ describe('GET /metrics', () => {
     const routes = new Set(samples(after, 'platform_http_requests_total').map((s) => s.labels.route));
     for (const r of routes) expect(r).not.toMatch(/we_x|we_y|no_such_thing|org_|tok_/);
     expect(routes).toContain('/operator/organizations'); // the tenant was made through the operator route
+    await t.http.get('/docs/swagger-ui.css');
+    const docs = await scrape(t);
+    expect(metricValue(docs, 'platform_http_requests_total', { route: '/docs/:asset', status: '200' })).toBe(1);
 
     const line = logged.find((l) => l.msg === 'request' && l.request_id === missing.headers.get('request-id'));
     expect(line).toMatchObject({
