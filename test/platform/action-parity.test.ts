@@ -49,7 +49,7 @@ const SCOPES = [
 ];
 const P = '/v1/platform';
 
-const EP = 'id url description enabledEvents status secret rotatedAt livemode createdAt updatedAt';
+const EP = 'id url description enabledEvents status disabledReason secret rotatedAt livemode createdAt updatedAt';
 const REQ = 'id program metric operator threshold createdAt';
 const PROG = `id brand name gracePeriodSeconds requirements { ${REQ} } livemode createdAt updatedAt`;
 
@@ -425,7 +425,7 @@ const ROWS: Row[] = [
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
-const ENUM_FIELDS = new Set(['status', 'operator', 'standing']);
+const ENUM_FIELDS = new Set(['status', 'disabled_reason', 'operator', 'standing']);
 const camel = (v: unknown): unknown => {
   if (Array.isArray(v)) return v.map(camel);
   if (!v || typeof v !== 'object') return v;

@@ -12,6 +12,8 @@ export interface WebhookEndpoint extends Timestamped {
   description: string | null;
   enabledEvents: string[];
   status: 'enabled' | 'disabled';
+  /** Why it is disabled: `manual` (through the API) or `gone` (its receiver answered 410 Gone); null while enabled. */
+  disabledReason: 'manual' | 'gone' | null;
   /** Returned by create and rotateSecret only. */
   secret?: string;
   rotatedAt: string | null;

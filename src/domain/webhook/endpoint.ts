@@ -51,6 +51,8 @@ export const CreateWebhookEndpointInput = z.strictObject({
 });
 
 export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
+/** Why an endpoint is disabled: its owner disabled it, or its receiver answered 410 Gone (Standard Webhooks). */
+export const WEBHOOK_ENDPOINT_DISABLED_REASONS = ['manual', 'gone'] as const;
 
 export const UpdateWebhookEndpointInput = z.strictObject({
   url: url.optional(),
@@ -72,6 +74,10 @@ export const WebhookEndpoint = z.object({
   description: z.string().nullable(),
   enabled_events: z.array(z.string()).describe('empty = every public event type'),
   status: z.enum(WEBHOOK_ENDPOINT_STATUSES),
+  disabled_reason: z
+    .enum(WEBHOOK_ENDPOINT_DISABLED_REASONS)
+    .nullable()
+    .describe('why it is disabled: manual (through the API) or gone (the receiver answered 410 Gone); null while enabled'),
   secret: z.string().optional().describe('whsec_...; only in create and rotate_secret responses'),
   rotated_at: time.nullable(),
   livemode: z.boolean(),
@@ -89,6 +95,7 @@ export function presentWebhookEndpoint(row: WebhookEndpointRow, withSecret = fal
     description: row.description,
     enabled_events: row.enabledEvents,
     status: row.status as PublicWebhookEndpoint['status'],
+    disabled_reason: (row.disabledReason as PublicWebhookEndpoint['disabled_reason']) ?? null,
     ...(withSecret ? { secret: row.secret } : {}),
     rotated_at: row.rotatedAt?.toISOString() ?? null,
     livemode: row.livemode,
@@ -167,6 +174,10 @@ async function updateWebhookEndpoint(
       ...(input.description !== undefined ? { description: input.description } : {}),
       ...(events !== undefined ? { enabledEvents: events } : {}),
       ...(input.status !== undefined ? { status: input.status } : {}),
+      // Enabling clears the reason; disabling an enabled endpoint records the owner's hand (an endpoint the receiver
+      // retired with 410 Gone keeps `gone` if it is "disabled" again).
+      ...(input.status === 'enabled' ? { disabledReason: null } : {}),
+      ...(input.status === 'disabled' && row.status === 'enabled' ? { disabledReason: 'manual' } : {}),
       updatedAt: deps.clock.now(),
     },
   });

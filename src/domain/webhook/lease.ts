@@ -153,9 +153,18 @@ export function nextState(
   random: () => number = Math.random,
 ): { status: 'succeeded' | 'failing' | 'exhausted'; nextAttemptAt: Date | null } {
   if (outcome.ok) return { status: 'succeeded', nextAttemptAt: null };
-  if (attemptsMade >= scheduleMs.length) return { status: 'exhausted', nextAttemptAt: null };
-  return { status: 'failing', nextAttemptAt: new Date(now.getTime() + withJitter(scheduleMs[attemptsMade]!, random)) };
+  // 410 Gone: the receiver retired the URL (Standard Webhooks); the endpoint is disabled with it (recordAttempts).
+  if (outcome.statusCode === 410 || attemptsMade >= scheduleMs.length) return { status: 'exhausted', nextAttemptAt: null };
+  // A 429 or 503 with Retry-After is waited for as asked (within RETRY_AFTER_BOUNDS_MS), instead of the schedule.
+  const delay =
+    outcome.retryAfterMs !== undefined
+      ? Math.min(Math.max(outcome.retryAfterMs, RETRY_AFTER_BOUNDS_MS[0]), RETRY_AFTER_BOUNDS_MS[1])
+      : withJitter(scheduleMs[attemptsMade]!, random);
+  return { status: 'failing', nextAttemptAt: new Date(now.getTime() + delay) };
 }
+
+/** The range a receiver's Retry-After is clamped to: at least 1 s, at most 6 h. */
+export const RETRY_AFTER_BOUNDS_MS = [1000, 6 * 3600 * 1000] as const;
 
 /** ±10 % so retries of many deliveries that failed together (a receiver outage) do not arrive together. */
 export function withJitter(delayMs: number, random: () => number = Math.random): number {
@@ -257,6 +266,24 @@ export async function recordAttempts(deps: Deps, owner: string, finished: Finish
     now,
   ]);
   for (const x of failed) logFailedAttempt(deps, x.f, x.made, x.next);
+  const gone = [...new Set(failed.filter((x) => x.f.outcome.statusCode === 410).map((x) => x.f.delivery.endpoint_id))];
+  if (gone.length) await disableGoneEndpoints(deps, gone, now);
+}
+
+/**
+ * A receiver answering 410 Gone retired its URL (Standard Webhooks): its
+ * endpoint is disabled at once (`disabled_reason: gone`) and everything it
+ * still had queued is exhausted, in one transaction, as a manual disable does.
+ */
+async function disableGoneEndpoints(deps: Deps, endpointIds: string[], now: Date): Promise<void> {
+  const disabled = await deps.db.transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ id: string }[]>`
+      UPDATE webhook_endpoint SET status = 'disabled', disabled_reason = 'gone', updated_at = ${now}::timestamptz
+      WHERE id = ANY(${endpointIds}::text[]) AND status = 'enabled' RETURNING id`;
+    if (rows.length) await exhaust(tx, now, Prisma.sql`endpoint_id = ANY(${rows.map((r) => r.id)}::text[])`);
+    return rows;
+  });
+  for (const { id } of disabled) deps.log.warn({ endpoint_id: id }, 'webhook endpoint disabled: its receiver answered 410 Gone');
 }
 
 /** A failed attempt at warn with what an operator needs to find it (never the URL's secrets nor the payload); the last one at error. */

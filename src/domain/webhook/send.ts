@@ -18,6 +18,18 @@ export interface AttemptOutcome {
   error: string | null;
   excerpt: string | null;
   durationMs: number;
+  /** A 429 or 503 with a `Retry-After` (seconds, or an HTTP date): how long the receiver asked to wait. */
+  retryAfterMs?: number;
+}
+
+/** `Retry-After` as milliseconds from `nowMs`: delta-seconds or an IMF-fixdate HTTP date (RFC 9110 §10.2.3); anything else is ignored. */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d{1,10}$/.test(v)) return Number(v) * 1000;
+  if (!/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(v)) return undefined;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
 export interface SendOptions extends AddressPolicy {
@@ -57,6 +69,7 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
   return new Promise((resolve) => {
     let settled = false;
     let statusCode: number | null = null;
+    let retryAfterMs: number | undefined;
     const chunks: Buffer[] = [];
     let size = 0;
     /** `drained`: the response ended normally, so its keep-alive socket may be reused. */
@@ -76,6 +89,7 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
           : ((error ?? redirect ?? (statusCode !== null ? `HTTP ${statusCode}` : 'no response'))?.slice(0, ERROR_MAX) ?? null),
         excerpt,
         durationMs: Math.round(performance.now() - started),
+        ...(retryAfterMs !== undefined && !ok ? { retryAfterMs } : {}),
       });
     };
 
@@ -117,6 +131,7 @@ export function postWebhook(url: string, headers: Record<string, string>, body: 
       });
       r.on('response', (res) => {
         statusCode = res.statusCode ?? null;
+        if (statusCode === 429 || statusCode === 503) retryAfterMs = parseRetryAfter(res.headers['retry-after'], Date.now());
         res.on('data', (chunk: Buffer) => {
           if (size < EXCERPT_BYTES) chunks.push(chunk);
           size += chunk.length;

@@ -6,7 +6,7 @@ import { OPERATION_STATUSES, WAITING_REASONS } from '../../domain/operation/oper
 import { REQUIREMENT_OPERATORS } from '../../domain/program/program.ts';
 import { UNIT_STATUSES } from '../../domain/unit/unit.ts';
 import { DELIVERY_STATUSES } from '../../domain/webhook/delivery.ts';
-import { WEBHOOK_ENDPOINT_STATUSES } from '../../domain/webhook/endpoint.ts';
+import { WEBHOOK_ENDPOINT_DISABLED_REASONS, WEBHOOK_ENDPOINT_STATUSES } from '../../domain/webhook/endpoint.ts';
 import { builder } from '../builder.ts';
 
 /**
@@ -63,6 +63,11 @@ export const WebhookEndpointStatus = closedSet(
   'WebhookEndpointStatus',
   WEBHOOK_ENDPOINT_STATUSES,
   'A DISABLED endpoint receives no deliveries',
+);
+export const WebhookEndpointDisabledReason = closedSet(
+  'WebhookEndpointDisabledReason',
+  WEBHOOK_ENDPOINT_DISABLED_REASONS,
+  'Why an endpoint is disabled: MANUAL (through the API) or GONE (its receiver answered 410 Gone)',
 );
 export const WebhookDeliveryStatus = closedSet(
   'WebhookDeliveryStatus',

@@ -2,7 +2,7 @@ import { webhookEndpoints, type PublicWebhookEndpoint } from '../../domain/webho
 import { connectionAction, mutationAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
 import { given } from '../connection.ts';
-import { EVENT_TYPE_DOC, WebhookEndpointStatus } from './enums.ts';
+import { EVENT_TYPE_DOC, WebhookEndpointDisabledReason, WebhookEndpointStatus } from './enums.ts';
 import { Node } from './node.ts';
 
 /** Webhook endpoints in GraphQL: the same actions as REST, so a key replays identically on both. */
@@ -15,6 +15,7 @@ export const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('Webhook
     description: t.exposeString('description', { nullable: true }),
     enabledEvents: t.exposeStringList('enabled_events', { description: `The event types delivered; empty: every one. ${EVENT_TYPE_DOC}` }),
     status: t.expose('status', { type: WebhookEndpointStatus }),
+    disabledReason: t.expose('disabled_reason', { type: WebhookEndpointDisabledReason, nullable: true }),
     secret: t.exposeString('secret', { nullable: true, description: 'Only on create and rotate' }),
     rotatedAt: t.exposeString('rotated_at', { nullable: true }),
     livemode: t.exposeBoolean('livemode'),

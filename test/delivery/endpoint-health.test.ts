@@ -1,0 +1,94 @@
+import { expect } from 'vitest';
+import { RETRY_AFTER_BOUNDS_MS } from '../../src/domain/webhook/lease.ts';
+import { appTest, buildTenant, emitEvent } from '../support/kit.ts';
+import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
+
+/** Endpoint health: a receiver's 410 Gone retires its endpoint; 429/503 with Retry-After are waited for as asked. */
+const test = appTest({ config: webhookConfig({ retryScheduleMs: [0, 1000, 5000] }) });
+let rx: Receiver;
+test.beforeAll(async () => {
+  rx = await startReceiver();
+});
+test.afterAll(() => rx?.close());
+
+const SCOPES = ['webhooks:read', 'webhooks:write'];
+const endpointOf = async (t: Parameters<typeof settle>[0], token: string, id: string) =>
+  (await t.http.get(`/v1/platform/webhook_endpoints/${id}`, { token })).body.webhook_endpoint;
+
+test('410 Gone disables the endpoint at once (disabled_reason gone, on REST and GraphQL); nothing more is sent until it is enabled again', async ({
+  app: t,
+}) => {
+  const { org, token } = await buildTenant(t, SCOPES);
+  rx.on('/gone', (_req, res) => {
+    res.statusCode = 410;
+    res.end('retired');
+  });
+  const ep = await createEndpoint(t, token, { url: rx.url('/gone') });
+  expect((await endpointOf(t, token, ep.id)).disabled_reason).toBeNull();
+  await emitEvent(t, org.id);
+  await emitEvent(t, org.id);
+  await settle(t);
+  const received = rx.for('/gone').length;
+  expect(received).toBeGreaterThanOrEqual(1);
+  expect(await endpointOf(t, token, ep.id)).toMatchObject({ status: 'disabled', disabled_reason: 'gone' });
+  const gql = await t.http.graphql(`{ webhookEndpoint(id: "${ep.id}") { status disabledReason } }`, {}, { token });
+  expect(gql.body.data.webhookEndpoint).toEqual({ status: 'DISABLED', disabledReason: 'GONE' });
+  const deliveries = await listDeliveries(t, token, ep.id);
+  expect(deliveries.length).toBeGreaterThanOrEqual(1);
+  expect(deliveries.every((d) => d.status === 'exhausted')).toBe(true);
+  expect(deliveries.some((d) => d.last_status_code === 410)).toBe(true);
+
+  // Hours later, nothing has been retried; a new event is not delivered either.
+  t.clock.advance(6 * 3600_000);
+  await emitEvent(t, org.id);
+  await settle(t);
+  expect(rx.for('/gone').length).toBe(received);
+
+  // "Disabled" again by hand keeps the receiver's reason; enabling clears it.
+  await t.http.post(`/v1/platform/webhook_endpoints/${ep.id}`, { status: 'disabled' }, { token });
+  expect((await endpointOf(t, token, ep.id)).disabled_reason).toBe('gone');
+  await t.http.post(`/v1/platform/webhook_endpoints/${ep.id}`, { status: 'enabled' }, { token });
+  expect(await endpointOf(t, token, ep.id)).toMatchObject({ status: 'enabled', disabled_reason: null });
+});
+
+test('a manual disable records disabled_reason manual', async ({ app: t }) => {
+  const { token } = await buildTenant(t, SCOPES);
+  const ep = await createEndpoint(t, token, { url: rx.url('/fine') });
+  const res = await t.http.post(`/v1/platform/webhook_endpoints/${ep.id}`, { status: 'disabled' }, { token });
+  expect(res.body.webhook_endpoint).toMatchObject({ status: 'disabled', disabled_reason: 'manual' });
+});
+
+test('429 and 503 with Retry-After schedule the next attempt that far ahead (clamped to 1 s .. 6 h), not by the schedule', async ({
+  app: t,
+}) => {
+  const { org, token } = await buildTenant(t, SCOPES);
+  const answers: Record<string, [number, string | undefined]> = {
+    '/slow-down': [429, '120'],
+    '/maintenance': [503, '999999999'],
+    '/eager': [429, '0'],
+    '/no-header': [503, undefined],
+  };
+  const eps: Record<string, string> = {};
+  for (const [path, [status, after]] of Object.entries(answers)) {
+    rx.on(path, (_req, res) => {
+      res.statusCode = status;
+      if (after !== undefined) res.setHeader('retry-after', after);
+      res.end();
+    });
+    eps[path] = (await createEndpoint(t, token, { url: rx.url(path) })).id;
+  }
+  await emitEvent(t, org.id);
+  await settle(t);
+  const waitMs = async (path: string) => {
+    const [d] = await listDeliveries(t, token, eps[path]!);
+    expect(d.status).toBe('failing');
+    return Date.parse(d.next_attempt_at) - Date.parse(d.attempt_log[0].started_at);
+  };
+  expect(await waitMs('/slow-down')).toBe(120_000);
+  expect(await waitMs('/maintenance')).toBe(RETRY_AFTER_BOUNDS_MS[1]);
+  expect(await waitMs('/eager')).toBe(RETRY_AFTER_BOUNDS_MS[0]);
+  // Without the header, the schedule's second step (1 s, ±10 % jitter).
+  const scheduled = await waitMs('/no-header');
+  expect(scheduled).toBeGreaterThanOrEqual(900);
+  expect(scheduled).toBeLessThanOrEqual(1100);
+});
