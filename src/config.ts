@@ -84,6 +84,10 @@ const Env = z.object({
   WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(250),
   WEBHOOK_LEASE_MS: z.coerce.number().int().positive().optional(),
   WEBHOOK_WORKER: bool.optional(),
+  WEBHOOK_DISABLE_FAILING_AFTER: z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?\s*(ms|s|m|h|d)?\s*$/, 'WEBHOOK_DISABLE_FAILING_AFTER must be one duration like 5d or 12h (0: never)')
+    .default('5d'),
   METRICS_LISTEN: z
     .string()
     .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'METRICS_LISTEN must be host:port, e.g. 127.0.0.1:9464')
@@ -93,10 +97,10 @@ const Env = z.object({
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `0s,5s,5m,2h` → milliseconds; a bare number is milliseconds. */
-export function parseDurations(list: string): number[] {
+export function parseDurations(list: string, variable = 'WEBHOOK_RETRY_SCHEDULE'): number[] {
   return list.split(',').map((raw) => {
     const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(raw);
-    if (!m) throw new Error(`Invalid configuration:\n  WEBHOOK_RETRY_SCHEDULE: '${raw}' is not a duration like 5s, 5m or 2h`);
+    if (!m) throw new Error(`Invalid configuration:\n  ${variable}: '${raw}' is not a duration like 5s, 5m or 2h`);
     return Math.round(Number(m[1]) * DURATION_UNITS[m[2] ?? 'ms']!);
   });
 }
@@ -171,6 +175,8 @@ export interface WebhookConfig {
   leaseMs: number;
   /** Run the delivery worker in this process. */
   worker: boolean;
+  /** An endpoint whose every attempt has failed for this long is disabled (`failing`); 0 never disables. */
+  disableFailingAfterMs: number;
 }
 
 /** What one GraphQL document may ask for; anything beyond is refused before execution. */
@@ -299,6 +305,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       pollMs: e.WEBHOOK_POLL_MS,
       leaseMs: e.WEBHOOK_LEASE_MS ?? e.WEBHOOK_TIMEOUT_MS + 15_000,
       worker: e.WEBHOOK_WORKER ?? true,
+      disableFailingAfterMs: parseDurations(e.WEBHOOK_DISABLE_FAILING_AFTER, 'WEBHOOK_DISABLE_FAILING_AFTER')[0]!,
     },
     ...overrides,
   };

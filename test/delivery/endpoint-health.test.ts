@@ -3,8 +3,11 @@ import { RETRY_AFTER_BOUNDS_MS } from '../../src/domain/webhook/lease.ts';
 import { appTest, buildTenant, emitEvent } from '../support/kit.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
 
-/** Endpoint health: a receiver's 410 Gone retires its endpoint; 429/503 with Retry-After are waited for as asked. */
-const test = appTest({ config: webhookConfig({ retryScheduleMs: [0, 1000, 5000] }) });
+/**
+ * Endpoint health: a receiver's 410 Gone retires its endpoint; 429/503 with Retry-After are waited for as asked;
+ * failing_since tracks an unbroken run of failures, and past WEBHOOK_DISABLE_FAILING_AFTER (60 s here) the endpoint is disabled.
+ */
+const test = appTest({ config: webhookConfig({ retryScheduleMs: [0, 1000, 5000], disableFailingAfterMs: 60_000 }) });
 let rx: Receiver;
 test.beforeAll(async () => {
   rx = await startReceiver();
@@ -91,4 +94,50 @@ test('429 and 503 with Retry-After schedule the next attempt that far ahead (cla
   const scheduled = await waitMs('/no-header');
   expect(scheduled).toBeGreaterThanOrEqual(900);
   expect(scheduled).toBeLessThanOrEqual(1100);
+});
+
+test('failing_since marks an unbroken run of failures, a success clears it, and failing past the threshold disables the endpoint', async ({
+  app: t,
+}) => {
+  const { org, token } = await buildTenant(t, SCOPES);
+  let answer = 500;
+  rx.on('/flaky', (_req, res) => {
+    res.statusCode = answer;
+    res.end();
+  });
+  const ep = await createEndpoint(t, token, { url: rx.url('/flaky') });
+  await emitEvent(t, org.id);
+  await settle(t);
+  const first = await endpointOf(t, token, ep.id);
+  expect(first).toMatchObject({ status: 'enabled', disabled_reason: null });
+  const [d] = await listDeliveries(t, token, ep.id);
+  expect(first.failing_since).toBe(d.attempt_log[0].started_at);
+
+  // A success ends the run.
+  answer = 200;
+  t.clock.advance(1100);
+  await settle(t);
+  expect((await endpointOf(t, token, ep.id)).failing_since).toBeNull();
+
+  // A new run: still enabled within the threshold, disabled once an attempt fails past it.
+  answer = 500;
+  await emitEvent(t, org.id);
+  await settle(t);
+  const since = (await endpointOf(t, token, ep.id)).failing_since;
+  expect(since).not.toBeNull();
+  t.clock.advance(30_000);
+  await emitEvent(t, org.id);
+  await settle(t);
+  expect(await endpointOf(t, token, ep.id)).toMatchObject({ status: 'enabled', failing_since: since });
+  t.clock.advance(31_000);
+  await emitEvent(t, org.id);
+  await settle(t);
+  expect(await endpointOf(t, token, ep.id)).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
+  expect((await listDeliveries(t, token, ep.id)).every((x) => x.status !== 'pending' && x.status !== 'failing')).toBe(true);
+  const gql = await t.http.graphql(`{ webhookEndpoint(id: "${ep.id}") { disabledReason failingSince } }`, {}, { token });
+  expect(gql.body.data.webhookEndpoint).toEqual({ disabledReason: 'FAILING', failingSince: since });
+
+  // Enabling starts afresh.
+  await t.http.post(`/v1/platform/webhook_endpoints/${ep.id}`, { status: 'enabled' }, { token });
+  expect(await endpointOf(t, token, ep.id)).toMatchObject({ status: 'enabled', disabled_reason: null, failing_since: null });
 });

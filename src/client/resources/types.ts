@@ -12,8 +12,10 @@ export interface WebhookEndpoint extends Timestamped {
   description: string | null;
   enabledEvents: string[];
   status: 'enabled' | 'disabled';
-  /** Why it is disabled: `manual` (through the API) or `gone` (its receiver answered 410 Gone); null while enabled. */
-  disabledReason: 'manual' | 'gone' | null;
+  /** Why it is disabled: `manual` (through the API), `gone` (its receiver answered 410 Gone) or `failing` (every attempt failed for too long); null while enabled. */
+  disabledReason: 'manual' | 'gone' | 'failing' | null;
+  /** Since when every attempt has failed; null after a success. */
+  failingSince: string | null;
   /** Returned by create and rotateSecret only. */
   secret?: string;
   rotatedAt: string | null;

@@ -51,8 +51,8 @@ export const CreateWebhookEndpointInput = z.strictObject({
 });
 
 export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
-/** Why an endpoint is disabled: its owner disabled it, or its receiver answered 410 Gone (Standard Webhooks). */
-export const WEBHOOK_ENDPOINT_DISABLED_REASONS = ['manual', 'gone'] as const;
+/** Why an endpoint is disabled: its owner disabled it, its receiver answered 410 Gone (Standard Webhooks), or every attempt failed for WEBHOOK_DISABLE_FAILING_AFTER. */
+export const WEBHOOK_ENDPOINT_DISABLED_REASONS = ['manual', 'gone', 'failing'] as const;
 
 export const UpdateWebhookEndpointInput = z.strictObject({
   url: url.optional(),
@@ -77,7 +77,10 @@ export const WebhookEndpoint = z.object({
   disabled_reason: z
     .enum(WEBHOOK_ENDPOINT_DISABLED_REASONS)
     .nullable()
-    .describe('why it is disabled: manual (through the API) or gone (the receiver answered 410 Gone); null while enabled'),
+    .describe(
+      'why it is disabled: manual (through the API), gone (the receiver answered 410 Gone) or failing (every attempt failed for WEBHOOK_DISABLE_FAILING_AFTER, default 5 days); null while enabled',
+    ),
+  failing_since: time.nullable().describe('since when every attempt has failed; null after a success (or while nothing was sent)'),
   secret: z.string().optional().describe('whsec_...; only in create and rotate_secret responses'),
   rotated_at: time.nullable(),
   livemode: z.boolean(),
@@ -96,6 +99,7 @@ export function presentWebhookEndpoint(row: WebhookEndpointRow, withSecret = fal
     enabled_events: row.enabledEvents,
     status: row.status as PublicWebhookEndpoint['status'],
     disabled_reason: (row.disabledReason as PublicWebhookEndpoint['disabled_reason']) ?? null,
+    failing_since: row.failingSince?.toISOString() ?? null,
     ...(withSecret ? { secret: row.secret } : {}),
     rotated_at: row.rotatedAt?.toISOString() ?? null,
     livemode: row.livemode,
@@ -174,9 +178,9 @@ async function updateWebhookEndpoint(
       ...(input.description !== undefined ? { description: input.description } : {}),
       ...(events !== undefined ? { enabledEvents: events } : {}),
       ...(input.status !== undefined ? { status: input.status } : {}),
-      // Enabling clears the reason; disabling an enabled endpoint records the owner's hand (an endpoint the receiver
+      // Enabling clears the reason and starts the failure clock afresh; disabling an enabled endpoint records the owner's hand (an endpoint the receiver
       // retired with 410 Gone keeps `gone` if it is "disabled" again).
-      ...(input.status === 'enabled' ? { disabledReason: null } : {}),
+      ...(input.status === 'enabled' ? { disabledReason: null, failingSince: null } : {}),
       ...(input.status === 'disabled' && row.status === 'enabled' ? { disabledReason: 'manual' } : {}),
       updatedAt: deps.clock.now(),
     },

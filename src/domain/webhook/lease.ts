@@ -25,7 +25,7 @@ export interface LeasedDelivery {
   endpoint_id: string;
   event_id: string;
   attempts: number;
-  endpoint: Pick<WebhookEndpoint, 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>;
+  endpoint: Pick<WebhookEndpoint, 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince'>;
   event: EventRecord;
 }
 
@@ -50,6 +50,7 @@ interface LeasedRow {
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
+  failing_since: Date | string | null;
   type: string;
   seq: string | number | bigint | null;
   subject_type: string;
@@ -101,7 +102,7 @@ const leaseStatement = statement<[Date, string[], number[], number[], number, nu
    FROM locked, webhook_endpoint w, event e
    WHERE d.id = locked.id AND w.id = d.endpoint_id AND e.id = d.event_id
    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
-     w.previous_secret_expires_at, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.brand_id, e.livemode, e.created_at`,
+     w.previous_secret_expires_at, w.failing_since, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.brand_id, e.livemode, e.created_at`,
 );
 
 export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDelivery[]> {
@@ -128,6 +129,7 @@ export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDeliv
       secret: x.secret,
       previousSecret: x.previous_secret,
       previousSecretExpiresAt: x.previous_secret_expires_at,
+      failingSince: x.failing_since === null ? null : new Date(x.failing_since),
     },
     event: {
       id: x.event_id,
@@ -266,24 +268,84 @@ export async function recordAttempts(deps: Deps, owner: string, finished: Finish
     now,
   ]);
   for (const x of failed) logFailedAttempt(deps, x.f, x.made, x.next);
-  const gone = [...new Set(failed.filter((x) => x.f.outcome.statusCode === 410).map((x) => x.f.delivery.endpoint_id))];
-  if (gone.length) await disableGoneEndpoints(deps, gone, now);
+  const health = endpointHealth(finished, deps.config.webhook.disableFailingAfterMs, now);
+  if (health) await recordEndpointHealth(deps, health, now);
+}
+
+interface EndpointHealthChange {
+  /** Endpoints that answered a 2xx while marked failing: no longer failing. */
+  recovered: string[];
+  /** Endpoints that failed while not marked failing: failing since their first failed attempt here. */
+  failing: { id: string; since: Date }[];
+  /** Endpoints to disable, with why: a 410 Gone, or failing past the threshold. */
+  disable: { id: string; reason: 'gone' | 'failing' }[];
 }
 
 /**
- * A receiver answering 410 Gone retired its URL (Standard Webhooks): its
- * endpoint is disabled at once (`disabled_reason: gone`) and everything it
- * still had queued is exhausted, in one transaction, as a manual disable does.
+ * What a batch of attempts changes about its endpoints' health, from what the
+ * lease read (`failing_since`); null in the steady state (a healthy endpoint
+ * succeeding, a failing one failing within its window), which costs nothing.
  */
-async function disableGoneEndpoints(deps: Deps, endpointIds: string[], now: Date): Promise<void> {
+export function endpointHealth(finished: FinishedAttempt[], disableAfterMs: number, now: Date): EndpointHealthChange | null {
+  const byEndpoint = new Map<string, { since: Date | null; ok: boolean; gone: boolean; firstFailed: Date | null }>();
+  for (const f of finished) {
+    const e = byEndpoint.get(f.delivery.endpoint_id) ?? {
+      since: f.delivery.endpoint.failingSince,
+      ok: false,
+      gone: false,
+      firstFailed: null,
+    };
+    if (f.outcome.ok) e.ok = true;
+    else {
+      if (f.outcome.statusCode === 410) e.gone = true;
+      if (!e.firstFailed || f.startedAt < e.firstFailed) e.firstFailed = f.startedAt;
+    }
+    byEndpoint.set(f.delivery.endpoint_id, e);
+  }
+  const change: EndpointHealthChange = { recovered: [], failing: [], disable: [] };
+  for (const [id, e] of byEndpoint) {
+    if (e.gone) change.disable.push({ id, reason: 'gone' });
+    else if (e.ok) {
+      if (e.since) change.recovered.push(id);
+    } else if (!e.since) change.failing.push({ id, since: e.firstFailed! });
+    else if (disableAfterMs > 0 && now.getTime() - e.since.getTime() >= disableAfterMs) change.disable.push({ id, reason: 'failing' });
+  }
+  return change.recovered.length || change.failing.length || change.disable.length ? change : null;
+}
+
+/**
+ * Records health changes in one transaction. Disabling (a receiver's 410 Gone,
+ * which Standard Webhooks recommends honouring at once, or every attempt
+ * failing for WEBHOOK_DISABLE_FAILING_AFTER) sets `disabled_reason` and
+ * exhausts everything the endpoint still had queued, as a manual disable does.
+ */
+async function recordEndpointHealth(deps: Deps, h: EndpointHealthChange, now: Date): Promise<void> {
   const disabled = await deps.db.transaction(async (tx) => {
-    const rows = await tx.$queryRaw<{ id: string }[]>`
-      UPDATE webhook_endpoint SET status = 'disabled', disabled_reason = 'gone', updated_at = ${now}::timestamptz
-      WHERE id = ANY(${endpointIds}::text[]) AND status = 'enabled' RETURNING id`;
-    if (rows.length) await exhaust(tx, now, Prisma.sql`endpoint_id = ANY(${rows.map((r) => r.id)}::text[])`);
-    return rows;
+    if (h.recovered.length)
+      await tx.$executeRaw`UPDATE webhook_endpoint SET failing_since = NULL WHERE id = ANY(${h.recovered}::text[]) AND failing_since IS NOT NULL`;
+    if (h.failing.length)
+      await tx.$executeRaw`UPDATE webhook_endpoint w SET failing_since = x.since
+        FROM unnest(${h.failing.map((f) => f.id)}::text[], ${h.failing.map((f) => f.since.toISOString())}::timestamptz[]) AS x(id, since)
+        WHERE w.id = x.id AND w.failing_since IS NULL`;
+    const out: { id: string; reason: string }[] = [];
+    for (const reason of ['gone', 'failing'] as const) {
+      const ids = h.disable.filter((d) => d.reason === reason).map((d) => d.id);
+      if (!ids.length) continue;
+      const rows = await tx.$queryRaw<{ id: string }[]>`
+        UPDATE webhook_endpoint SET status = 'disabled', disabled_reason = ${reason}, updated_at = ${now}::timestamptz
+        WHERE id = ANY(${ids}::text[]) AND status = 'enabled' RETURNING id`;
+      if (rows.length) await exhaust(tx, now, Prisma.sql`endpoint_id = ANY(${rows.map((r) => r.id)}::text[])`);
+      out.push(...rows.map((r) => ({ id: r.id, reason })));
+    }
+    return out;
   });
-  for (const { id } of disabled) deps.log.warn({ endpoint_id: id }, 'webhook endpoint disabled: its receiver answered 410 Gone');
+  for (const d of disabled)
+    deps.log.warn(
+      { endpoint_id: d.id, disabled_reason: d.reason },
+      d.reason === 'gone'
+        ? 'webhook endpoint disabled: its receiver answered 410 Gone'
+        : 'webhook endpoint disabled: every attempt failed for too long',
+    );
 }
 
 /** A failed attempt at warn with what an operator needs to find it (never the URL's secrets nor the payload); the last one at error. */

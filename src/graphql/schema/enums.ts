@@ -67,7 +67,7 @@ export const WebhookEndpointStatus = closedSet(
 export const WebhookEndpointDisabledReason = closedSet(
   'WebhookEndpointDisabledReason',
   WEBHOOK_ENDPOINT_DISABLED_REASONS,
-  'Why an endpoint is disabled: MANUAL (through the API) or GONE (its receiver answered 410 Gone)',
+  'Why an endpoint is disabled: MANUAL (through the API), GONE (its receiver answered 410 Gone) or FAILING (every attempt failed for too long)',
 );
 export const WebhookDeliveryStatus = closedSet(
   'WebhookDeliveryStatus',

@@ -16,6 +16,10 @@ export const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('Webhook
     enabledEvents: t.exposeStringList('enabled_events', { description: `The event types delivered; empty: every one. ${EVENT_TYPE_DOC}` }),
     status: t.expose('status', { type: WebhookEndpointStatus }),
     disabledReason: t.expose('disabled_reason', { type: WebhookEndpointDisabledReason, nullable: true }),
+    failingSince: t.exposeString('failing_since', {
+      nullable: true,
+      description: 'Since when every attempt has failed; null after a success',
+    }),
     secret: t.exposeString('secret', { nullable: true, description: 'Only on create and rotate' }),
     rotatedAt: t.exposeString('rotated_at', { nullable: true }),
     livemode: t.exposeBoolean('livemode'),
