@@ -22,6 +22,7 @@ import { platformPipeline } from './platform/pipeline.ts';
 import { programRoutes } from './platform/programs.ts';
 import { webhookDeliveryRoutes } from './platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints.ts';
+import { docsPage } from './service/docs.ts';
 import { serviceRoutes } from './service/routes.ts';
 import { surfaceARoutes } from './surface-a/routes.ts';
 
@@ -86,6 +87,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
   });
   koa.use(surfaceB.routes());
+  koa.use(docsPage());
   // Anything unmatched: a 404 in the envelope of the surface the path belongs to.
   koa.use(async (ctx) => {
     throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);

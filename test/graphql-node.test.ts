@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASSERTION_ACTIONS } from '../src/domain/assertion/assertion.ts';
 import { DEPLOYMENT_STATUSES, DISTRIBUTION_STATUSES } from '../src/domain/distribution/states.ts';
-import { ENROLLMENT_STATUSES } from '../src/domain/enrollment/enrollment.ts';
-import { STANDINGS } from '../src/domain/enrollment/standing.ts';
+import { ENROLLMENT_STATUSES, STANDINGS } from '../src/domain/enrollment/presenter.ts';
 import { OPERATION_STATUSES, WAITING_REASONS } from '../src/domain/operation/operation.ts';
 import { REQUIREMENT_OPERATORS } from '../src/domain/program/program.ts';
 import { UNIT_STATUSES } from '../src/domain/unit/unit.ts';

@@ -8,7 +8,19 @@ export interface OpenApiInfo {
   description: string;
   serverUrl: string;
   errorSchema: Record<string, unknown>;
+  /** Documents the `Service-Brand` header on every platform-token route (Surface B). */
+  brandHeader?: boolean;
 }
+
+/** The Surface B brand selector, one component referenced by every platform-token operation. */
+const SERVICE_BRAND = {
+  name: 'Service-Brand',
+  in: 'header',
+  required: false,
+  description:
+    "Selects one of the organization's brands by id (`brand_...`) or slug; default: its oldest brand. Brand-scoped resources (programs, enrollments, assertions' entities, distributions and their wallet) are read and written in it; organization-scoped ones (webhook endpoints, the event feed, operations) ignore it. A brand that is not the organization's (unknown, or another organization's: the answer is the same) is 400 `brand_not_found` naming `Service-Brand`.",
+  schema: { type: 'string', maxLength: 255 },
+};
 
 const toSchema = (s: z.ZodType, io: 'input' | 'output') =>
   z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
@@ -25,8 +37,14 @@ const SECURITY: Record<string, Record<string, string[]>[] | undefined> = {
   operator: [{ operatorToken: [] }],
 };
 
+const SECURITY_SCHEMES = {
+  platformToken: { type: 'http', scheme: 'bearer', description: 'Platform token `sk_<brand>_live_...`' },
+  userToken: { type: 'http', scheme: 'bearer', description: 'Dashboard user token `ut_...`' },
+  operatorToken: { type: 'http', scheme: 'bearer', description: 'Operator token' },
+};
+
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Invalid request',
+  400: 'Invalid request (every route: a query string or header the input guard refuses, e.g. a NUL byte)',
   401: 'Missing or invalid credentials',
   403: 'Credential lacks a required scope',
   404: 'No such object',
@@ -39,7 +57,9 @@ const STATUS_TEXT: Record<number, string> = {
 
 export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
   const paths: Record<string, Record<string, unknown>> = {};
+  const schemesUsed = new Set<string>();
   for (const r of routes) {
+    for (const requirement of SECURITY[r.auth] ?? []) for (const name of Object.keys(requirement)) schemesUsed.add(name);
     const path = r.path.replace(/:([a-z_]+)/gi, '{$1}');
     const parameters: unknown[] = [...r.path.matchAll(/:([a-z_]+)/gi)].map((m) => ({
       name: m[1],
@@ -53,6 +73,7 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
       const required = new Set((qs.required as string[] | undefined) ?? []);
       for (const [name, schema] of Object.entries(props)) parameters.push({ name, in: 'query', required: required.has(name), schema });
     }
+    if (info.brandHeader && r.auth === 'platform') parameters.push({ $ref: '#/components/parameters/ServiceBrand' });
     if (r.idempotent) {
       parameters.push({
         name: 'Idempotency-Key',
@@ -90,7 +111,8 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
         content: { 'application/json': { schema: stripMeta(toSchema(o.schema, 'output')) } },
       };
     }
-    for (const status of r.errors) {
+    // The input guard answers 400 on every route, whatever else it documents.
+    for (const status of new Set([400, ...r.errors])) {
       responses[status] = {
         description: STATUS_TEXT[status] ?? 'Error',
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
@@ -110,15 +132,17 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
   }
   return {
     openapi: '3.1.0',
-    info: { title: info.title, version: info.version, description: info.description },
+    info: {
+      title: info.title,
+      version: info.version,
+      description: info.description,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
     servers: [{ url: info.serverUrl }],
     paths,
     components: {
-      securitySchemes: {
-        platformToken: { type: 'http', scheme: 'bearer', description: 'Platform token `sk_<brand>_live_...`' },
-        userToken: { type: 'http', scheme: 'bearer', description: 'Dashboard user token `ut_...`' },
-        operatorToken: { type: 'http', scheme: 'bearer', description: 'Operator token' },
-      },
+      securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => schemesUsed.has(name))),
+      ...(info.brandHeader ? { parameters: { ServiceBrand: SERVICE_BRAND } } : {}),
       schemas: { Error: info.errorSchema },
     },
   };

@@ -37,6 +37,7 @@ export function serviceRoutes(db: Database, docs: ServiceDocuments): RouteDef[] 
           'Webhook endpoints, the event feed, assertions and operations. Bearer platform token; Idempotency-Key on every mutation; errors as { error: { code, message, param, request_id } }.',
         serverUrl: `${docs.urls().api_origin}/v1/platform`,
         errorSchema: ErrorEnvelope,
+        brandHeader: true,
       },
       docs.platform,
     );

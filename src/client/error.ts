@@ -8,7 +8,7 @@
  * - `timeout`: no response within `timeoutMs` (after any retries);
  * - `invalid_response`: a response body that is not the API's JSON;
  * - `operation_wait_timeout`: `operations.wait` gave up; the operation keeps running;
- * - `webhook_headers_missing`, `webhook_signature_invalid`,
+ * - `webhook_headers_missing`, `webhook_signature_invalid`, `webhook_secret_invalid`,
  *   `webhook_timestamp_out_of_tolerance`, `webhook_payload_invalid`: `webhooks.verify`.
  */
 export class PlatformError extends Error {

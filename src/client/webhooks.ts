@@ -45,6 +45,18 @@ export async function verify(
   secret: string,
   opts: VerifyOptions = {},
 ): Promise<PlatformEvent> {
+  // Called from JavaScript, the types are only a hope: refuse what cannot be verified with a hint, never a raw TypeError.
+  if (typeof payload !== 'string' && !(payload instanceof Uint8Array)) {
+    throw verifyError(
+      'webhook_payload_invalid',
+      `The payload must be the raw request body as received (a string or bytes), not ${payload === null ? 'null' : typeof payload === 'object' ? 'a parsed object' : `a ${typeof payload}`}: the signature covers its exact bytes (e.g. express.raw({ type: 'application/json' }) or await request.text())`,
+    );
+  }
+  if (typeof secret !== 'string' || !secret)
+    throw verifyError('webhook_secret_invalid', "The secret must be the endpoint's whsec_... string");
+  if (!headers || typeof headers !== 'object') {
+    throw verifyError('webhook_headers_missing', 'Missing webhook-id, webhook-timestamp or webhook-signature header');
+  }
   const body = typeof payload === 'string' ? payload : new TextDecoder().decode(payload);
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');

@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
@@ -105,8 +106,29 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   };
 }
 
+/**
+ * The embedded database's files are the owner's alone. PGlite (Emscripten's
+ * NODEFS) creates its files mode 0666 whatever the umask, so the directory is
+ * made (or narrowed to) 0700 before it opens, which no other user can enter,
+ * and group/other bits are dropped from every file at open and at close.
+ */
+function ownerOnly(path: string, isDir = true): void {
+  const mode = lstatSync(path).mode & 0o777;
+  if (isDir) {
+    if (mode !== 0o700) chmodSync(path, 0o700); // EPERM (a directory this user does not own) stops the start: say so rather than run exposed
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      if (entry.isDirectory()) ownerOnly(join(path, entry.name));
+      else if (entry.isFile()) ownerOnly(join(path, entry.name), false);
+    }
+  } else if (mode & 0o077) chmodSync(path, mode & 0o700);
+}
+
 async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
-  if (dataDir !== 'memory://') mkdirSync(dataDir, { recursive: true });
+  const onDisk = dataDir !== 'memory://';
+  if (onDisk) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    ownerOnly(dataDir);
+  }
   const client = new PGlite(dataDir, { loadDataDir });
   await client.waitReady;
   const factory: SqlMigrationAwareDriverAdapterFactory = new PrismaPGlite(client);
@@ -143,6 +165,7 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
     close: async () => {
       await prisma.$disconnect();
       await client.close();
+      if (onDisk) ownerOnly(dataDir);
     },
   };
 }

@@ -90,6 +90,8 @@ export function connectionAction<P extends string, I extends z.ZodType, O extend
   b: FieldBinding<P, O, Args, Parent, never> & {
     parent?: ObjectRef<Types, Parent>;
     cursor?: (node: z.output<O>['data'][number]) => string;
+    /** Input names the field's arguments spell differently (REST `subject_type`, GraphQL `subjectType`): errors name the argument. */
+    argNames?: Record<string, string>;
   },
 ): void {
   const options = (arg: ArgBuilder<Types>) => ({
@@ -101,7 +103,7 @@ export function connectionAction<P extends string, I extends z.ZodType, O extend
     resolve: (parent: Parent, args: InputShapeFromFields<Args> & ConnectionArgs, ctx: GraphQLContext, info: GraphQLResolveInfo) => {
       const req = b.input(args, parent);
       const list = (paging: object) => run(action, ctx, info, { ...req, input: { ...(req.input as object), ...paging } }, undefined);
-      return listConnection(args, list, b.cursor);
+      return listConnection(args, list, b.cursor, b.argNames);
     },
   });
   type ConnectionBuilder = { arg: ArgBuilder<Types>; connection: (o: AnyFieldOptions) => never };

@@ -21,7 +21,10 @@ export async function listConnection<T extends { id: string }>(
   args: ConnectionArgs,
   list: (paging: { limit?: number; starting_after?: string }) => Promise<Page<T> | { data: T[]; has_more: boolean }>,
   cursorOf: (node: T) => string = (node) => node.id,
+  /** The list's other input names its arguments spell differently (e.g. `subject_type`: `subjectType`), for errors. */
+  argNames: Record<string, string> = {},
 ) {
+  const names = { ...argNames, ...PARAMS };
   if (args.last != null || args.before != null) {
     throw new DomainError('invalid_request', 'This list pages with first and after only', args.last != null ? 'last' : 'before');
   }
@@ -32,8 +35,8 @@ export async function listConnection<T extends { id: string }>(
       ...(args.after != null ? { starting_after: args.after } : {}),
     });
   } catch (e) {
-    if (isDomainError(e) && e.param && PARAMS[e.param])
-      throw new DomainError(e.code, e.message.replace(e.param, PARAMS[e.param]!), PARAMS[e.param]!);
+    if (isDomainError(e) && e.param && names[e.param])
+      throw new DomainError(e.code, e.message.replace(e.param, names[e.param]!), names[e.param]!);
     throw e;
   }
   const first = page.data[0];

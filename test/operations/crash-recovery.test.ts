@@ -43,6 +43,8 @@ async function server(extra: Record<string, string> = {}): Promise<{ proc: Serve
     LOG_LEVEL: 'silent',
     OPERATION_LEASE_MS: String(LEASE_MS),
     OPERATIONS_POLL_MS: '100',
+    // Far beyond every deadline below: whatever settles after a kill was resumed through its expired lease, not the recheck.
+    OPERATION_RECHECK_MS: '600000',
     WEBHOOK_WORKER: '0',
     ...extra,
     ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : { DATA_DIR: dataDir }),
@@ -63,7 +65,7 @@ async function until<T>(what: string, ms: number, probe: () => Promise<T | undef
 }
 
 it('a worker killed mid-operation leaves the lease to expire; another process resumes and finishes it once', {
-  timeout: 120_000,
+  timeout: 180_000,
 }, async () => {
   const a = await server();
   const { token } = await buildOrgWithToken(a.t, [
@@ -90,13 +92,11 @@ it('a worker killed mid-operation leaves the lease to expire; another process re
   await a.proc.stop('SIGKILL');
 
   const b = await server();
-  const started = Date.now();
-  const done = await until('the launch to settle on the second process', 30_000, async () => {
+  const done = await until('the launch to settle on the second process', 90_000, async () => {
     const res = await b.t.http.get(`/v1/platform/operations/${launchId}`, { token });
     return TERMINAL.includes(res.body.operation?.status) ? res.body.operation : undefined;
   });
   expect(done.status).toBe('succeeded');
-  expect(Date.now() - started).toBeLessThan(30_000);
   const resumed = (await b.t.http.get(`/v1/platform/operations/${child.id}`, { token })).body.operation;
   expect(resumed).toMatchObject({ status: 'succeeded', attempts: 2 });
   const deps = (await b.t.http.get(`/v1/platform/deployments?distribution=${created.body.distribution.id}`, { token })).body.data;
@@ -109,12 +109,12 @@ it('a worker killed mid-operation leaves the lease to expire; another process re
   await b.proc.stop('SIGTERM');
 });
 
-it('kill -9 with launches in flight (parents waiting on children, children mid-call): all settle within a few leases of the restart, not the recheck', {
-  timeout: 120_000,
+it('kill -9 with launches in flight (parents waiting on children, children mid-call): all settle through their leases, the calls side by side', {
+  timeout: 180_000,
 }, async () => {
   // Every child's provider call takes DELAY_MS. The recheck is far beyond the bound, so recovery cannot lean on it.
   const DELAY_MS = 2000;
-  const env = { OPERATION_RECHECK_MS: '600000', OPERATIONS_CONCURRENCY: '16' };
+  const env = { OPERATIONS_CONCURRENCY: '16' };
   const a = await server(env);
   const { token } = await buildOrgWithToken(a.t, ['distributions:read', 'distributions:write', 'distributions:launch', 'deployments:read']);
   const launches: string[] = [];
@@ -129,7 +129,12 @@ it('kill -9 with launches in flight (parents waiting on children, children mid-c
     launches.push(res.body.operation.id);
   }
   const operations = async (t: TestApp) =>
-    (await t.http.get('/v1/platform/operations?limit=100', { token })).body.data as { id: string; status: string; kind: string }[];
+    (await t.http.get('/v1/platform/operations?limit=100', { token })).body.data as {
+      id: string;
+      status: string;
+      kind: string;
+      completed_at: string | null;
+    }[];
   await until('launches waiting on their children, children mid-call', 30_000, async () => {
     const ops = await operations(a.t);
     const waiting = ops.filter((o) => o.kind === 'distribution.launch' && o.status === 'waiting').length;
@@ -139,18 +144,21 @@ it('kill -9 with launches in flight (parents waiting on children, children mid-c
   await a.proc.stop('SIGKILL');
 
   const b = await server(env);
-  const started = Date.now();
-  const settled = await until('every operation to settle on the new process', 60_000, async () => {
+  const restarted = new Date().toISOString();
+  const settled = await until('every operation to settle on the new process', 120_000, async () => {
     const ops = await operations(b.t);
     return ops.every((o) => TERMINAL.includes(o.status)) ? ops : undefined;
   });
-  const ms = Date.now() - started;
   expect(settled).toHaveLength(6 + 12);
   expect(settled.filter((o) => launches.includes(o.id)).map((o) => o.status)).toEqual(Array(6).fill('succeeded'));
-  // The dead leases expire, every child's call runs again side by side, parents settle as their children do:
-  // a few leases and one call (about 2.7 s on a quiet machine). One call after another would take longer than
-  // 12 × DELAY_MS (27 s measured before the fix) and a missed wake-up the 600 s recheck; the bound sits below
-  // both and leaves a loaded machine room (12.7 s seen with a load average of 17).
-  expect(ms).toBeLessThan(12 * DELAY_MS);
+  // The dead leases expire and every interrupted child's call runs again side by side: their completions
+  // land within about one call of each other. One call after another (27 s measured before the fix) would
+  // spread them over (k - 1) × DELAY_MS; the bound is half that, and no wall-clock total is asserted (a
+  // loaded machine stretches start-up and lease waits, not the overlap).
+  const resumed = settled
+    .filter((o) => o.kind === 'deployment.provision' && o.completed_at! > restarted)
+    .map((o) => Date.parse(o.completed_at!));
+  expect(resumed.length).toBeGreaterThanOrEqual(2);
+  expect(Math.max(...resumed) - Math.min(...resumed)).toBeLessThan(((resumed.length - 1) * DELAY_MS) / 2);
   await b.proc.stop('SIGTERM');
 });

@@ -4,6 +4,11 @@ import { randomUUID } from 'node:crypto';
 import type { Action } from '../../src/domain/action/action.ts';
 import { assertions } from '../../src/domain/assertion/assertion.ts';
 import { deployments, distributions } from '../../src/domain/distribution/distribution.ts';
+import { enrollments } from '../../src/domain/enrollment/enrollment.ts';
+import { operations, watchOperation } from '../../src/domain/operation/operation.ts';
+import { IMPLICIT_SCOPES } from '../../src/domain/scope/catalogue.ts';
+import { enrollmentRoutes } from '../../rest/platform/enrollments.ts';
+import { operationRoutes } from '../../rest/platform/operations.ts';
 import { events } from '../../src/domain/event/event.ts';
 import { programs } from '../../src/domain/program/program.ts';
 import { webhookDeliveries } from '../../src/domain/webhook/delivery.ts';
@@ -26,27 +31,34 @@ import { buildOrgWithToken } from '../support/factories.ts';
  */
 let t: TestApp;
 beforeAll(async () => {
-  // Operations run only when a row drains them, so a distribution's state is the one its setup left.
-  t = await startTestApp({
-    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
-  });
+  t = await startTestApp();
 });
 afterAll(() => t?.stop());
 
-const ALL = [webhookEndpoints, webhookDeliveries, programs, events, assertions, distributions, deployments].flatMap(
-  (group) => Object.values(group) as Action[],
-);
+const ALL = [
+  webhookEndpoints,
+  webhookDeliveries,
+  programs,
+  events,
+  enrollments,
+  operations,
+  assertions,
+  distributions,
+  deployments,
+].flatMap((group) => Object.values(group) as Action[]);
 const SCOPES = [
   'webhooks:read',
   'webhooks:write',
   'programs:read',
   'program_requirements:read',
   'program_requirements:write',
+  'enrollments:read',
+  'enrollments:write',
+  'distributions:write',
+  'distributions:launch',
   'assertions:read',
   'assertions:write',
   'distributions:read',
-  'distributions:write',
-  'distributions:launch',
   'deployments:read',
 ];
 const P = '/v1/platform';
@@ -71,6 +83,8 @@ interface Row {
   unknown?: Call & { gqlParam?: string };
   /** The call is refused alike on both fronts with this code (its success is proven elsewhere). */
   refused?: string;
+  /** Fields besides VOLATILE that differ between the two fronts' objects (e.g. each front's own entity). */
+  volatile?: string[];
 }
 
 const rest = (token: string, c: Call['rest']) => t.http.request(c.method, P + c.path, c.body, { token });
@@ -87,6 +101,43 @@ const createProgram = async (token: string): Promise<Ids> => {
 };
 const edges = (conn: any) => ({ data: conn.edges.map((e: any) => e.node), hasMore: conn.pageInfo.hasNextPage });
 
+const ENR = 'id program entity status standing graceEndsAt evaluation evaluatedAt livemode createdAt updatedAt';
+const OP = `id subject { type id } kind status waitingReason attempts maxAttempts error result progress targetOperationId
+  parentOperationId livemode createdAt updatedAt completedAt`;
+const SUBJECT = { external_user_id: 'u-parity', issuer: 'https://idp.example' };
+const GQL_SUBJECT = `externalUserId: "${SUBJECT.external_user_id}", issuer: "${SUBJECT.issuer}"`;
+/** GraphQL's JSON fields (evaluation, result, progress) keep REST's keys: compare the value as REST's is compared. */
+const json = (field: string) => (d: any) => camel(d[field]);
+/** A program without requirements (its enrollments' evaluations name none, so both fronts' read alike). */
+const createBareProgram = async (token: string): Promise<Ids> => {
+  const res = await t.http.post(`${P}/programs`, { name: 'P', grace_period_seconds: 60 }, { token });
+  return { program: res.body.id };
+};
+const createEnrollment = async (token: string, moves: string[] = []): Promise<Ids> => {
+  const { program } = await createBareProgram(token);
+  const res = await t.http.post(`${P}/enrollments`, { program, ...SUBJECT }, { token });
+  for (const m of moves) expect((await t.http.post(`${P}/enrollments/${res.body.id}/${m}`, undefined, { token })).status).toBe(200);
+  return { program: program!, enrollment: res.body.id };
+};
+/** Waits until the operation is terminal. */
+const settled = async (id: string) => {
+  const row = await t.app.deps.db.prisma.operation.findUniqueOrThrow({ where: { id } });
+  for await (const _ of await watchOperation(t.app.deps, row.organizationId, id));
+};
+/**
+ * A launched distribution, once its launch operation is terminal (so both fronts read it alike): `active`, or
+ * `failed` with the sandbox's `outcome: 'fail'`.
+ */
+const launched = async (token: string, config: Record<string, unknown> = {}): Promise<Ids> => {
+  const body = { name: 'D', budget: 0, deployments: [{ provider: 'sandbox', config }] };
+  const res = await t.http.post(`${P}/distributions`, body, { token, headers: { 'idempotency-key': randomUUID() } });
+  expect(res.status, res.text).toBe(202);
+  const operation = res.body.operation.id;
+  await settled(operation);
+  const deps = await t.http.get(`${P}/deployments?distribution=${res.body.distribution.id}`, { token });
+  return { operation, distribution: res.body.distribution.id, deployment: deps.body.data[0].id };
+};
+
 const ASRT = 'id entity key action value expiresAt effectiveAt livemode createdAt';
 const DIST = 'id brand name status budget budgetReserved budgetSpent livemode createdAt updatedAt';
 const DEP = 'id distribution provider config status livemode createdAt updatedAt';
@@ -96,18 +147,11 @@ const createAssertion = async (token: string): Promise<Ids> => {
   const res = await t.http.post(`${P}/assertions`, { external_user_id: user, issuer: 'acme', key: 'verified' }, { token });
   return { user, assertion: res.body.id };
 };
-/** A distribution whose launch has run: `active`, or `failed` with the sandbox's `outcome: 'fail'`. */
-const launched = async (token: string, config: Record<string, unknown> = {}): Promise<Ids> => {
-  const body = { name: 'D', budget: 0, deployments: [{ provider: 'sandbox', config }] };
-  const res = await t.http.post(`${P}/distributions`, body, { token });
-  await t.app.operations.drain();
-  const deps = await t.http.get(`${P}/deployments?distribution=${res.body.distribution.id}`, { token });
-  return { distribution: res.body.distribution.id, deployment: deps.body.data[0].id };
-};
 const paused = async (token: string): Promise<Ids> => {
   const ids = await launched(token);
-  await t.http.post(`${P}/distributions/${ids.distribution}/pause`, undefined, { token });
-  await t.app.operations.drain();
+  const res = await t.http.post(`${P}/distributions/${ids.distribution}/pause`, undefined, { token });
+  expect(res.status, res.text).toBe(202);
+  await settled(res.body.operation.id);
   return ids;
 };
 /** A verb on a distribution: REST answers `{ operation, distribution }`, compared by its distribution. */
@@ -317,9 +361,105 @@ const ROWS: Row[] = [
       gql: { query: 'mutation { deleteProgramRequirement(program: "prog_nope", id: "req_nope") { id } }' },
     },
   },
+  // Enrollments and operations (seam-a).
+  {
+    action: enrollments.create,
+    setup: createBareProgram,
+    call: (ids) => ({
+      rest: { method: 'POST', path: '/enrollments', body: { program: ids.program, ...SUBJECT } },
+      gql: { query: `mutation { createEnrollment(program: "${ids.program}", ${GQL_SUBJECT}) { ${ENR} } }`, pick: json('createEnrollment') },
+    }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/enrollments', body: { program: '', ...SUBJECT } },
+      gql: { query: `mutation { createEnrollment(program: "", ${GQL_SUBJECT}) { id } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/enrollments', body: { program: 'prog_nope', ...SUBJECT } },
+      gql: { query: `mutation { createEnrollment(program: "prog_nope", ${GQL_SUBJECT}) { id } }` },
+    },
+  },
+  ...(['approve', 'reject', 'activate'] as const).map(
+    (op): Row => ({
+      action: enrollments[op],
+      // Activation needs an approved enrollment; the others a pending one.
+      setup: (token) => createEnrollment(token, op === 'activate' ? ['approve'] : []),
+      call: (ids) => ({
+        rest: { method: 'POST', path: `/enrollments/${ids.enrollment}/${op}` },
+        gql: { query: `mutation { ${op}Enrollment(id: "${ids.enrollment}") { ${ENR} } }`, pick: json(`${op}Enrollment`) },
+      }),
+      unknown: {
+        rest: { method: 'POST', path: `/enrollments/enr_nope/${op}` },
+        gql: { query: `mutation { ${op}Enrollment(id: "enr_nope") { id } }` },
+      },
+    }),
+  ),
+  {
+    action: enrollments.list,
+    setup: (token) => createEnrollment(token),
+    call: (ids) => ({
+      rest: {
+        method: 'GET',
+        path: `/enrollments?program=${ids.program}&external_user_id=${SUBJECT.external_user_id}&issuer=${SUBJECT.issuer}`,
+      },
+      gql: {
+        query: `{ enrollments(program: "${ids.program}", ${GQL_SUBJECT}) { edges { node { ${ENR} } } pageInfo { hasNextPage } } }`,
+        pick: (d) => camel(edges(d.enrollments)),
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/enrollments?limit=0' },
+      gql: { query: '{ enrollments(first: 0) { edges { cursor } } }' },
+      gqlParam: 'first',
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/enrollments?starting_after=enr_nope' },
+      gql: { query: '{ enrollments(after: "enr_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
+  },
+  {
+    action: enrollments.retrieve,
+    setup: (token) => createEnrollment(token, ['approve', 'activate']),
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/enrollments/${ids.enrollment}` },
+      gql: { query: `{ enrollment(id: "${ids.enrollment}") { ${ENR} } }`, pick: json('enrollment') },
+    }),
+    unknown: { rest: { method: 'GET', path: '/enrollments/enr_nope' }, gql: { query: '{ enrollment(id: "enr_nope") { id } }' } },
+  },
+  {
+    action: operations.list,
+    setup: launched,
+    call: () => ({
+      rest: { method: 'GET', path: '/operations?subject_type=distribution&limit=1' },
+      gql: {
+        query: `{ operations(subjectType: "distribution", first: 1) { edges { node { ${OP} } } pageInfo { hasNextPage } } }`,
+        pick: (d) => camel(edges(d.operations)),
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/operations?subject_type=' },
+      gql: { query: '{ operations(subjectType: "") { edges { cursor } } }' },
+      gqlParam: 'subjectType',
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/operations?starting_after=op_nope' },
+      gql: { query: '{ operations(after: "op_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
+  },
+  {
+    action: operations.retrieve,
+    setup: launched,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/operations/${ids.operation}`, envelope: 'operation' },
+      gql: { query: `{ operation(id: "${ids.operation}") { ${OP} } }`, pick: json('operation') },
+    }),
+    unknown: { rest: { method: 'GET', path: '/operations/op_nope' }, gql: { query: '{ operation(id: "op_nope") { id } }' } },
+  },
   // seam-b: assertions, distributions, deployments
   {
     action: assertions.create,
+    volatile: ['entity', 'effectiveAt'],
     setup: async () => ({ user: randomUUID() }),
     call: (ids) => ({
       rest: { method: 'POST', path: '/assertions', body: { external_user_id: ids.user, issuer: 'acme', key: 'verified', value: 2 } },
@@ -336,6 +476,7 @@ const ROWS: Row[] = [
   },
   {
     action: assertions.revoke,
+    volatile: ['entity', 'effectiveAt'],
     setup: createAssertion,
     call: (ids) => ({
       rest: { method: 'POST', path: '/assertions/revoke', body: { external_user_id: ids.user, issuer: 'acme', key: 'verified' } },
@@ -350,6 +491,7 @@ const ROWS: Row[] = [
   },
   {
     action: assertions.list,
+    volatile: ['entity', 'effectiveAt'],
     setup: createAssertion,
     call: (ids) => ({
       rest: { method: 'GET', path: `/assertions?external_user_id=${ids.user}&issuer=acme&limit=1` },
@@ -371,6 +513,7 @@ const ROWS: Row[] = [
   },
   {
     action: assertions.retrieve,
+    volatile: ['entity', 'effectiveAt'],
     setup: createAssertion,
     call: (ids) => ({
       rest: { method: 'GET', path: `/assertions/${ids.assertion}` },
@@ -467,12 +610,13 @@ const ROWS: Row[] = [
   },
   {
     action: deployments.list,
+    volatile: ['distribution'],
     setup: launched,
     call: (ids) => ({
       rest: { method: 'GET', path: `/deployments?distribution=${ids.distribution}&limit=1` },
       gql: {
         query: `{ deployments(distribution: "${ids.distribution}", first: 1) { edges { node { ${DEP} } } pageInfo { hasNextPage } } }`,
-        pick: (d) => edges(d.deployments),
+        pick: (d) => camel(edges(d.deployments)),
       },
     }),
     unknown: {
@@ -482,19 +626,18 @@ const ROWS: Row[] = [
   },
   {
     action: deployments.retrieve,
+    volatile: ['distribution'],
     setup: launched,
     call: (ids) => ({
       rest: { method: 'GET', path: `/deployments/${ids.deployment}`, envelope: 'deployment' },
-      gql: { query: `{ deployment(id: "${ids.deployment}") { ${DEP} } }` },
+      gql: { query: `{ deployment(id: "${ids.deployment}") { ${DEP} } }`, pick: json('deployment') },
     }),
     unknown: { rest: { method: 'GET', path: '/deployments/dep_nope' }, gql: { query: '{ deployment(id: "dep_nope") { id } }' } },
   },
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
-const ENUM_FIELDS = new Set(['status', 'operator', 'action']);
-/** Fields whose GraphQL type is JSON: REST's value as is. */
-const JSON_FIELDS = new Set(['config']);
+const ENUM_FIELDS = new Set(['status', 'operator', 'standing', 'action']);
 const camel = (v: unknown): unknown => {
   if (Array.isArray(v)) return v.map(camel);
   if (!v || typeof v !== 'object') return v;
@@ -503,16 +646,16 @@ const camel = (v: unknown): unknown => {
       .filter(([k]) => k !== 'object')
       .map(([k, x]) => [
         k.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase()),
-        ENUM_FIELDS.has(k) && typeof x === 'string' ? x.toUpperCase() : JSON_FIELDS.has(k) ? x : camel(x),
+        ENUM_FIELDS.has(k) && typeof x === 'string' ? x.toUpperCase() : camel(x),
       ]),
   );
 };
 /** What differs between two objects made the same way: their ids, times and secrets. */
-const VOLATILE = new Set(['id', 'program', 'secret', 'createdAt', 'updatedAt', 'rotatedAt', 'entity', 'effectiveAt', 'distribution']);
-const shape = (v: unknown): unknown => {
-  if (Array.isArray(v)) return v.map(shape);
+const VOLATILE = ['id', 'program', 'secret', 'createdAt', 'updatedAt', 'rotatedAt'];
+const shape = (v: unknown, volatile = new Set(VOLATILE)): unknown => {
+  if (Array.isArray(v)) return v.map((x) => shape(x, volatile));
   if (!v || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, VOLATILE.has(k) ? typeof x : shape(x)]));
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, volatile.has(k) ? typeof x : shape(x, volatile)]));
 };
 const firstError = (g: any) => g.body.errors?.[0]?.extensions ?? {};
 
@@ -530,6 +673,8 @@ it('every action declared for both fronts has a REST route and a GraphQL field b
     ...webhookDeliveryRoutes(t.app.deps),
     ...programRoutes(t.app.deps),
     ...eventRoutes(t.app.deps),
+    ...enrollmentRoutes(t.app.deps),
+    ...operationRoutes(t.app.deps),
     ...assertionRoutes(t.app.deps),
     ...distributionRoutes(t.app.deps),
   ];
@@ -558,6 +703,13 @@ describe.each(ROWS.map((row) => [row.action.name, row] as const))('%s', (_name, 
       t,
       SCOPES.filter((s) => s !== row.action.scope),
     );
+    if (IMPLICIT_SCOPES.includes(row.action.scope as never)) {
+      // Every token holds it, though not granted: neither front refuses, and both answer alike.
+      const [r, g] = await Promise.all([rest(token, row.call(ids).rest), gql(token, row.call(ids).gql)]);
+      expect(r.body.error?.code ?? null, r.text).not.toBe('missing_scope');
+      expect(firstError(g).code ?? null, g.text).toBe(r.body.error?.code ?? null);
+      return;
+    }
     const { r, g } = await sameError(token, { ...row.call(ids), gqlParam: undefined }, 'missing_scope');
     expect(r.status).toBe(403);
     expect(g.body.errors[0].message).toBe(r.body.error.message);
@@ -587,6 +739,7 @@ describe.each(ROWS.map((row) => [row.action.name, row] as const))('%s', (_name, 
     const restCamel = camel(restValue) as any;
     // GraphQL selects every field of the type; a nullable field REST omits (secret) is null there.
     const gqlTrimmed = JSON.parse(JSON.stringify(gqlValue, (k, v) => (k === 'secret' && v === null ? undefined : v)));
-    expect(shape(gqlTrimmed)).toEqual(shape(restCamel));
+    const volatile = new Set([...VOLATILE, ...(row.volatile ?? [])]);
+    expect(shape(gqlTrimmed, volatile)).toEqual(shape(restCamel, volatile));
   });
 });

@@ -13,11 +13,11 @@ import {
   enqueueOperation,
   inlineSlots,
   liveOperation,
+  Operation,
   operationConflict,
   presentOperation,
   wakeOperations,
 } from '../operation/operation.ts';
-import { Operation } from '../operation/schema.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { amount, walletBalance } from '../wallet/wallet.ts';
 import { providerFor } from './provider.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Enrollment } from '../../db/generated/client.ts';
+import type { Enrollment as EnrollmentRow } from '../../db/generated/client.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
@@ -7,13 +7,11 @@ import { isId, newId } from '../id.ts';
 import { appendEvent } from '../event/event.ts';
 import { ensureEntity, findEntity, lockEntity, subjectFields, subjectOf } from '../entity/entity.ts';
 import { findProgram } from '../program/program.ts';
-import type { StoredResponse } from '../idempotency/idempotency.ts';
-import { runMutation } from '../platform/mutation.ts';
+import { mutation, read, type Reader } from '../action/action.ts';
+import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
-import { parseInput } from '../validation.ts';
-import { presentEnrollment, type PublicEnrollment } from './presenter.ts';
+import { ENROLLMENT_STATUSES, Enrollment, presentEnrollment, type PublicEnrollment } from './presenter.ts';
 import { evaluateEntityStanding } from './standing.ts';
-import { listLimit } from '../platform/rate-limit.ts';
 
 /**
  * Enrollments: an entity in a program. Lifecycle `pending → approved →
@@ -22,44 +20,43 @@ import { listLimit } from '../platform/rate-limit.ts';
  */
 export const CreateEnrollmentInput = z.strictObject({ program: z.string().min(1), ...subjectFields });
 
-export const ENROLLMENT_STATUSES = ['pending', 'approved', 'rejected', 'active'] as const;
-
 export const ListEnrollmentsInput = z.strictObject({
   program: z.string().min(1).optional(),
   ...subjectFields,
   status: z.enum(ENROLLMENT_STATUSES).optional(),
-  limit: listLimit,
-  starting_after: z.string().min(1).optional(),
+  ...ListInput.shape,
 });
 
 export const NoEnrollmentInput = z.strictObject({});
 
-type Action = 'approve' | 'reject' | 'activate';
+type Move = 'approve' | 'reject' | 'activate';
 
-/** Which statuses each lifecycle action moves from, where to, and the event it emits. */
-const LIFECYCLE: Record<Action, { from: readonly string[]; to: (typeof ENROLLMENT_STATUSES)[number]; event: string }> = {
+/** Which statuses each lifecycle move goes from, where to, and the event it emits. */
+const LIFECYCLE: Record<Move, { from: readonly string[]; to: (typeof ENROLLMENT_STATUSES)[number]; event: string }> = {
   approve: { from: ['pending'], to: 'approved', event: 'enrollment.approved' },
   reject: { from: ['pending', 'approved'], to: 'rejected', event: 'enrollment.rejected' },
   activate: { from: ['approved'], to: 'active', event: 'enrollment.activated' },
 };
 
-type Reader = Tx | Deps['db']['prisma'];
-
 /** An enrollment in a program of the caller's brand; anything else is 404. */
-async function findEnrollment(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<Enrollment> {
+async function findEnrollment(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<EnrollmentRow> {
   const row = isId('enrollment', id) ? await db.enrollment.findFirst({ where: { id, organizationId: caller.organization.id } }) : null;
   const program = row ? await db.program.findFirst({ where: { id: row.programId, brandId: caller.brand.id }, select: { id: true } }) : null;
   if (!row || !program) throw missing('enrollment', id, param);
   return row;
 }
 
-async function createEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, raw: unknown): Promise<StoredResponse> {
-  const input = parseInput(CreateEnrollmentInput, raw);
+async function createEnrollment(
+  deps: Deps,
+  tx: Tx,
+  caller: SurfaceBCaller,
+  input: z.output<typeof CreateEnrollmentInput>,
+): Promise<PublicEnrollment> {
   const subject = subjectOf(input);
   const program = await findProgram(tx, caller, input.program, 'program');
   const entity = await ensureEntity(deps, tx, caller.organization.id, subject);
   const now = deps.clock.now();
-  let row: Enrollment;
+  let row: EnrollmentRow;
   try {
     row = await tx.enrollment.create({
       data: {
@@ -76,35 +73,27 @@ async function createEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, raw:
       throw new DomainError('resource_conflict', `Entity ${entity.id} is already enrolled in program ${program.id}`, 'program');
     throw e;
   }
-  const body = presentEnrollment(row);
+  const enrollment = presentEnrollment(row);
   await appendEvent(deps, tx, {
     organizationId: row.organizationId,
     type: 'enrollment.created',
     subject: { type: 'enrollment', id: row.id },
-    data: { ...body },
+    data: { ...enrollment },
     brandId: caller.brand.id,
   });
-  return { status: 201, body };
+  return enrollment;
 }
 
 /** Lifecycle moves take the entity lock, so activation's first evaluation never races an assertion's. */
-async function moveEnrollment(
-  deps: Deps,
-  tx: Tx,
-  caller: SurfaceBCaller,
-  id: string,
-  action: Action,
-  raw: unknown,
-): Promise<StoredResponse> {
-  parseInput(NoEnrollmentInput, raw);
+async function moveEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string, move: Move): Promise<PublicEnrollment> {
   const found = await findEnrollment(tx, caller, id);
   await lockEntity(tx, found.entityId);
   const row = await tx.enrollment.findUniqueOrThrow({ where: { id: found.id } });
-  const rule = LIFECYCLE[action];
+  const rule = LIFECYCLE[move];
   if (!rule.from.includes(row.status)) {
     throw new DomainError(
       'invalid_state_transition',
-      `Cannot ${action} an enrollment that is ${row.status} (allowed from: ${rule.from.join(', ')})`,
+      `Cannot ${move} an enrollment that is ${row.status} (allowed from: ${rule.from.join(', ')})`,
     );
   }
   const updated = await tx.enrollment.update({ where: { id: row.id }, data: { status: rule.to, updatedAt: deps.clock.now() } });
@@ -115,29 +104,14 @@ async function moveEnrollment(
     data: { ...presentEnrollment(updated) },
     brandId: caller.brand.id,
   });
-  if (action === 'activate') {
+  if (move === 'activate') {
     await evaluateEntityStanding(deps, tx, row.entityId, { trigger: 'activation' }, { programId: row.programId, alreadyLocked: true });
   }
-  return { status: 200, body: presentEnrollment(await tx.enrollment.findUniqueOrThrow({ where: { id: row.id } })) };
-}
-
-export type EnrollmentMutation = { op: 'create'; input: unknown } | { op: Action; id: string; input: unknown };
-
-export function mutateEnrollment(deps: Deps, caller: SurfaceBCaller, m: EnrollmentMutation, idempotencyKey?: string) {
-  const target = m.op === 'create' ? undefined : m.id;
-  return runMutation(deps, caller, { name: `enrollments.${m.op}`, target, input: m.input, idempotencyKey }, (tx) =>
-    m.op === 'create' ? createEnrollment(deps, tx, caller, m.input) : moveEnrollment(deps, tx, caller, m.id, m.op, m.input),
-  );
-}
-
-export async function retrieveEnrollment(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicEnrollment> {
-  return presentEnrollment(await findEnrollment(deps.db.prisma, caller, id));
+  return presentEnrollment(await tx.enrollment.findUniqueOrThrow({ where: { id: row.id } }));
 }
 
 /** Newest first; filters by program, subject and status, always within the caller's brand. */
-export async function listEnrollments(deps: Deps, caller: SurfaceBCaller, raw: unknown) {
-  const input = parseInput(ListEnrollmentsInput, raw);
-  const db = deps.db.prisma;
+async function listEnrollments(db: Reader, caller: SurfaceBCaller, input: z.output<typeof ListEnrollmentsInput>) {
   const hasSubject = input.entity !== undefined || input.external_user_id !== undefined || input.issuer !== undefined;
   const entity = hasSubject ? await findEntity(db, caller.organization.id, subjectOf(input)) : undefined;
   const programIds = input.program
@@ -145,18 +119,74 @@ export async function listEnrollments(deps: Deps, caller: SurfaceBCaller, raw: u
     : (
         await db.program.findMany({ where: { organizationId: caller.organization.id, brandId: caller.brand.id }, select: { id: true } })
       ).map((p) => p.id);
-  const cursor = input.starting_after ? await findEnrollment(db, caller, input.starting_after, 'starting_after') : undefined;
-  if (entity === null) return { object: 'list' as const, data: [], has_more: false };
-  const rows = await db.enrollment.findMany({
-    where: {
-      organizationId: caller.organization.id,
-      programId: { in: programIds },
-      ...(entity ? { entityId: entity.id } : {}),
-      ...(input.status ? { status: input.status } : {}),
-      ...(cursor ? { id: { lt: cursor.id } } : {}),
-    },
-    orderBy: { id: 'desc' },
-    take: input.limit + 1,
+  const page = await newestFirst(
+    input,
+    (id, param) => findEnrollment(db, caller, id, param),
+    async (below, take) =>
+      // A subject with no entity yet is enrolled nowhere.
+      entity === null
+        ? []
+        : db.enrollment.findMany({
+            where: {
+              organizationId: caller.organization.id,
+              programId: { in: programIds },
+              ...(entity ? { entityId: entity.id } : {}),
+              ...(input.status ? { status: input.status } : {}),
+              ...below,
+            },
+            orderBy: { id: 'desc' },
+            take,
+          }),
+  );
+  return { ...page, data: page.data.map(presentEnrollment) };
+}
+
+const move = (name: Move) =>
+  mutation({
+    name: `enrollments.${name}`,
+    scope: 'enrollments:write',
+    params: ['id'],
+    input: NoEnrollmentInput,
+    output: Enrollment,
+    outcome: 'ok',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, params, db }) => moveEnrollment(deps, db, caller, params.id, name),
   });
-  return { object: 'list' as const, data: rows.slice(0, input.limit).map(presentEnrollment), has_more: rows.length > input.limit };
+
+/** The enrollment actions (src/domain/action/action.ts). */
+export const enrollments = {
+  create: mutation({
+    name: 'enrollments.create',
+    scope: 'enrollments:write',
+    input: CreateEnrollmentInput,
+    output: Enrollment,
+    outcome: 'created',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, input, db }) => createEnrollment(deps, db, caller, input),
+  }),
+  approve: move('approve'),
+  reject: move('reject'),
+  activate: move('activate'),
+  list: read({
+    name: 'enrollments.list',
+    scope: 'enrollments:read',
+    input: ListEnrollmentsInput,
+    output: listOf(Enrollment),
+    fronts: ['rest', 'graphql'],
+    run: ({ caller, input, db }) => listEnrollments(db, caller, input),
+  }),
+  retrieve: read({
+    name: 'enrollments.retrieve',
+    scope: 'enrollments:read',
+    params: ['id'],
+    input: NoEnrollmentInput,
+    output: Enrollment,
+    fronts: ['rest', 'graphql'],
+    run: async ({ caller, params, db }) => presentEnrollment(await findEnrollment(db, caller, params.id)),
+  }),
+};
+
+/** An enrollment of the caller's brand by id (GraphQL `node(id:)`); 404 otherwise. */
+export async function retrieveEnrollment(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicEnrollment> {
+  return presentEnrollment(await findEnrollment(deps.db.prisma, caller, id));
 }

@@ -1,22 +1,34 @@
-import type { Enrollment } from '../../db/generated/client.ts';
+import { z } from 'zod';
+import type { Enrollment as EnrollmentRow } from '../../db/generated/client.ts';
+
+export const ENROLLMENT_STATUSES = ['pending', 'approved', 'rejected', 'active'] as const;
+/** The standings of an active enrollment (standing.ts moves between them). */
+export const STANDINGS = ['not_qualified', 'qualified', 'grace'] as const;
+export type Standing = (typeof STANDINGS)[number];
+
+const time = z.string().describe('ISO 8601 timestamp');
 
 /** The public enrollment object: lifecycle status, standing, and the evaluation that produced the standing. */
-export interface PublicEnrollment {
-  id: string;
-  object: 'enrollment';
-  program: string;
-  entity: string;
-  status: 'pending' | 'approved' | 'rejected' | 'active';
-  standing: 'not_qualified' | 'qualified' | 'grace';
-  grace_ends_at: string | null;
-  evaluation: unknown;
-  evaluated_at: string | null;
-  livemode: boolean;
-  created_at: string;
-  updated_at: string;
-}
+export const Enrollment = z.object({
+  id: z.string().describe('prefix enr_'),
+  object: z.literal('enrollment'),
+  program: z.string(),
+  entity: z.string(),
+  status: z.enum(ENROLLMENT_STATUSES),
+  standing: z.enum(STANDINGS),
+  grace_ends_at: time.nullable(),
+  evaluation: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe('the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements'),
+  evaluated_at: time.nullable(),
+  livemode: z.boolean(),
+  created_at: time,
+  updated_at: time,
+});
+export type PublicEnrollment = z.output<typeof Enrollment>;
 
-export function presentEnrollment(row: Enrollment): PublicEnrollment {
+export function presentEnrollment(row: EnrollmentRow): PublicEnrollment {
   return {
     id: row.id,
     object: 'enrollment',
@@ -25,7 +37,7 @@ export function presentEnrollment(row: Enrollment): PublicEnrollment {
     status: row.status as PublicEnrollment['status'],
     standing: row.standing as PublicEnrollment['standing'],
     grace_ends_at: row.graceEndsAt?.toISOString() ?? null,
-    evaluation: row.evaluation ?? null,
+    evaluation: (row.evaluation as Record<string, unknown> | null) ?? null,
     evaluated_at: row.evaluatedAt?.toISOString() ?? null,
     livemode: true,
     created_at: row.createdAt.toISOString(),

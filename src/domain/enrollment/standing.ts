@@ -3,7 +3,7 @@ import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { insertEvents, type NewEvent } from '../event/event.ts';
 import { lockEntity } from '../entity/entity.ts';
-import { presentEnrollment } from './presenter.ts';
+import { presentEnrollment, type Standing } from './presenter.ts';
 
 /**
  * Enrollment standing: the spec's state table plus DESIGN.md's grace rule.
@@ -17,9 +17,8 @@ import { presentEnrollment } from './presenter.ts';
  * Every evaluation runs under the entity lock (lockEntity), in the same
  * transaction as its cause, so one committed change produces at most one
  * standing event per enrollment and concurrent causes never both emit.
+ * The standings themselves (STANDINGS) belong to the public object: presenter.ts.
  */
-export const STANDINGS = ['not_qualified', 'qualified', 'grace'] as const;
-export type Standing = (typeof STANDINGS)[number];
 export type Trigger = 'assertion' | 'expiry' | 'grace_expired' | 'requirement_change' | 'activation';
 
 export interface RequirementResult {

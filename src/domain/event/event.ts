@@ -31,7 +31,7 @@ import {
 export const Event = z.object({
   id: z.string().describe('prefix evt_'),
   object: z.literal('event'),
-  type: z.string(),
+  type: z.enum(PUBLIC_EVENT_TYPES).describe('one of the public event types; dotted names (GraphQL serves them as strings)'),
   seq: z.number().int().describe('monotonically increasing; defines order'),
   subject: z.object({ type: z.string(), id: z.string() }),
   data: z.record(z.string(), z.unknown()),
@@ -111,7 +111,8 @@ export function presentEvent(row: EventRecord): PublicEvent {
   return {
     id: row.id,
     object: 'event',
-    type: row.type,
+    // Readers select public types only (isPublicEventType at every read path).
+    type: row.type as PublicEvent['type'],
     seq: Number(row.seq),
     subject: { type: row.subjectType, id: row.subjectId },
     data: row.data as Record<string, unknown>,

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { Operation } from '../../db/generated/client.ts';
+import type { Operation as OperationRow } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps, OperationSlot } from '../context.ts';
 import { appendEvent, type NewEvent } from '../event/event.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { isId, newId, normalizeId, type IdKind } from '../id.ts';
-import { parseInput } from '../validation.ts';
-import { listLimit } from '../platform/rate-limit.ts';
+import { read, type Reader } from '../action/action.ts';
+import { ListInput, listOf, newestFirst } from '../action/list.ts';
 
 /**
  * Operations: the polled handle of every asynchronous mutation. This module
@@ -40,27 +40,31 @@ export interface OperationError {
   [k: string]: unknown;
 }
 
-export interface PublicOperation {
-  id: string;
-  object: 'operation';
-  subject: { type: string; id: string };
-  kind: string;
-  status: OperationStatus;
-  waiting_reason: WaitingReason | null;
-  attempts: number;
-  max_attempts: number;
-  error: OperationError | null;
-  result: Record<string, unknown>;
-  progress: Record<string, unknown>;
-  target_operation_id: string | null;
-  parent_operation_id: string | null;
-  livemode: boolean;
-  created_at: string;
-  updated_at: string;
-  completed_at: string | null;
-}
+const time = z.string().describe('ISO 8601 timestamp');
 
-export function presentOperation(row: Operation): PublicOperation {
+/** The public operation object (the REST body, the GraphQL `Operation`, the `data.object` of `operation.*` events). */
+export const Operation = z.object({
+  id: z.string().describe('prefix op_'),
+  object: z.literal('operation'),
+  subject: z.object({ type: z.string(), id: z.string() }),
+  kind: z.string().describe('e.g. distribution.launch'),
+  status: z.enum(OPERATION_STATUSES),
+  waiting_reason: z.enum(WAITING_REASONS).nullable().describe('set exactly when status is waiting'),
+  attempts: z.number().int(),
+  max_attempts: z.number().int(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  result: z.record(z.string(), z.unknown()),
+  progress: z.record(z.string(), z.unknown()),
+  target_operation_id: z.string().nullable().describe('on a cancel: the operation it supersedes'),
+  parent_operation_id: z.string().nullable().describe('on a fan-out child: the operation that spawned it'),
+  livemode: z.boolean(),
+  created_at: time,
+  updated_at: time,
+  completed_at: time.nullable(),
+});
+export type PublicOperation = z.output<typeof Operation>;
+
+export function presentOperation(row: OperationRow): PublicOperation {
   return {
     id: row.id,
     object: 'operation',
@@ -109,7 +113,7 @@ export interface NewOperation {
 }
 
 /** The row `enqueueOperation` inserts: pending, or already running under a local slot's lease. */
-export function newOperationRow(deps: Deps, o: NewOperation): Operation {
+export function newOperationRow(deps: Deps, o: NewOperation): OperationRow {
   const now = deps.clock.now();
   const id = newId('operation');
   return {
@@ -164,7 +168,7 @@ export async function inlineSlots<T>(deps: Deps, fn: (take: () => OperationSlot 
  * the same subject and plane fails here (on PostgreSQL a concurrent insert
  * waits for the first to commit, then fails), whatever the caller read before.
  */
-export async function enqueueOperation(deps: Deps, tx: Tx, o: NewOperation): Promise<Operation> {
+export async function enqueueOperation(deps: Deps, tx: Tx, o: NewOperation): Promise<OperationRow> {
   try {
     const { error: _, result, progress, ...data } = newOperationRow(deps, o);
     const row = await tx.operation.create({
@@ -185,7 +189,7 @@ export async function enqueueOperation(deps: Deps, tx: Tx, o: NewOperation): Pro
  * The same enqueue on the batched SQL port (src/db/sql-port.ts): the row, the statements that insert and announce it
  * inside the caller's transaction, and what to run once that transaction has committed.
  */
-export function enqueueBatched(deps: Deps, o: NewOperation): { row: Operation; statements: Prisma.Sql[]; committed(): void } {
+export function enqueueBatched(deps: Deps, o: NewOperation): { row: OperationRow; statements: Prisma.Sql[]; committed(): void } {
   const r = newOperationRow(deps, o);
   const insert = Prisma.sql`INSERT INTO "operation" (id, organization_id, brand_id, subject_type, subject_id, kind, plane, status, attempts, max_attempts,
       progress, target_operation_id, parent_operation_id, run_after, lease_owner, lease_expires_at, created_at, updated_at)
@@ -253,7 +257,7 @@ const EVENT_OF: Record<TerminalStatus, string> = {
 };
 
 /** A row of `settleStatement`: the settled operation (`role` settled, with how many it woke) or the parent handed to this process. */
-export type SettleRow = Operation & { role: 'settled' | 'handed'; woken: number; notified: number };
+export type SettleRow = OperationRow & { role: 'settled' | 'handed'; woken: number; notified: number };
 
 /**
  * One statement settles a live operation, wakes whoever waits on it (its parent, a cancel targeting it) and, if it
@@ -289,14 +293,14 @@ export function settleStatement(deps: Deps, id: string, s: Settlement, now: Date
 }
 
 /** What `settleStatement` leaves of a live row it holds (a fenced run's): the same row the statement returns. */
-export function settledRow(op: Operation, s: Settlement, now: Date): Operation {
+export function settledRow(op: OperationRow, s: Settlement, now: Date): OperationRow {
   return {
     ...op,
     status: s.status,
     waitingReason: null,
-    error: (s.error ?? op.error) as Operation['error'],
-    result: (s.result ?? op.result) as Operation['result'],
-    progress: (s.progress ?? op.progress) as Operation['progress'],
+    error: (s.error ?? op.error) as OperationRow['error'],
+    result: (s.result ?? op.result) as OperationRow['result'],
+    progress: (s.progress ?? op.progress) as OperationRow['progress'],
     leaseOwner: null,
     leaseExpiresAt: null,
     updatedAt: now,
@@ -305,7 +309,7 @@ export function settledRow(op: Operation, s: Settlement, now: Date): Operation {
 }
 
 /** The `operation.*` event of a settled row. */
-export function settledEvent(row: Operation, s: Settlement): NewEvent {
+export function settledEvent(row: OperationRow, s: Settlement): NewEvent {
   return {
     organizationId: row.organizationId,
     type: s.status === 'canceled' ? (s.canceledAs ?? 'operation.canceled') : EVENT_OF[s.status],
@@ -340,9 +344,10 @@ export const ListOperationsInput = z.strictObject({
   subject_type: z.string().min(1).max(64).optional(),
   subject_id: z.string().min(1).max(128).optional(),
   status: z.string().optional(),
-  limit: listLimit,
-  starting_after: z.string().min(1).optional(),
+  ...ListInput.shape,
 });
+
+export const NoOperationInput = z.strictObject({});
 
 /** `subject_id` as given, prefixed, or a bare uuid (with or without dashes) matched against every subject kind it could be. */
 function subjectIds(raw: string, type: string | undefined): string[] {
@@ -359,30 +364,93 @@ export function assertStatus(status: string | undefined, param = 'status'): Oper
   return status as OperationStatus;
 }
 
-async function findOperation(db: Deps['db']['prisma'], organizationId: string, id: string, param: string | null = null) {
+async function findOperation(db: Reader, organizationId: string, id: string, param: string | null = null) {
   const row = isId('operation', id) ? await db.operation.findFirst({ where: { id, organizationId } }) : null;
   if (!row) throw missing('operation', id, param);
   return row;
 }
 
+/** An operation of the caller's organization by id (GraphQL `node(id:)`, the subscription); 404 otherwise. */
 export async function retrieveOperation(deps: Deps, organizationId: string, id: string): Promise<PublicOperation> {
   return presentOperation(await findOperation(deps.db.prisma, organizationId, id));
 }
 
-/** Newest first, paged backward by creation (ids are time-ordered). */
-export async function listOperations(deps: Deps, organizationId: string, raw: unknown) {
-  const input = parseInput(ListOperationsInput, raw);
-  const status = assertStatus(input.status);
-  const cursor = input.starting_after
-    ? await findOperation(deps.db.prisma, organizationId, input.starting_after, 'starting_after')
-    : undefined;
-  const where: Prisma.OperationWhereInput = {
-    organizationId,
-    ...(input.subject_type ? { subjectType: input.subject_type } : {}),
-    ...(input.subject_id ? { subjectId: { in: subjectIds(input.subject_id, input.subject_type) } } : {}),
-    ...(status ? { status } : {}),
-    ...(cursor ? { id: { lt: cursor.id } } : {}),
-  };
-  const rows = await deps.db.prisma.operation.findMany({ where, orderBy: { id: 'desc' }, take: input.limit + 1 });
-  return { object: 'list' as const, data: rows.slice(0, input.limit).map(presentOperation), has_more: rows.length > input.limit };
+/**
+ * The operation actions (src/domain/action/action.ts): reads only, with
+ * `operations:read`, which every token holds. Operations change through the
+ * mutations that start them (distributions) and the engine (engine.ts).
+ */
+export const operations = {
+  /** Newest first, paged backward by creation (ids are time-ordered); `status` is checked here (invalid_status). */
+  list: read({
+    name: 'operations.list',
+    scope: 'operations:read',
+    input: ListOperationsInput,
+    output: listOf(Operation),
+    fronts: ['rest', 'graphql'],
+    run: async ({ caller, input, db }) => {
+      const organizationId = caller.organization.id;
+      const status = assertStatus(input.status);
+      const where: Prisma.OperationWhereInput = {
+        organizationId,
+        ...(input.subject_type ? { subjectType: input.subject_type } : {}),
+        ...(input.subject_id ? { subjectId: { in: subjectIds(input.subject_id, input.subject_type) } } : {}),
+        ...(status ? { status } : {}),
+      };
+      const page = await newestFirst(
+        input,
+        (id, param) => findOperation(db, organizationId, id, param),
+        (below, take) => db.operation.findMany({ where: { ...where, ...below }, orderBy: { id: 'desc' }, take }),
+      );
+      return { ...page, data: page.data.map(presentOperation) };
+    },
+  }),
+  retrieve: read({
+    name: 'operations.retrieve',
+    scope: 'operations:read',
+    params: ['id'],
+    input: NoOperationInput,
+    output: Operation,
+    fronts: ['rest', 'graphql'],
+    run: async ({ caller, params, db }) => presentOperation(await findOperation(db, caller.organization.id, params.id)),
+  }),
+};
+
+/** Which updates of an operation its subscribers receive: a change of status or of waiting reason. */
+const changeOf = (op: PublicOperation) => `${op.status}/${op.waiting_reason}`;
+
+/**
+ * One operation as a subscriber follows it: its state now, then each change
+ * (`changeOf`) until it is terminal, when the stream ends. An unknown id is
+ * resource_missing here, before the stream opens. Changes made in this
+ * process arrive at once (the worker's `changed`); another process's are
+ * seen by a poll every `pollMs`.
+ */
+export async function watchOperation(
+  deps: Deps,
+  organizationId: string,
+  id: string,
+  pollMs = 1000,
+): Promise<AsyncGenerator<PublicOperation>> {
+  const first = await retrieveOperation(deps, organizationId, id);
+  const stop = new AbortController();
+  async function* changes(): AsyncGenerator<PublicOperation> {
+    try {
+      let op = first;
+      let last = '';
+      for (;;) {
+        if (changeOf(op) !== last) {
+          last = changeOf(op);
+          yield op;
+        }
+        if (isTerminal(op.status)) return;
+        await (deps.operations?.nextChange(id, pollMs, stop.signal) ?? new Promise((r) => setTimeout(r, pollMs)));
+        if (stop.signal.aborted) return;
+        op = await retrieveOperation(deps, organizationId, id);
+      }
+    } finally {
+      stop.abort();
+    }
+  }
+  return changes();
 }

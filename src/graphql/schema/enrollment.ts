@@ -1,9 +1,9 @@
-import { listEnrollments, mutateEnrollment, retrieveEnrollment } from '../../domain/enrollment/enrollment.ts';
+import { enrollments } from '../../domain/enrollment/enrollment.ts';
 import type { PublicEnrollment } from '../../domain/enrollment/presenter.ts';
+import { connectionAction, mutationAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
-import { given, listConnection } from '../connection.ts';
+import { given } from '../connection.ts';
 import { subjectArgs, subjectInput } from './assertion.ts';
-import { graphqlIdempotencyKey } from '../idempotency.ts';
 import { EnrollmentStanding, EnrollmentStatus } from './enums.ts';
 import { Node } from './node.ts';
 
@@ -31,69 +31,36 @@ export const Enrollment = builder.objectRef<PublicEnrollment>('Enrollment').impl
   }),
 });
 
-builder.queryField('enrollments', (t) =>
-  t.connection({
-    type: Enrollment,
-    description: "Enrollments in the brand's programs, newest first (scope enrollments:read). Cursors are enr_ ids.",
-    authScopes: { scope: 'enrollments:read' },
-    args: { program: t.arg.id(), ...subjectArgs, status: t.arg({ type: EnrollmentStatus }) },
-    resolve: (_r, a, ctx) =>
-      listConnection(a, (paging) =>
-        listEnrollments(
-          ctx.deps,
-          ctx.caller,
-          given({ program: a.program ?? undefined, ...subjectInput(a), status: a.status ?? undefined, ...paging }),
-        ),
-      ),
-  }),
-);
+connectionAction('enrollments', enrollments.list, {
+  type: Enrollment,
+  description: "Enrollments in the brand's programs, newest first (scope enrollments:read). Cursors are enr_ ids.",
+  args: (arg) => ({ program: arg.id(), ...subjectArgs, status: arg({ type: EnrollmentStatus }) }),
+  input: (a) => ({ input: given({ program: a.program ?? undefined, ...subjectInput(a), status: a.status ?? undefined }) }),
+});
 
-builder.queryField('enrollment', (t) =>
-  t.field({
-    type: Enrollment,
-    description: 'One enrollment by enr_ id (scope enrollments:read)',
-    authScopes: { scope: 'enrollments:read' },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => retrieveEnrollment(ctx.deps, ctx.caller, String(a.id)),
-  }),
-);
+queryAction('enrollment', enrollments.retrieve, {
+  description: 'One enrollment by enr_ id (scope enrollments:read)',
+  type: Enrollment,
+  args: (arg) => ({ id: arg.id({ required: true }) }),
+  input: (a) => ({ params: { id: String(a.id) } }),
+});
 
-const IDEMPOTENCY_KEY = { description: 'Overrides the Idempotency-Key header' };
-
-builder.mutationField('createEnrollment', (t) =>
-  t.field({
-    type: Enrollment,
-    description: 'Enroll an entity in a program of the brand (scope enrollments:write)',
-    authScopes: { scope: 'enrollments:write' },
-    args: { program: t.arg.id({ required: true }), ...subjectArgs, idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
-    resolve: async (_r, a, ctx, info) => {
-      const input = given({ program: String(a.program), ...subjectInput(a) });
-      return (await mutateEnrollment(ctx.deps, ctx.caller, { op: 'create', input }, graphqlIdempotencyKey(ctx, info, a.idempotencyKey)))
-        .body as PublicEnrollment;
-    },
-  }),
-);
+mutationAction('createEnrollment', enrollments.create, {
+  description: 'Enroll an entity in a program of the brand (scope enrollments:write)',
+  type: Enrollment,
+  args: (arg) => ({ program: arg.id({ required: true }), ...subjectArgs }),
+  input: (a) => ({ input: given({ program: String(a.program), ...subjectInput(a) }) }),
+});
 
 for (const [field, op] of [
   ['approveEnrollment', 'approve'],
   ['rejectEnrollment', 'reject'],
   ['activateEnrollment', 'activate'],
 ] as const) {
-  builder.mutationField(field, (t) =>
-    t.field({
-      type: Enrollment,
-      description: `${op[0]!.toUpperCase()}${op.slice(1)} an enrollment (scope enrollments:write)`,
-      authScopes: { scope: 'enrollments:write' },
-      args: { id: t.arg.id({ required: true }), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
-      resolve: async (_r, a, ctx, info) =>
-        (
-          await mutateEnrollment(
-            ctx.deps,
-            ctx.caller,
-            { op, id: String(a.id), input: {} },
-            graphqlIdempotencyKey(ctx, info, a.idempotencyKey),
-          )
-        ).body as PublicEnrollment,
-    }),
-  );
+  mutationAction(field, enrollments[op], {
+    description: `${op[0]!.toUpperCase()}${op.slice(1)} an enrollment (scope enrollments:write)`,
+    type: Enrollment,
+    args: (arg) => ({ id: arg.id({ required: true }) }),
+    input: (a) => ({ params: { id: String(a.id) }, input: {} }),
+  });
 }

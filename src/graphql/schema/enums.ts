@@ -1,8 +1,7 @@
 import { ASSERTION_ACTIONS } from '../../domain/assertion/assertion.ts';
 import { DEPLOYMENT_STATUSES, DISTRIBUTION_STATUSES } from '../../domain/distribution/states.ts';
 import { PUBLIC_EVENT_TYPES } from '../../domain/event/types.ts';
-import { ENROLLMENT_STATUSES } from '../../domain/enrollment/enrollment.ts';
-import { STANDINGS } from '../../domain/enrollment/standing.ts';
+import { ENROLLMENT_STATUSES, STANDINGS } from '../../domain/enrollment/presenter.ts';
 import { OPERATION_STATUSES, WAITING_REASONS } from '../../domain/operation/operation.ts';
 import { REQUIREMENT_OPERATORS } from '../../domain/program/program.ts';
 import { UNIT_STATUSES } from '../../domain/unit/unit.ts';

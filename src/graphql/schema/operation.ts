@@ -1,5 +1,5 @@
-import { DomainError, isDomainError } from '../../domain/errors.ts';
-import { isTerminal, listOperations, retrieveOperation, type PublicOperation } from '../../domain/operation/operation.ts';
+import { operations, watchOperation, type PublicOperation } from '../../domain/operation/operation.ts';
+import { connectionAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
 import { EventSubject } from './event.ts';
 import { OperationStatus, OperationWaitingReason } from './enums.ts';
@@ -33,108 +33,36 @@ export const Operation = builder.objectRef<PublicOperation>('Operation').impleme
   }),
 });
 
-/** REST parameter names in GraphQL's words. */
-const LIST_PARAMS: Record<string, string> = {
-  limit: 'first',
-  starting_after: 'after',
-  subject_type: 'subjectType',
-  subject_id: 'subjectId',
-};
-
-/**
- * Runs a REST-style list (limit / starting_after, newest first) for a
- * forward connection, naming parameters as GraphQL spells them in errors.
- */
-export async function listAsConnection<T extends { id: string }>(
-  a: { first?: number | null; after?: string | null; last?: number | null; before?: string | null },
-  filters: Record<string, unknown>,
-  list: (input: Record<string, unknown>) => Promise<{ data: T[]; has_more: boolean }>,
-) {
-  if (a.last != null || a.before != null)
-    throw new DomainError('invalid_request', 'This list pages with first and after only', a.last != null ? 'last' : 'before');
-  const input = Object.fromEntries(
-    Object.entries({ ...filters, limit: a.first ?? undefined, starting_after: a.after ?? undefined }).filter(([, v]) => v != null),
-  );
-  let page;
-  try {
-    page = await list(input);
-  } catch (e) {
-    const param = isDomainError(e) && e.param ? LIST_PARAMS[e.param] : undefined;
-    if (param) throw new DomainError((e as DomainError).code, (e as DomainError).message.replace((e as DomainError).param!, param), param);
-    throw e;
-  }
-  return {
-    edges: page.data.map((node) => ({ cursor: node.id, node })),
-    pageInfo: {
-      hasNextPage: page.has_more,
-      hasPreviousPage: a.after != null,
-      startCursor: page.data[0]?.id ?? null,
-      endCursor: page.data.at(-1)?.id ?? null,
-    },
-  };
-}
-
-builder.queryField('operations', (t) =>
-  t.connection({
-    type: Operation,
-    description: 'Operations, newest first (operations:read, implicit). Cursors are op_ ids.',
-    authScopes: { scope: 'operations:read' },
-    args: {
-      subjectType: t.arg.string(),
-      subjectId: t.arg.string({ description: 'A prefixed id or a bare uuid' }),
-      status: t.arg({ type: OperationStatus }),
-    },
-    resolve: (_r, a, ctx) =>
-      listAsConnection(a, { subject_type: a.subjectType, subject_id: a.subjectId, status: a.status }, (input) =>
-        listOperations(ctx.deps, ctx.caller.organization.id, input),
-      ),
+connectionAction('operations', operations.list, {
+  type: Operation,
+  description: 'Operations, newest first (operations:read, implicit). Cursors are op_ ids.',
+  args: (arg) => ({
+    subjectType: arg.string(),
+    subjectId: arg.string({ description: 'A prefixed id or a bare uuid' }),
+    status: arg({ type: OperationStatus }),
   }),
-);
-
-builder.queryField('operation', (t) =>
-  t.field({
-    type: Operation,
-    description: 'One operation by op_ id (operations:read, implicit)',
-    authScopes: { scope: 'operations:read' },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => retrieveOperation(ctx.deps, ctx.caller.organization.id, String(a.id)),
+  input: (a) => ({
+    input: { subject_type: a.subjectType ?? undefined, subject_id: a.subjectId ?? undefined, status: a.status ?? undefined },
   }),
-);
+  argNames: { subject_type: 'subjectType', subject_id: 'subjectId' },
+});
+
+queryAction('operation', operations.retrieve, {
+  description: 'One operation by op_ id (operations:read, implicit)',
+  type: Operation,
+  args: (arg) => ({ id: arg.id({ required: true }) }),
+  input: (a) => ({ params: { id: String(a.id) } }),
+});
 
 builder.subscriptionField('operation', (t) =>
   t.field({
     type: Operation,
     description:
       'The operation now, then every status change (and waiting reason change) until it is terminal; then the subscription completes.',
-    authScopes: { scope: 'operations:read' },
+    authScopes: { scope: operations.retrieve.scope },
     args: { id: t.arg.id({ required: true }) },
-    subscribe: async (_r, a, ctx) => {
-      const org = ctx.caller.organization.id;
-      const id = String(a.id);
-      const first = await retrieveOperation(ctx.deps, org, id); // resource_missing before the stream opens
-      const stop = new AbortController();
-      async function* changes(): AsyncGenerator<PublicOperation> {
-        try {
-          let op = first;
-          let last = '';
-          for (;;) {
-            const key = `${op.status}/${op.waiting_reason}`;
-            if (key !== last) {
-              last = key;
-              yield op;
-            }
-            if (isTerminal(op.status)) return;
-            // In-process changes arrive at once; another process's are seen by the poll.
-            await (ctx.deps.operations?.nextChange(id, 1000, stop.signal) ?? new Promise((r) => setTimeout(r, 1000)));
-            if (stop.signal.aborted) return;
-            op = await retrieveOperation(ctx.deps, org, id);
-          }
-        } finally {
-          stop.abort();
-        }
-      }
-      return changes();
-    },
+    // The rule of which updates a subscriber receives is the domain's (watchOperation).
+    subscribe: (_r, a, ctx) => watchOperation(ctx.deps, ctx.caller.organization.id, String(a.id)),
     resolve: (o) => o,
   }),
 );

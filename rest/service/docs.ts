@@ -1,0 +1,93 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type Koa from 'koa';
+
+/**
+ * The API reference at `/docs`: Swagger UI (swagger-ui-dist, served from this
+ * process, never a CDN) over the three OpenAPI documents, with a strict
+ * Content-Security-Policy: scripts and styles from this origin only (Swagger
+ * UI sets inline style attributes), requests to this origin only, and no
+ * validator badge (it would call validator.swagger.io).
+ */
+const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+
+const ASSETS: Record<string, { file: string; type: string }> = {
+  'swagger-ui.css': { file: 'swagger-ui.css', type: 'text/css; charset=utf-8' },
+  'swagger-ui-bundle.js': { file: 'swagger-ui-bundle.js', type: 'text/javascript; charset=utf-8' },
+  'swagger-ui-standalone-preset.js': { file: 'swagger-ui-standalone-preset.js', type: 'text/javascript; charset=utf-8' },
+  'favicon-32x32.png': { file: 'favicon-32x32.png', type: 'image/png' },
+};
+
+const DOCUMENTS = [
+  { name: 'Surface B (/v1/platform)', url: '/v1/platform/openapi.json' },
+  { name: 'Surface A (/api)', url: '/api/openapi.json' },
+  { name: 'Dashboard, operator and service routes', url: '/openapi.json' },
+];
+
+const PAGE = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>Platform API reference</title>
+    <link rel="stylesheet" href="/docs/swagger-ui.css">
+    <link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
+  </head>
+  <body>
+    <div id="reference"></div>
+    <script src="/docs/swagger-ui-bundle.js"></script>
+    <script src="/docs/swagger-ui-standalone-preset.js"></script>
+    <script src="/docs/init.js"></script>
+  </body>
+</html>
+`;
+
+const INIT = `window.ui = SwaggerUIBundle({
+  urls: ${JSON.stringify(DOCUMENTS)},
+  'urls.primaryName': ${JSON.stringify(DOCUMENTS[0]!.name)},
+  dom_id: '#reference',
+  deepLinking: true,
+  validatorUrl: null,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+  layout: 'StandaloneLayout',
+});
+`;
+
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const cache = new Map<string, Promise<Buffer>>();
+const asset = (file: string) => {
+  let body = cache.get(file);
+  if (!body) cache.set(file, (body = readFile(join(dist, file))));
+  return body;
+};
+
+export function docsPage(): Koa.Middleware {
+  return async (ctx, next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    const name = ctx.path === '/docs' ? 'index' : ctx.path.startsWith('/docs/') ? ctx.path.slice('/docs/'.length) : undefined;
+    if (name === undefined) return next();
+    let type: string;
+    let body: string | Buffer;
+    if (name === 'index') [type, body] = ['text/html; charset=utf-8', PAGE];
+    else if (name === 'init.js') [type, body] = ['text/javascript; charset=utf-8', INIT];
+    else if (Object.hasOwn(ASSETS, name)) [type, body] = [ASSETS[name]!.type, await asset(ASSETS[name]!.file)];
+    else return next();
+    ctx.set('Content-Security-Policy', CSP);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Cache-Control', name === 'index' || name === 'init.js' ? 'no-cache' : 'public, max-age=86400');
+    ctx.type = type;
+    ctx.body = body;
+  };
+}

@@ -1,0 +1,45 @@
+import { describe, expect } from 'vitest';
+import type { Page } from 'playwright-core';
+import { hasChromium, offlinePage, useBrowser } from '../support/browser.ts';
+import { appTest, buildTenant } from '../support/kit.ts';
+
+const test = appTest();
+
+/** Replaces the whole text of the Monaco editor inside `container`. */
+async function setEditor(page: Page, container: string, text: string): Promise<void> {
+  await page.locator(`${container} .monaco-editor >> visible=true`).first().click();
+  await page.keyboard.press('ControlOrMeta+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+}
+
+describe.skipIf(!hasChromium)('GraphiQL in a real browser', () => {
+  const browser = useBrowser();
+
+  test('works with no host but this server: renders, takes a bearer token in the headers tab and runs a query', {
+    timeout: 90_000,
+  }, async ({ app }) => {
+    const { token } = await buildTenant(app, ['events:read']);
+    // Console errors are expected until the token is set (the schema's introspection answers 401).
+    const { page, elsewhere, errors } = await offlinePage(browser(), app.origin);
+    const res = await page.goto(`${app.origin}/graphql`, { waitUntil: 'load' });
+    expect(res?.status()).toBe(200);
+    expect(await page.title()).toBe('Platform API');
+    // The headers tab is open with the bearer placeholder to replace.
+    await expect.poll(() => page.locator('.graphiql-editor-tool').textContent()).toMatch(/Authorization.*Bearer\s+sk_platform_live_/);
+
+    await setEditor(page, '.graphiql-editor-tool', JSON.stringify({ Authorization: `Bearer ${token}` }));
+    await setEditor(page, '.graphiql-query-editor', '{ events(first: 1) { edges { cursor } } }');
+    const answered = page.waitForResponse(
+      (r) => r.url() === `${app.origin}/graphql` && (r.request().postData() ?? '').replace(/\s/g, '').includes('events(first:1)'),
+    );
+    await page.locator('.graphiql-execute-button').click();
+    const response = await answered;
+    expect(response.status()).toBe(200);
+    expect(await response.json()).toEqual({ data: { events: { edges: [] } } });
+    await expect.poll(() => page.locator('.graphiql-response').textContent()).toMatch(/"edges":\s*\[\]/);
+    expect(elsewhere).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
