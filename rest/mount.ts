@@ -6,11 +6,13 @@ import type { KillSwitch } from '../src/domain/operator/kill-switch.ts';
 import { TokenBuckets } from '../src/domain/platform/rate-limit.ts';
 import type { PlatformGate } from '../src/domain/platform/request-auth.ts';
 import type { ServiceUrls } from '../src/domain/organization/bootstrap.ts';
+import type { Metrics } from '../src/metrics.ts';
 import { tokenRoutes } from './dashboard/tokens.ts';
 import { errorEnvelope } from './http/envelope.ts';
 import { restInputGuard } from './http/input-guard.ts';
 import { exactRouter, mount, type RouteDef } from './http/route.ts';
 import { operatorEventRoutes } from './operator/events.ts';
+import { metricsRoute } from './operator/metrics.ts';
 import { operatorRoutes } from './operator/operator.ts';
 import { operatorWalletRoutes } from './operator/wallet.ts';
 import { assertionRoutes } from './platform/assertions.ts';
@@ -32,6 +34,7 @@ export interface RestOptions {
   gate: PlatformGate;
   urls: () => ServiceUrls;
   specVersion: string;
+  metrics: Metrics;
 }
 
 /** Mounts route declarations under a prefix. */
@@ -76,6 +79,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
 
   koa.use(errorEnvelope(log));
   koa.use(restInputGuard());
+  koa.use(metricsRoute(deps, opts.metrics));
   koa.use(surface('/api', surfaceA).routes());
   koa.use(surface('', [...tokens, ...operator, ...service]).routes());
   // Surface B: the pipeline runs for every path under the prefix, known or not,

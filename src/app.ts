@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { Logger } from 'pino';
@@ -11,6 +11,8 @@ import { createGraphQL } from './graphql/yoga.ts';
 import { graphqlRoute } from './graphql/koa.ts';
 import { attachGraphQLWebSocket } from './graphql/ws.ts';
 import { createLogger } from './logger.ts';
+import { Metrics } from './metrics.ts';
+import { metricsListener } from '../rest/operator/metrics.ts';
 import { buildServices, type Services } from './runtime/services.ts';
 import { answerClientError } from '../rest/http/client-error.ts';
 import { createApiServer, isClientAbort, type ApiServer } from './http/server-limits.ts';
@@ -27,6 +29,10 @@ export interface App extends Omit<Services, 'runtime'> {
   /** Resolved after start(): the URLs and, on a fresh embedded database, the bootstrap credentials. */
   urls: ServiceUrls;
   credentials?: DevCredentials;
+  /** This app's Prometheus registry and metrics (src/metrics.ts). */
+  metrics: Metrics;
+  /** Resolved after start() when METRICS_LISTEN is set: the separate metrics listener's `/metrics` URL. */
+  metricsUrl?: string;
   start(): Promise<App>;
   stop(): Promise<void>;
 }
@@ -52,7 +58,8 @@ function urlsFor(origin: string): ServiceUrls {
 export async function buildApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger(config.logLevel);
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
-  const { runtime, ...services } = buildServices({ db, clock: opts.clock ?? systemClock, config, log }, config);
+  const metrics = new Metrics(log);
+  const { runtime, ...services } = buildServices({ db, clock: opts.clock ?? systemClock, config, log, metrics }, config);
   const { deps, gate, stream } = services;
   const serves = config.role !== 'worker'; // a worker serves no request but the health probes (ADR 0006)
 
@@ -67,6 +74,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     koa,
     server,
     connections: http.counts,
+    metrics,
     urls: urlsFor(config.publicOrigin ?? `http://${config.host}:${config.port}`),
     start,
     stop,
@@ -77,15 +85,16 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     if (isClientAbort(err)) log.debug({ err: { code: err.code, message: err.message } }, 'client went away mid-request');
     else log.error({ err }, 'unhandled Koa error');
   });
-  koa.use(requestContext(log));
+  koa.use(requestContext(log, metrics));
   if (!serves) {
     koa.use(async (ctx, next) => {
-      if (ctx.path === '/healthz' || ctx.path === '/readyz') return next();
+      if (ctx.path === '/healthz' || ctx.path === '/readyz' || ctx.path === '/metrics') return next();
       writeError(ctx, envelopeKindOf(ctx.path), new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`));
     });
   }
   koa.use(graphqlRoute(yoga, http, config));
-  mountRest(koa, deps, { db, killSwitch: services.killSwitch, gate, urls: () => app.urls, specVersion: SPEC_VERSION });
+  mountRest(koa, deps, { db, killSwitch: services.killSwitch, gate, metrics, urls: () => app.urls, specVersion: SPEC_VERSION });
+  const metricsServer = config.metricsListen ? createServer(metricsListener(metrics)) : undefined;
 
   let started = false;
   let ws: ReturnType<typeof attachGraphQLWebSocket> | undefined;
@@ -98,6 +107,15 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       server.listen(config.port, config.host, () => resolve());
     });
     started = true;
+    if (metricsServer && config.metricsListen) {
+      const { host, port } = config.metricsListen;
+      await new Promise<void>((resolve, reject) => {
+        metricsServer.once('error', reject);
+        metricsServer.listen(port, host, () => resolve());
+      });
+      const bound = metricsServer.address() as AddressInfo;
+      app.metricsUrl = `http://${host.includes(':') ? `[${host}]` : host}:${bound.port}/metrics`;
+    }
     if (serves) ws = attachGraphQLWebSocket(server, yoga);
     const { port } = server.address() as AddressInfo;
     app.urls = urlsFor(config.publicOrigin ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
@@ -106,6 +124,10 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   }
 
   async function stop(): Promise<void> {
+    if (metricsServer?.listening) {
+      metricsServer.closeAllConnections();
+      await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+    }
     await ws?.close();
     stream.endSubscriptions(); // open SSE responses would otherwise hold server.close() for the grace period
     if (started) {

@@ -84,6 +84,10 @@ const Env = z.object({
   WEBHOOK_POLL_MS: z.coerce.number().int().positive().default(250),
   WEBHOOK_LEASE_MS: z.coerce.number().int().positive().optional(),
   WEBHOOK_WORKER: bool.optional(),
+  METRICS_LISTEN: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'METRICS_LISTEN must be host:port, e.g. 127.0.0.1:9464')
+    .optional(),
 });
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -95,6 +99,14 @@ export function parseDurations(list: string): number[] {
     if (!m) throw new Error(`Invalid configuration:\n  WEBHOOK_RETRY_SCHEDULE: '${raw}' is not a duration like 5s, 5m or 2h`);
     return Math.round(Number(m[1]) * DURATION_UNITS[m[2] ?? 'ms']!);
   });
+}
+
+/** `127.0.0.1:9464` or `[::1]:9464` → host and port. */
+function hostPort(value: string): { host: string; port: number } {
+  const at = value.lastIndexOf(':');
+  const port = Number(value.slice(at + 1));
+  if (port > 65535) throw new Error(`Invalid configuration:\n  METRICS_LISTEN: port ${port} is out of range`);
+  return { host: value.slice(0, at).replace(/^\[(.*)\]$/, '$1'), port };
 }
 
 export type Config = {
@@ -131,6 +143,8 @@ export type Config = {
   streamMaxPending: number;
   idempotencyTtlSeconds: number;
   shutdownGraceMs: number;
+  /** A second listener serving only `GET /metrics`, without the operator token (METRICS_LISTEN): bind it to a private address. */
+  metricsListen?: { host: string; port: number };
   http: HttpLimits;
   operations: OperationsConfig;
   webhook: WebhookConfig;
@@ -256,6 +270,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     streamMaxPending: e.STREAM_MAX_PENDING,
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    metricsListen: e.METRICS_LISTEN ? hostPort(e.METRICS_LISTEN) : undefined,
     http: {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: Math.max(e.HTTP_REQUEST_TIMEOUT_MS, e.HTTP_HEADERS_TIMEOUT_MS),

@@ -25,6 +25,7 @@ export function tokenRoutes(deps: Deps, buckets: TokenBuckets): RouteDef[] {
     const key = bearer(ctx);
     if (!key) throw new DomainError('user_token_required', 'Authorization: Bearer <user token> is required');
     const user = await authenticateUserToken(deps, key);
+    ctx.state.caller = user; // for the request's log line
     setRateLimitHeaders(ctx, buckets.take(user.tokenId));
     return user;
   }

@@ -25,6 +25,7 @@ function toDomainError(e: unknown, log: Logger, requestId: string): DomainError 
 
 export function writeError(ctx: Context, kind: EnvelopeKind, err: DomainError): void {
   const requestId = ctx.state.requestId as string;
+  ctx.state.errorCode = err.code; // for the request's log line
   ctx.status = err.status;
   const retryAfter = err.details.retry_after;
   if (typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));

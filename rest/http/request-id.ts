@@ -1,9 +1,42 @@
 import { newRequestId } from '../../src/domain/id.ts';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
+import type { Metrics } from '../../src/metrics.ts';
 
-/** Every response carries `Request-Id`; the same id is in error bodies and logs. */
-export function requestContext(log: Logger): Middleware {
+/** What a request's handlers leave on `ctx.state` for its log line and metrics. */
+export interface RequestState {
+  requestId: string;
+  /** The route template when no router matched it (GraphQL, /metrics). */
+  route?: string;
+  /** The error code answered, when the request failed (rest/http/envelope.ts). */
+  errorCode?: string;
+  /** The authenticated caller: a platform caller (organization, tokenId) or a user caller (organizationId, tokenId). */
+  caller?: { organization?: { id: string }; organizationId?: string; tokenId?: string };
+}
+
+interface MatchedLayer {
+  path: string;
+  methods: string[];
+}
+
+/**
+ * The route template of a request: the first route (not middleware, not a catch-all) of the routers that matched
+ * it that takes its method (or a 405 fallback: same template); `unmatched` when no route did. Never the raw path.
+ */
+export function routeTemplate(ctx: Context): string {
+  const state = ctx.state as RequestState;
+  if (state.route) return state.route;
+  const matched = (ctx as Context & { matched?: MatchedLayer[] }).matched;
+  if (matched) {
+    for (const layer of matched) {
+      if (layer.methods.length && !layer.path.includes('{*') && layer.methods.includes(ctx.method)) return layer.path;
+    }
+  }
+  return 'unmatched';
+}
+
+/** Every response carries `Request-Id`; the same id is in error bodies and logs. Each request is logged once and counted. */
+export function requestContext(log: Logger, metrics?: Metrics): Middleware {
   return async (ctx, next) => {
     const requestId = newRequestId();
     ctx.state.requestId = requestId;
@@ -12,9 +45,26 @@ export function requestContext(log: Logger): Middleware {
     try {
       await next();
     } finally {
-      // Path only: query strings may carry cursors but never secrets; headers are not logged.
+      const ms = performance.now() - started;
+      const state = ctx.state as RequestState;
+      const route = routeTemplate(ctx);
+      const status = String(ctx.status);
+      metrics?.httpRequests.labels(ctx.method, route, status).inc();
+      metrics?.httpDuration.labels(ctx.method, route, status).observe(ms / 1000);
+      const caller = state.caller;
+      // Path only: query strings may carry cursors but never secrets; headers are not logged, a token only by its id.
       log.info(
-        { request_id: requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
+        {
+          request_id: requestId,
+          method: ctx.method,
+          path: ctx.path,
+          route,
+          status: ctx.status,
+          ms: Math.round(ms),
+          organization_id: caller?.organization?.id ?? caller?.organizationId,
+          token_id: caller?.tokenId,
+          error: state.errorCode,
+        },
         'request',
       );
     }

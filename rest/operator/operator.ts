@@ -2,8 +2,16 @@ import type { Context } from 'koa';
 import type { Deps } from '../../src/domain/context.ts';
 import { authenticateOperator } from '../../src/domain/operator/operator-token.ts';
 import { SetKillSwitchInput, type KillSwitch } from '../../src/domain/operator/kill-switch.ts';
-import { CreateOrganizationInput, createOrganization } from '../../src/domain/organization/organization.ts';
+import { ListInput, listOf } from '../../src/domain/action/list.ts';
+import {
+  CreateOrganizationInput,
+  OperatorOrganization,
+  createOrganization,
+  listOrganizations,
+  retrieveOrganization,
+} from '../../src/domain/organization/organization.ts';
 import { bearer, readJsonBody } from '../http/body.ts';
+import { platformQuery } from '../platform/pipeline.ts';
 import type { RouteDef } from '../http/route.ts';
 
 /** Operator interface under `/operator`, guarded by the operator token. */
@@ -29,6 +37,33 @@ export function operatorRoutes(deps: Deps, killSwitch: KillSwitch): RouteDef[] {
         const { organization, brands, user_token } = await createOrganization(deps, body);
         ctx.status = 201;
         ctx.body = { organization, brands, user_token };
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/operator/organizations',
+      operationId: 'listOrganizations',
+      summary: 'List organizations, newest first, each with its brands (oldest first)',
+      query: ListInput,
+      success: { status: 200, description: 'A page of organizations', schema: listOf(OperatorOrganization) },
+      errors: [400, 401, 404],
+      handler: async (ctx) => {
+        await authenticateOperator(deps, bearer(ctx) || undefined);
+        ctx.body = await listOrganizations(deps, platformQuery(ctx));
+      },
+    },
+    {
+      ...common,
+      method: 'GET',
+      path: '/operator/organizations/:id',
+      operationId: 'retrieveOrganization',
+      summary: 'Retrieve an organization with its brands (oldest first: the first is the default brand)',
+      success: { status: 200, description: 'The organization', schema: OperatorOrganization },
+      errors: [401, 404],
+      handler: async (ctx) => {
+        await authenticateOperator(deps, bearer(ctx) || undefined);
+        ctx.body = await retrieveOrganization(deps, ctx.params.id!);
       },
     },
     {

@@ -18,5 +18,14 @@ export function eventRoutes(deps: Deps): RouteDef[] {
       // Documented with the public vocabulary as an enum; validated by the domain (invalid_event_type).
       documentedQuery: ListEventsInput.extend({ type: z.enum(PUBLIC_EVENT_TYPES).optional() }),
     }),
+    actionRoute(deps, events.retrieve, {
+      method: 'GET',
+      path: '/events/:id',
+      operationId: 'retrieveEvent',
+      summary: 'One public event by evt_ id, once it is sequenced (the same object the feed and webhooks carry)',
+      tag: 'Events',
+      description: 'The event',
+      errors: [400, 401, 403, 404, 429, 503],
+    }),
   ];
 }

@@ -84,6 +84,7 @@ export function docsPage(): Koa.Middleware {
     else if (name === 'init.js') [type, body] = ['text/javascript; charset=utf-8', INIT];
     else if (Object.hasOwn(ASSETS, name)) [type, body] = [ASSETS[name]!.type, await asset(ASSETS[name]!.file)];
     else return next();
+    ctx.state.route = name === 'index' ? '/docs' : '/docs/:asset'; // the metrics' and log's route template
     ctx.set('Content-Security-Policy', CSP);
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Cache-Control', name === 'index' || name === 'init.js' ? 'no-cache' : 'public, max-age=86400');

@@ -34,6 +34,7 @@ export async function surfaceARequest(deps: Deps, buckets: TokenBuckets, ctx: Co
   const key = header ?? (bodyToken as string | undefined);
   if (!key) throw new DomainError('invalid_token', 'A platform token is required: Authorization: Bearer sk_..._live_...');
   const caller = await authenticatePlatformKey(deps, key);
+  ctx.state.caller = caller; // for the request's log line
   setRateLimitHeaders(ctx, buckets.take(caller.tokenId));
   const headerKey = ctx.get('idempotency-key') || undefined;
   const idempotencyKey = headerKey

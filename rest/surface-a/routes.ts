@@ -22,10 +22,11 @@ function setQuotaHeaders(ctx: Context, quota: Quota | undefined) {
   ctx.set('X-RateLimit-Reset', String(Math.ceil(quota.resetAt.getTime() / 1000)));
 }
 
-/** Runs an execution and sets the X-RateLimit-* headers of a create, also when the limit refuses it. */
-async function withQuotaHeaders(ctx: Context, run: () => Promise<ExecuteResult>): Promise<ExecuteResult> {
+/** Runs an execution: `Idempotent-Replayed` on a replay, and the X-RateLimit-* headers of a create, also when the limit refuses it. */
+async function withExecutionHeaders(ctx: Context, run: () => Promise<ExecuteResult>): Promise<ExecuteResult> {
   try {
     const out = await run();
+    if (out.duplicate) ctx.set('Idempotent-Replayed', 'true');
     setQuotaHeaders(ctx, out.quota);
     return out;
   } catch (e) {
@@ -38,7 +39,7 @@ async function withQuotaHeaders(ctx: Context, run: () => Promise<ExecuteResult>)
 function unitRoute(deps: Deps, buckets: TokenBuckets, scope: string, ctx: Context) {
   return async () => {
     const { caller, input, idempotencyKey } = await surfaceARequest(deps, buckets, ctx);
-    const out = await withQuotaHeaders(ctx, () =>
+    const out = await withExecutionHeaders(ctx, () =>
       executeScope(deps, caller, { scope, data: input, idempotencyKey, requestId: ctx.state.requestId }),
     );
     ctx.body = out.result;
@@ -75,7 +76,7 @@ export function surfaceARoutes(deps: Deps, buckets: TokenBuckets): RouteDef[] {
       errors: [400, 401, 403, 429],
       handler: async (ctx) => {
         const { caller, input, idempotencyKey } = await surfaceARequest(deps, buckets, ctx);
-        const out = await withQuotaHeaders(ctx, () =>
+        const out = await withExecutionHeaders(ctx, () =>
           executeScopeRequest(deps, caller, input, { idempotencyKey, requestId: ctx.state.requestId }),
         );
         ctx.body = { ok: true, scope: out.entry, mode: out.entry.mode, object: out.result, token_id: caller.tokenId };

@@ -1,63 +1,24 @@
-import { Argument, Command } from 'commander';
-import { OperatorClient, PlatformClient, TokenClient, webhooks, type Operation } from '../client/index.ts';
-import { required, resolveCredentials, UsageError, type CredentialFlags } from './credentials.ts';
-import { clientEvent, streamEvents, type WireEvent } from './event-stream.ts';
-import { EXIT, exitCodeFor, print, reportError, table, type OutputOptions } from './output.ts';
+import { Argument } from 'commander';
+import { webhooks, type Operation } from '../client/index.ts';
+import { required, UsageError } from './credentials.ts';
+import { clientEvent, streamEvents } from './event-stream.ts';
+import { EXIT, exitCodeFor, print, reportError, table } from './output.ts';
+import {
+  eventLine,
+  registerAssertionCommands,
+  registerDistributionCommands,
+  registerEventCommands,
+  registerToolCommands,
+  registerWebhookCommands,
+} from './api-commands.ts';
+import { registerCompletion } from './completion.ts';
+import { creds, operatorClient, platformClient, program, run, tokenClient, type Globals } from './program.ts';
 
 /**
  * `platform`: the operator's and developer's command line. API commands talk
  * HTTP through the client library (src/client); only start, migrate and
  * bootstrap load server code.
  */
-type Globals = CredentialFlags & OutputOptions;
-
-const program = new Command('platform')
-  .description('Run and operate the platform API, and talk to it from the terminal')
-  .option('--json', 'print results (and errors, on stderr) as JSON for scripts')
-  .option('--origin <url>', 'API origin (env PLATFORM_ORIGIN; default from the credentials file, else http://127.0.0.1:4000)')
-  .option('--api-key <key>', 'platform token sk_<brand>_live_... (env PLATFORM_API_KEY)')
-  .option('--user-token <token>', 'dashboard user token ut_... (env PLATFORM_USER_TOKEN)')
-  .option('--operator-token <token>', 'operator token (env PLATFORM_OPERATOR_TOKEN)')
-  .option('--credentials <file>', 'dev credentials file (env PLATFORM_CREDENTIALS; default ./.data/dev-credentials.json)')
-  .showHelpAfterError()
-  .exitOverride();
-
-/** Runs a command body; maps any failure to a message and an exit code. */
-function run<A extends unknown[]>(body: (g: Globals, ...args: A) => Promise<number | void>) {
-  return async (...args: A) => {
-    const g = program.opts<Globals>();
-    try {
-      process.exitCode = (await body(g, ...args)) ?? EXIT.ok;
-    } catch (err) {
-      reportError(g, err);
-      process.exitCode = exitCodeFor(err);
-    }
-  };
-}
-
-const creds = (g: Globals) => resolveCredentials(g);
-const platformClient = (g: Globals) => {
-  const c = creds(g);
-  return {
-    client: new PlatformClient({ apiKey: required(c.apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'), origin: c.origin }),
-    ...c,
-  };
-};
-const tokenClient = (g: Globals) => {
-  const c = creds(g);
-  return new TokenClient({
-    userToken: required(c.userToken, 'user token', '--user-token', 'PLATFORM_USER_TOKEN'),
-    dashboardBaseUrl: c.origin,
-  });
-};
-const operatorClient = (g: Globals) => {
-  const c = creds(g);
-  return new OperatorClient({
-    operatorToken: required(c.operatorToken, 'operator token', '--operator-token', 'PLATFORM_OPERATOR_TOKEN'),
-    origin: c.origin,
-  });
-};
-
 // ── Server ────────────────────────────────────────────────────────────────
 
 program
@@ -196,6 +157,7 @@ wallet
 // ── Events ────────────────────────────────────────────────────────────────
 
 const events = program.command('events').description('the event feed and the live event stream');
+registerEventCommands(events);
 
 /** The brand and subject filters of `events tail` and `listen` (src/domain/event/filter.ts). */
 interface StreamFilterOptions {
@@ -228,7 +190,7 @@ events
         },
         (e) => {
           const event = clientEvent(e);
-          process.stdout.write(g.json ? `${JSON.stringify(event)}\n` : `${formatEvent(e)}\n`);
+          process.stdout.write(g.json ? `${JSON.stringify(event)}\n` : `${eventLine(event)}\n`);
         },
       );
       return untilInterrupted(stream);
@@ -244,35 +206,88 @@ program
   .option('--subject-type <type...>', 'only events whose subject has one of these types (repeatable)')
   .option('--subject-id <id>', 'only events about this subject')
   .option('--secret <whsec>', 'sign with this secret instead of a fresh session secret')
+  .option('--retries <n>', 'retry a failed forward this many times (0.5 s, 1 s, 2 s ... apart)', '2')
   .action(
-    run(async (g, o: { forwardTo: string; events?: string[]; secret?: string } & StreamFilterOptions) => {
+    run(async (g, o: { forwardTo: string; events?: string[]; secret?: string; retries: string } & StreamFilterOptions) => {
+      const target = forwardTarget(o.forwardTo);
+      const retries = Number(o.retries);
+      if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw new UsageError(`--retries must be 0 to 10, got '${o.retries}'`);
       const { origin, apiKey } = creds(g);
       const secret = o.secret ?? webhooks.generateSecret();
-      process.stderr.write(`Forwarding events to ${o.forwardTo}\nSession signing secret: ${secret}\n`);
+      process.stderr.write(`Forwarding events to ${target}\nSession signing secret: ${secret}\n`);
       const stream = streamEvents(
         { origin, apiKey: required(apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'), types: o.events, ...streamFilter(o) },
         async (e) => {
           const body = JSON.stringify(e);
           const headers = await webhooks.sign(body, secret, { id: e.id });
           const started = Date.now();
-          const outcome = await fetch(o.forwardTo, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', 'user-agent': 'platform-cli-listen', ...headers },
-            body,
-            signal: AbortSignal.timeout(15_000),
-          }).then(
-            (r) => ({ status: r.status, ok: r.ok }),
-            (err: Error) => ({ status: 0, ok: false, error: err.message }),
-          );
-          const line = { event: e.id, type: e.type, seq: e.seq, status: outcome.status, ok: outcome.ok, durationMs: Date.now() - started };
+          let outcome = await forward(target, body, headers);
+          let attempts = 1;
+          while (!outcome.ok && attempts <= retries) {
+            await new Promise((r) => setTimeout(r, 500 * 2 ** (attempts - 1)));
+            outcome = await forward(target, body, headers);
+            attempts++;
+          }
+          const line = {
+            event: e.id,
+            type: e.type,
+            seq: e.seq,
+            status: outcome.status,
+            ok: outcome.ok,
+            attempts,
+            durationMs: Date.now() - started,
+            ...(outcome.ok ? {} : { error: outcome.error }),
+          };
           process.stdout.write(
-            g.json ? `${JSON.stringify(line)}\n` : `${formatEvent(e)}  -> ${outcome.status || 'failed'} (${line.durationMs} ms)\n`,
+            g.json
+              ? `${JSON.stringify(line)}\n`
+              : `${eventLine(clientEvent(e))}  -> ${outcome.ok ? outcome.status : `failed: ${outcome.error}`} (${line.durationMs} ms${attempts > 1 ? `, ${attempts} attempts` : ''})\n`,
           );
         },
       );
       return untilInterrupted(stream);
     }),
   );
+
+/** `--forward-to` must be an absolute http(s) URL: a usage error (exit 2) before anything connects. */
+function forwardTarget(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new UsageError(`--forward-to must be an absolute URL such as http://localhost:3000/webhooks, got '${raw}'`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError(`--forward-to must use http or https, got '${u.protocol}'`);
+  return u.href;
+}
+
+/** One forward; a failure says why: the status and the start of the body, or the network error. */
+async function forward(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; ok: boolean; error?: string }> {
+  try {
+    const r = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': 'platform-cli-listen', ...headers },
+      body,
+      signal: AbortSignal.timeout(15_000),
+    });
+    if (r.ok) return { status: r.status, ok: true };
+    const excerpt = (await r.text().catch(() => '')).slice(0, 200).replace(/\s+/g, ' ').trim();
+    return { status: r.status, ok: false, error: `HTTP ${r.status}${excerpt ? `: ${excerpt}` : ''}` };
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string; message?: string } };
+    const reason = e.name === 'TimeoutError' ? 'no response within 15 s' : (e.cause?.code ?? e.cause?.message ?? e.message);
+    return { status: 0, ok: false, error: reason };
+  }
+}
+
+registerWebhookCommands(program);
+registerAssertionCommands(program);
+registerDistributionCommands(program);
+registerToolCommands(program);
 
 // ── Operations ────────────────────────────────────────────────────────────
 
@@ -311,10 +326,6 @@ function progressLine(op: Operation): string {
   return `${op.id} ${op.kind} ${op.status}${op.waitingReason ? ` (${op.waitingReason})` : ''} attempt ${op.attempts}/${op.maxAttempts}${progress}`;
 }
 
-function formatEvent(e: WireEvent): string {
-  return `#${e.seq}  ${e.created_at}  ${e.type.padEnd(24)}  ${e.id}  ${e.subject.type}/${e.subject.id}  ${JSON.stringify(e.data)}`;
-}
-
 /** Streams until SIGINT/SIGTERM (exit 0) or a stream error (thrown, mapped to an exit code). */
 async function untilInterrupted(stream: { done: Promise<void>; close(): void }): Promise<number> {
   const stop = () => stream.close();
@@ -328,6 +339,8 @@ async function untilInterrupted(stream: { done: Promise<void>; close(): void }):
     process.off('SIGTERM', stop);
   }
 }
+
+registerCompletion(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -156,6 +156,25 @@ export class OperatorClient {
     this.sender = new RequestSender({ ...opts, baseUrl: `${opts.origin.replace(/\/+$/, '')}/operator`, token: opts.operatorToken });
   }
 
+  /**
+   * Appends a public test event to an organization (`data.test` is true), to
+   * exercise feeds and webhook receivers (`platform trigger`). Resolves to the
+   * new event's id; it reaches readers once sequenced.
+   */
+  async appendTestEvent(
+    params: {
+      organizationId: string;
+      type: string;
+      subject?: { type: string; id: string };
+      data?: Record<string, unknown>;
+      brand?: string;
+    },
+    options?: RequestOptions,
+  ): Promise<{ id: string }> {
+    const { subject = { type: 'test', id: 'test_1' }, ...rest } = params;
+    return (await this.sender.request({ method: 'POST', path: '/events', body: { ...rest, subject }, options })).body;
+  }
+
   async killSwitch(options?: RequestOptions): Promise<{ engaged: boolean; updatedAt: string | null }> {
     return (await this.sender.request({ method: 'GET', path: '/kill_switch', options })).body;
   }

@@ -36,6 +36,8 @@ export interface Database {
   readonly sql: SqlPort;
   /** Cheap liveness query used by /readyz. */
   ping(): Promise<void>;
+  /** Load of the connection (metrics): the pg pool's connections in use, idle and waited for; PGlite's queued transactions. */
+  stats(): { inUse?: number; idle?: number; waiting?: number; queued?: number };
   /** PostgreSQL only: a pool for LISTEN/NOTIFY and hand-written hot paths. */
   readonly pool?: pg.Pool;
   /** Embedded only: the PGlite instance (LISTEN/NOTIFY is in-process there). */
@@ -99,6 +101,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     ping: async () => {
       await pool.query('select 1');
     },
+    stats: () => ({ inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: async () => {
       await prisma.$disconnect();
       await pool.end().catch(() => {});
@@ -144,10 +147,12 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
   // full (bench/HISTORY.md, PGlite p99). Each transaction waits for pending
   // I/O first.
   let tail: Promise<unknown> = Promise.resolve();
+  let queued = 0;
   const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
   const serialize = <T>(fn: () => Promise<T>): Promise<T> => {
+    queued++;
     const run = tail.then(yieldToIo).then(fn);
-    tail = run.catch(() => {});
+    tail = run.catch(() => {}).finally(() => queued--);
     return run;
   };
   const transaction = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => serialize(() => hooks.run(fn));
@@ -162,6 +167,7 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
     ping: async () => {
       await client.query('select 1');
     },
+    stats: () => ({ queued }),
     close: async () => {
       await prisma.$disconnect();
       await client.close();

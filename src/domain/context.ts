@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import type { Metrics } from '../metrics.ts';
 import type { CredentialCache } from './token/credential-cache.ts';
 
 /** What every domain function may use. Transports build it once per process. */
@@ -10,6 +11,8 @@ export interface Deps {
   clock: Clock;
   config: Config;
   log: Logger;
+  /** The process's Prometheus metrics (src/metrics.ts); absent in one-off commands. */
+  metrics?: Metrics;
   /** Wakes the event sequencer; appendEvent calls it after commit. */
   sequencer: { kick(): void };
   /**

@@ -42,6 +42,7 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
   return async (ctx, next) => {
     // Exact, like every REST route: `/GraphQL` and `/graphql/` are 404 below.
     if (ctx.path !== '/graphql') return next();
+    ctx.state.route = '/graphql'; // the metrics' and log's route template
     // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
     // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
     if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom()) {
@@ -68,7 +69,7 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
           url: ctx.url,
           headers: ctx.req.headers,
           body,
-          serverContext: { req: ctx.req, res: ctx.res, requestId: ctx.state.requestId },
+          serverContext: { req: ctx.req, res: ctx.res, requestId: ctx.state.requestId, koaState: ctx.state },
         }));
       if (direct) {
         ctx.status = direct.status;
@@ -79,7 +80,7 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
       // Yoga reads the method, URL and headers from `req`; an empty body stays absent.
       request = Object.assign(Object.create(ctx.req) as typeof ctx.req, { req: ctx.req, body: body === '' ? undefined : body });
     }
-    const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId });
+    const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId, koaState: ctx.state });
     ctx.status = response.status;
     for (const [key, value] of response.headers) ctx.append(key, value);
     // A single JSON result is sent as one string; only streams (SSE, multipart) stay streams.

@@ -1,7 +1,8 @@
-import type { GraphQLError } from 'graphql';
-import { createYoga, type YogaServerInstance } from 'graphql-yoga';
+import { getOperationAST, type ExecutionArgs, type GraphQLError } from 'graphql';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Deps } from '../domain/context.ts';
+import type { Metrics } from '../metrics.ts';
 import { databaseUnavailable, DomainError, isDomainError } from '../domain/errors.ts';
 import { newRequestId } from '../domain/id.ts';
 import { guardInput } from '../domain/input-guard.ts';
@@ -56,6 +57,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
       compiledExecution(),
       sseEventIds(),
       endStreamsWhenAccessEnds(),
+      countOperations(deps.metrics),
     ],
     maskedErrors: { maskError: maskGraphQLError(log) },
     context: async ({
@@ -63,7 +65,14 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
       connectionParams,
       requestId: httpRequestId,
       requestCost,
-    }: { request?: Request; connectionParams?: Record<string, unknown>; requestId?: string } & CostContext) => {
+      koaState,
+    }: {
+      request?: Request;
+      connectionParams?: Record<string, unknown>;
+      requestId?: string;
+      /** The HTTP request's Koa state: the caller and a refusal's code go to its log line (rest/http/request-id.ts). */
+      koaState?: { caller?: unknown; errorCode?: string };
+    } & CostContext) => {
       // HTTP requests reuse the Koa request id (also in the Request-Id header); graphql-ws operations bring theirs (src/graphql/ws.ts).
       const requestId = httpRequestId ?? newRequestId();
       const header = (name: string) => {
@@ -75,6 +84,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
       try {
         const headers = { bearer: bearerOf(header('authorization')), brand: header('service-brand') ?? undefined };
         const caller = await gate.authorize(headers, requestCost ?? 1);
+        if (koaState) koaState.caller = caller;
         return {
           deps,
           gate,
@@ -86,11 +96,22 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
           lastEventId: header('last-event-id') ?? undefined,
         };
       } catch (e) {
+        if (koaState && isDomainError(e)) koaState.errorCode = e.code;
         if (isDomainError(e)) throw toGraphQLError(e, requestId, 'always');
         throw e;
       }
     },
   }) as Yoga;
+}
+
+/** Counts executed operations by type (query, mutation, subscription), never by document; HTTP and graphql-ws share this pipeline. */
+function countOperations(metrics: Metrics | undefined): Plugin {
+  if (!metrics) return {};
+  const count = ({ args }: { args: ExecutionArgs }) => {
+    const type = getOperationAST(args.document, args.operationName)?.operation;
+    if (type) metrics.graphqlOperations.labels(type).inc();
+  };
+  return { onExecute: count, onSubscribe: count };
 }
 
 /**

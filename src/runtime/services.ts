@@ -4,6 +4,7 @@ import { distributionHandlers } from '../domain/distribution/handlers.ts';
 import { StandingScheduler } from '../domain/enrollment/due-evaluation.ts';
 import { Sequencer } from '../domain/event/sequencer.ts';
 import { EventStream } from '../domain/event/stream.ts';
+import { LIVE_STATUSES } from '../domain/operation/operation.ts';
 import { KillSwitch } from '../domain/operator/kill-switch.ts';
 import { PlatformGate } from '../domain/platform/request-auth.ts';
 import { CredentialCache } from '../domain/token/credential-cache.ts';
@@ -30,7 +31,7 @@ export interface Services {
  * fan-out; another process's NOTIFY (a position this process did not sequence)
  * kicks the fan-out too, so neither waits for its poll.
  */
-export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log'>, config: Config): Services {
+export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log' | 'metrics'>, config: Config): Services {
   // Roles (ADR 0006): an API process runs no background loop, a worker serves no request but the health probes.
   const serves = config.role !== 'worker';
   const background = config.role !== 'api';
@@ -55,6 +56,17 @@ export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log'
   const gate = new PlatformGate(deps, killSwitch);
   const standing = new StandingScheduler(deps);
   let maintenance: ReturnType<typeof startMaintenance> | undefined;
+  // Scrape-time gauges: in-process counts, and two index-backed counts of live rows (never a query per request).
+  const { db } = base;
+  base.metrics?.observe({
+    liveSubscribers: () => stream.subscriberCount,
+    deliveryBacklog: () => db.prisma.webhookDelivery.count({ where: { status: { in: ['pending', 'failing'] } } }),
+    operationsByStatus: async () => {
+      const rows = await db.prisma.operation.groupBy({ by: ['status'], where: { status: { in: [...LIVE_STATUSES] } }, _count: true });
+      return Object.fromEntries(rows.map((r) => [r.status, r._count]));
+    },
+    database: () => db.stats(),
+  });
 
   const runtime = new Runtime(base.log)
     .add({ name: 'event stream', start: () => stream.start({ tail: serves }), stop: () => stream.stop() })

@@ -149,6 +149,7 @@ export class WebhookWorker {
     // clock (Standard Webhooks' replay window), whatever the injected clock says.
     const headers = webhookHeaders(secrets, d.event_id, Math.floor(Date.now() / 1000), body);
     const outcome = await postWebhook(d.endpoint.url, { ...headers }, body, this.sendOptions);
+    this.deps.metrics?.webhookAttempt(outcome);
     this.finished.push({ delivery: d, startedAt, outcome });
     void this.flush();
     return outcome;

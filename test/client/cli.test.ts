@@ -1,20 +1,18 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { PlatformClient } from '../../src/client/index.ts';
+import { cliRunner } from '../support/cli.ts';
 import { appTest, type TestApp, buildOrg, buildToken, emitEvent, type TestOrg } from '../support/kit.ts';
 
 /** The `platform` CLI, spawned as a process (through its bin launcher) against a real server. */
 // Every command is a fresh Node process (about a second each, more on a loaded machine).
 vi.setConfig({ testTimeout: 120_000 });
-
-const BIN = resolve(import.meta.dirname, '../../bin/platform.mjs');
-const cwd = mkdtempSync(join(tmpdir(), 'platform-cli-')); // no ./.data/dev-credentials.json here
 
 const test = appTest({
   config: { operations: { worker: true, pollMs: 50, leaseMs: 30_000, recheckMs: 500, retryBaseMs: 100, retryMaxMs: 1000, maxAttempts: 3 } },
@@ -22,32 +20,13 @@ const test = appTest({
 /** The file's app, for the helpers below. */
 let t: TestApp;
 test.beforeAll(({ app }) => void (t = app));
+const { cwd, start, run } = cliRunner(() => t.origin);
 let org: TestOrg;
 let apiKey: string;
 test.beforeAll(async ({ app: t }) => {
   org = await buildOrg(t);
   apiKey = (await buildToken(t, org, ['events:read', 'distributions:read', 'distributions:write', 'distributions:launch'])).secret;
 });
-
-function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PLATFORM_')));
-  return { ...base, PLATFORM_ORIGIN: t.origin, PLATFORM_CREDENTIALS: join(cwd, 'none.json'), ...extra };
-}
-
-function start(args: string[], extra: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: env(extra), stdio: ['ignore', 'pipe', 'pipe'] });
-  const out = { stdout: '', stderr: '' };
-  child.stdout!.on('data', (d) => (out.stdout += d));
-  child.stderr!.on('data', (d) => (out.stderr += d));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return { child, out, exited };
-}
-
-async function run(args: string[], extra: Record<string, string> = {}) {
-  const { out, exited } = start(args, extra);
-  const code = await exited;
-  return { code, ...out };
-}
 
 async function until(cond: () => boolean, what: string, ms = 15_000) {
   const deadline = Date.now() + ms;

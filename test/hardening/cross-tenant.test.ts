@@ -49,6 +49,7 @@ type Ids = Record<Kind, string>;
 /** The object a collection's path segment names. */
 const SEGMENT_KIND: Record<string, Kind> = {
   webhook_endpoints: 'endpoint',
+  events: 'event',
   deliveries: 'delivery',
   assertions: 'assertion',
   programs: 'program',

@@ -78,7 +78,7 @@ it('a worker killed mid-operation leaves the lease to expire; another process re
   const auth = { token, headers: { 'idempotency-key': randomUUID() } };
   const created = await a.t.http.post(
     '/v1/platform/distributions',
-    { name: 'Crash', budget: 0, deployments: [{ provider: 'sandbox', config: { delay_ms: 4000 } }] },
+    { name: 'Crash', budget: 0, deployments: [{ provider: 'sandbox', config: { delay_ms: 10_000 } }] },
     auth,
   );
   expect(created.status, created.text).toBe(202);
@@ -112,8 +112,9 @@ it('a worker killed mid-operation leaves the lease to expire; another process re
 it('kill -9 with launches in flight (parents waiting on children, children mid-call): all settle through their leases, the calls side by side', {
   timeout: 180_000,
 }, async () => {
-  // Every child's provider call takes DELAY_MS. The recheck is far beyond the bound, so recovery cannot lean on it.
-  const DELAY_MS = 2000;
+  // Every child's provider call takes DELAY_MS: long enough that a loaded machine still sees parents waiting and children
+  // mid-call before the kill. The recheck is far beyond every deadline, so recovery cannot lean on it.
+  const DELAY_MS = 5000;
   const env = { OPERATIONS_CONCURRENCY: '16' };
   const a = await server(env);
   const { token } = await buildOrgWithToken(a.t, ['distributions:read', 'distributions:write', 'distributions:launch', 'deployments:read']);

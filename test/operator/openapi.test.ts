@@ -90,6 +90,8 @@ describe('dashboard and operations document', () => {
         'POST /platform/tokens/revoke [{"userToken":[]}]',
         'POST /platform/tokens/rotate [{"userToken":[]}]',
         'POST /operator/organizations [{"operatorToken":[]}]',
+        'GET /operator/organizations [{"operatorToken":[]}]',
+        'GET /operator/organizations/{id} [{"operatorToken":[]}]',
         'GET /operator/kill_switch [{"operatorToken":[]}]',
         'POST /operator/kill_switch [{"operatorToken":[]}]',
         'POST /operator/events [{"operatorToken":[]}]',

@@ -22,6 +22,7 @@ import { webhookDeliveryRoutes } from '../../rest/platform/webhook-deliveries.ts
 import { webhookEndpointRoutes } from '../../rest/platform/webhook-endpoints.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { buildOrgWithToken } from '../support/factories.ts';
+import { emitEvent } from '../support/events.ts';
 
 /**
  * Every action declared for both fronts (src/domain/action/action.ts) has a
@@ -49,6 +50,7 @@ const ALL = [
 const SCOPES = [
   'webhooks:read',
   'webhooks:write',
+  'events:read',
   'programs:read',
   'program_requirements:read',
   'program_requirements:write',
@@ -98,6 +100,19 @@ const createProgram = async (token: string): Promise<Ids> => {
   const res = await t.http.post(`${P}/programs`, { name: 'P', grace_period_seconds: 60 }, { token });
   const req = await t.http.post(`${P}/programs/${res.body.id}/requirements`, { metric: 'assert:verified', operator: 'exists' }, { token });
   return { program: res.body.id, requirement: req.body.id };
+};
+/** One sequenced test event per organization (both fronts read the same one: its seq is the organization's next). */
+const emitted = new Map<string, Promise<Ids>>();
+const createEvent = (token: string): Promise<Ids> => {
+  if (!emitted.has(token))
+    emitted.set(
+      token,
+      (async () => {
+        const me = await t.http.post('/api/smoke', {}, { token });
+        return { event: await emitEvent(t, me.body.org_id, 'assertion.created', { note: 'parity' }) };
+      })(),
+    );
+  return emitted.get(token)!;
 };
 const edges = (conn: any) => ({ data: conn.edges.map((e: any) => e.node), hasMore: conn.pageInfo.hasNextPage });
 
@@ -284,6 +299,15 @@ const ROWS: Row[] = [
       rest: { method: 'POST', path: '/programs', body: { name: '' } },
       gql: { query: 'mutation { createProgram(name: "") { id } }' },
     }),
+  },
+  {
+    action: events.retrieve,
+    setup: createEvent,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/events/${ids.event}` },
+      gql: { query: `{ event(id: "${ids.event}") { id type seq subject { type id } data operation brand livemode createdAt } }` },
+    }),
+    unknown: { rest: { method: 'GET', path: '/events/evt_nope' }, gql: { query: '{ event(id: "evt_nope") { id } }' } },
   },
   {
     action: programs.list,

@@ -78,6 +78,9 @@ describe.skipIf(!onPostgres())(
       expect([feed.status, feed.body.error.code]).toEqual([404, 'route_not_found']);
       const graphql = await w.post('/graphql', { query: '{ __typename }' });
       expect([graphql.status, graphql.body.error]).toEqual([404, 'route_not_found']);
+      // ...and its metrics, behind the operator token like everywhere.
+      expect((await w.get('/metrics')).status).toBe(401);
+      expect((await w.get('/metrics', { token: operatorToken })).text).toMatch(/^platform_webhook_delivery_backlog \d+$/m);
 
       // Two organizations, created through the first API process; two endpoints each on the receiver.
       const orgs = await Promise.all(
@@ -201,6 +204,16 @@ describe.skipIf(!onPostgres())(
           expect(feeds.get(ep.org.id)!.find((e) => e.id === body.id)?.seq).toBe(Number(body.seq));
         }
       }
+
+      // The worker made the attempts, and counted them; the API processes made none.
+      const attempts = async (p: ServerProcess) =>
+        Number(
+          /^platform_webhook_attempts_total\{outcome="success"\} (\d+)$/m.exec(
+            (await new HttpClient(p.origin).get('/metrics', { token: operatorToken })).text,
+          )?.[1] ?? 0,
+        );
+      expect(await attempts(worker!)).toBeGreaterThanOrEqual(4 * perOrg);
+      expect(await attempts(api1!)).toBe(0);
 
       // Without a worker the API processes still stream, and fan out nothing: deliveries wait for a worker,
       // and a new one catches up on what was sequenced meanwhile.

@@ -22,8 +22,21 @@ describe('idempotent creates', () => {
     );
     expect(again.status, again.text).toBe(200);
     expect(again.body).toEqual({ unit: first.body.unit, duplicate: true });
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(await unitCount(t, org.id)).toBe(1);
     expect((await auditRows(t, org.id)).map((r) => r.outcome)).toEqual(['allowed', 'replayed']);
+  });
+
+  test('POST /api/scopes_exec replays with Idempotent-Replayed: true, like every keyed mutation', async ({ app: t }) => {
+    const { token } = await buildTenant(t, SCOPES);
+    const exec = { scope: 'units:create', data: body };
+    const first = await t.http.post('/api/scopes_exec', exec, { token, headers: key('x-1') });
+    const again = await t.http.post('/api/scopes_exec', exec, { token, headers: key('x-1') });
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.object).toEqual({ unit: first.body.object.unit, duplicate: true });
   });
 
   test('without a key, identical requests create distinct units', async ({ app: t }) => {

@@ -1,6 +1,6 @@
 import type { PagePromise } from '../list.ts';
 import type { RequestOptions } from '../request-sender.ts';
-import { Resource } from './resource.ts';
+import { Resource, path } from './resource.ts';
 import type { PlatformEvent } from './types.ts';
 
 export interface EventListParams {
@@ -35,5 +35,10 @@ export class Events extends Resource {
       },
       options,
     );
+  }
+
+  /** One event by `evt_` id, once sequenced. */
+  retrieve(id: string, options?: RequestOptions): Promise<PlatformEvent> {
+    return this.one({ method: 'GET', path: path('/events/{id}', id), options });
   }
 }

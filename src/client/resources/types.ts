@@ -18,6 +18,35 @@ export interface WebhookEndpoint extends Timestamped {
   updatedAt: string;
 }
 
+export interface WebhookAttempt {
+  /** 1 for the first attempt. */
+  number: number;
+  startedAt: string;
+  durationMs: number;
+  /** null when no response arrived. */
+  statusCode: number | null;
+  error: string | null;
+  /** At most the first 1 KiB of the response body. */
+  responseExcerpt: string | null;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  object: 'webhook_delivery';
+  endpointId: string;
+  /** Also the `webhook-id` header of every attempt. */
+  eventId: string;
+  eventType: string | null;
+  status: 'pending' | 'failing' | 'succeeded' | 'exhausted';
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: string;
+  completedAt: string | null;
+  attemptLog: WebhookAttempt[];
+}
+
 export interface DeletedObject {
   id: string;
   object: string;

@@ -1,7 +1,7 @@
 import type { PagePromise } from '../list.ts';
 import type { RequestOptions } from '../request-sender.ts';
 import { Resource, path, type ListParams } from './resource.ts';
-import type { DeletedObject, WebhookEndpoint } from './types.ts';
+import type { DeletedObject, WebhookDelivery, WebhookEndpoint } from './types.ts';
 
 export interface WebhookEndpointCreateParams {
   url: string;
@@ -49,5 +49,23 @@ export class WebhookEndpoints extends Resource {
 
   del(id: string, options?: RequestOptions): Promise<DeletedObject> {
     return this.one({ method: 'DELETE', path: path('/webhook_endpoints/{id}', id), idempotent: true, options });
+  }
+
+  /** An endpoint's deliveries with their attempt logs, newest first. */
+  deliveries(endpointId: string, params: ListParams = {}, options?: RequestOptions): PagePromise<WebhookDelivery> {
+    return this.page(path('/webhook_endpoints/{id}/deliveries', endpointId), params, options);
+  }
+
+  /** Re-queues a failing or exhausted delivery for an immediate attempt (resend). */
+  retryDelivery(endpointId: string, deliveryId: string, options?: RequestOptions): Promise<WebhookDelivery> {
+    return this.one(
+      {
+        method: 'POST',
+        path: path('/webhook_endpoints/{id}/deliveries/{delivery}/retry', endpointId, deliveryId),
+        idempotent: true,
+        options,
+      },
+      'webhookDelivery',
+    );
   }
 }

@@ -171,6 +171,15 @@ export const events = {
         subject_id: input.subject_id,
       } as EventFilterInput),
   }),
+  retrieve: read({
+    name: 'events.retrieve',
+    scope: 'events:read',
+    params: ['id'],
+    input: z.strictObject({}),
+    output: Event,
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, params }) => retrieveEvent(deps, caller.organization.id, params.id),
+  }),
 };
 
 /** One page of the feed after a `starting_after` cursor (a seq or an evt_ id), filtered; the filter's errors name `params`. */

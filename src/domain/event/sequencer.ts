@@ -27,6 +27,8 @@ const BATCH = 1000;
 export const EVENTS_CHANNEL = 'platform_events';
 
 export class Sequencer {
+  /** When the oldest kick not yet taken by a batch arrived (the sequencing lag metric). */
+  private pendingSince: number | undefined;
   private readonly loop = new Loop(
     async () => (await this.sequenceBatch()) === BATCH,
     (err) => this.deps.log.error({ err }, 'event sequencer failed; the periodic sweep will retry'),
@@ -48,6 +50,7 @@ export class Sequencer {
   }
 
   kick(): void {
+    this.pendingSince ??= performance.now();
     this.loop.kick();
   }
 
@@ -67,10 +70,16 @@ export class Sequencer {
    * NOTIFY (PostgreSQL only; embedded mode is one process), COMMIT.
    */
   private async sequenceBatch(): Promise<number> {
-    const { db } = this.deps;
+    const { db, metrics } = this.deps;
+    const since = this.pendingSince;
+    this.pendingSince = undefined;
     const [, batch] = await db.sql.transaction((send) => send(sequenceStatements(db.kind === 'postgres'), { commit: true }));
     const row = batch?.[0];
     const n = Number(row?.n ?? 0);
+    if (n > 0 && metrics) {
+      metrics.eventsAppended.inc(n);
+      if (since !== undefined) metrics.sequencingLag.observe((performance.now() - since) / 1000);
+    }
     if (n > 0 && row?.max != null) this.onSequenced(BigInt(row.max as string));
     return n;
   }

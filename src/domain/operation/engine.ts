@@ -7,6 +7,7 @@ import {
   LIVE_STATUSES,
   OPERATION_COLUMNS,
   inlineSlots,
+  operationTransition,
   settleStatement,
   settledRow,
   settledEvent,
@@ -155,7 +156,28 @@ interface OutcomePlan {
   after: (rows: Record<string, unknown>[][], hold?: Record<string, unknown>) => void;
 }
 
+/** The status a step's outcome leaves the operation in. */
+function resultingStatus(op: Operation, out: StepOutcome): string {
+  if (out.status === 'continue') return 'running';
+  if (out.status === 'retry') return op.attempts >= op.maxAttempts ? 'failed' : 'pending';
+  return out.status;
+}
+
+/** A step's plan, whose commit also counts and logs the transition it makes (a step that keeps running is none). */
 function planOutcome(deps: Deps, op: Operation, out: StepOutcome, take?: () => OperationSlot | undefined): OutcomePlan {
+  const plan = planStep(deps, op, out, take);
+  const to = resultingStatus(op, out);
+  if (to === op.status) return plan;
+  return {
+    ...plan,
+    after: (rows, hold) => {
+      plan.after(rows, hold);
+      operationTransition(deps, op, op.status, to);
+    },
+  };
+}
+
+function planStep(deps: Deps, op: Operation, out: StepOutcome, take?: () => OperationSlot | undefined): OutcomePlan {
   const now = deps.clock.now();
   const ops = deps.config.operations;
   const changed = () => deps.operations?.changed(op.id);

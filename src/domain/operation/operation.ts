@@ -162,6 +162,17 @@ export async function inlineSlots<T>(deps: Deps, fn: (take: () => OperationSlot 
   }
 }
 
+/** Counts and logs (info) a change of an operation's status, once committed: `from` is absent for a new operation or one settled outside its run. */
+export function operationTransition(
+  deps: Deps,
+  op: { id: string; kind: string; attempts: number },
+  from: string | undefined,
+  to: string,
+): void {
+  deps.metrics?.operationTransitions.labels(op.kind, to).inc();
+  deps.log.info({ operation_id: op.id, kind: op.kind, from, to, attempt: op.attempts }, 'operation transition');
+}
+
 /**
  * Inserts a pending operation (or a running one under a local slot, see NewOperation.slot). The partial unique index
  * `operation_one_live_per_subject` is the rule: a second live operation on
@@ -175,6 +186,7 @@ export async function enqueueOperation(deps: Deps, tx: Tx, o: NewOperation): Pro
       data: { ...data, result: result as Prisma.InputJsonObject, progress: progress as Prisma.InputJsonObject },
     });
     const slot = o.slot;
+    deps.db.afterCommit(tx, () => operationTransition(deps, row, undefined, row.status));
     // Leased to this process: nobody else may claim it, so there is nothing to announce.
     if (slot) deps.db.afterCommit(tx, () => slot.run(row));
     else await announceDue(deps, tx);
@@ -200,7 +212,15 @@ export function enqueueBatched(deps: Deps, o: NewOperation): { row: OperationRow
   // As in enqueueOperation: one leased to this process is run after the commit; any other is announced.
   const notify =
     !slot && deps.db.kind === 'postgres' ? [Prisma.sql`SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''})::text`] : [];
-  return { row: r, statements: [insert, ...notify], committed: () => (slot ? slot.run(r) : deps.operations?.kick()) };
+  return {
+    row: r,
+    statements: [insert, ...notify],
+    committed: () => {
+      operationTransition(deps, r, undefined, r.status);
+      if (slot) slot.run(r);
+      else deps.operations?.kick();
+    },
+  };
 }
 
 export const operationConflict = (subject: { type: string; id: string }) =>
@@ -334,7 +354,7 @@ export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlem
     deps.db.afterCommit(tx, () => deps.operations?.kick());
   }
   await appendEvent(deps, tx, settledEvent(row, s));
-  deps.db.afterCommit(tx, () => deps.operations?.changed(id));
+  deps.db.afterCommit(tx, () => (operationTransition(deps, row, undefined, s.status), deps.operations?.changed(id)));
   return true;
 }
 

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import type { Tx } from '../../db/database.ts';
+import type { Brand } from '../../db/generated/client.ts';
+import { ListInput, newestFirst, type Page } from '../action/list.ts';
 import type { Deps } from '../context.ts';
-import { DomainError, isUniqueViolation } from '../errors.ts';
+import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { newId } from '../id.ts';
 import { issueUserToken } from '../token/user-token.ts';
 import { parseInput } from '../validation.ts';
@@ -65,4 +67,47 @@ export async function insertOrganization(
     user: { id: user.id },
     user_token: userToken,
   };
+}
+
+const BrandSummary = z.object({ id: z.string(), slug: z.string(), name: z.string(), created_at: z.string() });
+/** An organization as the operator reads it: its brands oldest first (the first is the default brand). */
+export const OperatorOrganization = z.object({
+  id: z.string(),
+  slug: z.string(),
+  name: z.string(),
+  created_at: z.string(),
+  brands: z.array(BrandSummary),
+});
+export type OperatorOrganization = z.output<typeof OperatorOrganization>;
+
+type OrganizationWithBrands = { id: string; slug: string; name: string; createdAt: Date; brands: Brand[] };
+const withBrands = { brands: { orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }] } };
+
+const presentOrganization = (o: OrganizationWithBrands): OperatorOrganization => ({
+  id: o.id,
+  slug: o.slug,
+  name: o.name,
+  created_at: o.createdAt.toISOString(),
+  brands: o.brands.map((b) => ({ id: b.id, slug: b.slug, name: b.name, created_at: b.createdAt.toISOString() })),
+});
+
+async function findOrganization(deps: Deps, id: string, param: string | null = null): Promise<OrganizationWithBrands> {
+  const org = await deps.db.prisma.organization.findUnique({ where: { id }, include: withBrands });
+  if (!org) throw missing('organization', id, param);
+  return org;
+}
+
+/** Every organization, newest first, in the list shape (`limit`, `starting_after`). */
+export async function listOrganizations(deps: Deps, raw: unknown): Promise<Page<OperatorOrganization>> {
+  const q = parseInput(ListInput, raw);
+  const page = await newestFirst(
+    q,
+    (id, param) => findOrganization(deps, id, param),
+    (below, take) => deps.db.prisma.organization.findMany({ where: below, orderBy: { id: 'desc' }, take, include: withBrands }),
+  );
+  return { ...page, data: page.data.map(presentOrganization) };
+}
+
+export async function retrieveOrganization(deps: Deps, id: string): Promise<OperatorOrganization> {
+  return presentOrganization(await findOrganization(deps, id));
 }

@@ -224,9 +224,11 @@ export async function recordAttempts(deps: Deps, owner: string, finished: Finish
     duration: [] as number[],
     excerpt: [] as (string | null)[],
   };
+  const failed: { f: FinishedAttempt; made: number; next: ReturnType<typeof nextState> }[] = [];
   for (const f of finished) {
     const made = f.delivery.attempts + 1;
     const next = nextState(f.outcome, made, schedule, now);
+    if (!f.outcome.ok) failed.push({ f, made, next });
     c.id.push(f.delivery.id);
     c.status.push(next.status);
     c.made.push(made);
@@ -254,6 +256,24 @@ export async function recordAttempts(deps: Deps, owner: string, finished: Finish
     owner,
     now,
   ]);
+  for (const x of failed) logFailedAttempt(deps, x.f, x.made, x.next);
+}
+
+/** A failed attempt at warn with what an operator needs to find it (never the URL's secrets nor the payload); the last one at error. */
+function logFailedAttempt(deps: Deps, f: FinishedAttempt, attempt: number, next: ReturnType<typeof nextState>): void {
+  const fields = {
+    endpoint_id: f.delivery.endpoint_id,
+    delivery_id: f.delivery.id,
+    event_id: f.delivery.event_id,
+    status_code: f.outcome.statusCode,
+    error: f.outcome.error,
+    attempt,
+    ms: f.outcome.durationMs,
+  };
+  if (next.status === 'exhausted') {
+    deps.metrics?.webhookExhausted.inc();
+    deps.log.error(fields, 'webhook delivery exhausted: its last scheduled attempt failed');
+  } else deps.log.warn({ ...fields, next_attempt_at: next.nextAttemptAt?.toISOString() }, 'webhook attempt failed; retrying later');
 }
 
 /** Leased deliveries whose endpoint is disabled (a fan-out raced the disable): exhausted without a request. */

@@ -1,8 +1,9 @@
 import { ListInput } from '../../domain/action/list.ts';
-import { cursorSeq, feedPage, retrieveEvent, type PublicEvent } from '../../domain/event/event.ts';
+import { cursorSeq, events, feedPage, type PublicEvent } from '../../domain/event/event.ts';
 import { GRAPHQL_PARAMS, MAX_FILTER_ENTRIES, parseEventFilter } from '../../domain/event/filter.ts';
 import type { ArgBuilder } from '@pothos/core';
 import { builder } from '../builder.ts';
+import { queryAction } from '../action.ts';
 import { listConnection } from '../connection.ts';
 import { parseInput } from '../../domain/validation.ts';
 import { lastEventId } from '../sse.ts';
@@ -59,15 +60,12 @@ builder.queryField('events', (t) =>
   }),
 );
 
-builder.queryField('event', (t) =>
-  t.field({
-    type: Event,
-    description: 'One event by evt_ id (scope events:read)',
-    authScopes: { scope: 'events:read' },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => retrieveEvent(ctx.deps, ctx.caller.organization.id, String(args.id)),
-  }),
-);
+queryAction('event', events.retrieve, {
+  description: 'One event by evt_ id (scope events:read)',
+  type: Event,
+  args: (arg) => ({ id: arg.id({ required: true }) }),
+  input: (a) => ({ params: { id: String(a.id) } }),
+});
 
 builder.subscriptionType({});
 
