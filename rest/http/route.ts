@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { z } from 'zod';
 import type { Action } from '../../src/domain/action/action.ts';
 import { DomainError, missingScope } from '../../src/domain/errors.ts';
@@ -50,7 +50,8 @@ export function exactRouter(prefix?: string): Router {
 export function mount(router: Router, routes: RouteDef[]): void {
   const byPath = new Map<string, string[]>();
   for (const r of routes) {
-    router[r.method.toLowerCase() as 'get' | 'post' | 'delete'](r.path, r.action ? scoped(r.action.scope, r.handler) : r.handler);
+    const handlers = r.action ? [scoped(r.action.scope), r.handler] : [r.handler];
+    router[r.method.toLowerCase() as 'get' | 'post' | 'delete'](r.path, ...handlers);
     byPath.set(r.path, [...(byPath.get(r.path) ?? []), r.method]);
   }
   // A known path with the wrong method is 405 with Allow, in the surface's envelope.
@@ -61,10 +62,13 @@ export function mount(router: Router, routes: RouteDef[]): void {
   }
 }
 
-/** The scope check of an action's route, before its handler reads the query or body (the caller is the platform pipeline's). */
-function scoped(scope: string, handler: RouteDef['handler']): RouteDef['handler'] {
-  return async (ctx) => {
+/**
+ * The scope check of an action's route, before its handler reads the query or body (the caller is the platform
+ * pipeline's). A middleware of its own, so the route's stack still holds the handler itself (pipeline.ts looks for it).
+ */
+function scoped(scope: string): Middleware {
+  return async (ctx, next) => {
     if (!(ctx.state.caller as { scopes: ReadonlySet<string> }).scopes.has(scope)) throw missingScope(scope);
-    return handler(ctx);
+    return next();
   };
 }

@@ -6,7 +6,9 @@ import type { StoredResponse } from '../../src/domain/idempotency/idempotency.ts
 import type { SurfaceBCaller } from '../../src/domain/platform/request-auth.ts';
 import { parseInput } from '../../src/domain/validation.ts';
 import type { RouteDef } from '../http/route.ts';
-import { callerWith, idempotencyKeyOf, platformBody, platformQuery } from './pipeline.ts';
+import { callerWith, confirmsAdmission, idempotencyKeyOf, platformBody, platformQuery } from './pipeline.ts';
+
+type Handler = (ctx: Context) => Promise<void>;
 
 const NoQuery = z.strictObject({});
 
@@ -62,7 +64,8 @@ export function actionRoute<P extends string, I extends z.ZodType, O extends z.Z
       schema: r.envelope ? z.object({ [r.envelope]: action.output }) : action.output,
     },
     errors: r.errors,
-    handler: async (ctx) => {
+    // A batched action confirms a provisional admission before its commit (invoke), so the pipeline may admit it provisionally.
+    handler: (action.effect.kind === 'batched' ? confirmsAdmission : (h: Handler) => h)(async (ctx) => {
       let input: Record<string, unknown>;
       if (inBody) {
         parseInput(NoQuery, platformQuery(ctx));
@@ -76,9 +79,9 @@ export function actionRoute<P extends string, I extends z.ZodType, O extends z.Z
       };
       const out = await invoke(context, action, { params, input });
       if (out.replayed) ctx.set('Idempotent-Replayed', 'true');
-      ctx.status = STATUS[action.outcome];
+      ctx.status = STATUS[out.outcome];
       ctx.body = r.envelope ? { [r.envelope]: out.value } : out.value;
-    },
+    }),
   };
 }
 

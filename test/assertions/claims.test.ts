@@ -175,4 +175,23 @@ describe('Idempotency-Key', () => {
     expect(conflict.status).toBe(409);
     expect(await api.events('assertion.created')).toHaveLength(1);
   });
+
+  it('a replay answers the status the key first answered: 200 stays 200 after the claim changed', async () => {
+    const { api } = await setup(t);
+    const s = subject();
+    const body = { ...s, key: 'verified' };
+    expect((await api.assert(body)).status).toBe(201);
+    const unchanged = await api.assert(body, { 'Idempotency-Key': 'k-same' });
+    expect(unchanged.status).toBe(200);
+    const absent = await api.revoke({ ...s, key: 'never' }, { 'Idempotency-Key': 'k-absent' });
+    expect(absent.status).toBe(200);
+    expect((await api.revoke(body)).status).toBe(201);
+    const replayed = await api.assert(body, { 'Idempotency-Key': 'k-same' });
+    expect(replayed.status).toBe(200);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body).toEqual(unchanged.body);
+    const revokeReplayed = await api.revoke({ ...s, key: 'never' }, { 'Idempotency-Key': 'k-absent' });
+    expect(revokeReplayed.status).toBe(200);
+    expect(revokeReplayed.body).toEqual(absent.body);
+  });
 });

@@ -1,8 +1,9 @@
 import type { z } from 'zod';
+import type { BatchSend } from '../../db/sql-port.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { missingScope } from '../errors.ts';
-import { runIdempotentValue } from '../idempotency/idempotency.ts';
+import { runIdempotentBatched, runIdempotentValue, type BatchedResult } from '../idempotency/idempotency.ts';
 import { idempotency } from '../platform/mutation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput } from '../validation.ts';
@@ -29,10 +30,34 @@ export interface Call<P extends string, In, Db extends Reader = Reader> {
   db: Db;
 }
 
+/** What a batched action's body receives instead of a database: the batched SQL port's `send`, and what `within` holds for it. */
+export interface BatchedCall<P extends string, In, H = undefined> extends Omit<Call<P, In>, 'db'> {
+  send: BatchSend;
+  hold: H;
+}
+
+/** What a batched action's body hands back: its value, its outcome when it differs from the declared one, and what still runs at the commit. */
+export interface BatchedRun<Out> extends Omit<BatchedResult<Out>, 'value'> {
+  value: Out;
+  outcome?: Outcome;
+}
+
+/** How an action runs: a read, a change in a Prisma transaction, or a change on the batched SQL port (the hot paths). */
+type Effect<P extends string, In, Out> =
+  | { kind: 'read'; run: (call: Call<P, In>) => Promise<Out> }
+  | { kind: 'transaction'; run: (call: Call<P, In, Tx>) => Promise<Out> }
+  | {
+      kind: 'batched';
+      run: (call: BatchedCall<P, In, unknown>) => Promise<BatchedRun<Out>>;
+      within?: <T>(deps: Deps, body: (hold: unknown) => Promise<T>) => Promise<T>;
+    };
+
 export interface Action<P extends string = string, I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   /** Stable name, e.g. `webhook_endpoints.create`; also the idempotency fingerprint's first part. */
   readonly name: string;
   readonly scope: string;
+  /** Scopes needed besides `scope`, checked after it (the fronts enforce `scope` before reading anything). */
+  readonly alsoNeeds?: readonly string[];
   /** Path ids, in order (REST path parameters, GraphQL id arguments); together the fingerprint's target. */
   readonly params: readonly P[];
   /** The input besides the path ids: the REST body (POST, DELETE) or query (GET). */
@@ -40,14 +65,16 @@ export interface Action<P extends string = string, I extends z.ZodType = z.ZodTy
   readonly output: O;
   /** Runs in one transaction with its `Idempotency-Key` record; a key replays the stored value. */
   readonly idempotent: boolean;
+  /** The usual outcome; a batched action's run may answer another one for a given call (e.g. `ok`: nothing changed). */
   readonly outcome: Outcome;
   readonly fronts: readonly Front[];
-  readonly run: (call: Call<P, z.output<I>>) => Promise<z.output<O>>;
+  readonly effect: Effect<P, z.output<I>, z.output<O>>;
 }
 
 interface Declaration<P extends string, I extends z.ZodType, O extends z.ZodType> {
   name: string;
   scope: string;
+  alsoNeeds?: readonly string[];
   params?: readonly P[];
   input: I;
   output: O;
@@ -58,14 +85,38 @@ interface Declaration<P extends string, I extends z.ZodType, O extends z.ZodType
 export function mutation<P extends string, I extends z.ZodType, O extends z.ZodType>(
   d: Declaration<P, I, O> & { outcome: Outcome; run: (call: Call<P, z.output<I>, Tx>) => Promise<z.output<O>> },
 ): Action<P, I, O> {
-  return { ...d, params: d.params ?? [], idempotent: true, run: d.run as Action<P, I, O>['run'] };
+  const { run, ...rest } = d;
+  return { ...rest, params: d.params ?? [], idempotent: true, effect: { kind: 'transaction', run } };
+}
+
+/**
+ * A change on the batched SQL port (src/db/sql-port.ts): idempotent, its
+ * statements sent in as few round trips as the rule allows, the key's record
+ * riding in the first and last batches. `within` wraps every attempt (e.g. to
+ * hold run slots for the operations it enqueues) and hands the run `hold`.
+ */
+export function batchedMutation<P extends string, I extends z.ZodType, O extends z.ZodType, H = undefined>(
+  d: Declaration<P, I, O> & {
+    outcome: Outcome;
+    within?: <T>(deps: Deps, body: (hold: H) => Promise<T>) => Promise<T>;
+    run: (call: BatchedCall<P, z.output<I>, H>) => Promise<BatchedRun<z.output<O>>>;
+  },
+): Action<P, I, O> {
+  const { run, within, ...rest } = d;
+  return {
+    ...rest,
+    params: d.params ?? [],
+    idempotent: true,
+    effect: { kind: 'batched', run, within } as Effect<P, z.output<I>, z.output<O>>,
+  };
 }
 
 /** A read: no key, no transaction. */
 export function read<P extends string, I extends z.ZodType, O extends z.ZodType>(
   d: Declaration<P, I, O> & { run: (call: Call<P, z.output<I>>) => Promise<z.output<O>> },
 ): Action<P, I, O> {
-  return { ...d, params: d.params ?? [], idempotent: false, outcome: 'ok' };
+  const { run, ...rest } = d;
+  return { ...rest, params: d.params ?? [], idempotent: false, outcome: 'ok', effect: { kind: 'read', run } };
 }
 
 export interface ActionContext {
@@ -81,6 +132,13 @@ export interface Invocation<P extends string> {
   input?: unknown;
 }
 
+export interface Answer<T> {
+  value: T;
+  /** The declared outcome, or the one the run answered (a replay answers the first one). */
+  outcome: Outcome;
+  replayed: boolean;
+}
+
 /**
  * Checks the scope, then runs the action. An idempotent action parses its
  * input inside the keyed transaction, after the replay lookup: a key answers
@@ -91,13 +149,56 @@ export async function invoke<P extends string, I extends z.ZodType, O extends z.
   ctx: ActionContext,
   action: Action<P, I, O>,
   req: Invocation<P> = {},
-): Promise<{ value: z.output<O>; replayed: boolean }> {
+): Promise<Answer<z.output<O>>> {
   const { deps, caller } = ctx;
   if (!caller.scopes.has(action.scope)) throw missingScope(action.scope);
+  if (action.alsoNeeds) for (const s of action.alsoNeeds) if (!caller.scopes.has(s)) throw missingScope(s);
   const params = req.params ?? ({} as Record<P, string>);
-  const run = (db: Reader) => action.run({ deps, caller, params, input: parseInput(action.input, req.input), db });
-  if (!action.idempotent) return { value: await run(deps.db.prisma), replayed: false };
+  const call = () => ({ deps, caller, params, input: parseInput(action.input, req.input) });
+  const { effect, outcome } = action;
+  if (effect.kind === 'read') return { value: await effect.run({ ...call(), db: deps.db.prisma }), outcome, replayed: false };
   const target = action.params.length ? action.params.map((p) => params[p]).join('/') : undefined;
   const key = idempotency(caller, { name: action.name, target, input: req.input ?? {}, idempotencyKey: ctx.idempotencyKey });
-  return runIdempotentValue(deps, key, run);
+  if (effect.kind === 'transaction') {
+    const out = await runIdempotentValue(deps, key, (db) => effect.run({ ...call(), db }));
+    return { value: out.value, outcome, replayed: out.replayed };
+  }
+  // The record stores the outcome beside the value: a replay answers as the first call did.
+  const attempt = (hold: unknown) =>
+    confirmingAdmission(caller, (beforeCommit) =>
+      runIdempotentBatched<Stored<z.output<O>>>(
+        deps,
+        key,
+        async (send) => {
+          const run = await effect.run({ ...call(), send, hold });
+          return { ...run, value: { value: run.value, outcome: run.outcome ?? outcome } };
+        },
+        beforeCommit,
+      ),
+    );
+  const out = await (effect.within ? effect.within(deps, attempt) : attempt(undefined));
+  return { ...out.value, replayed: out.replayed };
 }
+
+type Stored<T> = { value: T; outcome: Outcome };
+
+/**
+ * A provisional caller (request-auth.ts) commits only if its admission held;
+ * otherwise the transaction rolls back, the caller is confirmed outside it (a
+ * refusal is thrown: nothing was changed) and the change runs once more.
+ */
+async function confirmingAdmission<T>(caller: SurfaceBCaller, run: (beforeCommit?: () => Promise<void>) => Promise<T>): Promise<T> {
+  const held = caller.admissionHeld;
+  if (!held || !caller.confirm) return run();
+  try {
+    return await run(async () => {
+      if (!(await held())) throw admissionChanged;
+    });
+  } catch (e) {
+    if (e !== admissionChanged) throw e;
+    await caller.confirm();
+    return run();
+  }
+}
+
+const admissionChanged = new Error('credentials changed since the request was admitted');

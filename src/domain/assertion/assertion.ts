@@ -8,10 +8,9 @@ import { isId, newId } from '../id.ts';
 import { findEntity, lockSubject, subjectEntity, subjectFields, subjectOf, type Subject } from '../entity/entity.ts';
 import { insertEvents } from '../event/event.ts';
 import { claimLive, parseStandingInputs, planStanding, standingInputs, type StandingInputs } from '../enrollment/standing.ts';
-import type { BatchedResult } from '../idempotency/idempotency.ts';
-import { runBatchedMutation } from '../platform/mutation.ts';
-import type { SurfaceBCaller } from '../platform/request-auth.ts';
-import { parseInput, timestamp } from '../validation.ts';
+import { batchedMutation, read, type BatchedRun, type Reader } from '../action/action.ts';
+import { listOf, pageOf, wholeList, type Page } from '../action/list.ts';
+import { timestamp } from '../validation.ts';
 import { listLimit } from '../platform/rate-limit.ts';
 
 /**
@@ -49,18 +48,22 @@ export const NoAssertionInput = z.strictObject({});
 
 export const ASSERTION_ACTIONS = ['asserted', 'revoked'] as const;
 
-export interface PublicAssertion {
-  id: string;
-  object: 'assertion';
-  entity: string;
-  key: string;
-  action: (typeof ASSERTION_ACTIONS)[number];
-  value: number | null;
-  expires_at: string | null;
-  effective_at: string;
-  livemode: boolean;
-  created_at: string;
-}
+const time = z.string().describe('ISO 8601 timestamp');
+
+/** One assertion event as both fronts show it. */
+export const Assertion = z.object({
+  id: z.string().describe('prefix asrt_; addresses one event, never the claim'),
+  object: z.literal('assertion'),
+  entity: z.string().describe('prefix ent_'),
+  key: z.string(),
+  action: z.enum(ASSERTION_ACTIONS),
+  value: z.number().nullable().describe('booleans are stored as 1 or 0; null on a revocation'),
+  expires_at: time.nullable(),
+  effective_at: time,
+  livemode: z.boolean(),
+  created_at: time,
+});
+export type PublicAssertion = z.output<typeof Assertion>;
 
 export function presentAssertion(row: AssertionEvent): PublicAssertion {
   return {
@@ -77,14 +80,15 @@ export function presentAssertion(row: AssertionEvent): PublicAssertion {
   };
 }
 
-/** What POST /assertions/revoke answers: the appended `revoked` event, or nothing when the claim was already absent. */
-export interface AssertionRevocation {
-  object: 'assertion_revocation';
-  entity: string | null;
-  key: string;
-  revoked: boolean;
-  assertion: PublicAssertion | null;
-}
+/** What a revocation answers: the appended `revoked` event, or nothing when the claim was already absent. */
+export const AssertionRevocation = z.object({
+  object: z.literal('assertion_revocation'),
+  entity: z.string().nullable(),
+  key: z.string(),
+  revoked: z.boolean().describe('true when a revoked event was appended (201); false when the claim was already absent (200)'),
+  assertion: Assertion.nullable(),
+});
+export type PublicAssertionRevocation = z.output<typeof AssertionRevocation>;
 
 type ClaimChange = { action: 'asserted' | 'revoked'; value: number | null; expiresAt: Date | null };
 
@@ -207,9 +211,13 @@ function appendChange(deps: Deps, organizationId: string, entityId: string, clai
   return { assertion, finish: [...writeClaim(row), insertEvents(deps, [event, ...standing.events]), ...standing.statements] };
 }
 
-/** 201 with a new event when the claim changes (absent → present, new value, new expiry); 200 with the current event otherwise. */
-async function createAssertion(deps: Deps, send: BatchSend, organizationId: string, raw: unknown): Promise<BatchedResult> {
-  const input = parseInput(CreateAssertionInput, raw);
+/** A new event when the claim changes (absent → present, new value, new expiry); the current event, outcome `ok`, otherwise. */
+async function createAssertion(
+  deps: Deps,
+  send: BatchSend,
+  organizationId: string,
+  input: z.output<typeof CreateAssertionInput>,
+): Promise<BatchedRun<PublicAssertion>> {
   const subject = subjectOf(input);
   if (input.expires_at && input.expires_at <= deps.clock.now())
     throw new DomainError('invalid_request', 'expires_at must be in the future', 'expires_at');
@@ -217,24 +225,27 @@ async function createAssertion(deps: Deps, send: BatchSend, organizationId: stri
   const expiresAt = input.expires_at ?? null;
   const { entity, current, inputs } = await readClaim(deps, send, organizationId, subject, input.key, { create: true });
   if (claimLive(current ?? undefined, deps.clock.now()) && current!.value === value && sameExpiry(current!.expiresAt, expiresAt)) {
-    return { response: { status: 200, body: presentAssertion(current!.event) }, finish: [], appended: false };
+    return { value: presentAssertion(current!.event), outcome: 'ok', finish: [], appended: false };
   }
   const { assertion, finish } = appendChange(deps, organizationId, entity!, input.key, { action: 'asserted', value, expiresAt }, inputs);
-  return { response: { status: 201, body: assertion }, finish, appended: true };
+  return { value: assertion, finish, appended: true };
 }
 
 /**
- * 201 with the appended `revoked` event when the claim was present; 200 and
+ * The appended `revoked` event when the claim was present; outcome `ok` and
  * nothing appended when it was absent (never stated, revoked, or expired).
  * An external pair never seen is an absent claim, not a new entity.
  */
-async function revokeAssertion(deps: Deps, send: BatchSend, organizationId: string, raw: unknown): Promise<BatchedResult> {
-  const input = parseInput(RevokeAssertionInput, raw);
+async function revokeAssertion(
+  deps: Deps,
+  send: BatchSend,
+  organizationId: string,
+  input: z.output<typeof RevokeAssertionInput>,
+): Promise<BatchedRun<PublicAssertionRevocation>> {
   const subject = subjectOf(input);
   const { entity, current, inputs } = await readClaim(deps, send, organizationId, subject, input.key, { create: false });
   const absent = { object: 'assertion_revocation' as const, entity, key: input.key, revoked: false, assertion: null };
-  if (!entity || !claimLive(current ?? undefined, deps.clock.now()))
-    return { response: { status: 200, body: absent }, finish: [], appended: false };
+  if (!entity || !claimLive(current ?? undefined, deps.clock.now())) return { value: absent, outcome: 'ok', finish: [], appended: false };
   const { assertion, finish } = appendChange(
     deps,
     organizationId,
@@ -243,31 +254,17 @@ async function revokeAssertion(deps: Deps, send: BatchSend, organizationId: stri
     { action: 'revoked', value: null, expiresAt: null },
     inputs,
   );
-  const body: AssertionRevocation = { ...absent, revoked: true, assertion };
-  return { response: { status: 201, body }, finish, appended: true };
+  return { value: { ...absent, revoked: true, assertion }, finish, appended: true };
 }
 
-export type AssertionMutation = { op: 'create' | 'revoke'; input: unknown };
-
-/** Both assertion mutations, from REST or GraphQL, through the idempotent runner on the batched SQL port (the stored response is the REST one). */
-export function mutateAssertion(deps: Deps, caller: SurfaceBCaller, m: AssertionMutation, idempotencyKey?: string) {
-  const org = caller.organization.id;
-  return runBatchedMutation(deps, caller, { name: `assertions.${m.op}`, input: m.input, idempotencyKey }, (send) =>
-    m.op === 'create' ? createAssertion(deps, send, org, m.input) : revokeAssertion(deps, send, org, m.input),
-  );
-}
-
-export async function retrieveAssertion(deps: Deps, organizationId: string, id: string): Promise<PublicAssertion> {
-  const row = isId('assertion', id) ? await deps.db.prisma.assertionEvent.findFirst({ where: { id, organizationId } }) : null;
+async function findAssertion(db: Reader, organizationId: string, id: string) {
+  const row = isId('assertion', id) ? await db.assertionEvent.findFirst({ where: { id, organizationId } }) : null;
   if (!row) throw missing('assertion', id);
   return presentAssertion(row);
 }
 
-export interface AssertionPage {
-  object: 'list';
-  data: PublicAssertion[];
-  has_more: boolean;
-}
+/** One assertion event of the organization by id (GraphQL `node(id:)`); 404 otherwise. */
+export const retrieveAssertion = (deps: Deps, organizationId: string, id: string) => findAssertion(deps.db.prisma, organizationId, id);
 
 /**
  * The subject's current claims, each as its newest event, ordered by key
@@ -275,9 +272,12 @@ export interface AssertionPage {
  * `starting_after` is an `asrt_` id from a previous page: the page resumes
  * after that event's key. Expired claims appear only with include_expired.
  */
-export async function listAssertions(deps: Deps, organizationId: string, raw: unknown): Promise<AssertionPage> {
-  const input = parseInput(ListAssertionsInput, raw);
-  const db = deps.db.prisma;
+async function listAssertions(
+  db: Reader,
+  organizationId: string,
+  input: z.output<typeof ListAssertionsInput>,
+  now: Date,
+): Promise<Page<PublicAssertion>> {
   const entity = await findEntity(db, organizationId, subjectOf(input));
   let afterKey: string | undefined;
   if (input.starting_after !== undefined) {
@@ -288,8 +288,7 @@ export async function listAssertions(deps: Deps, organizationId: string, raw: un
     if (!cursor) throw missing('assertion', input.starting_after, 'starting_after');
     afterKey = cursor.key;
   }
-  if (!entity) return { object: 'list', data: [], has_more: false };
-  const now = deps.clock.now();
+  if (!entity) return wholeList([]);
   const claims = await db.assertionClaim.findMany({
     where: {
       entityId: entity.id,
@@ -301,8 +300,49 @@ export async function listAssertions(deps: Deps, organizationId: string, raw: un
     orderBy: { key: 'asc' },
     take: input.limit + 1,
   });
-  const page = claims.slice(0, input.limit);
-  const events = await db.assertionEvent.findMany({ where: { id: { in: page.map((c) => c.eventId) } } });
+  const page = pageOf(claims, input.limit);
+  const events = await db.assertionEvent.findMany({ where: { id: { in: page.data.map((c) => c.eventId) } } });
   const byId = new Map(events.map((e) => [e.id, e]));
-  return { object: 'list', data: page.map((c) => presentAssertion(byId.get(c.eventId)!)), has_more: claims.length > input.limit };
+  return { ...page, data: page.data.map((c) => presentAssertion(byId.get(c.eventId)!)) };
 }
+
+/** The assertion actions (src/domain/action/action.ts); both changes run on the batched SQL port, the hot path. */
+export const assertions = {
+  /** Outcome `created` with a new event; `ok` with the current one when the claim was already in that state. */
+  create: batchedMutation({
+    name: 'assertions.create',
+    scope: 'assertions:write',
+    input: CreateAssertionInput,
+    output: Assertion,
+    outcome: 'created',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, input, send }) => createAssertion(deps, send, caller.organization.id, input),
+  }),
+  /** Outcome `created` with the appended `revoked` event; `ok` when the claim was already absent. */
+  revoke: batchedMutation({
+    name: 'assertions.revoke',
+    scope: 'assertions:write',
+    input: RevokeAssertionInput,
+    output: AssertionRevocation,
+    outcome: 'created',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, input, send }) => revokeAssertion(deps, send, caller.organization.id, input),
+  }),
+  list: read({
+    name: 'assertions.list',
+    scope: 'assertions:read',
+    input: ListAssertionsInput,
+    output: listOf(Assertion),
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, input, db }) => listAssertions(db, caller.organization.id, input, deps.clock.now()),
+  }),
+  retrieve: read({
+    name: 'assertions.retrieve',
+    scope: 'assertions:read',
+    params: ['id'],
+    input: NoAssertionInput,
+    output: Assertion,
+    fronts: ['rest', 'graphql'],
+    run: ({ caller, params, db }) => findAssertion(db, caller.organization.id, params.id),
+  }),
+};

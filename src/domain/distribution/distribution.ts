@@ -1,27 +1,28 @@
 import { z } from 'zod';
-import type { Deployment, Distribution } from '../../db/generated/client.ts';
+import type { Deployment as DeploymentRow, Distribution as DistributionRow } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
-import type { Deps } from '../context.ts';
+import type { BatchSend } from '../../db/sql-port.ts';
+import { batchedMutation, mutation, read, type BatchedRun, type Reader } from '../action/action.ts';
+import { listOf, newestFirst } from '../action/list.ts';
+import type { Deps, OperationSlot } from '../context.ts';
 import { appendEvent, insertEvents, type NewEvent } from '../event/event.ts';
-import { DomainError, missing, missingScope } from '../errors.ts';
+import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
-import type { StoredResponse } from '../idempotency/idempotency.ts';
 import {
   enqueueBatched,
   enqueueOperation,
   inlineSlots,
   liveOperation,
+  Operation,
   operationConflict,
   presentOperation,
   wakeOperations,
 } from '../operation/operation.ts';
-import { runBatchedMutation, runMutation } from '../platform/mutation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
-import { parseInput } from '../validation.ts';
 import { amount, walletBalance } from '../wallet/wallet.ts';
 import { providerFor } from './provider.ts';
 import { listLimit } from '../platform/rate-limit.ts';
-import { DISTRIBUTION_STATUSES, type DeploymentStatus, type DistributionStatus } from './states.ts';
+import { DEPLOYMENT_STATUSES, DISTRIBUTION_STATUSES } from './states.ts';
 
 /**
  * Distributions: a brand's budgeted campaign, placed through provider
@@ -57,27 +58,46 @@ export const ListDeploymentsInput = z.strictObject({
   starting_after: z.string().min(1).optional(),
 });
 
-export interface PublicDistribution {
-  id: string;
-  object: 'distribution';
-  brand: string;
-  name: string;
-  status: DistributionStatus;
-  budget: number;
-  budget_reserved: number;
-  budget_spent: number;
-  livemode: boolean;
-  created_at: string;
-  updated_at: string;
-}
+const time = z.string().describe('ISO 8601 timestamp');
 
-export function presentDistribution(row: Distribution): PublicDistribution {
+/** A distribution as both fronts show it. */
+export const Distribution = z.object({
+  id: z.string().describe('prefix dist_'),
+  object: z.literal('distribution'),
+  brand: z.string(),
+  name: z.string(),
+  status: z.enum(DISTRIBUTION_STATUSES),
+  budget: z.number().int().describe('minor units'),
+  budget_reserved: z.number().int().describe('held from the brand wallet, not yet spent'),
+  budget_spent: z.number().int(),
+  livemode: z.boolean(),
+  created_at: time,
+  updated_at: time,
+});
+export type PublicDistribution = z.output<typeof Distribution>;
+
+/** What every distribution verb answers: the operation doing the work, and the distribution as it is now. */
+export const DistributionOperation = z.object({ operation: Operation, distribution: Distribution });
+export type PublicDistributionOperation = z.output<typeof DistributionOperation>;
+
+export const DistributionValidation = z.object({
+  object: z.literal('distribution_validation'),
+  valid: z.literal(true),
+  brand: z.string(),
+  budget: z.number().int(),
+  planned_spend: z.number().int(),
+  deployments: z.number().int(),
+  wallet_balance: z.number().int(),
+  funding_sufficient: z.boolean(),
+});
+
+export function presentDistribution(row: DistributionRow): PublicDistribution {
   return {
     id: row.id,
     object: 'distribution',
     brand: row.brandId,
     name: row.name,
-    status: row.status as DistributionStatus,
+    status: row.status as PublicDistribution['status'],
     budget: Number(row.budget),
     budget_reserved: Number(row.reserved),
     budget_spent: Number(row.spent),
@@ -87,26 +107,27 @@ export function presentDistribution(row: Distribution): PublicDistribution {
   };
 }
 
-export interface PublicDeployment {
-  id: string;
-  object: 'deployment';
-  distribution: string;
-  provider: string;
-  config: Record<string, unknown>;
-  status: DeploymentStatus;
-  livemode: boolean;
-  created_at: string;
-  updated_at: string;
-}
+export const Deployment = z.object({
+  id: z.string().describe('prefix dep_'),
+  object: z.literal('deployment'),
+  distribution: z.string(),
+  provider: z.string(),
+  config: z.record(z.string(), z.unknown()),
+  status: z.enum(DEPLOYMENT_STATUSES),
+  livemode: z.boolean(),
+  created_at: time,
+  updated_at: time,
+});
+export type PublicDeployment = z.output<typeof Deployment>;
 
-export function presentDeployment(row: Deployment): PublicDeployment {
+export function presentDeployment(row: DeploymentRow): PublicDeployment {
   return {
     id: row.id,
     object: 'deployment',
     distribution: row.distributionId,
     provider: row.provider,
     config: row.config as Record<string, unknown>,
-    status: row.status as DeploymentStatus,
+    status: row.status as PublicDeployment['status'],
     livemode: row.livemode,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
@@ -116,7 +137,7 @@ export function presentDeployment(row: Deployment): PublicDeployment {
 /** A distribution or deployment event carrying the object's public form. */
 export function distributionEventOf(
   type: string,
-  row: Distribution,
+  row: DistributionRow,
   operationId: string | null,
   extra: Record<string, unknown> = {},
 ): NewEvent {
@@ -132,7 +153,7 @@ export function distributionEventOf(
 /** A deployment's event carries its distribution's brand (a deployment row has none of its own). */
 export function deploymentEventOf(
   type: string,
-  row: Deployment,
+  row: DeploymentRow,
   brandId: string | null,
   operationId: string | null,
   extra: Record<string, unknown> = {},
@@ -150,7 +171,7 @@ export async function distributionEvent(
   deps: Deps,
   tx: Tx,
   type: string,
-  row: Distribution,
+  row: DistributionRow,
   operationId: string | null,
   extra: Record<string, unknown> = {},
 ) {
@@ -160,7 +181,7 @@ export async function deploymentEvent(
   deps: Deps,
   tx: Tx,
   type: string,
-  row: Deployment,
+  row: DeploymentRow,
   operationId: string | null,
   extra: Record<string, unknown> = {},
 ) {
@@ -168,9 +189,8 @@ export async function deploymentEvent(
   await appendEvent(deps, tx, deploymentEventOf(type, row, brandId, operationId, extra));
 }
 
-/** Parses and checks a create request without touching anything: shared by create and the dry-run validate. */
-function checkCreate(raw: unknown) {
-  const input = parseInput(CreateDistributionInput, raw);
+/** Checks a create request without touching anything: shared by create and the dry-run validate. */
+function checkCreate(input: CreateDistribution) {
   const deployments = input.deployments.map((d, i) => {
     const provider = providerFor(d.provider, `deployments.${i}.provider`);
     return { provider: provider.name, config: provider.parseConfig(d.config, `deployments.${i}.config`), adapter: provider };
@@ -179,21 +199,16 @@ function checkCreate(raw: unknown) {
   if (planned > input.budget) {
     throw new DomainError('invalid_request', `The deployments plan to spend ${planned}, more than the budget of ${input.budget}`, 'budget');
   }
-  return { input, deployments, planned };
-}
-
-function requireScope(caller: SurfaceBCaller, scope: string) {
-  if (!caller.scopes.has(scope)) throw missingScope(scope);
+  return { deployments, planned };
 }
 
 /** Dry run: the same checks as create, plus whether the brand's wallet would fund it. Creates nothing, moves no money. */
-export async function validateDistribution(deps: Deps, caller: SurfaceBCaller, raw: unknown) {
-  requireScope(caller, 'distributions:write');
-  const { input, deployments, planned } = checkCreate(raw);
-  const balance = await walletBalance(deps.db.prisma, caller.brand.id);
+async function validateDistribution(db: Reader, caller: SurfaceBCaller, input: CreateDistribution) {
+  const { deployments, planned } = checkCreate(input);
+  const balance = await walletBalance(db, caller.brand.id);
   return {
     object: 'distribution_validation' as const,
-    valid: true,
+    valid: true as const,
     brand: caller.brand.id,
     budget: input.budget,
     planned_spend: planned,
@@ -203,13 +218,13 @@ export async function validateDistribution(deps: Deps, caller: SurfaceBCaller, r
   };
 }
 
-async function findDistribution(db: Tx | Deps['db']['prisma'], organizationId: string, id: string, param: string | null = null) {
+async function findDistribution(db: Reader, organizationId: string, id: string, param: string | null = null) {
   const row = isId('distribution', id) ? await db.distribution.findFirst({ where: { id, organizationId } }) : null;
   if (!row) throw missing('distribution', id, param);
   return row;
 }
 
-async function startLaunch(deps: Deps, tx: Tx, dist: Distribution) {
+async function startLaunch(deps: Deps, tx: Tx, dist: DistributionRow) {
   const op = await enqueueOperation(deps, tx, {
     organizationId: dist.organizationId,
     brandId: dist.brandId,
@@ -231,80 +246,79 @@ async function startLaunch(deps: Deps, tx: Tx, dist: Distribution) {
  * events travel in the idempotency record's transaction, one round trip before the commit. When this process's
  * worker has a free slot, the launch is inserted already leased to it and starts right after the commit.
  */
-async function createAndLaunch(deps: Deps, caller: SurfaceBCaller, raw: unknown, idempotencyKey: string | undefined) {
-  const { input, deployments } = checkCreate(raw);
-  return inlineSlots(deps, async (take) => {
-    let committed: (() => void) | undefined;
-    const res = await runBatchedMutation(deps, caller, { name: 'distributions.create', input: raw, idempotencyKey }, async (send) => {
-      const now = deps.clock.now();
-      const org = caller.organization.id;
-      const dist: Distribution = {
-        id: newId('distribution'),
-        organizationId: org,
-        brandId: caller.brand.id,
-        name: input.name,
-        status: 'launching',
-        budget: BigInt(input.budget),
-        reserved: 0n,
-        spent: 0n,
-        pausedFrom: null,
-        livemode: true,
-        createdAt: now,
-        updatedAt: now,
-      };
-      const deps_: Deployment[] = deployments.map((d) => ({
-        id: newId('deployment'),
-        organizationId: org,
-        distributionId: dist.id,
-        provider: d.provider,
-        config: d.config as Prisma.JsonObject,
-        status: 'pending',
-        providerState: {},
-        livemode: true,
-        createdAt: now,
-        updatedAt: now,
-      }));
-      const launch = enqueueBatched(deps, {
-        organizationId: org,
-        brandId: dist.brandId,
-        subject: { type: 'distribution', id: dist.id },
-        kind: 'distribution.launch',
-        progress: { phase: 'reserve' },
-        slot: take(),
-      });
-      const op = launch.row;
-      const events = [
-        distributionEventOf('distribution.launching', dist, op.id),
-        ...deps_.map((d) => deploymentEventOf('deployment.created', d, dist.brandId, op.id)),
-      ];
-      const rows = deps_.map((d) => ({
-        id: d.id,
-        organization_id: org,
-        distribution_id: dist.id,
-        provider: d.provider,
-        config: d.config,
-        created_at: now,
-        updated_at: now,
-      }));
-      await send([
-        Prisma.sql`INSERT INTO distribution (id, organization_id, brand_id, name, status, budget, created_at, updated_at)
-          VALUES (${dist.id}, ${org}, ${dist.brandId}, ${dist.name}, 'launching', ${input.budget}::bigint, ${now}::timestamptz, ${now}::timestamptz)`,
-        ...launch.statements,
-        Prisma.sql`INSERT INTO deployment (id, organization_id, distribution_id, provider, config, created_at, updated_at)
-          SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
-            AS x(id text, organization_id text, distribution_id text, provider text, config jsonb, created_at timestamptz, updated_at timestamptz)`,
-        insertEvents(deps, events),
-      ]);
-      committed = launch.committed;
-      return {
-        response: { status: 202, body: { operation: presentOperation(op), distribution: presentDistribution(dist) } },
-        finish: [],
-        appended: true,
-      };
-    });
-    if (!res.replayed) committed?.();
-    return res;
+async function createAndLaunch(
+  deps: Deps,
+  send: BatchSend,
+  caller: SurfaceBCaller,
+  input: CreateDistribution,
+  take: () => OperationSlot | undefined,
+): Promise<BatchedRun<PublicDistributionOperation>> {
+  const { deployments } = checkCreate(input);
+  const now = deps.clock.now();
+  const org = caller.organization.id;
+  const dist: DistributionRow = {
+    id: newId('distribution'),
+    organizationId: org,
+    brandId: caller.brand.id,
+    name: input.name,
+    status: 'launching',
+    budget: BigInt(input.budget),
+    reserved: 0n,
+    spent: 0n,
+    pausedFrom: null,
+    livemode: true,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const deps_: DeploymentRow[] = deployments.map((d) => ({
+    id: newId('deployment'),
+    organizationId: org,
+    distributionId: dist.id,
+    provider: d.provider,
+    config: d.config as Prisma.JsonObject,
+    status: 'pending',
+    providerState: {},
+    livemode: true,
+    createdAt: now,
+    updatedAt: now,
+  }));
+  const launch = enqueueBatched(deps, {
+    organizationId: org,
+    brandId: dist.brandId,
+    subject: { type: 'distribution', id: dist.id },
+    kind: 'distribution.launch',
+    progress: { phase: 'reserve' },
+    slot: take(),
   });
+  const op = launch.row;
+  const events = [
+    distributionEventOf('distribution.launching', dist, op.id),
+    ...deps_.map((d) => deploymentEventOf('deployment.created', d, dist.brandId, op.id)),
+  ];
+  const rows = deps_.map((d) => ({
+    id: d.id,
+    organization_id: org,
+    distribution_id: dist.id,
+    provider: d.provider,
+    config: d.config,
+    created_at: now,
+    updated_at: now,
+  }));
+  await send([
+    Prisma.sql`INSERT INTO distribution (id, organization_id, brand_id, name, status, budget, created_at, updated_at)
+      VALUES (${dist.id}, ${org}, ${dist.brandId}, ${dist.name}, 'launching', ${input.budget}::bigint, ${now}::timestamptz, ${now}::timestamptz)`,
+    ...launch.statements,
+    Prisma.sql`INSERT INTO deployment (id, organization_id, distribution_id, provider, config, created_at, updated_at)
+      SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
+        AS x(id text, organization_id text, distribution_id text, provider text, config jsonb, created_at timestamptz, updated_at timestamptz)`,
+    insertEvents(deps, events),
+  ]);
+  return {
+    value: { operation: presentOperation(op), distribution: presentDistribution(dist) },
+    finish: [],
+    appended: true,
+    committed: launch.committed,
+  };
 }
 
 /**
@@ -312,14 +326,14 @@ async function createAndLaunch(deps: Deps, caller: SurfaceBCaller, raw: unknown,
  * operation (and nudges it to retry its reservation); any other live
  * mutation is a conflict. Only a failed distribution has anything to launch.
  */
-async function relaunch(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): Promise<StoredResponse> {
+async function relaunch(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): Promise<PublicDistributionOperation> {
   const dist = await findDistribution(tx, caller.organization.id, id);
   const subject = { type: 'distribution', id: dist.id };
   const live = await liveOperation(tx, subject);
   if (live) {
     if (live.kind !== 'distribution.launch' || live.waitingReason !== 'funding_required') throw operationConflict(subject);
     await wakeOperations(deps, tx, { id: live.id });
-    return { status: 202, body: { operation: presentOperation(live), distribution: presentDistribution(dist) } };
+    return { operation: presentOperation(live), distribution: presentDistribution(dist) };
   }
   if (dist.status !== 'failed')
     throw new DomainError(
@@ -328,7 +342,7 @@ async function relaunch(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string):
       null,
     );
   const { op, row } = await startLaunch(deps, tx, dist);
-  return { status: 202, body: { operation: presentOperation(op), distribution: presentDistribution(row) } };
+  return { operation: presentOperation(op), distribution: presentDistribution(row) };
 }
 
 const PAUSE_RESUME = {
@@ -336,7 +350,13 @@ const PAUSE_RESUME = {
   resume: { from: ['paused'], kind: 'distribution.resume' },
 } as const;
 
-async function pauseOrResume(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string, verb: 'pause' | 'resume'): Promise<StoredResponse> {
+async function pauseOrResume(
+  deps: Deps,
+  tx: Tx,
+  caller: SurfaceBCaller,
+  id: string,
+  verb: 'pause' | 'resume',
+): Promise<PublicDistributionOperation> {
   const dist = await findDistribution(tx, caller.organization.id, id);
   const subject = { type: 'distribution', id: dist.id };
   if (await liveOperation(tx, subject)) throw operationConflict(subject);
@@ -345,7 +365,7 @@ async function pauseOrResume(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: str
     throw new DomainError('resource_conflict', `A ${dist.status} distribution cannot be ${verb}d`, null);
   }
   const op = await enqueueOperation(deps, tx, { organizationId: dist.organizationId, brandId: dist.brandId, subject, kind: rule.kind });
-  return { status: 202, body: { operation: presentOperation(op), distribution: presentDistribution(dist) } };
+  return { operation: presentOperation(op), distribution: presentDistribution(dist) };
 }
 
 /**
@@ -354,11 +374,11 @@ async function pauseOrResume(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: str
  * its next step) and then tears the deployments down. A second cancel while
  * one is live returns that one.
  */
-async function cancel(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): Promise<StoredResponse> {
+async function cancel(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): Promise<PublicDistributionOperation> {
   const dist = await findDistribution(tx, caller.organization.id, id);
   const subject = { type: 'distribution', id: dist.id };
   const running = await liveOperation(tx, subject, 'control');
-  if (running) return { status: 202, body: { operation: presentOperation(running), distribution: presentDistribution(dist) } };
+  if (running) return { operation: presentOperation(running), distribution: presentDistribution(dist) };
   if (['canceled', 'completed'].includes(dist.status)) {
     throw new DomainError('resource_conflict', `A ${dist.status} distribution cannot be canceled`, null);
   }
@@ -384,82 +404,130 @@ async function cancel(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): P
       brandId: dist.brandId,
     });
   }
-  return { status: 202, body: { operation: presentOperation(op), distribution: presentDistribution(dist) } };
+  return { operation: presentOperation(op), distribution: presentDistribution(dist) };
 }
 
-export type DistributionMutation =
-  | { op: 'create'; input: unknown }
-  | { op: 'launch' | 'pause' | 'resume' | 'cancel'; id: string; input?: unknown };
-
-const SCOPES: Record<DistributionMutation['op'], string[]> = {
-  create: ['distributions:write', 'distributions:launch'],
-  launch: ['distributions:launch'],
-  pause: ['distributions:write'],
-  resume: ['distributions:write'],
-  cancel: ['distributions:write'],
-};
-
-/** Every distribution verb, from REST or GraphQL: scopes, then the idempotent mutation (the key also dedupes the operation). */
-export async function mutateDistribution(deps: Deps, caller: SurfaceBCaller, m: DistributionMutation, idempotencyKey: string | undefined) {
-  for (const s of SCOPES[m.op]) requireScope(caller, s);
-  if (m.op === 'create') return createAndLaunch(deps, caller, m.input, idempotencyKey);
-  parseInput(NoDistributionInput, m.input ?? {});
-  return runMutation(deps, caller, { name: `distributions.${m.op}`, target: m.id, input: null, idempotencyKey }, (tx) => {
-    switch (m.op) {
-      case 'launch':
-        return relaunch(deps, tx, caller, m.id);
-      case 'cancel':
-        return cancel(deps, tx, caller, m.id);
-      default:
-        return pauseOrResume(deps, tx, caller, m.id, m.op);
-    }
-  });
-}
-
+/** One distribution of the organization by id (GraphQL `node(id:)`); 404 otherwise. */
 export async function retrieveDistribution(deps: Deps, organizationId: string, id: string) {
   return presentDistribution(await findDistribution(deps.db.prisma, organizationId, id));
 }
 
-/** The selected brand's distributions, newest first. */
-export async function listDistributions(deps: Deps, caller: SurfaceBCaller, raw: unknown) {
-  const input = parseInput(ListDistributionsInput, raw);
-  const cursor = input.starting_after
-    ? await findDistribution(deps.db.prisma, caller.organization.id, input.starting_after, 'starting_after')
-    : undefined;
-  const rows = await deps.db.prisma.distribution.findMany({
-    where: {
-      organizationId: caller.organization.id,
-      brandId: caller.brand.id,
-      ...(input.status ? { status: input.status } : {}),
-      ...(cursor ? { id: { lt: cursor.id } } : {}),
-    },
-    orderBy: { id: 'desc' },
-    take: input.limit + 1,
-  });
-  return { object: 'list' as const, data: rows.slice(0, input.limit).map(presentDistribution), has_more: rows.length > input.limit };
-}
-
-async function findDeployment(db: Deps['db']['prisma'], organizationId: string, id: string, param: string | null = null) {
+async function findDeployment(db: Reader, organizationId: string, id: string, param: string | null = null) {
   const row = isId('deployment', id) ? await db.deployment.findFirst({ where: { id, organizationId } }) : null;
   if (!row) throw missing('deployment', id, param);
   return row;
 }
 
+/** One deployment of the organization by id (GraphQL `node(id:)`); 404 otherwise. */
 export async function retrieveDeployment(deps: Deps, organizationId: string, id: string) {
   return presentDeployment(await findDeployment(deps.db.prisma, organizationId, id));
 }
 
-/** Deployments, newest first, optionally of one distribution. */
-export async function listDeployments(deps: Deps, organizationId: string, raw: unknown) {
-  const input = parseInput(ListDeploymentsInput, raw);
-  const dist = input.distribution ? await findDistribution(deps.db.prisma, organizationId, input.distribution, 'distribution') : undefined;
-  const cursor = input.starting_after
-    ? await findDeployment(deps.db.prisma, organizationId, input.starting_after, 'starting_after')
-    : undefined;
-  const rows = await deps.db.prisma.deployment.findMany({
-    where: { organizationId, ...(dist ? { distributionId: dist.id } : {}), ...(cursor ? { id: { lt: cursor.id } } : {}) },
-    orderBy: { id: 'desc' },
-    take: input.limit + 1,
+const both = ['rest', 'graphql'] as const;
+
+/** A verb on one distribution: it records intent and answers the operation doing the work; the key also dedupes the operation. */
+const verb = (
+  name: 'launch' | 'pause' | 'resume' | 'cancel',
+  scope: string,
+  run: (deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string) => Promise<PublicDistributionOperation>,
+) =>
+  mutation({
+    name: `distributions.${name}`,
+    scope,
+    params: ['id'],
+    input: NoDistributionInput,
+    output: DistributionOperation,
+    outcome: 'accepted',
+    fronts: both,
+    run: ({ deps, caller, params, db }) => run(deps, db, caller, params.id),
   });
-  return { object: 'list' as const, data: rows.slice(0, input.limit).map(presentDeployment), has_more: rows.length > input.limit };
-}
+
+/** The distribution actions (src/domain/action/action.ts): each verb's scope is declared here, once. */
+export const distributions = {
+  /** Needs distributions:launch and distributions:write; creates and launches on the batched SQL port. */
+  create: batchedMutation({
+    name: 'distributions.create',
+    scope: 'distributions:launch',
+    alsoNeeds: ['distributions:write'],
+    input: CreateDistributionInput,
+    output: DistributionOperation,
+    outcome: 'accepted',
+    fronts: both,
+    within: inlineSlots,
+    run: ({ deps, caller, input, send, hold }) => createAndLaunch(deps, send, caller, input, hold),
+  }),
+  validate: read({
+    name: 'distributions.validate',
+    scope: 'distributions:write',
+    input: CreateDistributionInput,
+    output: DistributionValidation,
+    fronts: both,
+    run: ({ caller, input, db }) => validateDistribution(db, caller, input),
+  }),
+  /** The selected brand's distributions, newest first. */
+  list: read({
+    name: 'distributions.list',
+    scope: 'distributions:read',
+    input: ListDistributionsInput,
+    output: listOf(Distribution),
+    fronts: both,
+    run: async ({ caller, input, db }) => {
+      const organizationId = caller.organization.id;
+      const where = { organizationId, brandId: caller.brand.id, ...(input.status ? { status: input.status } : {}) };
+      const page = await newestFirst(
+        input,
+        (id, param) => findDistribution(db, organizationId, id, param),
+        (below, take) => db.distribution.findMany({ where: { ...where, ...below }, orderBy: { id: 'desc' }, take }),
+      );
+      return { ...page, data: page.data.map(presentDistribution) };
+    },
+  }),
+  retrieve: read({
+    name: 'distributions.retrieve',
+    scope: 'distributions:read',
+    params: ['id'],
+    input: NoDistributionInput,
+    output: Distribution,
+    fronts: both,
+    run: async ({ caller, params, db }) => presentDistribution(await findDistribution(db, caller.organization.id, params.id)),
+  }),
+  launch: verb('launch', 'distributions:launch', relaunch),
+  pause: verb('pause', 'distributions:write', (deps, tx, caller, id) => pauseOrResume(deps, tx, caller, id, 'pause')),
+  resume: verb('resume', 'distributions:write', (deps, tx, caller, id) => pauseOrResume(deps, tx, caller, id, 'resume')),
+  cancel: verb('cancel', 'distributions:write', cancel),
+};
+
+export const deployments = {
+  /** Newest first, optionally of one distribution. */
+  list: read({
+    name: 'deployments.list',
+    scope: 'deployments:read',
+    input: ListDeploymentsInput,
+    output: listOf(Deployment),
+    fronts: both,
+    run: async ({ caller, input, db }) => {
+      const organizationId = caller.organization.id;
+      const dist = input.distribution ? await findDistribution(db, organizationId, input.distribution, 'distribution') : undefined;
+      const page = await newestFirst(
+        input,
+        (id, param) => findDeployment(db, organizationId, id, param),
+        (below, take) =>
+          db.deployment.findMany({
+            where: { organizationId, ...(dist ? { distributionId: dist.id } : {}), ...below },
+            orderBy: { id: 'desc' },
+            take,
+          }),
+      );
+      return { ...page, data: page.data.map(presentDeployment) };
+    },
+  }),
+  retrieve: read({
+    name: 'deployments.retrieve',
+    scope: 'deployments:read',
+    params: ['id'],
+    input: NoDistributionInput,
+    output: Deployment,
+    fronts: both,
+    run: async ({ caller, params, db }) => presentDeployment(await findDeployment(db, caller.organization.id, params.id)),
+  }),
+};

@@ -122,8 +122,9 @@ export async function runIdempotentValue<T>(
   deps: Deps,
   req: IdempotencyRequest | undefined,
   effect: (tx: Tx) => Promise<T>,
+  conflictCode: ConflictCode = 'idempotency_key_conflict',
 ): Promise<{ value: T; replayed: boolean }> {
-  const out = await runKeyed(deps, req, async (tx) => ({ status: null, body: await effect(tx) }));
+  const out = await runKeyed(deps, req, async (tx) => ({ status: null, body: await effect(tx) }), conflictCode);
   return { value: out.body as T, replayed: out.replayed };
 }
 
@@ -156,49 +157,54 @@ async function runKeyed(
   }
 }
 
-/** What an effect on the batched SQL port hands back: its response and the statements that still have to run before the commit. */
-export interface BatchedResult {
-  response: StoredResponse;
+/** What an effect on the batched SQL port hands back: the value to store, and the statements that still have to run before the commit. */
+export interface BatchedResult<T> {
+  value: T;
   finish: Prisma.Sql[];
   /** Whether it appended events (the sequencer is woken after the commit). */
   appended: boolean;
+  /** Runs once the transaction has committed (not on a replay), e.g. starting an operation leased to this process. */
+  committed?: () => void;
 }
 
 /**
- * The same lifecycle on the batched SQL port (src/db/sql-port.ts): the record's
- * insert rides in the effect's first batch, its completion in the last one
- * with the commit, so the key adds no round trip beyond the replay lookup.
+ * The same lifecycle on the batched SQL port (src/db/sql-port.ts), storing
+ * the effect's value like runIdempotentValue: the record's insert rides in
+ * the effect's first batch, its completion in the last one with the commit,
+ * so the key adds no round trip beyond the replay lookup.
  */
-export async function runIdempotentBatched(
+export async function runIdempotentBatched<T>(
   deps: Deps,
   req: IdempotencyRequest | undefined,
-  effect: (send: BatchSend) => Promise<BatchedResult>,
+  effect: (send: BatchSend) => Promise<BatchedResult<T>>,
   /** Awaited before the commit is sent: a provisional caller's confirmation (request-auth.ts); its rejection rolls everything back. */
   beforeCommit?: () => Promise<void>,
-): Promise<StoredResponse & { replayed: boolean }> {
+): Promise<{ value: T; replayed: boolean }> {
   const conflictCode: ConflictCode = 'idempotency_key_conflict';
   if (req) {
     const earlier = await replay(deps, req, conflictCode);
-    if (earlier) return earlier as StoredResponse & { replayed: boolean };
+    if (earlier) return { value: earlier.body as T, replayed: true };
   }
   try {
-    const { response, appended } = await deps.db.sql.transaction(async (send) => {
+    const result = await deps.db.sql.transaction(async (send) => {
       let prelude = req ? openRecord(deps, req) : [];
-      const result = await effect(async (statements, opts) => {
+      const out = await effect(async (statements, opts) => {
         const rows = await send([...prelude, ...statements], opts);
         const skip = prelude.length;
         prelude = [];
         return rows.slice(skip);
       });
       await beforeCommit?.();
-      await send([...result.finish, ...(req ? [completeRecord(req, result.response)] : [])], { commit: true });
-      return result;
+      await send([...out.finish, ...(req ? [completeRecord(req, out.value)] : [])], { commit: true });
+      return out;
     });
-    if (appended) deps.sequencer.kick();
-    return { ...response, replayed: false };
+    if (result.appended) deps.sequencer.kick();
+    result.committed?.();
+    return { value: result.value, replayed: false };
   } catch (e) {
     if (!req) throw e;
-    return (await lostRace(deps, req, conflictCode, e)) as StoredResponse & { replayed: boolean };
+    const winner = await lostRace(deps, req, conflictCode, e);
+    return { value: winner.body as T, replayed: true };
   }
 }
 
@@ -215,8 +221,8 @@ function openRecord(deps: Deps, req: IdempotencyRequest): Prisma.Sql[] {
 
 const expiry = (deps: Deps, now: Date) => new Date(now.getTime() + deps.config.idempotencyTtlSeconds * 1000);
 
-function completeRecord(req: IdempotencyRequest, result: StoredResponse): Prisma.Sql {
-  return Prisma.sql`UPDATE idempotency_record SET state = 'complete', response_status = ${result.status}::int, response_body = ${JSON.stringify(result.body)}::json
+function completeRecord(req: IdempotencyRequest, value: unknown): Prisma.Sql {
+  return Prisma.sql`UPDATE idempotency_record SET state = 'complete', response_body = ${JSON.stringify(value)}::json
     WHERE namespace = ${req.namespace} AND key = ${req.key}`;
 }
 

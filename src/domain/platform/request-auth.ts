@@ -68,7 +68,7 @@ export class PlatformGate {
    * cannot be trusted, `confirm` authorizes the request again as of its
    * arrival, uncharged, and rejects as `authorize` would have. For a write
    * that checks `admissionHeld` before its commit (and otherwise rolls back,
-   * confirms and retries: runBatchedMutation): the round trip leaves its
+   * confirms and retries: a batched action, src/domain/action/action.ts): the round trip leaves its
    * critical path.
    */
   async authorizeProvisionally(h: PlatformRequestHeaders, cost = 1): Promise<SurfaceBCaller> {

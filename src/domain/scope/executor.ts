@@ -3,7 +3,7 @@ import type { Tx } from '../../db/database.ts';
 import { recordAudit } from '../audit/audit.ts';
 import type { Deps, PlatformCaller } from '../context.ts';
 import { DomainError, isDomainError, missingScope } from '../errors.ts';
-import { fingerprint, runIdempotent } from '../idempotency/idempotency.ts';
+import { fingerprint, runIdempotentValue } from '../idempotency/idempotency.ts';
 import { CreateUnitInput, ListUnitsInput, UnitIdInput, deleteUnit, insertUnit, listUnits, publishUnit } from '../unit/unit.ts';
 import { parseInput } from '../validation.ts';
 import { consumeCreateQuota, type Quota } from './create-rate-limit.ts';
@@ -165,7 +165,7 @@ export async function executeScope(deps: Deps, caller: PlatformCaller, req: Exec
     const idem = req.idempotencyKey
       ? { namespace: `a:${caller.organization.id}`, key: req.idempotencyKey, fingerprint: fingerprint(req.scope, input) }
       : undefined;
-    const response = await runIdempotent(
+    const response = await runIdempotentValue(
       deps,
       idem,
       async (tx) => {
@@ -186,15 +186,15 @@ export async function executeScope(deps: Deps, caller: PlatformCaller, req: Exec
           },
           tx,
         );
-        return { status: 200, body };
+        return body;
       },
       'idempotency_key_reused',
     );
     if (response.replayed) {
       await audit('replayed');
-      return { entry, result: { ...(response.body as Record<string, unknown>), duplicate: true }, duplicate: true };
+      return { entry, result: { ...response.value, duplicate: true }, duplicate: true };
     }
-    return { entry, result: response.body as Record<string, unknown>, duplicate: false, quota };
+    return { entry, result: response.value, duplicate: false, quota };
   } catch (e) {
     if (isDomainError(e)) await audit('refused', e.code);
     throw e;

@@ -4,7 +4,7 @@ import type { Deps } from '../context.ts';
 import { missing } from '../errors.ts';
 import { newId } from '../id.ts';
 import { wakeOperations } from '../operation/operation.ts';
-import { fingerprint, runIdempotent, validateIdempotencyKey } from '../idempotency/idempotency.ts';
+import { fingerprint, runIdempotentValue, validateIdempotencyKey } from '../idempotency/idempotency.ts';
 import { parseInput } from '../validation.ts';
 
 /**
@@ -118,7 +118,7 @@ export async function topUpWallet(deps: Deps, brand: string, raw: unknown, idemp
   const key = validateIdempotencyKey(idempotencyKey);
   const b = await brandOf(deps, brand);
   // Money moves: a retried top-up with the same Idempotency-Key replays instead of crediting twice.
-  const out = await runIdempotent(
+  const out = await runIdempotentValue(
     deps,
     key ? { namespace: `operator:wallet:${b.id}`, key, fingerprint: fingerprint('wallet.top_up', input) } : undefined,
     async (tx) => {
@@ -130,9 +130,8 @@ export async function topUpWallet(deps: Deps, brand: string, raw: unknown, idemp
       });
       await record(deps, tx, { organizationId: b.organizationId, brandId: b.id }, 'top_up', input.amount);
       await wakeOperations(deps, tx, { brandId: b.id, waitingReason: 'funding_required' });
-      const body: PublicWallet = { object: 'wallet', brand: b.id, balance: Number(w.balance), updated_at: w.updatedAt.toISOString() };
-      return { status: 200, body };
+      return { object: 'wallet', brand: b.id, balance: Number(w.balance), updated_at: w.updatedAt.toISOString() } satisfies PublicWallet;
     },
   );
-  return out.body as PublicWallet;
+  return out.value;
 }

@@ -1,24 +1,19 @@
-import type { GraphQLResolveInfo } from 'graphql';
 import {
-  listDeployments,
-  listDistributions,
-  mutateDistribution,
-  retrieveDeployment,
-  retrieveDistribution,
-  validateDistribution,
-  type DistributionMutation,
+  deployments,
+  distributions,
   type PublicDeployment,
   type PublicDistribution,
+  type PublicDistributionOperation,
 } from '../../domain/distribution/distribution.ts';
-import type { PublicOperation } from '../../domain/operation/operation.ts';
+import { connectionAction, mutationAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
-import type { GraphQLContext } from '../context.ts';
-import { listAsConnection, Operation } from './operation.ts';
-import { graphqlIdempotencyKey } from '../idempotency.ts';
+import { given } from '../connection.ts';
+import type { z } from 'zod';
+import { Operation } from './operation.ts';
 import { DeploymentStatus, DistributionStatus } from './enums.ts';
 import { Node } from './node.ts';
 
-/** Distributions and deployments in GraphQL: the same domain verbs as REST; each mutation returns the operation doing the work. */
+/** Distributions and deployments in GraphQL: the same actions as REST; each verb returns the operation doing the work. */
 const Distribution = builder.objectRef<PublicDistribution>('Distribution').implement({
   description: "A brand's budgeted campaign, placed through deployments",
   interfaces: [Node],
@@ -51,8 +46,7 @@ const Deployment = builder.objectRef<PublicDeployment>('Deployment').implement({
   }),
 });
 
-type Accepted = { operation: PublicOperation; distribution: PublicDistribution };
-const DistributionOperation = builder.objectRef<Accepted>('DistributionOperation').implement({
+const DistributionOperation = builder.objectRef<PublicDistributionOperation>('DistributionOperation').implement({
   description: 'What a distribution mutation answers: the operation doing the work and the distribution as it is now',
   fields: (t) => ({
     operation: t.field({ type: Operation, resolve: (x) => x.operation }),
@@ -60,8 +54,7 @@ const DistributionOperation = builder.objectRef<Accepted>('DistributionOperation
   }),
 });
 
-type Validation = Awaited<ReturnType<typeof validateDistribution>>;
-const DistributionValidation = builder.objectRef<Validation>('DistributionValidation').implement({
+const DistributionValidation = builder.objectRef<z.output<typeof distributions.validate.output>>('DistributionValidation').implement({
   description: 'The dry run of a createDistribution: the same checks, nothing created',
   fields: (t) => ({
     valid: t.exposeBoolean('valid'),
@@ -79,52 +72,33 @@ const DeploymentInput = builder.inputType('DeploymentInput', {
   fields: (t) => ({ provider: t.string({ required: true }), config: t.field({ type: 'JSON' }) }),
 });
 
-builder.queryField('distribution', (t) =>
-  t.field({
-    type: Distribution,
-    description: 'One distribution by dist_ id (scope distributions:read)',
-    authScopes: { scope: 'distributions:read' },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => retrieveDistribution(ctx.deps, ctx.caller.organization.id, String(a.id)),
-  }),
-);
+queryAction('distribution', distributions.retrieve, {
+  type: Distribution,
+  description: 'One distribution by dist_ id (scope distributions:read)',
+  args: (arg) => ({ id: arg.id({ required: true }) }),
+  input: (a) => ({ params: { id: String(a.id) } }),
+});
 
-builder.queryField('distributions', (t) =>
-  t.connection({
-    type: Distribution,
-    description: "The selected brand's distributions, newest first",
-    authScopes: { scope: 'distributions:read' },
-    args: { status: t.arg({ type: DistributionStatus }) },
-    resolve: (_r, a, ctx) => listAsConnection(a, { status: a.status }, (input) => listDistributions(ctx.deps, ctx.caller, input)),
-  }),
-);
+connectionAction('distributions', distributions.list, {
+  type: Distribution,
+  description: "The selected brand's distributions, newest first",
+  args: (arg) => ({ status: arg({ type: DistributionStatus }) }),
+  input: (a) => ({ input: given({ status: a.status ?? undefined }) }),
+});
 
-builder.queryField('deployment', (t) =>
-  t.field({
-    type: Deployment,
-    description: 'One deployment by dep_ id (scope deployments:read)',
-    authScopes: { scope: 'deployments:read' },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_r, a, ctx) => retrieveDeployment(ctx.deps, ctx.caller.organization.id, String(a.id)),
-  }),
-);
+queryAction('deployment', deployments.retrieve, {
+  type: Deployment,
+  description: 'One deployment by dep_ id (scope deployments:read)',
+  args: (arg) => ({ id: arg.id({ required: true }) }),
+  input: (a) => ({ params: { id: String(a.id) } }),
+});
 
-builder.queryField('deployments', (t) =>
-  t.connection({
-    type: Deployment,
-    description: 'Deployments, newest first, optionally of one distribution (scope deployments:read). Cursors are dep_ ids.',
-    authScopes: { scope: 'deployments:read' },
-    args: { distribution: t.arg.string() },
-    resolve: (_r, a, ctx) =>
-      listAsConnection(a, { distribution: a.distribution }, (input) => listDeployments(ctx.deps, ctx.caller.organization.id, input)),
-  }),
-);
-
-const IDEMPOTENCY_KEY = { description: 'Overrides the Idempotency-Key header' };
-
-async function mutate(ctx: GraphQLContext, info: GraphQLResolveInfo, m: DistributionMutation, key: string | null | undefined) {
-  return (await mutateDistribution(ctx.deps, ctx.caller, m, graphqlIdempotencyKey(ctx, info, key))).body as Accepted;
-}
+connectionAction('deployments', deployments.list, {
+  type: Deployment,
+  description: 'Deployments, newest first, optionally of one distribution (scope deployments:read). Cursors are dep_ ids.',
+  args: (arg) => ({ distribution: arg.string() }),
+  input: (a) => ({ input: given({ distribution: a.distribution ?? undefined }) }),
+});
 
 /** REST's create body from GraphQL arguments (omitted stays omitted). */
 const createInput = (a: { name: string; budget: number; deployments: { provider: string; config?: unknown }[] }) => ({
@@ -133,50 +107,39 @@ const createInput = (a: { name: string; budget: number; deployments: { provider:
   deployments: a.deployments.map((d) => (d.config == null ? { provider: d.provider } : { provider: d.provider, config: d.config })),
 });
 
-builder.mutationField('createDistribution', (t) =>
-  t.field({
-    type: DistributionOperation,
-    description: 'Create and launch (needs distributions:write and distributions:launch); returns the distribution.launch operation',
-    authScopes: { scope: 'distributions:launch' },
-    args: {
-      name: t.arg.string({ required: true }),
-      budget: t.arg.int({ required: true }),
-      deployments: t.arg({ type: [DeploymentInput], required: true }),
-      idempotencyKey: t.arg.string(IDEMPOTENCY_KEY),
-    },
-    resolve: (_r, a, ctx, info) => mutate(ctx, info, { op: 'create', input: createInput(a) }, a.idempotencyKey),
-  }),
-);
+const createArgs = builder.args((t) => ({
+  name: t.string({ required: true }),
+  budget: t.int({ required: true }),
+  deployments: t.field({ type: [DeploymentInput], required: true }),
+}));
 
-builder.mutationField('validateDistribution', (t) =>
-  t.field({
-    type: DistributionValidation,
-    description: 'Dry run of createDistribution: creates nothing, moves no money',
-    authScopes: { scope: 'distributions:write' },
-    args: {
-      name: t.arg.string({ required: true }),
-      budget: t.arg.int({ required: true }),
-      deployments: t.arg({ type: [DeploymentInput], required: true }),
-    },
-    resolve: (_r, a, ctx) => validateDistribution(ctx.deps, ctx.caller, createInput(a)),
-  }),
-);
+mutationAction('createDistribution', distributions.create, {
+  type: DistributionOperation,
+  description: 'Create and launch (needs distributions:write and distributions:launch); returns the distribution.launch operation',
+  args: () => createArgs,
+  input: (a) => ({ input: createInput(a) }),
+});
+
+mutationAction('validateDistribution', distributions.validate, {
+  type: DistributionValidation,
+  description: 'Dry run of createDistribution: creates nothing, moves no money',
+  args: () => createArgs,
+  input: (a) => ({ input: createInput(a) }),
+});
 
 const VERBS = {
-  launchDistribution: ['launch', 'distributions:launch'],
-  pauseDistribution: ['pause', 'distributions:write'],
-  resumeDistribution: ['resume', 'distributions:write'],
-  cancelDistribution: ['cancel', 'distributions:write'],
-} as const;
+  launchDistribution: distributions.launch,
+  pauseDistribution: distributions.pause,
+  resumeDistribution: distributions.resume,
+  cancelDistribution: distributions.cancel,
+};
 
-for (const [field, [op, scope]] of Object.entries(VERBS)) {
-  builder.mutationField(field, (t) =>
-    t.field({
-      type: DistributionOperation,
-      description: `${op[0]!.toUpperCase()}${op.slice(1)} a distribution (scope ${scope}); returns the distribution.${op} operation`,
-      authScopes: { scope },
-      args: { id: t.arg.id({ required: true }), idempotencyKey: t.arg.string(IDEMPOTENCY_KEY) },
-      resolve: (_r, a, ctx, info) => mutate(ctx, info, { op, id: String(a.id) }, a.idempotencyKey),
-    }),
-  );
+for (const [field, action] of Object.entries(VERBS)) {
+  const op = action.name.slice('distributions.'.length);
+  mutationAction(field, action, {
+    type: DistributionOperation,
+    description: `${op[0]!.toUpperCase()}${op.slice(1)} a distribution (scope ${action.scope}); returns the distribution.${op} operation`,
+    args: (arg) => ({ id: arg.id({ required: true }) }),
+    input: (a) => ({ params: { id: String(a.id) }, input: {} }),
+  });
 }

@@ -1,4 +1,3 @@
-import { DomainError, isDomainError } from '../../domain/errors.ts';
 import { operations, watchOperation, type PublicOperation } from '../../domain/operation/operation.ts';
 import { connectionAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
@@ -33,47 +32,6 @@ export const Operation = builder.objectRef<PublicOperation>('Operation').impleme
     completedAt: t.exposeString('completed_at', { nullable: true }),
   }),
 });
-
-/** REST parameter names in GraphQL's words. */
-const LIST_PARAMS: Record<string, string> = {
-  limit: 'first',
-  starting_after: 'after',
-  subject_type: 'subjectType',
-  subject_id: 'subjectId',
-};
-
-/**
- * Runs a REST-style list (limit / starting_after, newest first) for a
- * forward connection, naming parameters as GraphQL spells them in errors.
- */
-export async function listAsConnection<T extends { id: string }>(
-  a: { first?: number | null; after?: string | null; last?: number | null; before?: string | null },
-  filters: Record<string, unknown>,
-  list: (input: Record<string, unknown>) => Promise<{ data: T[]; has_more: boolean }>,
-) {
-  if (a.last != null || a.before != null)
-    throw new DomainError('invalid_request', 'This list pages with first and after only', a.last != null ? 'last' : 'before');
-  const input = Object.fromEntries(
-    Object.entries({ ...filters, limit: a.first ?? undefined, starting_after: a.after ?? undefined }).filter(([, v]) => v != null),
-  );
-  let page;
-  try {
-    page = await list(input);
-  } catch (e) {
-    const param = isDomainError(e) && e.param ? LIST_PARAMS[e.param] : undefined;
-    if (param) throw new DomainError((e as DomainError).code, (e as DomainError).message.replace((e as DomainError).param!, param), param);
-    throw e;
-  }
-  return {
-    edges: page.data.map((node) => ({ cursor: node.id, node })),
-    pageInfo: {
-      hasNextPage: page.has_more,
-      hasPreviousPage: a.after != null,
-      startCursor: page.data[0]?.id ?? null,
-      endCursor: page.data.at(-1)?.id ?? null,
-    },
-  };
-}
 
 connectionAction('operations', operations.list, {
   type: Operation,
