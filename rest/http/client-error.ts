@@ -1,3 +1,4 @@
+import { httpStatus } from '../../src/http/error-status.ts';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { DomainError } from '../../src/domain/errors.ts';
@@ -31,7 +32,7 @@ export function answerClientError(log: Logger) {
     const path = /^[A-Z]+ (\S+)/.exec(err.rawPacket?.subarray(0, 2048).toString('latin1') ?? '')?.[1] ?? '/';
     const body = JSON.stringify(errorBody(envelopeKindOf(path), error, requestId));
     socket.end(
-      `HTTP/1.1 ${error.status} ${STATUS_TEXT[error.status]}\r\n` +
+      `HTTP/1.1 ${httpStatus(error)} ${STATUS_TEXT[httpStatus(error)]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
         `Request-Id: ${requestId}\r\n` +

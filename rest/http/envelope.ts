@@ -1,3 +1,4 @@
+import { httpStatus } from '../../src/http/error-status.ts';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { databaseUnavailable, DomainError, isDomainError } from '../../src/domain/errors.ts';
@@ -26,7 +27,7 @@ function toDomainError(e: unknown, log: Logger, requestId: string): DomainError 
 export function writeError(ctx: Context, kind: EnvelopeKind, err: DomainError): void {
   const requestId = ctx.state.requestId as string;
   ctx.state.errorCode = err.code; // for the request's log line
-  ctx.status = err.status;
+  ctx.status = httpStatus(err);
   const retryAfter = err.details.retry_after;
   if (typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
   if (err.code === 'rate_limited' && typeof err.details.limit === 'number' && typeof retryAfter === 'number') {

@@ -1,8 +1,8 @@
 import type { Context, Middleware } from 'koa';
 import type { Deps } from '../../src/domain/context.ts';
-import { DomainError, missingScope } from '../../src/domain/errors.ts';
+import { DomainError } from '../../src/domain/errors.ts';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, requestCost } from '../../src/domain/platform/rate-limit.ts';
-import type { PlatformGate, SurfaceBCaller } from '../../src/domain/platform/request-auth.ts';
+import type { PlatformGate } from '../../src/domain/platform/request-auth.ts';
 import { bearer, readJsonBody } from '../http/body.ts';
 import { setRateLimitHeaders } from '../http/rate-limit.ts';
 
@@ -60,12 +60,6 @@ function confirmsBeforeCommit(ctx: Context): boolean {
 function listItemsOf(ctx: Context): number {
   const limit = Number(ctx.query.limit);
   return Number.isInteger(limit) && limit > 0 && limit <= MAX_LIST_LIMIT ? limit : DEFAULT_LIST_LIMIT;
-}
-
-export function callerWith(ctx: Context, scope: string): SurfaceBCaller {
-  const caller = ctx.state.caller as SurfaceBCaller;
-  if (!caller.scopes.has(scope)) throw missingScope(scope);
-  return caller;
 }
 
 const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

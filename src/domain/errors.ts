@@ -1,49 +1,49 @@
 /**
  * The one error catalogue. Every rule violation is a DomainError carrying a
  * stable snake_case `code` (callers branch on it, never on the message), the
- * HTTP status, and the parameter at fault. Each transport has one serializer
- * (rest/http/error-envelope.ts, src/graphql/errors.ts).
+ * parameter at fault and public details. The domain knows no HTTP: each
+ * transport maps a code to its answer (src/http/error-status.ts for the HTTP
+ * status; serializers in rest/http/envelope.ts and src/graphql/errors.ts).
  */
-export const ERROR_STATUS = {
-  invalid_request: 400,
-  invalid_event_type: 400,
-  invalid_status: 400,
-  unknown_scope: 400,
-  unit_not_draft: 400,
-  create_rate_limit_exceeded: 400,
-  idempotency_key_reused: 400,
-  test_mode_not_yet_available: 400,
-  brand_not_found: 400,
-  query_too_complex: 400,
-  invalid_token: 401,
-  platform_token_required: 401,
-  user_token_required: 401,
-  operator_token_required: 401,
-  missing_scope: 403,
-  publishable_key_not_allowed: 403,
-  resource_missing: 404,
-  route_not_found: 404,
-  method_not_allowed: 405,
-  request_timeout: 408,
-  idempotency_key_conflict: 409,
-  idempotency_key_in_use: 409,
-  operation_conflict: 409,
-  resource_conflict: 409,
-  invalid_state_transition: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  rate_limited: 429,
-  subscriber_too_slow: 429,
-  request_header_fields_too_large: 431,
-  internal_error: 500,
-  developer_access_paused: 503,
-  service_unavailable: 503,
-} as const;
+export const ERROR_CODES = [
+  'invalid_request',
+  'invalid_event_type',
+  'invalid_status',
+  'unknown_scope',
+  'unit_not_draft',
+  'create_rate_limit_exceeded',
+  'idempotency_key_reused',
+  'test_mode_not_yet_available',
+  'brand_not_found',
+  'query_too_complex',
+  'invalid_token',
+  'platform_token_required',
+  'user_token_required',
+  'operator_token_required',
+  'missing_scope',
+  'publishable_key_not_allowed',
+  'resource_missing',
+  'route_not_found',
+  'method_not_allowed',
+  'request_timeout',
+  'idempotency_key_conflict',
+  'idempotency_key_in_use',
+  'operation_conflict',
+  'resource_conflict',
+  'invalid_state_transition',
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'subscriber_too_slow',
+  'request_header_fields_too_large',
+  'internal_error',
+  'developer_access_paused',
+  'service_unavailable',
+] as const;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export class DomainError extends Error {
-  readonly status: number;
   constructor(
     readonly code: ErrorCode,
     message: string,
@@ -53,7 +53,6 @@ export class DomainError extends Error {
   ) {
     super(message);
     this.name = 'DomainError';
-    this.status = ERROR_STATUS[code];
   }
 }
 

@@ -1,3 +1,4 @@
+import { httpStatus as statusOf } from '../http/error-status.ts';
 import { GraphQLError, Kind } from 'graphql';
 import type { DomainError } from '../domain/errors.ts';
 
@@ -24,7 +25,7 @@ export function toGraphQLError(e: DomainError, requestId: string, httpStatus: Ht
         ? {}
         : {
             http: {
-              status: e.status,
+              status: statusOf(e),
               ...(httpStatus === 'spec' ? { spec: true } : {}),
               ...(typeof retryAfter === 'number' ? { headers: { 'Retry-After': String(retryAfter) } } : {}),
             },

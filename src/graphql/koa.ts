@@ -1,3 +1,4 @@
+import { httpStatus } from '../http/error-status.ts';
 import type Koa from 'koa';
 import type { Config } from '../config.ts';
 import { isDomainError } from '../domain/errors.ts';
@@ -30,7 +31,7 @@ async function graphqlBody(ctx: Koa.Context, limit: number): Promise<string | un
     return await readBodyText(ctx.req, ctx.request.length, limit);
   } catch (e) {
     if (!isDomainError(e)) throw e;
-    ctx.status = e.status;
+    ctx.status = httpStatus(e);
     ctx.body = { errors: [{ message: e.message, extensions: { code: e.code, request_id: ctx.state.requestId } }] };
     return undefined;
   }

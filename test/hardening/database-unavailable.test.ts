@@ -1,3 +1,4 @@
+import { httpStatus } from '../../src/http/error-status.ts';
 import { describe, expect, it } from 'vitest';
 import { databaseUnavailable } from '../../src/domain/errors.ts';
 
@@ -31,7 +32,7 @@ describe('database unavailable', () => {
   it.each(down)('%s is 503 service_unavailable with Retry-After', (_name, e) => {
     const mapped = databaseUnavailable(e);
     expect(mapped?.code).toBe('service_unavailable');
-    expect(mapped?.status).toBe(503);
+    expect(mapped && httpStatus(mapped)).toBe(503);
     expect(mapped?.details.retry_after).toBe(1);
   });
 

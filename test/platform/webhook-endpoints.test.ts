@@ -33,6 +33,8 @@ describe('create', () => {
       description: 'main',
       enabled_events: ['distribution.live'],
       status: 'enabled',
+      disabled_reason: null,
+      failing_since: null,
       secret: expect.stringMatching(SECRET),
       rotated_at: null,
       livemode: true,
@@ -276,11 +278,14 @@ describe('update', () => {
     const res = await rest(t, token).update(e.id, { status: 'disabled' });
     expect(res.status, res.text).toBe(200);
     const { secret: _s, ...before } = e;
-    expect(res.body).toEqual({ webhook_endpoint: { ...before, status: 'disabled', updated_at: t.clock.now().toISOString() } });
+    expect(res.body).toEqual({
+      webhook_endpoint: { ...before, status: 'disabled', disabled_reason: 'manual', updated_at: t.clock.now().toISOString() },
+    });
 
     const back = await rest(t, token).update(e.id, { status: 'enabled', enabledEvents: ['payout.settled', 'program_member.ended'] });
     expect(back.body.webhook_endpoint).toMatchObject({
       status: 'enabled',
+      disabled_reason: null,
       enabled_events: ['payout.settled', 'program_member.ended'],
       description: 'keep',
       url: e.url,

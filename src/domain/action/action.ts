@@ -3,8 +3,14 @@ import type { BatchSend } from '../../db/sql-port.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { missingScope } from '../errors.ts';
-import { runIdempotentBatched, runIdempotentValue, type BatchedResult } from '../idempotency/idempotency.ts';
-import { idempotency } from '../platform/mutation.ts';
+import {
+  fingerprint,
+  runIdempotentBatched,
+  runIdempotentValue,
+  validateIdempotencyKey,
+  type BatchedResult,
+  type IdempotencyRequest,
+} from '../idempotency/idempotency.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { parseInput } from '../validation.ts';
 
@@ -158,7 +164,7 @@ export async function invoke<P extends string, I extends z.ZodType, O extends z.
   const { effect, outcome } = action;
   if (effect.kind === 'read') return { value: await effect.run({ ...call(), db: deps.db.prisma }), outcome, replayed: false };
   const target = action.params.length ? action.params.map((p) => params[p]).join('/') : undefined;
-  const key = idempotency(caller, { name: action.name, target, input: req.input ?? {}, idempotencyKey: ctx.idempotencyKey });
+  const key = idempotencyOf(caller, action.name, target, req.input ?? {}, ctx.idempotencyKey);
   if (effect.kind === 'transaction') {
     const out = await runIdempotentValue(deps, key, (db) => effect.run({ ...call(), db }));
     return { value: out.value, outcome, replayed: out.replayed };
@@ -202,3 +208,19 @@ async function confirmingAdmission<T>(caller: SurfaceBCaller, run: (beforeCommit
 }
 
 const admissionChanged = new Error('credentials changed since the request was admitted');
+
+/**
+ * The request's key in the caller's organization, fingerprinted by the
+ * action's name, its params (the target) and the raw input, so a key replays
+ * the same way whichever front sent it and never collides across organizations.
+ */
+function idempotencyOf(
+  caller: SurfaceBCaller,
+  name: string,
+  target: string | undefined,
+  input: unknown,
+  idempotencyKey: string | undefined,
+): IdempotencyRequest | undefined {
+  const key = validateIdempotencyKey(idempotencyKey);
+  return key ? { namespace: `b:${caller.organization.id}`, key, fingerprint: fingerprint(name, target ?? null, input ?? null) } : undefined;
+}

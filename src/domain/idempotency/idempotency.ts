@@ -23,12 +23,11 @@ export interface IdempotencyRequest {
   fingerprint: string;
 }
 
-export interface StoredResponse {
-  status: number;
-  body: unknown;
-}
-
-/** What a record holds: a transport's response (`status` set), or an action's value (`status` null: each front renders it, src/domain/action/action.ts). */
+/**
+ * What a record holds: an action's value (`status` null: each front renders
+ * it, src/domain/action/action.ts). Records written before the action seam
+ * hold a REST response (`status` set); they expire with the TTL.
+ */
 type Stored = { status: number | null; body: unknown };
 
 export const IDEMPOTENCY_KEY_MAX = 255;
@@ -102,15 +101,6 @@ async function lostRace(
   const winner = await replay(deps, req, conflictCode);
   if (winner) return winner;
   throw new DomainError('idempotency_key_in_use', `A request with Idempotency-Key '${req.key}' is still in progress`, 'Idempotency-Key');
-}
-
-export function runIdempotent(
-  deps: Deps,
-  req: IdempotencyRequest | undefined,
-  effect: (tx: Tx) => Promise<StoredResponse>,
-  conflictCode: ConflictCode = 'idempotency_key_conflict',
-): Promise<StoredResponse & { replayed: boolean }> {
-  return runKeyed(deps, req, effect, conflictCode) as Promise<StoredResponse & { replayed: boolean }>;
 }
 
 /**

@@ -1,0 +1,40 @@
+import type { DomainError, ErrorCode } from '../domain/errors.ts';
+
+/** The HTTP status of each error code: the one place the catalogue meets HTTP (REST envelopes, GraphQL's `extensions.http`, the parser's refusals). */
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  invalid_event_type: 400,
+  invalid_status: 400,
+  unknown_scope: 400,
+  unit_not_draft: 400,
+  create_rate_limit_exceeded: 400,
+  idempotency_key_reused: 400,
+  test_mode_not_yet_available: 400,
+  brand_not_found: 400,
+  query_too_complex: 400,
+  invalid_token: 401,
+  platform_token_required: 401,
+  user_token_required: 401,
+  operator_token_required: 401,
+  missing_scope: 403,
+  publishable_key_not_allowed: 403,
+  resource_missing: 404,
+  route_not_found: 404,
+  method_not_allowed: 405,
+  request_timeout: 408,
+  idempotency_key_conflict: 409,
+  idempotency_key_in_use: 409,
+  operation_conflict: 409,
+  resource_conflict: 409,
+  invalid_state_transition: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  subscriber_too_slow: 429,
+  request_header_fields_too_large: 431,
+  internal_error: 500,
+  developer_access_paused: 503,
+  service_unavailable: 503,
+};
+
+export const httpStatus = (e: DomainError): number => HTTP_STATUS[e.code];
