@@ -36,7 +36,9 @@ async function run<P extends string, I extends z.ZodType, O extends z.ZodType>(
   key: string | null | undefined,
 ): Promise<z.output<O>> {
   const idempotencyKey = action.idempotent ? graphqlIdempotencyKey(ctx, info, key) : undefined;
-  return (await invoke({ deps: ctx.deps, caller: ctx.caller, idempotencyKey }, action, req)).value;
+  const out = await invoke({ deps: ctx.deps, caller: ctx.caller, idempotencyKey }, action, req);
+  if (out.replayed) ctx.markReplayed();
+  return out.value;
 }
 
 function fieldOptions<P extends string, I extends z.ZodType, O extends z.ZodType, Args extends InputFieldMap, Parent, R>(

@@ -21,4 +21,6 @@ export interface GraphQLContext {
   live?: LiveDelivery;
   /** `Idempotency-Key` header of the HTTP request, for single-mutation operations. */
   idempotencyKey?: string;
+  /** A keyed mutation replayed its stored answer: the HTTP response carries `Idempotent-Replayed: true` (src/graphql/koa.ts). */
+  markReplayed(): void;
 }

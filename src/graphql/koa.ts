@@ -75,6 +75,7 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
       if (direct) {
         ctx.status = direct.status;
         ctx.set(direct.headers);
+        if (ctx.state.idempotentReplayed) ctx.set('Idempotent-Replayed', 'true');
         ctx.body = direct.body;
         return;
       }
@@ -84,6 +85,7 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
     const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId, koaState: ctx.state });
     ctx.status = response.status;
     for (const [key, value] of response.headers) ctx.append(key, value);
+    if (ctx.state.idempotentReplayed) ctx.set('Idempotent-Replayed', 'true');
     // A single JSON result is sent as one string; only streams (SSE, multipart) stay streams.
     const type = response.headers.get('content-type') ?? '';
     if (!response.body) ctx.body = null;

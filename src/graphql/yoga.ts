@@ -71,7 +71,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
       connectionParams?: Record<string, unknown>;
       requestId?: string;
       /** The HTTP request's Koa state: the caller and a refusal's code go to its log line (rest/http/request-id.ts). */
-      koaState?: { caller?: unknown; errorCode?: string };
+      koaState?: { caller?: unknown; errorCode?: string; idempotentReplayed?: boolean };
     } & CostContext) => {
       // HTTP requests reuse the Koa request id (also in the Request-Id header); graphql-ws operations bring theirs (src/graphql/ws.ts).
       const requestId = httpRequestId ?? newRequestId();
@@ -94,6 +94,9 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
           requestId,
           idempotencyKey: header('idempotency-key') ?? undefined,
           lastEventId: header('last-event-id') ?? undefined,
+          markReplayed: () => {
+            if (koaState) koaState.idempotentReplayed = true;
+          },
         };
       } catch (e) {
         if (koaState && isDomainError(e)) koaState.errorCode = e.code;

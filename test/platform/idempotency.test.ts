@@ -25,6 +25,27 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     expect((await rest(t, token).list()).body.data).toHaveLength(1);
   });
 
+  test('a GraphQL replay carries Idempotent-Replayed: true too, on both HTTP paths (direct JSON, and through Yoga)', async ({ app: t }) => {
+    const { token } = await buildTenant(t, WRITE);
+    const mutation = 'mutation { createWebhookEndpoint(url: "https://hooks.example.com/g") { id secret } }';
+    for (const [name, headers] of [
+      ['direct', {}],
+      ['yoga', { origin: 'https://console.example.com' }],
+    ] as const) {
+      const h = { ...headers, 'idempotency-key': `gql-replay-${name}` };
+      const first = await t.http.graphql(mutation, {}, { token, headers: h });
+      const again = await t.http.graphql(mutation, {}, { token, headers: h });
+      expect(first.body.errors, first.text).toBeUndefined();
+      expect(first.headers.get('idempotent-replayed'), name).toBeNull();
+      expect(again.headers.get('idempotent-replayed'), name).toBe('true');
+      expect(again.body.data).toEqual(first.body.data);
+    }
+    // The argument key replays the same way.
+    const arg = 'mutation { createWebhookEndpoint(url: "https://hooks.example.com/a", idempotencyKey: "gql-arg-1") { id } }';
+    await t.http.graphql(arg, {}, { token });
+    expect((await t.http.graphql(arg, {}, { token })).headers.get('idempotent-replayed')).toBe('true');
+  });
+
   test('without a key, identical requests create two endpoints', async ({ app: t }) => {
     const { org, token } = await buildTenant(t, WRITE);
     await rest(t, token).create(body);

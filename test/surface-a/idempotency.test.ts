@@ -28,7 +28,9 @@ describe('idempotent creates', () => {
     expect((await auditRows(t, org.id)).map((r) => r.outcome)).toEqual(['allowed', 'replayed']);
   });
 
-  test('POST /api/scopes_exec replays with Idempotent-Replayed: true, like every keyed mutation', async ({ app: t }) => {
+  test('POST /api/scopes_exec and GraphQL createUnit replay with Idempotent-Replayed: true, like every keyed mutation', async ({
+    app: t,
+  }) => {
     const { token } = await buildTenant(t, SCOPES);
     const exec = { scope: 'units:create', data: body };
     const first = await t.http.post('/api/scopes_exec', exec, { token, headers: key('x-1') });
@@ -37,6 +39,12 @@ describe('idempotent creates', () => {
     expect(first.headers.get('idempotent-replayed')).toBeNull();
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body.object).toEqual({ unit: first.body.object.unit, duplicate: true });
+    const gql = 'mutation { createUnit(type: "video", caption: "g") { duplicate unit { id } } }';
+    const g1 = await t.http.graphql(gql, {}, { token, headers: key('g-1') });
+    const g2 = await t.http.graphql(gql, {}, { token, headers: key('g-1') });
+    expect(g1.headers.get('idempotent-replayed')).toBeNull();
+    expect(g2.headers.get('idempotent-replayed')).toBe('true');
+    expect(g2.body.data.createUnit).toEqual({ duplicate: true, unit: g1.body.data.createUnit.unit });
   });
 
   test('without a key, identical requests create distinct units', async ({ app: t }) => {

@@ -41,8 +41,11 @@ const CreateUnitPayload = builder.objectRef<{ unit: PublicUnit; duplicate: boole
   fields: (t) => ({ unit: t.field({ type: Unit, resolve: (p) => p.unit }), duplicate: t.exposeBoolean('duplicate') }),
 });
 
-const exec = async (ctx: GraphQLContext, scope: string, data: Record<string, unknown>, idempotencyKey?: string) =>
-  (await executeScope(ctx.deps, ctx.caller, { scope, data, idempotencyKey, requestId: ctx.requestId })).result;
+const exec = async (ctx: GraphQLContext, scope: string, data: Record<string, unknown>, idempotencyKey?: string) => {
+  const out = await executeScope(ctx.deps, ctx.caller, { scope, data, idempotencyKey, requestId: ctx.requestId });
+  if (out.duplicate) ctx.markReplayed();
+  return out.result;
+};
 
 const drop = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null));
 
