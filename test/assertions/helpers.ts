@@ -1,7 +1,5 @@
 import { expect } from 'vitest';
-import type { TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import type { HttpResponse } from '../support/http.ts';
+import { buildTenant, type HttpResponse, type TestApp } from '../support/kit.ts';
 
 export const ALL_SCOPES = [
   'assertions:read',
@@ -61,14 +59,8 @@ export function api(t: TestApp, token: string) {
 export type Api = ReturnType<typeof api>;
 
 export async function setup(t: TestApp, scopes = ALL_SCOPES) {
-  const { org, token } = await buildOrgWithToken(t, scopes);
+  const { org, token } = await buildTenant(t, scopes);
   return { org, token, api: api(t, token) };
-}
-
-export function expectError(res: HttpResponse, status: number, code: string, param?: string | null) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body.error.code, res.text).toBe(code);
-  if (param !== undefined) expect(res.body.error.param, res.text).toBe(param);
 }
 
 export function expectStatus(res: HttpResponse, status: number) {
