@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { buildTenant, type HttpResponse, type TestApp } from '../support/kit.ts';
+import { buildTenant, feedEvents, type HttpResponse, type TestApp } from '../support/kit.ts';
 
 export const ALL_SCOPES = [
   'assertions:read',
@@ -38,21 +38,7 @@ export function api(t: TestApp, token: string) {
       t.http.post(`/v1/platform/enrollments/${id}/${action}`, undefined, opts()),
     enrollment: (id: string) => t.http.get(`/v1/platform/enrollments/${id}`, opts()),
     enrollments: (q: Record<string, unknown> = {}) => t.http.get(`/v1/platform/enrollments${qs(q)}`, opts()),
-    events: async (type?: string) => {
-      await t.app.sequencer.flush();
-      const out: any[] = [];
-      let after: string | undefined;
-      for (;;) {
-        const res = await t.http.get(
-          `/v1/platform/events${qs({ limit: 100, ...(type ? { type } : {}), ...(after ? { starting_after: after } : {}) })}`,
-          opts(),
-        );
-        expect(res.status, res.text).toBe(200);
-        out.push(...res.body.data);
-        if (!res.body.has_more) return out;
-        after = String(res.body.data.at(-1).seq);
-      }
-    },
+    events: (type?: string) => feedEvents(t, token, type ? `type=${type}` : ''),
   };
 }
 

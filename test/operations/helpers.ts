@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { App } from '../../src/app.ts';
 import type { OperationsConfig } from '../../src/config.ts';
 import type { BatchSend } from '../../src/db/sql-port.ts';
-import { buildTenant, type TestApp } from '../support/kit.ts';
+import { buildTenant, feedEvents, type TestApp } from '../support/kit.ts';
 
 /** Fixtures for the operations engine tests: a tenant with distribution scopes, launches, the worker, money. */
 export const ALL_SCOPES = ['distributions:read', 'distributions:write', 'distributions:launch', 'deployments:read', 'events:read'];
@@ -83,18 +83,7 @@ export async function deployments(t: TestApp, who: Tenant, distribution: string)
 }
 
 /** Every event of the tenant's feed, after sequencing. */
-export async function events(t: TestApp, who: Tenant): Promise<any[]> {
-  await t.app.sequencer.flush();
-  const out: any[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const res = await t.http.get(`/v1/platform/events?limit=100${after ? `&starting_after=${after}` : ''}`, { token: who.token });
-    expect(res.status, res.text).toBe(200);
-    out.push(...res.body.data);
-    if (!res.body.has_more) return out;
-    after = String(res.body.data.at(-1).seq);
-  }
-}
+export const events = (t: TestApp, who: Tenant): Promise<any[]> => feedEvents(t, who.token);
 
 export const typesOf = (evts: any[], subjectId?: string) => evts.filter((e) => !subjectId || e.subject.id === subjectId).map((e) => e.type);
 

@@ -44,6 +44,6 @@ export {
 } from './app.ts';
 export { onPostgres } from './database.ts';
 export { expectErrorResponse, expectGraphQLError, expectPlatformError } from './errors.ts';
-export { emitEvent } from './events.ts';
+export { emitEvent, feedEvents } from './events.ts';
 export { rawRequest, type HttpResponse, type RawResponse } from './http.ts';
 export { buildOrg, buildTenant, buildToken, type Server, TEST_MODE_KEYS, type Tenant, type TestOrg } from './tenant.ts';
