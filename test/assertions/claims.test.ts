@@ -175,7 +175,7 @@ describe('Idempotency-Key', () => {
     expect(await api.events('assertion.created')).toHaveLength(1);
   });
 
-  it('a replay answers the status the key first answered: 200 stays 200 after the claim changed', async () => {
+  test('a replay answers the status the key first answered: 200 stays 200 after the claim changed', async () => {
     const { api } = await setup(t);
     const s = subject();
     const body = { ...s, key: 'verified' };
