@@ -1,16 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/app.ts';
-import { buildOrgWithToken } from './support/factories.ts';
+import { describe, expect } from 'vitest';
+import { appTest, buildTenant, type TestApp } from './support/kit.ts';
 
+const test = appTest({ config: { bodyLimitBytes: 2048 } });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({ bodyLimitBytes: 2048 });
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 /** The same body reader as REST (src/http/request-body.ts), answered in the GraphQL envelope. */
 describe('GraphQL POST bodies', () => {
-  it('a body over the limit is 413 payload_too_large in the GraphQL envelope, before auth', async () => {
+  test('a body over the limit is 413 payload_too_large in the GraphQL envelope, before auth', async () => {
     const res = await t.http.post('/graphql', { query: `{ viewer { organization { id } } } #${'x'.repeat(4096)}` });
     expect(res.status).toBe(413);
     expect(res.body.errors[0].extensions.code).toBe('payload_too_large');
@@ -18,14 +16,14 @@ describe('GraphQL POST bodies', () => {
     expect(res.body.errors[0].extensions.request_id).toBe(res.headers.get('request-id'));
   });
 
-  it('a body under the limit is read and run', async () => {
-    const { token } = await buildOrgWithToken(t, ['events:read']);
+  test('a body under the limit is read and run', async () => {
+    const { token } = await buildTenant(t, ['events:read']);
     const res = await t.http.post('/graphql', { query: `{ events(first: 1) { edges { node { id } } } } #${'x'.repeat(1500)}` }, { token });
     expect(res.status, res.text).toBe(200);
     expect(res.body.errors).toBeUndefined();
   });
 
-  it('a body that is not JSON is 415 unsupported_media_type', async () => {
+  test('a body that is not JSON is 415 unsupported_media_type', async () => {
     const res = await fetch(`${t.origin}/graphql`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{ __typename }' });
     expect(res.status).toBe(415);
     expect(((await res.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe(

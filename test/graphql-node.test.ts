@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect } from 'vitest';
 import { ASSERTION_ACTIONS } from '../src/domain/assertion/assertion.ts';
 import { DEPLOYMENT_STATUSES, DISTRIBUTION_STATUSES } from '../src/domain/distribution/states.ts';
 import { ENROLLMENT_STATUSES, STANDINGS } from '../src/domain/enrollment/presenter.ts';
@@ -7,8 +7,7 @@ import { REQUIREMENT_OPERATORS } from '../src/domain/program/program.ts';
 import { UNIT_STATUSES } from '../src/domain/unit/unit.ts';
 import { DELIVERY_STATUSES } from '../src/domain/webhook/delivery.ts';
 import { WEBHOOK_ENDPOINT_STATUSES } from '../src/domain/webhook/endpoint.ts';
-import { startTestApp, type TestApp } from './support/app.ts';
-import { buildOrg, buildToken, type TestOrg } from './support/factories.ts';
+import { appTest, buildOrg, buildToken, type TestApp, type TestOrg } from './support/kit.ts';
 import { createEndpoint, settle, webhookConfig } from './delivery/receiver.ts';
 
 /**
@@ -17,11 +16,10 @@ import { createEndpoint, settle, webhookConfig } from './delivery/receiver.ts';
  * over every prefixed id with the organization, brand and scope rules of the
  * type's own field. Runs on PGlite and PostgreSQL like every suite.
  */
+const test = appTest({ config: webhookConfig({ retryScheduleMs: [0] }) });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp(webhookConfig({ retryScheduleMs: [0] }));
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 /** Each Node type, the scope its own field needs (null: none). */
 const NODE_TYPES = {
@@ -117,7 +115,7 @@ async function world(): Promise<{ org: TestOrg; token: string; ids: Record<NodeT
 }
 
 describe('closed sets are GraphQL enums declared from the domain arrays', () => {
-  it('each enum holds exactly its domain set, upper-cased', async () => {
+  test('each enum holds exactly its domain set, upper-cased', async () => {
     const sets: Record<string, readonly string[]> = {
       OperationStatus: OPERATION_STATUSES,
       OperationWaitingReason: WAITING_REASONS,
@@ -140,7 +138,7 @@ describe('closed sets are GraphQL enums declared from the domain arrays', () => 
     }
   });
 
-  it('outputs and filters speak the enum; REST keeps its lower-case values', async () => {
+  test('outputs and filters speak the enum; REST keeps its lower-case values', async () => {
     const { token, ids } = await world();
     // The launch finds an empty wallet and waits for funding.
     await t.app.operations.drain();
@@ -186,7 +184,7 @@ describe('node(id:)', () => {
     a = await world();
   });
 
-  it('answers every type by its prefixed id, as the type', async () => {
+  test('answers every type by its prefixed id, as the type', async () => {
     for (const [type, id] of Object.entries(a.ids)) {
       expect((await ok(a.token, NODE, { id })).node, type).toEqual({ __typename: type, id });
     }
@@ -196,7 +194,7 @@ describe('node(id:)', () => {
     expect(OPERATION_STATUSES.map((s) => s.toUpperCase())).toContain(op.status);
   });
 
-  it("another organization's ids answer null, like unknown ids, with no error", async () => {
+  test("another organization's ids answer null, like unknown ids, with no error", async () => {
     const other = await buildOrg(t);
     const token = (await buildToken(t, other, SCOPES)).secret;
     for (const [type, id] of Object.entries(a.ids)) {
@@ -205,7 +203,7 @@ describe('node(id:)', () => {
     }
   });
 
-  it('without the scope the type needs, null (operations:read is implicit; organization and brand need none)', async () => {
+  test('without the scope the type needs, null (operations:read is implicit; organization and brand need none)', async () => {
     const token = (await buildToken(t, a.org, ['units:read'])).secret;
     for (const [type, id] of Object.entries(a.ids) as [NodeType, string][]) {
       const scope = NODE_TYPES[type];
@@ -214,7 +212,7 @@ describe('node(id:)', () => {
     }
   });
 
-  it("another brand's program and requirement are null, as program(id:) answers resource_missing", async () => {
+  test("another brand's program and requirement are null, as program(id:) answers resource_missing", async () => {
     const second = a.org.brands[1]!.id;
     const res = await t.http.graphql(NODE, { id: a.ids.Program }, { token: a.token, headers: { 'Service-Brand': second } });
     expect(res.body).toEqual({ data: { node: null } });
@@ -228,7 +226,7 @@ describe('node(id:)', () => {
     expect(own.body.errors[0].extensions.code).toBe('resource_missing');
   });
 
-  it('malformed, unknown and unprefixed ids answer null', async () => {
+  test('malformed, unknown and unprefixed ids answer null', async () => {
     const malformed = Object.values(a.ids).flatMap((id) => [
       `${id.slice(0, id.indexOf('_'))}_xyz`,
       `${id}0`,

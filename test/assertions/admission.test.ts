@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { onPostgres } from '../support/database.ts';
-import { buildOrg, buildToken, type TestOrg } from '../support/factories.ts';
+import { afterAll, afterEach, describe, expect, vi } from 'vitest';
+import {
+  appTest,
+  buildOrg,
+  buildToken,
+  expectPlatformError,
+  onPostgres,
+  startSecondApp,
+  type TestApp,
+  type TestOrg,
+} from '../support/kit.ts';
 import { HttpClient } from '../support/http.ts';
-import { startSecondApp } from '../support/stream-client.ts';
-import { api, expectError, expectStatus } from './helpers.ts';
+import { api, expectStatus } from './helpers.ts';
 
 /**
  * The assertion write is admitted from the credential cache and its
@@ -15,15 +21,16 @@ import { api, expectError, expectStatus } from './helpers.ts';
  * pipeline would have (401 revoked, 503 kill switch) and changes nothing:
  * no entity, no claim, no event.
  */
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let b: Awaited<ReturnType<typeof startSecondApp>> | undefined;
-beforeAll(async () => {
-  t = await startTestApp();
+test.beforeAll(async ({ app }) => {
+  t = app;
   if (onPostgres()) b = await startSecondApp(t);
 });
 afterAll(async () => {
   await b?.stop();
-  await t?.stop();
 });
 afterEach(() => vi.restoreAllMocks());
 
@@ -65,24 +72,24 @@ const revoke = (org: TestOrg, id: string, http = t.http) =>
 const killSwitch = (engaged: boolean) => t.http.post('/operator/kill_switch', { engaged }, { token: t.operatorToken });
 
 describe('assertion writes confirm their admission before the commit', () => {
-  it('a token revoked after admission and before the write commits nothing: 401', async () => {
+  test('a token revoked after admission and before the write commits nothing: 401', async () => {
     const { org, writer, reader, write } = await tenant();
     expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
     const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
     await beforeTheWrite(async () => expect((await revoke(org, writer.id)).status).toBe(200));
-    expectError(await write.assert({ ...subject, key: 'verified' }), 401, 'invalid_token');
+    expectPlatformError(await write.assert({ ...subject, key: 'verified' }), 401, 'invalid_token');
     vi.restoreAllMocks();
     await expectNothingWritten(reader, subject);
-    expectError(await write.assert({ ...subject, key: 'verified' }), 401, 'invalid_token');
+    expectPlatformError(await write.assert({ ...subject, key: 'verified' }), 401, 'invalid_token');
   });
 
-  it('the kill switch engaged after admission and before the write commits nothing: 503', async () => {
+  test('the kill switch engaged after admission and before the write commits nothing: 503', async () => {
     const { reader, write } = await tenant();
     expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
     const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
     await beforeTheWrite(async () => expect((await killSwitch(true)).status).toBe(200));
     try {
-      expectError(await write.assert({ ...subject, key: 'verified' }), 503, 'developer_access_paused');
+      expectPlatformError(await write.assert({ ...subject, key: 'verified' }), 503, 'developer_access_paused');
     } finally {
       expect((await killSwitch(false)).status).toBe(200);
     }
@@ -91,21 +98,21 @@ describe('assertion writes confirm their admission before the commit', () => {
     expectStatus(await write.assert({ ...subject, key: 'verified' }), 201);
   });
 
-  it('a refusal wins over what the route would have answered (an unknown entity is 401, not 404)', async () => {
+  test('a refusal wins over what the route would have answered (an unknown entity is 401, not 404)', async () => {
     const { org, writer, write } = await tenant();
     expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
     await beforeTheWrite(async () => expect((await revoke(org, writer.id)).status).toBe(200));
-    expectError(await write.assert({ entity: `ent_${'0'.repeat(32)}`, key: 'verified' }), 401, 'invalid_token');
+    expectPlatformError(await write.assert({ entity: `ent_${'0'.repeat(32)}`, key: 'verified' }), 401, 'invalid_token');
   });
 
-  it.skipIf(!onPostgres())('a token revoked by another process just before the write commits nothing: 401', async () => {
+  test.skipIf(!onPostgres())('a token revoked by another process just before the write commits nothing: 401', async () => {
     const { org, writer, reader, write } = await tenant();
     for (let i = 0; i < 2; i++)
       expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
     const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
     // Committed on process B: this process learns of it only through its LISTEN connection.
     expect((await revoke(org, writer.id, new HttpClient(b!.origin))).status).toBe(200);
-    expectError(await write.assert({ ...subject, key: 'verified' }), 401, 'invalid_token');
+    expectPlatformError(await write.assert({ ...subject, key: 'verified' }), 401, 'invalid_token');
     await expectNothingWritten(reader, subject);
   });
 });

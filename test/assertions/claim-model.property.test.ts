@@ -1,13 +1,12 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { expect } from 'vitest';
+import { appTest, type TestApp } from '../support/kit.ts';
 import { setup } from './helpers.ts';
 
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 /**
  * The claim state machine against a reference model small enough to be
@@ -37,7 +36,7 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
 const live = (c: Claim, now: number): c is NonNullable<Claim> => c !== null && (c.expiresAt === null || c.expiresAt > now);
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-it('for any sequence of creates, refreshes, revokes and clock moves, claim and events match the reference model', async () => {
+test('for any sequence of creates, refreshes, revokes and clock moves, claim and events match the reference model', async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(cmd, { minLength: 1, maxLength: 12 }), async (cmds) => {
       const { api } = await setup(t); // a fresh organization per run: its feed holds only this run's events

@@ -1,19 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { describe, expect } from 'vitest';
+import { appTest, type TestApp } from '../support/kit.ts';
 import { ASRT, ENT, expectStatus, setup } from './helpers.ts';
 
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const subject = () => ({ external_user_id: `user-${Math.random().toString(36).slice(2)}`, issuer: 'https://idp.example' });
 const inHours = (h: number) => new Date(t.clock.now().getTime() + h * 3600_000).toISOString();
 
 describe('Assertion claim state table', () => {
-  it('absent → present: create answers 201 with the assertion event, appends assertion.created with entity and key', async () => {
+  test('absent → present: create answers 201 with the assertion event, appends assertion.created with entity and key', async () => {
     const { api } = await setup(t);
     const res = await api.assert({ ...subject(), key: 'verified', value: true });
     const body = expectStatus(res, 201);
@@ -35,7 +34,7 @@ describe('Assertion claim state table', () => {
     expect(events[0].data).toMatchObject({ id: body.id, entity: body.entity, key: 'verified', value: 1, action: 'asserted' });
   });
 
-  it('present, same value and same expiry: 200 with the current event, nothing appended', async () => {
+  test('present, same value and same expiry: 200 with the current event, nothing appended', async () => {
     const { api } = await setup(t);
     const s = subject();
     const expires_at = inHours(2);
@@ -45,7 +44,7 @@ describe('Assertion claim state table', () => {
     expect(await api.events('assertion.created')).toHaveLength(1);
   });
 
-  it('present, same value, new expires_at: the refresh is a new event (201) and emits assertion.created', async () => {
+  test('present, same value, new expires_at: the refresh is a new event (201) and emits assertion.created', async () => {
     const { api } = await setup(t);
     const s = subject();
     const first = expectStatus(await api.assert({ ...s, key: 'verified', value: true, expires_at: inHours(1) }), 201);
@@ -55,7 +54,7 @@ describe('Assertion claim state table', () => {
     expect((await api.events('assertion.created')).map((e) => e.data.id)).toEqual([first.id, refreshed.id]);
   });
 
-  it('present, new value: 201 and a new event; false is stored as 0', async () => {
+  test('present, new value: 201 and a new event; false is stored as 0', async () => {
     const { api } = await setup(t);
     const s = subject();
     expectStatus(await api.assert({ ...s, key: 'verified', value: true }), 201);
@@ -65,7 +64,7 @@ describe('Assertion claim state table', () => {
     expect(num.value).toBe(1234.5);
   });
 
-  it('present → absent: revoke answers 201 with the appended revoked event and emits assertion.revoked', async () => {
+  test('present → absent: revoke answers 201 with the appended revoked event and emits assertion.revoked', async () => {
     const { api } = await setup(t);
     const s = subject();
     const created = expectStatus(await api.assert({ ...s, key: 'verified', value: true }), 201);
@@ -85,7 +84,7 @@ describe('Assertion claim state table', () => {
     expect(expectStatus(await api.event(created.id), 200)).toEqual(created);
   });
 
-  it('absent → absent: revoke answers 200 and appends nothing (never stated, already revoked, unknown external user)', async () => {
+  test('absent → absent: revoke answers 200 and appends nothing (never stated, already revoked, unknown external user)', async () => {
     const { api } = await setup(t);
     const s = subject();
     expectStatus(await api.assert({ ...s, key: 'other', value: 1 }), 201);
@@ -103,7 +102,7 @@ describe('Assertion claim state table', () => {
     expect(await api.events('assertion.revoked')).toHaveLength(1);
   });
 
-  it('present → time reaches expires_at: reads as absent with no event; include_expired shows it; revoke is then a 200 no-op', async () => {
+  test('present → time reaches expires_at: reads as absent with no event; include_expired shows it; revoke is then a 200 no-op', async () => {
     const { api } = await setup(t);
     const s = subject();
     const created = expectStatus(await api.assert({ ...s, key: 'verified', value: true, expires_at: inHours(1) }), 201);
@@ -120,7 +119,7 @@ describe('Assertion claim state table', () => {
 });
 
 describe('subjects and entities', () => {
-  it('external_user_id + issuer resolves to one ent_ entity, created on first use; entity id addresses the same claims', async () => {
+  test('external_user_id + issuer resolves to one ent_ entity, created on first use; entity id addresses the same claims', async () => {
     const { api } = await setup(t);
     const s = subject();
     const a = expectStatus(await api.assert({ ...s, key: 'a', value: 1 }), 201);
@@ -139,7 +138,7 @@ describe('subjects and entities', () => {
 });
 
 describe('GET /assertions', () => {
-  it('lists current claims ordered by key, filters by key, pages with limit and starting_after', async () => {
+  test('lists current claims ordered by key, filters by key, pages with limit and starting_after', async () => {
     const { api } = await setup(t);
     const s = subject();
     const made = [];
@@ -155,14 +154,14 @@ describe('GET /assertions', () => {
     expect(expectStatus(await api.list({ ...s, key: 'alpha' }), 200).data).toEqual([newer]);
   });
 
-  it('an external pair never seen lists nothing (and creates no entity)', async () => {
+  test('an external pair never seen lists nothing (and creates no entity)', async () => {
     const { api } = await setup(t);
     expect(expectStatus(await api.list(subject()), 200)).toEqual({ object: 'list', data: [], has_more: false });
   });
 });
 
 describe('Idempotency-Key', () => {
-  it('a replayed create answers the stored response and appends nothing', async () => {
+  test('a replayed create answers the stored response and appends nothing', async () => {
     const { api } = await setup(t);
     const body = { ...subject(), key: 'verified', value: true };
     const first = await api.assert(body, { 'Idempotency-Key': 'k-1' });
@@ -176,7 +175,7 @@ describe('Idempotency-Key', () => {
     expect(await api.events('assertion.created')).toHaveLength(1);
   });
 
-  it('a replay answers the status the key first answered: 200 stays 200 after the claim changed', async () => {
+  test('a replay answers the status the key first answered: 200 stays 200 after the claim changed', async () => {
     const { api } = await setup(t);
     const s = subject();
     const body = { ...s, key: 'verified' };

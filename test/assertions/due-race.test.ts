@@ -1,19 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runDueEvaluations } from '../../src/domain/enrollment/due-evaluation.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { appTest, type TestApp } from '../support/kit.ts';
 import { activeEnrollment, expectStatus, setup, standingEvents } from './helpers.ts';
 
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 const HOUR = 3600_000;
 
 /** Several processes (or a process's poller and a caller) running the due evaluations at once. */
 describe('due evaluations racing', () => {
-  it('a grace window that ran out is evaluated once: one disqualified event, and its grace_expired evaluation is not stamped over', async () => {
+  test('a grace window that ran out is evaluated once: one disqualified event, and its grace_expired evaluation is not stamped over', async () => {
     const { api } = await setup(t);
     const { enrollment, subject } = await activeEnrollment(api, { grace: 3600 });
     expectStatus(await api.assert({ ...subject, key: 'verified', value: true }), 201);

@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runDueEvaluations } from '../../src/domain/enrollment/due-evaluation.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { appTest, type TestApp } from '../support/kit.ts';
 import { expectStatus, setup } from './helpers.ts';
 
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 const camelKey = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 /** A REST object in GraphQL's spelling (top-level keys; `object` is not a GraphQL field). */
@@ -60,7 +59,7 @@ async function sameError(rest: Promise<any>, gql: Promise<any>, code: string, gq
 }
 
 describe('assertions: REST/GraphQL parity', () => {
-  it('createAssertion, revokeAssertion, assertions and assertion answer what REST answers', async () => {
+  test('createAssertion, revokeAssertion, assertions and assertion answer what REST answers', async () => {
     const { api, token } = await setup(t);
     const gql = gqlOf(token);
     const s = { externalUserId: 'u-gql', issuer: 'https://idp.example' };
@@ -94,7 +93,7 @@ describe('assertions: REST/GraphQL parity', () => {
     expect((await api.events()).map((e) => e.type)).toEqual(['assertion.created', 'assertion.created', 'assertion.revoked']);
   });
 
-  it('the same bad input gives the same error code and param on both', async () => {
+  test('the same bad input gives the same error code and param on both', async () => {
     const { api, token } = await setup(t);
     const gql = gqlOf(token);
     const s = { external_user_id: 'u', issuer: 'i' };
@@ -121,7 +120,7 @@ describe('assertions: REST/GraphQL parity', () => {
     expect(await api.events()).toEqual([]);
   });
 
-  it('scopes: a token without assertions:write gets missing_scope on both', async () => {
+  test('scopes: a token without assertions:write gets missing_scope on both', async () => {
     const { api, token } = await setup(t, ['assertions:read', 'events:read']);
     await sameError(
       api.assert({ external_user_id: 'u', issuer: 'i', key: 'k' }),
@@ -132,7 +131,7 @@ describe('assertions: REST/GraphQL parity', () => {
 });
 
 describe('programs and enrollments: REST/GraphQL parity', () => {
-  it('program, requirement, enrollment lifecycle and standing read the same on both', async () => {
+  test('program, requirement, enrollment lifecycle and standing read the same on both', async () => {
     const { api, token } = await setup(t);
     const gql = gqlOf(token);
     const program = data(await gql(Q.program, { name: 'G', grace: 60 }), 'createProgram');

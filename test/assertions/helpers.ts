@@ -1,7 +1,5 @@
 import { expect } from 'vitest';
-import type { TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import type { HttpResponse } from '../support/http.ts';
+import { buildTenant, feedEvents, type HttpResponse, type TestApp } from '../support/kit.ts';
 
 export const ALL_SCOPES = [
   'assertions:read',
@@ -40,35 +38,15 @@ export function api(t: TestApp, token: string) {
       t.http.post(`/v1/platform/enrollments/${id}/${action}`, undefined, opts()),
     enrollment: (id: string) => t.http.get(`/v1/platform/enrollments/${id}`, opts()),
     enrollments: (q: Record<string, unknown> = {}) => t.http.get(`/v1/platform/enrollments${qs(q)}`, opts()),
-    events: async (type?: string) => {
-      await t.app.sequencer.flush();
-      const out: any[] = [];
-      let after: string | undefined;
-      for (;;) {
-        const res = await t.http.get(
-          `/v1/platform/events${qs({ limit: 100, ...(type ? { type } : {}), ...(after ? { starting_after: after } : {}) })}`,
-          opts(),
-        );
-        expect(res.status, res.text).toBe(200);
-        out.push(...res.body.data);
-        if (!res.body.has_more) return out;
-        after = String(res.body.data.at(-1).seq);
-      }
-    },
+    events: (type?: string) => feedEvents(t, token, type ? `type=${type}` : ''),
   };
 }
 
 export type Api = ReturnType<typeof api>;
 
 export async function setup(t: TestApp, scopes = ALL_SCOPES) {
-  const { org, token } = await buildOrgWithToken(t, scopes);
+  const { org, token } = await buildTenant(t, scopes);
   return { org, token, api: api(t, token) };
-}
-
-export function expectError(res: HttpResponse, status: number, code: string, param?: string | null) {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body.error.code, res.text).toBe(code);
-  if (param !== undefined) expect(res.body.error.param, res.text).toBe(param);
 }
 
 export function expectStatus(res: HttpResponse, status: number) {

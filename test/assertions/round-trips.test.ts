@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { onPostgres } from '../support/database.ts';
+import { describe, expect, vi } from 'vitest';
+import { appTest, onPostgres, type TestApp } from '../support/kit.ts';
 import type { HttpResponse } from '../support/http.ts';
 import { activeEnrollment, expectStatus, setup, standingEvents } from './helpers.ts';
 
@@ -14,11 +13,10 @@ import { activeEnrollment, expectStatus, setup, standingEvents } from './helpers
  * one of those on the same connection. PostgreSQL only: PGlite runs
  * in-process, without round trips.
  */
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 async function roundTrips(markers: (res: HttpResponse) => string[], fn: () => Promise<HttpResponse>): Promise<[HttpResponse, number]> {
   const spy = vi.spyOn(pg.Client.prototype, 'query');
@@ -46,7 +44,7 @@ async function roundTrips(markers: (res: HttpResponse) => string[], fn: () => Pr
 }
 
 describe.skipIf(!onPostgres())('Assertion write round trips', () => {
-  it('a claim change that moves an enrollment takes two round trips: the reads under the entity lock, then the writes with the commit', async () => {
+  test('a claim change that moves an enrollment takes two round trips: the reads under the entity lock, then the writes with the commit', async () => {
     const { api } = await setup(t);
     const { enrollment, entity, subject } = await activeEnrollment(api, { grace: 0 });
     const [res, n] = await roundTrips(
@@ -58,7 +56,7 @@ describe.skipIf(!onPostgres())('Assertion write round trips', () => {
     expect((await standingEvents(api, enrollment.id)).map((e) => e.type)).toEqual(['enrollment.qualified']);
   });
 
-  it('first use of an external pair, an unchanged repeat and a revoke take two round trips each', async () => {
+  test('first use of an external pair, an unchanged repeat and a revoke take two round trips each', async () => {
     const { api } = await setup(t);
     const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
     const marker = (res: HttpResponse) => [subject.external_user_id, res.body.entity ?? res.body.assertion.entity];
@@ -71,7 +69,7 @@ describe.skipIf(!onPostgres())('Assertion write round trips', () => {
     expect([n1, n2, n3]).toEqual([2, 2, 2]);
   });
 
-  it('an Idempotency-Key adds only the replay lookup; a replay is that lookup alone', async () => {
+  test('an Idempotency-Key adds only the replay lookup; a replay is that lookup alone', async () => {
     const { api } = await setup(t);
     const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
     const key = `k-${randomUUID()}`;

@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runDueEvaluations } from '../../src/domain/enrollment/due-evaluation.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { activeEnrollment, expectError, expectStatus, setup, standingEvents } from './helpers.ts';
+import { appTest, expectPlatformError, type TestApp } from '../support/kit.ts';
+import { activeEnrollment, expectStatus, setup, standingEvents } from './helpers.ts';
 
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 const HOUR = 3600_000;
 const inMs = (ms: number) => new Date(t.clock.now().getTime() + ms).toISOString();
@@ -18,7 +17,7 @@ const due = async () => {
 };
 
 describe('programs, requirements and the enrollment lifecycle', () => {
-  it('creates a program with a grace period and requirements; lists and retrieves them in the selected brand', async () => {
+  test('creates a program with a grace period and requirements; lists and retrieves them in the selected brand', async () => {
     const { api } = await setup(t);
     const program = expectStatus(await api.createProgram({ name: 'Creators', gracePeriodSeconds: 3600 }), 201);
     expect(program).toMatchObject({
@@ -48,7 +47,7 @@ describe('programs, requirements and the enrollment lifecycle', () => {
     expect(expectStatus(await api.requirements(program.id), 200).data).toEqual([]);
   });
 
-  it('pending → approved → active emits enrollment.created, .approved, .activated; reject from pending emits .rejected', async () => {
+  test('pending → approved → active emits enrollment.created, .approved, .activated; reject from pending emits .rejected', async () => {
     const { api } = await setup(t);
     const program = expectStatus(await api.createProgram({ name: 'P' }), 201);
     const e = expectStatus(await api.enroll({ program: program.id, external_user_id: 'u1', issuer: 'idp' }), 201);
@@ -60,14 +59,14 @@ describe('programs, requirements and the enrollment lifecycle', () => {
       evaluation: null,
       grace_ends_at: null,
     });
-    expectError(await api.move(e.id, 'activate'), 409, 'invalid_state_transition');
+    expectPlatformError(await api.move(e.id, 'activate'), 409, 'invalid_state_transition');
     expect(expectStatus(await api.move(e.id, 'approve'), 200).status).toBe('approved');
-    expectError(await api.move(e.id, 'approve'), 409, 'invalid_state_transition');
+    expectPlatformError(await api.move(e.id, 'approve'), 409, 'invalid_state_transition');
     expect(expectStatus(await api.move(e.id, 'activate'), 200).status).toBe('active');
-    expectError(await api.move(e.id, 'reject'), 409, 'invalid_state_transition');
+    expectPlatformError(await api.move(e.id, 'reject'), 409, 'invalid_state_transition');
     const other = expectStatus(await api.enroll({ program: program.id, external_user_id: 'u2', issuer: 'idp' }), 201);
     expect(expectStatus(await api.move(other.id, 'reject'), 200).status).toBe('rejected');
-    expectError(await api.enroll({ program: program.id, entity: e.entity }), 409, 'resource_conflict', 'program');
+    expectPlatformError(await api.enroll({ program: program.id, entity: e.entity }), 409, 'resource_conflict', 'program');
     const types = (await api.events())
       .filter((x) => x.type.startsWith('enrollment.'))
       .map((x) => `${x.type} ${x.subject.id === e.id ? 'e' : 'other'}`);
@@ -84,7 +83,7 @@ describe('programs, requirements and the enrollment lifecycle', () => {
     expect(expectStatus(await api.enrollments({ entity: e.entity }), 200).data.map((x: any) => x.id)).toEqual([e.id]);
   });
 
-  it('standing is not evaluated before activation', async () => {
+  test('standing is not evaluated before activation', async () => {
     const { api } = await setup(t);
     const program = expectStatus(await api.createProgram({ name: 'P' }), 201);
     expectStatus(await api.addRequirement(program.id, { metric: 'assert:verified', operator: 'exists' }), 201);
@@ -98,7 +97,7 @@ describe('programs, requirements and the enrollment lifecycle', () => {
 });
 
 describe('Enrollment standing state table', () => {
-  it('not_qualified → qualified on an assertion: enrollment.qualified once, with previous_status and trigger; the evaluation is readable', async () => {
+  test('not_qualified → qualified on an assertion: enrollment.qualified once, with previous_status and trigger; the evaluation is readable', async () => {
     const { api } = await setup(t);
     const { enrollment, subject } = await activeEnrollment(api);
     expect(expectStatus(await api.enrollment(enrollment.id), 200)).toMatchObject({
@@ -139,7 +138,7 @@ describe('Enrollment standing state table', () => {
     expect(await standingEvents(api, enrollment.id)).toHaveLength(1);
   });
 
-  it('qualified → not_qualified directly (grace 0): enrollment.disqualified with previous_status qualified', async () => {
+  test('qualified → not_qualified directly (grace 0): enrollment.disqualified with previous_status qualified', async () => {
     const { api } = await setup(t);
     const { enrollment, subject } = await activeEnrollment(api, { grace: 0 });
     expectStatus(await api.assert({ ...subject, key: 'verified', value: true }), 201);
@@ -151,7 +150,7 @@ describe('Enrollment standing state table', () => {
     ]);
   });
 
-  it('qualified → grace emits nothing; grace → qualified (passing again) emits nothing', async () => {
+  test('qualified → grace emits nothing; grace → qualified (passing again) emits nothing', async () => {
     const { api } = await setup(t);
     const { enrollment, subject } = await activeEnrollment(api, { grace: 3600 });
     expectStatus(await api.assert({ ...subject, key: 'verified', value: true }), 201);
@@ -164,7 +163,7 @@ describe('Enrollment standing state table', () => {
     expect((await standingEvents(api, enrollment.id)).map((e) => e.type)).toEqual(['enrollment.qualified']);
   });
 
-  it('grace → not_qualified when the window runs out: the scheduled evaluation emits enrollment.disqualified (trigger grace_expired) once', async () => {
+  test('grace → not_qualified when the window runs out: the scheduled evaluation emits enrollment.disqualified (trigger grace_expired) once', async () => {
     const { api } = await setup(t);
     const { enrollment, subject } = await activeEnrollment(api, { grace: 3600 });
     expectStatus(await api.assert({ ...subject, key: 'verified', value: true }), 201);
@@ -188,7 +187,7 @@ describe('Enrollment standing state table', () => {
     ]);
   });
 
-  it('a claim reaching expires_at re-evaluates at that time (trigger expiry) without any assertion event', async () => {
+  test('a claim reaching expires_at re-evaluates at that time (trigger expiry) without any assertion event', async () => {
     const { api } = await setup(t);
     const { enrollment, subject } = await activeEnrollment(api, { grace: 0 });
     expectStatus(await api.assert({ ...subject, key: 'verified', value: true, expires_at: inMs(HOUR) }), 201);
@@ -205,7 +204,7 @@ describe('Enrollment standing state table', () => {
     expect((await api.events()).filter((e) => e.type.startsWith('assertion.'))).toHaveLength(1);
   });
 
-  it('an expiry followed by the grace window: silent grace at expiry, disqualified when the window ends', async () => {
+  test('an expiry followed by the grace window: silent grace at expiry, disqualified when the window ends', async () => {
     const { api } = await setup(t);
     const { enrollment, subject } = await activeEnrollment(api, { grace: 600 });
     expectStatus(await api.assert({ ...subject, key: 'verified', value: true, expires_at: inMs(HOUR) }), 201);
@@ -220,7 +219,7 @@ describe('Enrollment standing state table', () => {
     ]);
   });
 
-  it('the background scheduler runs the due evaluation without a test calling it', async () => {
+  test('the background scheduler runs the due evaluation without a test calling it', async () => {
     const { api } = await setup(t);
     const { enrollment, subject } = await activeEnrollment(api, { grace: 0 });
     expectStatus(await api.assert({ ...subject, key: 'verified', value: true, expires_at: inMs(HOUR) }), 201);
@@ -231,7 +230,7 @@ describe('Enrollment standing state table', () => {
     expect((await standingEvents(api, enrollment.id)).map((e) => e.type)).toEqual(['enrollment.qualified', 'enrollment.disqualified']);
   });
 
-  it('a requirement change re-evaluates active enrollments (trigger requirement_change)', async () => {
+  test('a requirement change re-evaluates active enrollments (trigger requirement_change)', async () => {
     const { api } = await setup(t);
     const { program, enrollment, subject } = await activeEnrollment(api, { grace: 0 });
     expectStatus(await api.assert({ ...subject, key: 'verified', value: true }), 201);
@@ -245,7 +244,7 @@ describe('Enrollment standing state table', () => {
     ]);
   });
 
-  it.each([
+  test.each([
     [
       'exists',
       undefined,
@@ -303,7 +302,7 @@ describe('Enrollment standing state table', () => {
     }
   });
 
-  it('an absent claim reads as 0 for numeric operators (lte 0 passes, neq 0 fails)', async () => {
+  test('an absent claim reads as 0 for numeric operators (lte 0 passes, neq 0 fails)', async () => {
     const { api } = await setup(t);
     const lte = await activeEnrollment(api, { requirements: [{ metric: 'assert:strikes', operator: 'lte', threshold: 0 }] });
     expect(expectStatus(await api.enrollment(lte.enrollment.id), 200).standing).toBe('qualified');
@@ -316,7 +315,7 @@ describe('Enrollment standing state table', () => {
 });
 
 describe('exactly once under concurrency', () => {
-  it('50 concurrent writes flipping one enrollment produce exactly one standing event per real transition', async () => {
+  test('50 concurrent writes flipping one enrollment produce exactly one standing event per real transition', async () => {
     const { api } = await setup(t);
     const { enrollment, subject } = await activeEnrollment(api, { grace: 0 });
     const writes = await Promise.all(Array.from({ length: 50 }, (_, i) => api.assert({ ...subject, key: 'verified', value: i % 2 === 0 })));

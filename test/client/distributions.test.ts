@@ -1,30 +1,32 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { OperatorClient, PlatformClient, PlatformError } from '../../src/client/index.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
+import { appTest, buildTenant, type TestApp } from '../support/kit.ts';
 
 const SCOPES = ['distributions:read', 'distributions:write', 'distributions:launch', 'deployments:read'];
 
+const test = appTest({
+  config: {
+    operations: { worker: true, pollMs: 50, leaseMs: 30_000, recheckMs: 500, retryBaseMs: 100, retryMaxMs: 1000, maxAttempts: 3 },
+  },
+});
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let operator: OperatorClient;
-beforeAll(async () => {
-  // The real operations worker, polling fast, so wait() sees the server move on its own.
-  t = await startTestApp({
-    operations: { worker: true, pollMs: 50, leaseMs: 30_000, recheckMs: 500, retryBaseMs: 100, retryMaxMs: 1000, maxAttempts: 3 },
-  });
+// The real operations worker, polling fast, so wait() sees the server move on its own.
+test.beforeAll(async ({ app }) => {
+  t = app;
   operator = new OperatorClient({ operatorToken: t.operatorToken, origin: t.origin });
 });
-afterAll(() => t?.stop());
 
 async function tenant() {
-  const { org, token } = await buildOrgWithToken(t, SCOPES);
+  const { org, token } = await buildTenant(t, SCOPES);
   return { brand: org.brands[0]!.id, client: new PlatformClient({ apiKey: token, origin: t.origin }) };
 }
 
 const sandbox = (config: Record<string, unknown> = {}) => ({ provider: 'sandbox', config });
 
 describe('distributions, deployments and operations against the real server', () => {
-  it('validate is a dry run; create launches and wait() resolves on succeeded', async () => {
+  test('validate is a dry run; create launches and wait() resolves on succeeded', async () => {
     const { brand, client } = await tenant();
     expect(await operator.topUpWallet(brand, { amount: 5000 })).toMatchObject({ object: 'wallet', brand, balance: 5000 });
     const plan = { name: 'Spring', budget: 3000, deployments: [sandbox({ spend: 500 }), sandbox()] };
@@ -61,7 +63,7 @@ describe('distributions, deployments and operations against the real server', ()
     expect(listed).toEqual([distribution.id]);
   });
 
-  it('wait() resolves without throwing when the launch ends partial', async () => {
+  test('wait() resolves without throwing when the launch ends partial', async () => {
     const { client } = await tenant();
     const { operation } = await client.distributions.create({
       name: 'Half',
@@ -73,7 +75,7 @@ describe('distributions, deployments and operations against the real server', ()
     expect(done.error).toMatchObject({ code: 'some_deployments_failed' });
   });
 
-  it('wait() times out on an operation waiting on funding, which keeps running and succeeds after a top-up', async () => {
+  test('wait() times out on an operation waiting on funding, which keeps running and succeeds after a top-up', async () => {
     const { brand, client } = await tenant();
     const { operation } = await client.distributions.create({ name: 'Unfunded', budget: 2000, deployments: [sandbox()] });
     const err = await client.operations.wait(operation.id, { intervalMs: 50, timeoutMs: 600 }).catch((e) => e);
@@ -86,7 +88,7 @@ describe('distributions, deployments and operations against the real server', ()
     expect((await client.operations.wait(operation.id, { intervalMs: 50, timeoutMs: 20_000 })).status).toBe('succeeded');
   });
 
-  it('pause, resume and cancel answer operations that wait() settles', async () => {
+  test('pause, resume and cancel answer operations that wait() settles', async () => {
     const { client } = await tenant();
     const { operation, distribution } = await client.distributions.create({ name: 'Verbs', budget: 0, deployments: [sandbox()] });
     await client.operations.wait(operation.id, { intervalMs: 50 });
@@ -101,7 +103,7 @@ describe('distributions, deployments and operations against the real server', ()
     expect((await client.distributions.retrieve(distribution.id)).status).toBe('canceled');
   });
 
-  it('a replayed launch (same key) returns the same operation', async () => {
+  test('a replayed launch (same key) returns the same operation', async () => {
     const { client } = await tenant();
     const plan = { name: 'Once', budget: 0, deployments: [sandbox()] };
     const a = await client.distributions.create(plan, { idempotencyKey: 'launch-once' });

@@ -1,27 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { PlatformClient, PlatformError } from '../../src/client/index.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { emitEvent } from '../support/events.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
+import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 import { FlakyProxy } from './flaky-proxy.ts';
 
 const ALL = ['webhooks:read', 'webhooks:write', 'events:read', 'assertions:read', 'assertions:write'];
 
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(async () => {
-  await t?.stop();
-});
+test.beforeAll(({ app }) => void (t = app));
 
 async function clientFor(scopes = ALL, extra: Partial<ConstructorParameters<typeof PlatformClient>[0]> = {}) {
-  const { org, token } = await buildOrgWithToken(t, scopes);
+  const { org, token } = await buildTenant(t, scopes);
   return { org, token, client: new PlatformClient({ apiKey: token, origin: t.origin, ...extra }) };
 }
 
 describe('responses', () => {
-  it('camelCases every key and unwraps the webhook_endpoint envelope', async () => {
+  test('camelCases every key and unwraps the webhook_endpoint envelope', async () => {
     const { client } = await clientFor();
     const created = await client.webhookEndpoints.create({
       url: 'https://example.com/hook',
@@ -52,7 +47,7 @@ describe('responses', () => {
     expect(await client.webhookEndpoints.del(created.id)).toEqual({ id: created.id, object: 'webhook_endpoint', deleted: true });
   });
 
-  it('lists return { data, hasMore } and auto-paging walks every page', async () => {
+  test('lists return { data, hasMore } and auto-paging walks every page', async () => {
     const { client } = await clientFor();
     for (let i = 0; i < 3; i++) await client.webhookEndpoints.create({ url: `https://example.com/${i}` });
     const page = await client.webhookEndpoints.list({ limit: 2 });
@@ -64,7 +59,7 @@ describe('responses', () => {
     expect(urls).toEqual(['https://example.com/2', 'https://example.com/1', 'https://example.com/0']);
   });
 
-  it('the event feed pages in seq order and camelCases event data', async () => {
+  test('the event feed pages in seq order and camelCases event data', async () => {
     const { org, client } = await clientFor();
     const ids: string[] = [];
     for (let i = 0; i < 5; i++)
@@ -88,7 +83,7 @@ describe('responses', () => {
 });
 
 describe('errors', () => {
-  it('a refused call throws PlatformError with code, message, param, requestId and status', async () => {
+  test('a refused call throws PlatformError with code, message, param, requestId and status', async () => {
     const { client } = await clientFor(['webhooks:read']);
     const err = await client.webhookEndpoints.create({ url: 'https://example.com/x' }).catch((e) => e);
     expect(err).toBeInstanceOf(PlatformError);
@@ -102,7 +97,7 @@ describe('errors', () => {
     expect(missing).toMatchObject({ code: 'resource_missing', status: 404 });
   });
 
-  it('an unreachable server is a connection_error', async () => {
+  test('an unreachable server is a connection_error', async () => {
     const client = new PlatformClient({ apiKey: 'sk_platform_live_x', origin: 'http://127.0.0.1:9', maxRetries: 0 });
     await expect(client.events.list()).rejects.toMatchObject({ code: 'connection_error', status: 0, requestId: null });
   });
@@ -119,7 +114,7 @@ describe('retries and idempotency keys', () => {
     await proxy?.stop();
   });
 
-  it('a 503 then success: the retry carries the same generated key and the server acts once', async () => {
+  test('a 503 then success: the retry carries the same generated key and the server acts once', async () => {
     const { token, client: direct } = await clientFor();
     const client = new PlatformClient({ apiKey: token, origin: proxied });
     proxy.seen.length = 0;
@@ -133,7 +128,7 @@ describe('retries and idempotency keys', () => {
     expect(all.data.map((e) => e.id)).toEqual([created.id]);
   });
 
-  it('a dropped connection on a mutation is retried with the same key: one effect', async () => {
+  test('a dropped connection on a mutation is retried with the same key: one effect', async () => {
     const { token, client: direct } = await clientFor();
     const client = new PlatformClient({ apiKey: token, origin: proxied });
     proxy.seen.length = 0;
@@ -144,7 +139,7 @@ describe('retries and idempotency keys', () => {
     expect((await direct.webhookEndpoints.list()).data).toHaveLength(1);
   });
 
-  it('a given Idempotency-Key is used as is and a replay returns the same object', async () => {
+  test('a given Idempotency-Key is used as is and a replay returns the same object', async () => {
     const { client } = await clientFor();
     const a = await client.webhookEndpoints.create({ url: 'https://example.com/k' }, { idempotencyKey: 'client-test-1' });
     const b = await client.webhookEndpoints.create({ url: 'https://example.com/k' }, { idempotencyKey: 'client-test-1' });
@@ -155,7 +150,7 @@ describe('retries and idempotency keys', () => {
     expect(conflict).toMatchObject({ code: 'idempotency_key_conflict', status: 409 });
   });
 
-  it('each call gets its own key', async () => {
+  test('each call gets its own key', async () => {
     const { token } = await clientFor();
     const client = new PlatformClient({ apiKey: token, origin: proxied });
     proxy.seen.length = 0;
@@ -165,7 +160,7 @@ describe('retries and idempotency keys', () => {
     expect(proxy.seen[0]!.idempotencyKey).not.toBe(proxy.seen[1]!.idempotencyKey);
   });
 
-  it('Retry-After on a 429 is honoured', async () => {
+  test('Retry-After on a 429 is honoured', async () => {
     const { token } = await clientFor();
     const client = new PlatformClient({ apiKey: token, origin: proxied });
     proxy.seen.length = 0;
@@ -180,7 +175,7 @@ describe('retries and idempotency keys', () => {
     expect(proxy.seen[1]!.at - proxy.seen[0]!.at).toBeGreaterThanOrEqual(950);
   });
 
-  it('Retry-After is bounded by maxRetryDelayMs', async () => {
+  test('Retry-After is bounded by maxRetryDelayMs', async () => {
     const { token } = await clientFor();
     const client = new PlatformClient({ apiKey: token, origin: proxied, maxRetryDelayMs: 100 });
     proxy.seen.length = 0;
@@ -191,7 +186,7 @@ describe('retries and idempotency keys', () => {
     expect(proxy.seen).toHaveLength(2);
   });
 
-  it('gives up after maxRetries and throws the last error; 4xx is never retried', async () => {
+  test('gives up after maxRetries and throws the last error; 4xx is never retried', async () => {
     const { token } = await clientFor();
     const client = new PlatformClient({ apiKey: token, origin: proxied, maxRetries: 1, maxRetryDelayMs: 10 });
     proxy.seen.length = 0;
@@ -206,7 +201,7 @@ describe('retries and idempotency keys', () => {
 });
 
 describe('brand selection', () => {
-  it('brand is sent as Service-Brand; an unknown brand is brand_not_found', async () => {
+  test('brand is sent as Service-Brand; an unknown brand is brand_not_found', async () => {
     const { token } = await clientFor();
     const client = new PlatformClient({ apiKey: token, origin: t.origin, brand: 'nope' });
     await expect(client.events.list()).rejects.toMatchObject({ code: 'brand_not_found', status: 400 });

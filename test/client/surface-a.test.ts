@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { PlatformError, ScopeClient, TokenClient } from '../../src/client/index.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg, buildToken } from '../support/factories.ts';
+import { appTest, buildOrg, buildToken, type TestApp } from '../support/kit.ts';
 
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(async () => {
-  await t?.stop();
-});
+test.beforeAll(({ app }) => void (t = app));
 
 describe('ScopeClient (Surface A)', () => {
-  it('scopes, smoke, exec and the unit routes, camelCased', async () => {
+  test('scopes, smoke, exec and the unit routes, camelCased', async () => {
     const org = await buildOrg(t);
     const { secret, id } = await buildToken(t, org, ['org:read', 'units:read', 'units:create', 'units:delete']);
     const a = new ScopeClient({ token: secret, baseUrl: `${t.origin}/api` });
@@ -35,7 +31,7 @@ describe('ScopeClient (Surface A)', () => {
     expect(await a.units.delete(created.unit.id)).toMatchObject({ ok: true });
   });
 
-  it('Surface A errors become PlatformError with code and requiredScope', async () => {
+  test('Surface A errors become PlatformError with code and requiredScope', async () => {
     const org = await buildOrg(t);
     const { secret } = await buildToken(t, org, ['units:read']);
     const a = new ScopeClient({ token: secret, baseUrl: `${t.origin}/api` });
@@ -49,7 +45,7 @@ describe('ScopeClient (Surface A)', () => {
 });
 
 describe('TokenClient (token management)', () => {
-  it('create, list, rotate and revoke', async () => {
+  test('create, list, rotate and revoke', async () => {
     const org = await buildOrg(t);
     const tokens = new TokenClient({ userToken: org.userToken, dashboardBaseUrl: t.origin });
     const created = await tokens.create({ name: 'ci', scopes: ['units:read'], expiresAt: new Date('2030-01-01T00:00:00Z') });

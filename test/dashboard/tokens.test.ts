@@ -1,7 +1,6 @@
 import { describe, expect } from 'vitest';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
-import { expectErrorResponse } from '../support/ops-assert.ts';
-import { appTest, type TestApp, buildOrg, buildToken, type TestOrg } from '../support/kit.ts';
+import { appTest, buildOrg, buildToken, expectErrorResponse, type TestApp, type TestOrg } from '../support/kit.ts';
 
 const test = appTest();
 /** The file's app, for the helpers below. */

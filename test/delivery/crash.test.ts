@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../support/app.ts';
-import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { HttpClient } from '../support/http.ts';
 import { spawnServer, type ServerProcess } from '../support/ops-process.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
+import { buildTenant, onPostgres, type Server } from '../support/kit.ts';
 
 /**
  * Real server processes (node with the tsx loader, as `npm start` runs it) on
@@ -57,8 +56,8 @@ describe.skipIf(!onPostgres())('webhook workers as separate processes on one Pos
 
   /** An organization with `n` endpoints on the receiver (paths /p<run>/<i>), each answering after `delayMs`. */
   async function setup(origin: string, run: string, n: number, delayMs: number) {
-    const t = { http: new HttpClient(origin), operatorToken } as TestApp;
-    const { org, token } = await buildOrgWithToken(t, ['webhooks:write']);
+    const t: Server = { http: new HttpClient(origin), operatorToken };
+    const { org, token } = await buildTenant(t, ['webhooks:write']);
     for (let i = 0; i < n; i++) {
       const path = `/${run}/${i}`;
       rx.on(path, (_req, res) => setTimeout(() => res.end('ok'), delayMs));

@@ -1,19 +1,18 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { emitEvent } from '../support/events.ts';
+import { afterAll, expect } from 'vitest';
+import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
 
 const SCOPES = ['webhooks:read', 'webhooks:write'];
+const test = appTest({ config: webhookConfig({ retryScheduleMs: [0, 1000, 5000], timeoutMs: 30_000, leaseMs: 45_000 }) });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let rx: Receiver;
-beforeAll(async () => {
-  // The held request must outlast the steps between its start and release() even on a loaded machine.
-  t = await startTestApp(webhookConfig({ retryScheduleMs: [0, 1000, 5000], timeoutMs: 30_000, leaseMs: 45_000 }));
+// The held request must outlast the steps between its start and release() even on a loaded machine.
+test.beforeAll(async ({ app }) => {
+  t = app;
   rx = await startReceiver();
 });
 afterAll(async () => {
-  await t?.stop();
   await rx?.close();
 });
 
@@ -21,8 +20,8 @@ const setStatus = (token: string, id: string, status: string) => t.http.post(`/v
 const retry = (token: string, ep: string, d: string, key?: string) =>
   t.http.post(`/v1/platform/webhook_endpoints/${ep}/deliveries/${d}/retry`, {}, { token, headers: key ? { 'idempotency-key': key } : {} });
 
-it('disabling exhausts pending and in-flight deliveries at once, with no further request; re-enabling does not resurrect them', async () => {
-  const { org, token } = await buildOrgWithToken(t, SCOPES);
+test('disabling exhausts pending and in-flight deliveries at once, with no further request; re-enabling does not resurrect them', async () => {
+  const { org, token } = await buildTenant(t, SCOPES);
   let release: () => void = () => {};
   rx.on('/held', (_req, res) => {
     release = () => {
@@ -63,9 +62,9 @@ it('disabling exhausts pending and in-flight deliveries at once, with no further
   for (const id of [held.id, down.id]) expect((await listDeliveries(t, token, id))[0].status).toBe('exhausted');
 });
 
-it('retry re-queues an exhausted delivery for an immediate attempt; idempotent; 400 on a disabled endpoint; 404 across organizations', async () => {
-  const { org, token } = await buildOrgWithToken(t, SCOPES);
-  const other = await buildOrgWithToken(t, SCOPES);
+test('retry re-queues an exhausted delivery for an immediate attempt; idempotent; 400 on a disabled endpoint; 404 across organizations', async () => {
+  const { org, token } = await buildTenant(t, SCOPES);
+  const other = await buildTenant(t, SCOPES);
   let fail = true;
   rx.on('/flaky', (_req, res) => {
     res.statusCode = fail ? 500 : 204;
@@ -82,7 +81,7 @@ it('retry re-queues an exhausted delivery for an immediate attempt; idempotent; 
 
   expect((await retry(other.token, ep.id, d.id)).body.error.code).toBe('resource_missing');
   expect((await retry(token, ep.id, 'msg_00000000000000000000000000000000')).status).toBe(404);
-  const ro = await buildOrgWithToken(t, ['webhooks:read']);
+  const ro = await buildTenant(t, ['webhooks:read']);
   expect((await retry(ro.token, ep.id, d.id)).status).toBe(403);
 
   fail = false;
@@ -108,9 +107,9 @@ it('retry re-queues an exhausted delivery for an immediate attempt; idempotent; 
   expect(onDisabled.body.error.code).toBe('invalid_status');
 });
 
-it('lists deliveries newest first with paging, each with its attempt log; other organizations get 404', async () => {
-  const { org, token } = await buildOrgWithToken(t, SCOPES);
-  const other = await buildOrgWithToken(t, SCOPES);
+test('lists deliveries newest first with paging, each with its attempt log; other organizations get 404', async () => {
+  const { org, token } = await buildTenant(t, SCOPES);
+  const other = await buildTenant(t, SCOPES);
   const ep = await createEndpoint(t, token, { url: rx.url('/list') });
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) ids.push(await emitEvent(t, org.id));

@@ -1,18 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { emitEvent } from '../support/events.ts';
+import { afterAll, describe, expect } from 'vitest';
+import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
 
 const SCOPES = ['webhooks:read', 'webhooks:write', 'events:read'];
+const test = appTest({ config: webhookConfig() });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let rx: Receiver;
-beforeAll(async () => {
-  t = await startTestApp(webhookConfig());
+test.beforeAll(async ({ app }) => {
+  t = app;
   rx = await startReceiver();
 });
 afterAll(async () => {
-  await t?.stop();
   await rx?.close();
 });
 
@@ -23,9 +22,9 @@ const typesAt = (path: string) =>
     .sort();
 
 describe('fan-out', () => {
-  it('delivers each event to every enabled, subscribed endpoint of its organization created at or before it, once', async () => {
-    const { org, token } = await buildOrgWithToken(t, SCOPES);
-    const other = await buildOrgWithToken(t, SCOPES);
+  test('delivers each event to every enabled, subscribed endpoint of its organization created at or before it, once', async () => {
+    const { org, token } = await buildTenant(t, SCOPES);
+    const other = await buildTenant(t, SCOPES);
     const before = await emitEvent(t, org.id, 'assertion.created'); // before any endpoint: no backfill
     t.clock.advance(1);
     const all = await createEndpoint(t, token, { url: rx.url('/all') });
@@ -63,8 +62,8 @@ describe('fan-out', () => {
     expect(await listDeliveries(t, token, legacy.id)).toHaveLength(1);
   });
 
-  it('sends the event exactly as the feed shows it', async () => {
-    const { org, token } = await buildOrgWithToken(t, SCOPES);
+  test('sends the event exactly as the feed shows it', async () => {
+    const { org, token } = await buildTenant(t, SCOPES);
     await createEndpoint(t, token, { url: rx.url('/feed-shape') });
     const id = await emitEvent(t, org.id, 'payout.settled', { amount: 12 });
     await settle(t);

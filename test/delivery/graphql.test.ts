@@ -1,17 +1,16 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { emitEvent } from '../support/events.ts';
+import { afterAll, expect } from 'vitest';
+import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
 
+const test = appTest({ config: webhookConfig({ retryScheduleMs: [0] }) });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let rx: Receiver;
-beforeAll(async () => {
-  t = await startTestApp(webhookConfig({ retryScheduleMs: [0] }));
+test.beforeAll(async ({ app }) => {
+  t = app;
   rx = await startReceiver();
 });
 afterAll(async () => {
-  await t?.stop();
   await rx?.close();
 });
 
@@ -21,9 +20,9 @@ const ENDPOINT = `query($id: ID!) { webhookEndpoint(id: $id) {
 } }`;
 const RETRY = `mutation($endpointId: ID!, $id: ID!, $key: String) { retryWebhookDelivery(endpointId: $endpointId, id: $id, idempotencyKey: $key) { id status nextAttemptAt } }`;
 
-it('GraphQL shows the delivery status summary and deliveries of an endpoint, and retries like REST', async () => {
-  const { org, token } = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
-  const other = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
+test('GraphQL shows the delivery status summary and deliveries of an endpoint, and retries like REST', async () => {
+  const { org, token } = await buildTenant(t, ['webhooks:read', 'webhooks:write']);
+  const other = await buildTenant(t, ['webhooks:read', 'webhooks:write']);
   rx.on('/gql-down', (_req, res) => {
     res.statusCode = 500;
     res.end('nope');

@@ -1,22 +1,22 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
+import { afterAll, expect } from 'vitest';
+import { appTest, buildTenant, type TestApp } from '../support/kit.ts';
 import { createEndpoint, listDeliveries, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
 
+const test = appTest({ config: webhookConfig({ retryScheduleMs: [0, 60_000], timeoutMs: 3000, endpointConcurrency: 5, concurrency: 16 }) });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let rx: Receiver;
-beforeAll(async () => {
-  // Per-endpoint concurrency 5: a hanging receiver holds at most five of the process's slots.
-  t = await startTestApp(webhookConfig({ retryScheduleMs: [0, 60_000], timeoutMs: 3000, endpointConcurrency: 5, concurrency: 16 }));
+// Per-endpoint concurrency 5: a hanging receiver holds at most five of the process's slots.
+test.beforeAll(async ({ app }) => {
+  t = app;
   rx = await startReceiver();
 });
 afterAll(async () => {
-  await t?.stop();
   await rx?.close();
 });
 
-it('a hanging receiver times out while the other endpoints keep being served', async () => {
-  const { org, token } = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
+test('a hanging receiver times out while the other endpoints keep being served', async () => {
+  const { org, token } = await buildTenant(t, ['webhooks:read', 'webhooks:write']);
   let open = 0;
   rx.on('/hang', (req) => {
     // accepts, never answers

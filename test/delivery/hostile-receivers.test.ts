@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { emitEvent } from '../support/events.ts';
+import { afterAll, expect } from 'vitest';
+import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
 
 /**
@@ -9,19 +7,20 @@ import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, t
  * huge body answers 200 at once, and its attempt must succeed even when a
  * loaded machine is slow to read the first KiB.
  */
+const test = appTest({ config: webhookConfig({ retryScheduleMs: [0, 1000, 5000], timeoutMs: 20_000, leaseMs: 40_000 }) });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let rx: Receiver;
 let token: string;
 let orgId: string;
-beforeAll(async () => {
-  t = await startTestApp(webhookConfig({ retryScheduleMs: [0, 1000, 5000], timeoutMs: 20_000, leaseMs: 40_000 }));
+test.beforeAll(async ({ app }) => {
+  t = app;
   rx = await startReceiver();
-  const o = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
+  const o = await buildTenant(t, ['webhooks:read', 'webhooks:write']);
   token = o.token;
   orgId = o.org.id;
 });
 afterAll(async () => {
-  await t?.stop();
   await rx?.close();
 });
 
@@ -30,7 +29,7 @@ async function deliveryOf(endpointId: string) {
   return d;
 }
 
-it('a redirect is not followed, a reset socket and a huge streamed body leave the worker healthy', async () => {
+test('a redirect is not followed, a reset socket and a huge streamed body leave the worker healthy', async () => {
   rx.on('/redirect', (_req, res) => {
     res.writeHead(302, { location: rx.url('/target') });
     res.end();

@@ -1,15 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { emitEvent } from '../support/events.ts';
-import { GQL, WE, expectError, gqlCode } from '../platform/webhook-endpoints-helpers.ts';
+import { appTest, buildTenant, emitEvent, expectPlatformError, type TestApp } from '../support/kit.ts';
+import { GQL, WE, gqlCode } from '../platform/webhook-endpoints-helpers.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
 
 const WRITE = ['webhooks:read', 'webhooks:write'];
+const test = appTest({ config: webhookConfig({ retryScheduleMs: [0, 1000], allowLoopback: false }) });
 
 describe('WEBHOOK_ALLOW_LOOPBACK default', () => {
-  it('is on with the embedded database, off with DATABASE_URL, and an explicit value always wins', () => {
+  test('is on with the embedded database, off with DATABASE_URL, and an explicit value always wins', () => {
     const allow = (env: NodeJS.ProcessEnv, over = {}) => loadConfig(env, over).webhook.allowLoopback;
     expect(allow({})).toBe(true);
     expect(allow({ DATABASE_URL: 'postgres://db.internal/platform' })).toBe(false);
@@ -25,12 +24,11 @@ describe('WEBHOOK_ALLOW_LOOPBACK default', () => {
 describe('loopback delivery disabled', () => {
   let t: TestApp;
   let rx: Receiver;
-  beforeAll(async () => {
-    t = await startTestApp(webhookConfig({ retryScheduleMs: [0, 1000], allowLoopback: false }));
+  test.beforeAll(async ({ app }) => {
+    t = app;
     rx = await startReceiver();
   });
   afterAll(async () => {
-    await t?.stop();
     await rx?.close();
   });
 
@@ -47,14 +45,14 @@ describe('loopback delivery disabled', () => {
     'https://api.localhost/hook',
   ];
 
-  it('refuses loopback URLs at create and update with 400 invalid_request on url, on REST and GraphQL alike', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('refuses loopback URLs at create and update with 400 invalid_request on url, on REST and GraphQL alike', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const kept = await createEndpoint(t, token, { url: 'https://hooks.example.com/in' });
     for (const url of LOOPBACK_URLS) {
       const created = await t.http.post(WE, { url }, { token });
-      expectError(created, 400, 'invalid_request', 'url');
+      expectPlatformError(created, 400, 'invalid_request', 'url');
       expect(created.body.error.message, url).toMatch(/loopback/);
-      expectError(await t.http.post(`${WE}/${kept.id}`, { url }, { token }), 400, 'invalid_request', 'url');
+      expectPlatformError(await t.http.post(`${WE}/${kept.id}`, { url }, { token }), 400, 'invalid_request', 'url');
       const g = await t.http.graphql(GQL.create, { url }, { token });
       expect(gqlCode(g), url).toBe('invalid_request');
       expect(g.body.errors[0].extensions.param).toBe('url');
@@ -68,8 +66,8 @@ describe('loopback delivery disabled', () => {
     expect((await t.http.post(`${WE}/${kept.id}`, { description: 'still editable' }, { token })).status).toBe(200);
   });
 
-  it('records each attempt to an existing loopback endpoint as refused, without a connection or an excerpt', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('records each attempt to an existing loopback endpoint as refused, without a connection or an excerpt', async () => {
+    const { org, token } = await buildTenant(t, WRITE);
     // An endpoint stored before loopback was disabled (the API no longer accepts it).
     const ep = await createEndpoint(t, token, { url: 'https://hooks.example.com/in' });
     await t.app.deps.db.prisma.webhookEndpoint.update({ where: { id: ep.id }, data: { url: rx.url('/existing') } });
@@ -84,52 +82,5 @@ describe('loopback delivery disabled', () => {
       expect(a.response_excerpt).toBeNull();
     }
     expect(rx.connections()).toBe(0);
-  });
-});
-
-describe('response excerpts from loopback targets', () => {
-  let t: TestApp;
-  let rx: Receiver;
-  beforeAll(async () => {
-    t = await startTestApp(webhookConfig({ retryScheduleMs: [0], allowLoopback: true }));
-    rx = await startReceiver();
-  });
-  afterAll(async () => {
-    await t?.stop();
-    await rx?.close();
-  });
-
-  it('are shown only while loopback delivery is enabled', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
-    rx.on('/internal', (_req, res) => {
-      res.statusCode = 500;
-      res.end('internal service banner');
-    });
-    const ep = await createEndpoint(t, token, { url: rx.url('/internal') });
-    await emitEvent(t, org.id);
-    await settle(t);
-    const excerpts = async () => {
-      const r = (await listDeliveries(t, token, ep.id))[0].attempt_log.map((a: { response_excerpt: string | null }) => a.response_excerpt);
-      const g = await t.http.graphql(
-        `query($id: ID!) { webhookEndpoint(id: $id) { deliveries(first: 10) { edges { node { attemptLog { responseExcerpt } } } } } }`,
-        { id: ep.id },
-        { token },
-      );
-      expect(g.body.errors, g.text).toBeUndefined();
-      return {
-        rest: r,
-        graphql: g.body.data.webhookEndpoint.deliveries.edges[0].node.attemptLog.map(
-          (a: { responseExcerpt: string | null }) => a.responseExcerpt,
-        ),
-      };
-    };
-    expect(await excerpts()).toEqual({ rest: ['internal service banner'], graphql: ['internal service banner'] });
-    // The operator turns loopback delivery off (a restart with WEBHOOK_ALLOW_LOOPBACK=0): what was recorded is no longer shown.
-    t.app.deps.config.webhook.allowLoopback = false;
-    try {
-      expect(await excerpts()).toEqual({ rest: [null], graphql: [null] });
-    } finally {
-      t.app.deps.config.webhook.allowLoopback = true;
-    }
   });
 });

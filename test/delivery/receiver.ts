@@ -2,8 +2,8 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { loadConfig, type WebhookConfig } from '../../src/config.ts';
-import type { TestApp } from '../support/app.ts';
-import type { TestOrg } from '../support/factories.ts';
+import { appendEvent } from '../../src/domain/event/event.ts';
+import type { TestApp, TestOrg } from '../support/kit.ts';
 
 /** A real webhook receiver on 127.0.0.1 (port 0). Each path can answer its own way. */
 export interface Received {
@@ -95,5 +95,31 @@ export async function listDeliveries(t: TestApp, token: string, endpointId: stri
 
 /** Runs fan-out and every due attempt to completion (the injected clock decides what is due). */
 export const settle = (t: TestApp) => t.app.webhooks.drain();
+
+/** Appends `n` public events in one transaction and sequences them. */
+export async function emitMany(t: TestApp, organizationId: string, n: number) {
+  const { deps } = t.app;
+  await deps.db.transaction(async (tx) => {
+    for (let i = 0; i < n; i++)
+      await appendEvent(deps, tx, { organizationId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_1' }, data: { i } });
+  });
+  await t.app.sequencer.flush();
+}
+
+/** Answers after `delayMs`, counting the requests open at once. */
+export function delayed(delayMs: () => number) {
+  const seen = { open: 0, max: 0 };
+  return {
+    seen,
+    behaviour: (_req: unknown, res: { end(b: string): void }) => {
+      seen.open++;
+      seen.max = Math.max(seen.max, seen.open);
+      setTimeout(() => {
+        seen.open--;
+        res.end('ok');
+      }, delayMs());
+    },
+  };
+}
 
 export type { TestOrg };

@@ -1,25 +1,24 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { emitEvent } from '../support/events.ts';
+import { afterAll, describe, expect } from 'vitest';
+import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
 
 // Schedule: at once, then after 1 s and 5 s (±10 %): three attempts.
+const test = appTest({ config: webhookConfig({ retryScheduleMs: [0, 1000, 5000], timeoutMs: 1000 }) });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let rx: Receiver;
 let token: string;
 let orgId: string;
-beforeAll(async () => {
-  t = await startTestApp(webhookConfig({ retryScheduleMs: [0, 1000, 5000], timeoutMs: 1000 }));
+test.beforeAll(async ({ app }) => {
+  t = app;
   rx = await startReceiver();
-  const o = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
+  const o = await buildTenant(t, ['webhooks:read', 'webhooks:write']);
   token = o.token;
   orgId = o.org.id;
 });
 afterAll(async () => {
-  await t?.stop();
   await rx?.close();
 });
 
@@ -64,7 +63,7 @@ async function runSchedule(endpointId: string, path: string) {
 }
 
 describe('retry schedule', () => {
-  it('a receiver answering 500 is retried on the schedule and ends exhausted; every attempt is logged with a ≤1 KiB excerpt', async () => {
+  test('a receiver answering 500 is retried on the schedule and ends exhausted; every attempt is logged with a ≤1 KiB excerpt', async () => {
     rx.on('/500', (_req, res) => {
       res.statusCode = 500;
       res.end('x'.repeat(5000));
@@ -80,7 +79,7 @@ describe('retry schedule', () => {
     }
   });
 
-  it('a receiver that does not answer within the timeout is retried and ends exhausted', async () => {
+  test('a receiver that does not answer within the timeout is retried and ends exhausted', async () => {
     rx.on('/slow', () => {}); // never answers
     const ep = await createEndpoint(t, token, { url: rx.url('/slow') });
     const d = await runSchedule(ep.id, '/slow');
@@ -89,7 +88,7 @@ describe('retry schedule', () => {
     expect(d.attempt_log[0].duration_ms).toBeGreaterThanOrEqual(950);
   });
 
-  it('a refused connection is retried and ends exhausted', async () => {
+  test('a refused connection is retried and ends exhausted', async () => {
     const probe = createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const { port } = probe.address() as AddressInfo;

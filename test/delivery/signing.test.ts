@@ -1,26 +1,25 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { Webhook } from 'standardwebhooks';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { emitEvent } from '../support/events.ts';
+import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 import { createEndpoint, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
 
+const test = appTest({ config: webhookConfig() });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let rx: Receiver;
-beforeAll(async () => {
-  t = await startTestApp(webhookConfig());
+test.beforeAll(async ({ app }) => {
+  t = app;
   rx = await startReceiver();
 });
 afterAll(async () => {
-  await t?.stop();
   await rx?.close();
 });
 
 const verify = (secret: string, r: { body: string; headers: Record<string, unknown> }) =>
   new Webhook(secret).verify(r.body, r.headers as Record<string, string>);
 
-it('deliveries verify with the standardwebhooks verifier; both secrets during the 24 h rotation overlap, only the current one after', async () => {
-  const { org, token } = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
+test('deliveries verify with the standardwebhooks verifier; both secrets during the 24 h rotation overlap, only the current one after', async () => {
+  const { org, token } = await buildTenant(t, ['webhooks:read', 'webhooks:write']);
   const ep = await createEndpoint(t, token, { url: rx.url('/signed') });
 
   const first = await emitEvent(t, org.id);

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { AddressRefused, checkAddress } from '../../src/domain/webhook/address-guard.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { emitEvent } from '../support/events.ts';
-import { WE, expectError } from '../platform/webhook-endpoints-helpers.ts';
+import { appTest, buildTenant, emitEvent, expectPlatformError, type TestApp } from '../support/kit.ts';
+import { WE } from '../platform/webhook-endpoints-helpers.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
+
+const test = appTest({ config: webhookConfig({ retryScheduleMs: [0], allowLoopback: false, allowPrivateNetworks: false }) });
 
 /**
  * Finding 7 of issue #12: only globally routable unicast addresses are
@@ -110,27 +110,27 @@ const PUBLIC = [
 ];
 
 describe('checkAddress: globally routable unicast only', () => {
-  it('holds a table of at least 60 hostile addresses', () => {
+  test('holds a table of at least 60 hostile addresses', () => {
     expect(new Set([...ALWAYS_REFUSED, ...PRIVATE]).size).toBeGreaterThanOrEqual(60);
   });
 
-  it.each([...ALWAYS_REFUSED, ...PRIVATE])('refuses %s reached through a hostname', (address) => {
+  test.each([...ALWAYS_REFUSED, ...PRIVATE])('refuses %s reached through a hostname', (address) => {
     expect(() => checkAddress(STRICT, 'hooks.attacker.example', address)).toThrow(AddressRefused);
   });
 
-  it.each(ALWAYS_REFUSED)('refuses %s even with private networks and loopback allowed', (address) => {
+  test.each(ALWAYS_REFUSED)('refuses %s even with private networks and loopback allowed', (address) => {
     expect(() => checkAddress(OPEN, 'hooks.attacker.example', address)).toThrow(AddressRefused);
   });
 
-  it.each(PRIVATE)('admits %s only with private networks allowed', (address) => {
+  test.each(PRIVATE)('admits %s only with private networks allowed', (address) => {
     expect(() => checkAddress({ ...STRICT, allowPrivateNetworks: true }, 'hooks.internal.example', address)).not.toThrow();
   });
 
-  it.each(PUBLIC)('admits the public address %s', (address) => {
+  test.each(PUBLIC)('admits the public address %s', (address) => {
     expect(() => checkAddress(STRICT, 'hooks.example.com', address)).not.toThrow();
   });
 
-  it('admits loopback only when allowed and the URL itself names a loopback host', () => {
+  test('admits loopback only when allowed and the URL itself names a loopback host', () => {
     for (const host of ['localhost', '127.0.0.1', '[::1]', '127.0.0.2', '[::ffff:7f00:1]', 'localhost.', 'api.localhost']) {
       expect(() => checkAddress({ ...STRICT, allowLoopback: true }, host, '127.0.0.1'), host).not.toThrow();
       expect(() => checkAddress(STRICT, host, '127.0.0.1'), host).toThrow(AddressRefused);
@@ -142,7 +142,7 @@ describe('checkAddress: globally routable unicast only', () => {
     expect(() => checkAddress({ ...STRICT, allowLoopback: true }, 'localhost', '10.0.0.1')).toThrow(/private/);
   });
 
-  it('does not reveal what a hostname resolved to', () => {
+  test('does not reveal what a hostname resolved to', () => {
     expect(() => checkAddress(STRICT, 'db.internal', '10.1.2.3')).toThrow(
       /^destination_refused: db\.internal resolves to a private address$/,
     );
@@ -181,22 +181,21 @@ const HOSTILE_URLS = [
 describe('hostile URL forms end to end (loopback and private networks disabled)', () => {
   let t: TestApp;
   let rx: Receiver;
-  beforeAll(async () => {
-    t = await startTestApp(webhookConfig({ retryScheduleMs: [0], allowLoopback: false, allowPrivateNetworks: false }));
+  test.beforeAll(async ({ app }) => {
+    t = app;
     rx = await startReceiver();
   });
   afterAll(async () => {
-    await t?.stop();
     await rx?.close();
   });
 
-  it.each(HOSTILE_URLS)('create refuses %s with 400 invalid_request on url', async (url) => {
-    const { token } = await buildOrgWithToken(t, ['webhooks:write']);
-    expectError(await t.http.post(WE, { url }, { token }), 400, 'invalid_request', 'url');
+  test.each(HOSTILE_URLS)('create refuses %s with 400 invalid_request on url', async (url) => {
+    const { token } = await buildTenant(t, ['webhooks:write']);
+    expectPlatformError(await t.http.post(WE, { url }, { token }), 400, 'invalid_request', 'url');
   });
 
-  it('an endpoint stored with a hostile URL gets a refused attempt and never a connection', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
+  test('an endpoint stored with a hostile URL gets a refused attempt and never a connection', async () => {
+    const { org, token } = await buildTenant(t, ['webhooks:read', 'webhooks:write']);
     const { port } = new URL(rx.url());
     const stored = [
       `http://127.0.0.1:${port}/a`,

@@ -1,31 +1,30 @@
 import type { LookupAddress } from 'node:dns';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { checkAddress, guardedLookup } from '../../src/domain/webhook/address-guard.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { emitEvent } from '../support/events.ts';
-import { WE, expectError } from '../platform/webhook-endpoints-helpers.ts';
+import { appTest, buildTenant, emitEvent, expectPlatformError, type TestApp } from '../support/kit.ts';
+import { WE } from '../platform/webhook-endpoints-helpers.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
+
+const test = appTest({ config: webhookConfig({ retryScheduleMs: [0] }) });
 
 const STRICT = { allowPrivateNetworks: false, allowLoopback: true };
 
 describe('SSRF guard over HTTP (private networks not allowed)', () => {
   let t: TestApp;
   let rx: Receiver;
-  beforeAll(async () => {
-    t = await startTestApp(webhookConfig({ retryScheduleMs: [0] }));
+  test.beforeAll(async ({ app }) => {
+    t = app;
     rx = await startReceiver();
   });
   afterAll(async () => {
-    await t?.stop();
     await rx?.close();
   });
 
-  it('refuses private and metadata literals at create, loopback reached by DNS at delivery; literal loopback URLs are delivered', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
+  test('refuses private and metadata literals at create, loopback reached by DNS at delivery; literal loopback URLs are delivered', async () => {
+    const { org, token } = await buildTenant(t, ['webhooks:read', 'webhooks:write']);
     const { port } = new URL(rx.url());
     for (const url of ['https://10.0.0.1/hook', 'https://169.254.169.254/latest/meta-data']) {
-      expectError(await t.http.post(WE, { url }, { token }), 400, 'invalid_request', 'url');
+      expectPlatformError(await t.http.post(WE, { url }, { token }), 400, 'invalid_request', 'url');
     }
     // `vm` resolves to 127.0.0.1 through /etc/hosts: a loopback address reached by DNS, not named in the URL.
     const byDns = await createEndpoint(t, token, { url: `https://vm:${port}/hook` });
@@ -39,8 +38,8 @@ describe('SSRF guard over HTTP (private networks not allowed)', () => {
     expect((await listDeliveries(t, token, loopback.id))[0]).toMatchObject({ status: 'succeeded' });
   });
 
-  it('never follows a redirect, to another host or its own', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['webhooks:read', 'webhooks:write']);
+  test('never follows a redirect, to another host or its own', async () => {
+    const { org, token } = await buildTenant(t, ['webhooks:read', 'webhooks:write']);
     for (const [path, location] of [
       ['/moved-away', 'http://169.254.169.254/latest/meta-data'],
       ['/moved-here', rx.url('/target')],
@@ -70,7 +69,7 @@ describe('SSRF guard at connect time', () => {
       guardedLookup(policy, host, resolvingTo(address) as never)(host, {}, (err, a) => (err ? reject(err) : resolve(a as string))),
     );
 
-  it('refuses a hostname resolving to the metadata address unless private networks are allowed', async () => {
+  test('refuses a hostname resolving to the metadata address unless private networks are allowed', async () => {
     await expect(lookup(STRICT, 'metadata.attacker.example', '169.254.169.254')).rejects.toThrow(/linkLocal address/);
     await expect(lookup({ ...STRICT, allowPrivateNetworks: true }, 'metadata.attacker.example', '169.254.169.254')).resolves.toBe(
       '169.254.169.254',
@@ -78,7 +77,7 @@ describe('SSRF guard at connect time', () => {
     await expect(lookup(STRICT, 'hooks.example.com', '93.184.215.14')).resolves.toBe('93.184.215.14');
   });
 
-  it('classifies addresses with ipaddr.js ranges, IPv4-mapped IPv6 included', () => {
+  test('classifies addresses with ipaddr.js ranges, IPv4-mapped IPv6 included', () => {
     for (const a of ['10.1.2.3', '172.16.0.1', '192.168.1.1', '100.64.0.1', '::ffff:10.0.0.1', 'fd00::1', 'fe80::1', '0.0.0.0']) {
       expect(() => checkAddress(STRICT, 'h', a), a).toThrow(/refused/);
     }

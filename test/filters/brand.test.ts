@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
-import { appTest, type TestApp, buildOrg, buildToken } from '../support/kit.ts';
+import { appTest, buildOrg, buildToken, feedEvents, type TestApp } from '../support/kit.ts';
 
 /**
  * Events carry the brand the causing request selected (Service-Brand by slug
@@ -14,18 +14,6 @@ const test = appTest();
 /** The file's app, for the helpers below. */
 let t: TestApp;
 test.beforeAll(({ app }) => void (t = app));
-
-async function feedAll(token: string, query = ''): Promise<any[]> {
-  const out: any[] = [];
-  let after = '';
-  for (;;) {
-    const res = await t.http.get(`/v1/platform/events?limit=100${query}${after}`, { token });
-    expect(res.status, res.text).toBe(200);
-    out.push(...res.body.data);
-    if (!res.body.has_more) return out;
-    after = `&starting_after=${res.body.data.at(-1).seq}`;
-  }
-}
 
 describe('event brand', () => {
   test('is the selected brand on events of brand-owned resources, through requests, operations and standing; null on organization-level events', async ({
@@ -68,7 +56,7 @@ describe('event brand', () => {
     await t.app.operations.drain();
     await t.app.sequencer.flush();
 
-    const events = await feedAll(token);
+    const events = await feedEvents(t, token);
     const brandOf = (pred: (e: any) => boolean) => [...new Set(events.filter(pred).map((e) => e.brand))];
     const about = (id: string) => (e: any) => e.subject.id === id || e.data?.object?.distribution === id || e.data?.distribution === id;
     expect(brandOf(about(distMain.distribution.id))).toEqual([main!.id]);
@@ -114,6 +102,6 @@ describe('event brand', () => {
       expect(res.body.param).toBe('brand');
     }
     await t.app.sequencer.flush();
-    expect((await feedAll(token)).map((e) => e.brand)).toEqual([org.brands[1]!.id, null]);
+    expect((await feedEvents(t, token)).map((e) => e.brand)).toEqual([org.brands[1]!.id, null]);
   });
 });

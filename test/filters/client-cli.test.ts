@@ -2,29 +2,29 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, vi } from 'vitest';
 import { PlatformClient, PlatformError } from '../../src/client/index.ts';
 import { streamEvents, type WireEvent } from '../../src/cli/event-stream.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg, buildToken, type TestOrg } from '../support/factories.ts';
+import { appTest, buildOrg, buildToken, type TestApp, type TestOrg } from '../support/kit.ts';
 import { waitUntil } from '../support/stream-client.ts';
 import { createEndpoint, settle, startReceiver, webhookConfig, type Receiver } from '../delivery/receiver.ts';
 
 /** The filters and the brand field through the client library, the CLI's stream, the `platform` binary and webhook deliveries. */
 vi.setConfig({ testTimeout: 120_000 });
 
+const test = appTest({ config: webhookConfig() });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let rx: Receiver;
 let org: TestOrg;
 let token: string;
-beforeAll(async () => {
-  t = await startTestApp(webhookConfig());
+test.beforeAll(async ({ app }) => {
+  t = app;
   rx = await startReceiver();
   org = await buildOrg(t, { brands: ['alpha', 'beta'] });
   token = (await buildToken(t, org, ['events:read', 'webhooks:read', 'webhooks:write'])).secret;
 });
 afterAll(async () => {
-  await t?.stop();
   await rx?.close();
 });
 
@@ -41,7 +41,7 @@ async function emit(brand: string | undefined, subject: [string, string], type =
 }
 
 describe('client library', () => {
-  it('events.list sends brands and subject types as one comma-separated parameter and returns brand', async () => {
+  test('events.list sends brands and subject types as one comma-separated parameter and returns brand', async () => {
     const a = await emit('alpha', ['payout', 'po_c1']);
     await emit('beta', ['payout', 'po_c2']);
     const b = await emit('beta', ['distribution', 'dist_c1']);
@@ -64,7 +64,7 @@ describe('client library', () => {
 });
 
 describe('CLI', () => {
-  it('streamEvents passes brands, subject types and subject id; events carry brand', async () => {
+  test('streamEvents passes brands, subject types and subject id; events carry brand', async () => {
     const got: WireEvent[] = [];
     const stream = streamEvents({ origin: t.origin, apiKey: token, brands: ['beta'], subjectTypes: ['payout'] }, (e) => void got.push(e));
     try {
@@ -82,7 +82,7 @@ describe('CLI', () => {
     }
   });
 
-  it('platform events tail --brand --subject-type --subject-id prints only matching events', async () => {
+  test('platform events tail --brand --subject-type --subject-id prints only matching events', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'platform-cli-'));
     const bin = resolve(import.meta.dirname, '../../bin/platform.mjs');
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PLATFORM_')));
@@ -145,7 +145,7 @@ describe('CLI', () => {
 });
 
 describe('webhooks', () => {
-  it('a delivery carries the event’s brand exactly as the feed shows it', async () => {
+  test('a delivery carries the event’s brand exactly as the feed shows it', async () => {
     await createEndpoint(t, token, { url: rx.url('/brand') });
     t.clock.advance(1);
     const id = await emit('beta', ['payout', 'po_w1'], 'payout.settled');

@@ -1,9 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect } from 'vitest';
 import type { Client } from 'graphql-ws';
 import { appendEvent } from '../../src/domain/event/event.ts';
 import { GRAPHQL_PARAMS, parseEventFilter } from '../../src/domain/event/filter.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg, buildToken, type TestOrg } from '../support/factories.ts';
+import { appTest, buildOrg, buildToken, type TestApp, type TestOrg } from '../support/kit.ts';
 import { SseSubscription, waitUntil, wsClient } from '../support/stream-client.ts';
 
 /**
@@ -12,6 +11,8 @@ import { SseSubscription, waitUntil, wsClient } from '../support/stream-client.t
  * and SSE): results, parity, no leak across brands under concurrent writers,
  * and the bad-input matrix.
  */
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let org: TestOrg;
 let other: TestOrg;
@@ -19,8 +20,8 @@ let token: string;
 const clients: Client[] = [];
 const sses: SseSubscription[] = [];
 
-beforeAll(async () => {
-  t = await startTestApp();
+test.beforeAll(async ({ app }) => {
+  t = app;
   org = await buildOrg(t, { brands: ['alpha', 'beta'] });
   other = await buildOrg(t, { brands: ['gamma'] });
   token = (await buildToken(t, org, ['events:read'])).secret;
@@ -30,7 +31,6 @@ afterEach(async () => {
   await Promise.all(sses.splice(0).map((s) => s.close()));
   await waitUntil(() => t.app.stream.subscriberCount === 0, 'every listener released');
 });
-afterAll(() => t?.stop());
 
 const A = () => org.brands[0]!.id;
 const B = () => org.brands[1]!.id;
@@ -138,7 +138,7 @@ describe('feed filters', () => {
     ids = await append(resolved());
   });
 
-  it('each filter and combination returns exactly its events, the same on REST and GraphQL', async () => {
+  test('each filter and combination returns exactly its events, the same on REST and GraphQL', async () => {
     for (const c of CASES()) {
       const want = c.expect.map((i) => ids[i]);
       const rest = await feed(c.rest);
@@ -158,14 +158,14 @@ describe('feed filters', () => {
     }
   });
 
-  it('a brand filter never matches organization-level events; Service-Brand does not narrow the feed', async () => {
+  test('a brand filter never matches organization-level events; Service-Brand does not narrow the feed', async () => {
     const all = await feed('', { 'Service-Brand': 'beta' });
     expect(all.body.data.map((e: any) => e.id)).toEqual(ids.slice(0, 6));
     const both = await feed('brands=alpha,beta');
     expect(both.body.data.map((e: any) => e.brand)).not.toContain(null);
   });
 
-  it('pages a filtered feed by limit and starting_after on REST and by first/after on GraphQL', async () => {
+  test('pages a filtered feed by limit and starting_after on REST and by first/after on GraphQL', async () => {
     const first = await t.http.get('/v1/platform/events?brands=alpha&limit=2', { token });
     expect(first.body.data.map((e: any) => e.id)).toEqual([ids[0], ids[3]]);
     expect(first.body.has_more).toBe(true);
@@ -180,7 +180,7 @@ describe('feed filters', () => {
 });
 
 describe('subscription filters (graphql-ws and SSE)', () => {
-  it('replay then live: each transport delivers exactly the filtered events', async () => {
+  test('replay then live: each transport delivers exactly the filtered events', async () => {
     const [marker] = await append([{ brand: null, type: 'payout.failed', subject: ['payout', 'po_start'] }]);
     const startSeq = String(
       (await t.http.get('/v1/platform/events?subject_id=po_start', { token })).body.data.find((e: any) => e.id === marker).seq,
@@ -239,7 +239,7 @@ describe('subscription filters (graphql-ws and SSE)', () => {
     }
   });
 
-  it('a brand filter never leaks the other brand’s events under concurrent writers in both brands', async () => {
+  test('a brand filter never leaks the other brand’s events under concurrent writers in both brands', async () => {
     const ws = wsSubscribe({ brands: ['alpha'] });
     const sse = sseSubscribe({ brands: [B()] });
     await waitUntil(() => t.app.stream.subscriberCount === 2, 'both listeners');
@@ -282,7 +282,7 @@ describe('subscription filters (graphql-ws and SSE)', () => {
 });
 
 describe('EventFilter key', () => {
-  it('is the same for equivalent filters (slug or id, order, duplicates, legacy type spellings) and differs otherwise', async () => {
+  test('is the same for equivalent filters (slug or id, order, duplicates, legacy type spellings) and differs otherwise', async () => {
     const key = async (input: Record<string, unknown>) => (await parseEventFilter(t.app.deps, org.id, input, GRAPHQL_PARAMS)).key;
     expect(await key({ brands: ['beta', 'alpha', A()] })).toBe(await key({ brands: [A(), B()] }));
     expect(await key({ types: ['program_member.created', 'relationship.created'], subject_types: ['x', 'y'] })).toBe(
@@ -307,7 +307,7 @@ describe('bad filter input', () => {
   const tooMany = Array.from({ length: 21 }, (_, i) => `s${i}`);
   const stripVolatile = (b: any) => ({ ...b.error, request_id: undefined, message: b.error.message.replace(/'[^']*'/, "'…'") });
 
-  it('REST: unknown or another organization’s brand (id or slug) is one identical brand_not_found; other bad values are invalid_request naming param; nothing changes', async () => {
+  test('REST: unknown or another organization’s brand (id or slug) is one identical brand_not_found; other bad values are invalid_request naming param; nothing changes', async () => {
     const before = (await feed('')).body.data.map((e: any) => e.id);
     const listeners = t.app.stream.subscriberCount;
     const notFound = [];
@@ -343,7 +343,7 @@ describe('bad filter input', () => {
     expect(t.app.stream.subscriberCount).toBe(listeners);
   });
 
-  it('GraphQL query, graphql-ws and SSE: the same codes and params; no listener is registered', async () => {
+  test('GraphQL query, graphql-ws and SSE: the same codes and params; no listener is registered', async () => {
     const cases: [Record<string, unknown>, string, string][] = [
       [{ brands: ['alpha', other.brands[0]!.id] }, 'brand_not_found', 'brands'],
       [{ brands: ['gamma'] }, 'brand_not_found', 'brands'],

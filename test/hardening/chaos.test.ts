@@ -4,12 +4,10 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../support/app.ts';
-import { onPostgres } from '../support/database.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
 import { HttpClient } from '../support/http.ts';
 import { spawnServer, type ServerProcess } from '../support/ops-process.ts';
 import { startReceiver, type Receiver } from '../delivery/receiver.ts';
+import { buildTenant, onPostgres, type Server } from '../support/kit.ts';
 
 /**
  * Chaos: real server processes (as `npm start` runs them) over a PostgreSQL
@@ -84,17 +82,12 @@ describe.skipIf(!onPostgres())(
         OPERATION_RETRY_BASE_MS: '200',
       });
       children.push(c);
-      return { proc: c, t: { http: new HttpClient(c.origin), operatorToken } as unknown as TestApp };
+      return { proc: c, t: { http: new HttpClient(c.origin), operatorToken } };
     };
 
     /** An organization with `n` endpoints on the receiver (paths /<run>/<i>, answering after `delayMs`) and a token for launches. */
-    async function tenant(t: TestApp, run: string, n: number, delayMs: number) {
-      const { org, token } = await buildOrgWithToken(t, [
-        'webhooks:write',
-        'distributions:read',
-        'distributions:write',
-        'distributions:launch',
-      ]);
+    async function tenant(t: Server, run: string, n: number, delayMs: number) {
+      const { org, token } = await buildTenant(t, ['webhooks:write', 'distributions:read', 'distributions:write', 'distributions:launch']);
       const paths: string[] = [];
       for (let i = 0; i < n; i++) {
         const path = `/${run}/${i}`;
@@ -107,7 +100,7 @@ describe.skipIf(!onPostgres())(
     }
 
     /** Appends one event through the operator route; records it as acknowledged or indeterminate. */
-    async function append(t: TestApp, orgId: string, ledger: Ledger): Promise<void> {
+    async function append(t: Server, orgId: string, ledger: Ledger): Promise<void> {
       const res = await t.http
         .post(
           '/operator/events',
@@ -119,7 +112,7 @@ describe.skipIf(!onPostgres())(
       else failed(ledger, res);
     }
 
-    async function launch(t: TestApp, token: string, ledger: Ledger, delayMs: number): Promise<void> {
+    async function launch(t: Server, token: string, ledger: Ledger, delayMs: number): Promise<void> {
       const deployments = [0, 1].map(() => ({ provider: 'sandbox', config: { delay_ms: delayMs } }));
       const res = await t.http
         .post(
@@ -154,7 +147,7 @@ describe.skipIf(!onPostgres())(
       return { expected: ledger.events.length * paths.length, received, lost: ledger.events.length * paths.length - received, duplicates };
     }
 
-    async function stuck(t: TestApp, token: string, ledger: Ledger): Promise<string[]> {
+    async function stuck(t: Server, token: string, ledger: Ledger): Promise<string[]> {
       const live: string[] = [];
       for (const id of ledger.operations) {
         const res = await t.http.get(`/v1/platform/operations/${id}`, { token }).catch(() => undefined);
@@ -164,7 +157,7 @@ describe.skipIf(!onPostgres())(
     }
 
     /** Waits (bounded) until nothing acknowledged is missing or live, then reports the count. */
-    async function settle(what: string, t: TestApp, token: string, ledger: Ledger, paths: string[], ms: number) {
+    async function settle(what: string, t: Server, token: string, ledger: Ledger, paths: string[], ms: number) {
       const deadline = Date.now() + ms;
       let live = await stuck(t, token, ledger);
       while ((count(ledger, paths).lost > 0 || live.length > 0) && Date.now() < deadline) {

@@ -12,12 +12,10 @@ import {
   type GraphQLInputType,
   type GraphQLOutputType,
 } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { emitEvent } from '../support/events.ts';
-import { buildOrg, buildToken, type TestOrg } from '../support/factories.ts';
+import { appTest, buildOrg, buildToken, emitEvent, type TestApp, type TestOrg } from '../support/kit.ts';
 import type { HttpResponse } from '../support/http.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from '../delivery/receiver.ts';
 
@@ -84,16 +82,24 @@ const BODIES: Record<string, (ids: Ids) => unknown> = {
   rotatePlatformToken: (ids) => ({ token_id: ids.token }),
 };
 
+// Rate limits (and the per-organization create limit) must not answer for the lookup: far above this test's needs.
+// Operations run only when the test drains them: a background worker could still hold the launch after a drain.
+const test = appTest({
+  config: {
+    ...webhookConfig({ allowLoopback: true }),
+    operations: { ...loadConfig({}).operations, worker: false },
+    rateLimitBurst: 100_000,
+    createRateLimit: 100_000,
+  },
+});
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let rx: Receiver;
 let ours: { org: TestOrg; token: string; ids: Ids };
 let other: { org: TestOrg; token: string };
 
-beforeAll(async () => {
-  // Rate limits (and the per-organization create limit) must not answer for the lookup: far above this test's needs.
-  // Operations run only when the test drains them: a background worker could still hold the launch after a drain.
-  const operations = { ...loadConfig({}).operations, worker: false };
-  t = await startTestApp({ ...webhookConfig({ allowLoopback: true }), operations, rateLimitBurst: 100_000, createRateLimit: 100_000 });
+test.beforeAll(async ({ app }) => {
+  t = app;
   rx = await startReceiver();
   const org = await buildOrg(t);
   const { secret: token, id: tokenId } = await buildToken(t, org, [...ALL_SCOPES]);
@@ -150,7 +156,6 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
-  await t?.stop();
   await rx?.close();
 });
 
@@ -329,7 +334,7 @@ async function ourState(): Promise<unknown> {
 }
 
 describe('cross-tenant matrix', () => {
-  it('another organization on our ids answers exactly as on missing ids, REST and GraphQL, and changes nothing of ours', async () => {
+  test('another organization on our ids answers exactly as on missing ids, REST and GraphQL, and changes nothing of ours', async () => {
     const probes = [...(await openApiProbes()), ...graphqlProbes()];
     // Every object route of the brief is in the matrix.
     const names = probes.map((p) => p.name).join('\n');

@@ -12,11 +12,9 @@ import {
   type GraphQLField,
   type GraphQLInputType,
 } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg, buildToken } from '../support/factories.ts';
-import { rawRequest, type RawResponse } from '../support/http.ts';
+import { appTest, buildOrg, buildToken, rawRequest, type RawResponse, type TestApp } from '../support/kit.ts';
 
 /**
  * Fuzz: malformed requests generated from the OpenAPI documents and the
@@ -35,22 +33,26 @@ const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31)
 const REST_RUNS = Math.round(RUNS * 0.7);
 const GRAPHQL_RUNS = RUNS - REST_RUNS;
 
+// Buckets wide open: the fuzzer is after what the handlers answer, not 429s.
+const wide = 1_000_000;
+const test = appTest({
+  config: {
+    rateLimitBurst: wide,
+    rateLimitPerSecond: wide,
+    surfaceARateLimitBurst: wide,
+    surfaceARateLimitPerSecond: wide,
+    createRateLimit: wide,
+  },
+});
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let credentials: Record<'platform' | 'user' | 'operator', string>;
 let brandSlugs: string[];
 /** Real ids of this tenant (and a few of another), so path parameters hit rows as well as misses. */
 let ids: string[];
 
-beforeAll(async () => {
-  // Buckets wide open: the fuzzer is after what the handlers answer, not 429s.
-  const wide = 1_000_000;
-  t = await startTestApp({
-    rateLimitBurst: wide,
-    rateLimitPerSecond: wide,
-    surfaceARateLimitBurst: wide,
-    surfaceARateLimitPerSecond: wide,
-    createRateLimit: wide,
-  });
+test.beforeAll(async ({ app }) => {
+  t = app;
   const org = await buildOrg(t);
   const { secret } = await buildToken(t, org, [...ALL_SCOPES]);
   credentials = { platform: secret, user: org.userToken, operator: t.operatorToken };
@@ -77,7 +79,6 @@ beforeAll(async () => {
   expect(ids.length, JSON.stringify({ endpoint: endpoint.body, program: program.body })).toBeGreaterThanOrEqual(4);
   console.log(`fuzz: seed ${SEED}, ${RUNS} requests (replay with FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS})`);
 });
-afterAll(() => t?.stop());
 
 // ---------------------------------------------------------------- values
 
@@ -568,7 +569,7 @@ async function fuzz(arb: fc.Arbitrary<FuzzRequest>, runs: number, graphql: boole
 }
 
 describe('fuzz', () => {
-  it(
+  test(
     `REST: ${REST_RUNS} malformed requests from the OpenAPI documents: no 5xx, envelopes with request ids, no traces, secrets or SQL`,
     async () => {
       const docs = await Promise.all(['/api/openapi.json', '/v1/platform/openapi.json'].map((p) => t.http.get(p)));
@@ -579,7 +580,7 @@ describe('fuzz', () => {
     TIMEOUT_MS,
   );
 
-  it(
+  test(
     `GraphQL: ${GRAPHQL_RUNS} malformed operations from the schema: no 5xx, coded errors, no traces, secrets or SQL`,
     async () => {
       await fuzz(graphqlRequest(), GRAPHQL_RUNS, true);

@@ -1,11 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect } from 'vitest';
 import { getIntrospectionQuery } from 'graphql';
 import pino from 'pino';
 import type { Client } from 'graphql-ws';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { expectGraphQLError } from '../support/errors.ts';
-import type { HttpResponse } from '../support/http.ts';
+import { appTest, buildTenant, expectGraphQLError, type HttpResponse, type TestApp } from '../support/kit.ts';
 import { withTimeout, wsClient, type GraphQLErrorLike } from '../support/stream-client.ts';
 
 /**
@@ -15,12 +12,10 @@ import { withTimeout, wsClient, type GraphQLErrorLike } from '../support/stream-
  * requests, which is also what the rate limiter charges.
  */
 const logged: { level: number; msg: string }[] = [];
+const test = appTest({ log: pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) }) });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  const log = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
-  t = await startTestApp({}, { log });
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 beforeEach(() => void (logged.length = 0));
 
 const errorLogs = () => logged.filter((l) => l.level >= 50).map((l) => l.msg);
@@ -36,10 +31,10 @@ describe('GraphQL request errors', () => {
     ['a missing required variable', 'query($id: ID!) { event(id: $id) { id } }', {}, 'id'],
   ];
 
-  it.each(variableCases)(
+  test.each(variableCases)(
     'a variable given %s is invalid_request naming it, 400 per GraphQL-over-HTTP, never logged',
     async (_what, query, variables, param) => {
-      const { token } = await buildOrgWithToken(t, ['events:read']);
+      const { token } = await buildTenant(t, ['events:read']);
       const strict = await t.http.graphql(query, variables, { token, headers: GRAPHQL_RESPONSE });
       expect(expectGraphQLError(strict, 'invalid_request', 400).extensions.param).toBe(param);
       // Under legacy application/json, GraphQL-over-HTTP allows 200 or 400.
@@ -50,8 +45,8 @@ describe('GraphQL request errors', () => {
     },
   );
 
-  it('bad JSON, no query, a parse or validation error and an unknown operation are invalid_request and never logged', async () => {
-    const { token } = await buildOrgWithToken(t, ['events:read']);
+  test('bad JSON, no query, a parse or validation error and an unknown operation are invalid_request and never logged', async () => {
+    const { token } = await buildTenant(t, ['events:read']);
     const cases: [string, Promise<HttpResponse>][] = [
       ['bad JSON', t.http.request('POST', '/graphql', undefined, { token, raw: '{"query": ', headers: GRAPHQL_RESPONSE })],
       ['no query', t.http.post('/graphql', { variables: {} }, { token, headers: GRAPHQL_RESPONSE })],
@@ -74,8 +69,8 @@ describe('GraphQL request errors', () => {
     expect(errorLogs()).toEqual([]);
   });
 
-  it('over graphql-ws, a variable of the wrong type is invalid_request too', async () => {
-    const { token } = await buildOrgWithToken(t, ['events:read']);
+  test('over graphql-ws, a variable of the wrong type is invalid_request too', async () => {
+    const { token } = await buildTenant(t, ['events:read']);
     const client = wsClient(t, `Bearer ${token}`);
     try {
       const errors = await wsErrors(client, 'subscription($types: [String!]) { events(types: $types) { id } }', { types: [5] });
@@ -91,26 +86,28 @@ describe('GraphQL cost limits', () => {
   const pages = (n: number, size = 100) =>
     Array.from({ length: n }, (_, i) => `e${i}: events(first: ${size}) { edges { cursor } }`).join(' ');
 
-  it('3,000 aliased events(first: 100) are refused with 400 query_too_complex before anything executes', async () => {
-    const { token } = await buildOrgWithToken(t, ['events:read']);
+  test('3,000 aliased events(first: 100) are refused with 400 query_too_complex before anything executes', async () => {
+    const { token } = await buildTenant(t, ['events:read']);
     const res = await t.http.graphql(`{ ${pages(3000)} }`, {}, { token });
     expectGraphQLError(res, 'query_too_complex', 400);
     expect(res.text.length).toBeLessThan(1024);
     expect(errorLogs()).toEqual([]);
   });
 
-  it('a refused mutation document changes nothing', async () => {
-    const { org, token } = await buildOrgWithToken(t, ['webhooks:write']);
+  test('a refused mutation document changes nothing', async () => {
+    const { token } = await buildTenant(t, ['webhooks:read', 'webhooks:write']);
     const creates = Array.from(
       { length: 21 },
       (_, i) => `w${i}: createWebhookEndpoint(url: "https://h${i}.example/in", idempotencyKey: "k${i}") { id }`,
     ).join(' ');
     expectGraphQLError(await t.http.graphql(`mutation { ${creates} }`, {}, { token }), 'query_too_complex', 400);
-    expect(await t.app.deps.db.prisma.webhookEndpoint.count({ where: { organizationId: org.id } })).toBe(0);
+    const list = await t.http.get('/v1/platform/webhook_endpoints', { token });
+    expect(list.status, list.text).toBe(200);
+    expect(list.body.data).toEqual([]);
   });
 
-  it('each bound answers query_too_complex: aliases, depth, directives, tokens; just within each passes', async () => {
-    const { token } = await buildOrgWithToken(t, ['events:read']);
+  test('each bound answers query_too_complex: aliases, depth, directives, tokens; just within each passes', async () => {
+    const { token } = await buildTenant(t, ['events:read']);
     const ok = async (query: string) => {
       const res = await t.http.graphql(query, {}, { token });
       expect(res.body.errors, res.text).toBeUndefined();
@@ -138,8 +135,8 @@ describe('GraphQL cost limits', () => {
     expect(errorLogs()).toEqual([]);
   });
 
-  it('nested pages multiply: a cost over the limit is refused, the same document with smaller variables passes', async () => {
-    const { token } = await buildOrgWithToken(t, ['webhooks:read']);
+  test('nested pages multiply: a cost over the limit is refused, the same document with smaller variables passes', async () => {
+    const { token } = await buildTenant(t, ['webhooks:read']);
     const query = 'query($n: Int) { webhookEndpoints(first: $n) { edges { node { deliveries(first: $n) { edges { cursor } } } } } }';
     // 100 endpoints + 100 × 100 deliveries = 10,100 items: cost 101 > 100.
     const refused = expectGraphQLError(await t.http.graphql(query, { n: 100 }, { token }), 'query_too_complex', 400);
@@ -149,8 +146,8 @@ describe('GraphQL cost limits', () => {
     expectGraphQLError(await t.http.graphql(query, { n: 100 }, { token }), 'query_too_complex', 400);
   });
 
-  it('over graphql-ws, a document over a bound is refused with query_too_complex', async () => {
-    const { token } = await buildOrgWithToken(t, ['events:read']);
+  test('over graphql-ws, a document over a bound is refused with query_too_complex', async () => {
+    const { token } = await buildTenant(t, ['events:read']);
     const client = wsClient(t, `Bearer ${token}`);
     try {
       const tooDeep = `subscription { ${'... on Subscription { '.repeat(11)}events { id }${' }'.repeat(11)} }`;
@@ -159,59 +156,6 @@ describe('GraphQL cost limits', () => {
     } finally {
       await client.dispose();
     }
-  });
-});
-
-describe('the rate limiter charges GraphQL and REST by the same cost', () => {
-  let small: TestApp;
-  beforeAll(async () => {
-    small = await startTestApp({
-      rateLimitPerSecond: 1,
-      rateLimitBurst: 10,
-      graphqlLimits: { ...t.app.deps.config.graphqlLimits, maxCost: 10 },
-    });
-  });
-  afterAll(() => small?.stop());
-
-  const remaining = (res: HttpResponse) => Number(res.headers.get('ratelimit-remaining'));
-  const pages = (n: number, size = 100) =>
-    Array.from({ length: n }, (_, i) => `e${i}: events(first: ${size}) { edges { cursor } }`).join(' ');
-
-  it('events(first: 100) and GET /events?limit=100 cost 1 each; 101 items cost 2; 5 pages of 100 cost 5', async () => {
-    const { token } = await buildOrgWithToken(small, ['events:read']);
-    expect(remaining(await small.http.get('/v1/platform/events?limit=100', { token }))).toBe(9);
-    expect((await small.http.graphql(`{ ${pages(1)} }`, {}, { token })).status).toBe(200);
-    expect(remaining(await small.http.get('/v1/platform/events?limit=100', { token }))).toBe(7);
-    const over100 = await small.http.graphql(
-      '{ a: events(first: 100) { edges { cursor } } b: events(first: 1) { edges { cursor } } }',
-      {},
-      { token },
-    );
-    expect(over100.body.errors, over100.text).toBeUndefined();
-    expect(remaining(await small.http.get('/v1/platform/events', { token }))).toBe(4);
-    expect((await small.http.graphql(`{ ${pages(5)} }`, {}, { token })).status).toBe(429);
-  });
-
-  it('a REST limit out of range is refused by validation (400) and charged as one request, not priced as a huge page', async () => {
-    const { token } = await buildOrgWithToken(small, ['events:read']);
-    const res = await small.http.get('/v1/platform/events?limit=9007199254740992', { token });
-    expect(res.status, res.text).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'invalid_request', param: 'limit' });
-    expect(remaining(res)).toBe(9);
-  });
-
-  it('a token whose bucket cannot pay the cost gets 429 rate_limited with Retry-After; cheaper requests still pass', async () => {
-    const { token } = await buildOrgWithToken(small, ['events:read']);
-    for (let i = 0; i < 2; i++) {
-      const res = await small.http.graphql(`{ ${pages(5)} }`, {}, { token });
-      expect(res.body.errors, res.text).toBeUndefined();
-    }
-    const limited = await small.http.graphql(`{ ${pages(5)} }`, {}, { token });
-    expectGraphQLError(limited, 'rate_limited', 429);
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    small.clock.advance(1000);
-    const cheap = await small.http.graphql(`{ ${pages(1)} }`, {}, { token });
-    expect(cheap.body.errors, cheap.text).toBeUndefined();
   });
 });
 

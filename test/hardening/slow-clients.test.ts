@@ -1,9 +1,8 @@
 import { connect, type Socket } from 'node:net';
 import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
+import { appTest, buildTenant, type TestApp } from '../support/kit.ts';
 import { appendEvents, SseSubscription, subscribeLive, waitUntil, withTimeout, wsClient } from '../support/stream-client.ts';
 
 /**
@@ -20,18 +19,21 @@ const limits = {
   maxStreams: 2,
 };
 const logLines: { level: number; msg: string; err?: unknown }[] = [];
+const test = appTest({
+  config: { http: { ...loadConfig({}).http, ...limits } },
+  log: pino({ level: 'debug' }, { write: (line: string) => void logLines.push(JSON.parse(line)) }),
+});
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let port: number;
 const sockets: Socket[] = [];
 
-beforeAll(async () => {
-  const log = pino({ level: 'debug' }, { write: (line: string) => void logLines.push(JSON.parse(line)) });
-  t = await startTestApp({ http: { ...loadConfig({}).http, ...limits } }, { log });
+test.beforeAll(({ app }) => {
+  t = app;
   port = Number(new URL(t.origin).port);
 });
 afterAll(async () => {
   for (const s of sockets) s.destroy();
-  await t?.stop();
 });
 
 interface RawConnection {
@@ -71,7 +73,7 @@ function drip(socket: Socket, text: string, everyMs = 100) {
 const errorLines = () => logLines.filter((l) => l.level >= 50);
 
 describe('slow clients', () => {
-  it('slowloris connections (partial headers, or headers then a slow body) are closed within the configured timeouts', async () => {
+  test('slowloris connections (partial headers, or headers then a slow body) are closed within the configured timeouts', async () => {
     const partial = await Promise.all(Array.from({ length: 10 }, raw));
     for (const c of partial) {
       c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
@@ -98,7 +100,7 @@ describe('slow clients', () => {
     expect(errorLines().map((l) => JSON.stringify(l).slice(0, 600))).toEqual([]);
   });
 
-  it("requests Node's parser refuses (oversized headers, not HTTP) answer in their path's envelope with a Request-Id", async () => {
+  test("requests Node's parser refuses (oversized headers, not HTTP) answer in their path's envelope with a Request-Id", async () => {
     const cases = [
       {
         head: `GET /v1/platform/events HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
@@ -132,8 +134,8 @@ describe('slow clients', () => {
     expect(errorLines().map((l) => JSON.stringify(l).slice(0, 600))).toEqual([]);
   });
 
-  it('a client that aborts mid-body is logged at debug, never as an error', async () => {
-    const a = await buildOrgWithToken(t, ['webhooks:write']);
+  test('a client that aborts mid-body is logged at debug, never as an error', async () => {
+    const a = await buildTenant(t, ['webhooks:write']);
     const paths = ['/graphql', '/api/scopes_exec', '/v1/platform/webhook_endpoints'];
     const before = logLines.length;
     for (const path of paths) {
@@ -151,8 +153,8 @@ describe('slow clients', () => {
 });
 
 describe('live streams', () => {
-  it('an SSE stream and a graphql-ws subscription outlive the idle and request timeouts', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('an SSE stream and a graphql-ws subscription outlive the idle and request timeouts', async () => {
+    const a = await buildTenant(t, ['events:read']);
     const client = wsClient(t, `Bearer ${a.token}`);
     const ws = await subscribeLive(t, client);
     const sse = new SseSubscription(t.origin, a.token);
@@ -181,8 +183,8 @@ describe('live streams', () => {
     );
   });
 
-  it('plain connections have their own budget: beyond it new ones are refused, open streams keep flowing, and closing frees room', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('plain connections have their own budget: beyond it new ones are refused, open streams keep flowing, and closing frees room', async () => {
+    const a = await buildTenant(t, ['events:read']);
     const client = wsClient(t, `Bearer ${a.token}`);
     const ws = await subscribeLive(t, client);
 

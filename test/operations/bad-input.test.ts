@@ -1,23 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { drain, launch, sandbox, tenant } from './helpers.ts';
+import { describe, expect } from 'vitest';
+import { appTest, expectPlatformError, type TestApp } from '../support/kit.ts';
+import { drain, launch, operationsConfig, sandbox, tenant } from './helpers.ts';
 
+const test = appTest({ config: operationsConfig() });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({
-    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
-  });
-});
-afterAll(() => t?.stop());
-
-const envelope = (res: any, status: number, code: string, param?: string | null) => {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body.error).toMatchObject({ code, ...(param === undefined ? {} : { param }) });
-  expect(res.body.error.request_id).toBe(res.headers.get('request-id'));
-};
+test.beforeAll(({ app }) => void (t = app));
 
 describe('bad input: a 4xx envelope and nothing changed', () => {
-  it('create: every malformed body is refused before anything is written', async () => {
+  test('create: every malformed body is refused before anything is written', async () => {
     const who = await tenant(t);
     const cases: [unknown, string][] = [
       [{ budget: 1, deployments: [sandbox()] }, 'name'],
@@ -32,23 +23,30 @@ describe('bad input: a 4xx envelope and nothing changed', () => {
       [{ name: 'x', budget: 1, deployments: [sandbox()], extra: true }, 'extra'],
     ];
     for (const [body, param] of cases)
-      envelope(await t.http.post('/v1/platform/distributions', body, { token: who.token }), 400, 'invalid_request', param);
-    envelope(await t.http.post('/v1/platform/distributions', undefined, { token: who.token, raw: '{"name":' }), 400, 'invalid_request');
-    expect(await t.app.deps.db.prisma.distribution.count({ where: { organizationId: who.orgId } })).toBe(0);
-    expect(await t.app.deps.db.prisma.operation.count({ where: { organizationId: who.orgId } })).toBe(0);
+      expectPlatformError(await t.http.post('/v1/platform/distributions', body, { token: who.token }), 400, 'invalid_request', param);
+    expectPlatformError(
+      await t.http.post('/v1/platform/distributions', undefined, { token: who.token, raw: '{"name":' }),
+      400,
+      'invalid_request',
+    );
+    for (const list of ['/v1/platform/distributions', '/v1/platform/operations']) {
+      const res = await t.http.get(list, { token: who.token });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data, list).toEqual([]);
+    }
   });
 
-  it('operations list: invalid_status, limit bounds, cursors, subject ids (prefixed or bare uuid)', async () => {
+  test('operations list: invalid_status, limit bounds, cursors, subject ids (prefixed or bare uuid)', async () => {
     const who = await tenant(t);
     const { operation, distribution } = await launch(t, who, { deployments: [sandbox()] });
     await drain(t);
     const get = (q: string) => t.http.get(`/v1/platform/operations${q}`, { token: who.token });
-    envelope(await get('?status=finished'), 400, 'invalid_status', 'status');
-    envelope(await get('?limit=0'), 400, 'invalid_request', 'limit');
-    envelope(await get('?limit=101'), 400, 'invalid_request', 'limit');
-    envelope(await get('?starting_after=evt_123'), 404, 'resource_missing', 'starting_after');
-    envelope(await get('?bogus=1'), 400, 'invalid_request', 'bogus');
-    envelope(await get(`/${distribution.id}`), 404, 'resource_missing');
+    expectPlatformError(await get('?status=finished'), 400, 'invalid_status', 'status');
+    expectPlatformError(await get('?limit=0'), 400, 'invalid_request', 'limit');
+    expectPlatformError(await get('?limit=101'), 400, 'invalid_request', 'limit');
+    expectPlatformError(await get('?starting_after=evt_123'), 404, 'resource_missing', 'starting_after');
+    expectPlatformError(await get('?bogus=1'), 400, 'invalid_request', 'bogus');
+    expectPlatformError(await get(`/${distribution.id}`), 404, 'resource_missing');
     const hex = distribution.id.slice('dist_'.length);
     const dashed = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
     for (const id of [distribution.id, hex, dashed]) {
@@ -65,27 +63,27 @@ describe('bad input: a 4xx envelope and nothing changed', () => {
     expect(page2.body.has_more).toBe(false);
   });
 
-  it('verbs on unknown or foreign distributions are 404 and scopes are enforced per verb', async () => {
+  test('verbs on unknown or foreign distributions are 404 and scopes are enforced per verb', async () => {
     const who = await tenant(t);
     const other = await tenant(t);
     const { distribution } = await launch(t, other, { deployments: [sandbox()] });
     for (const v of ['pause', 'resume', 'cancel', 'launch']) {
-      envelope(
+      expectPlatformError(
         await t.http.post(`/v1/platform/distributions/${distribution.id}/${v}`, undefined, { token: who.token }),
         404,
         'resource_missing',
       );
     }
-    envelope(await t.http.get(`/v1/platform/distributions/${distribution.id}`, { token: who.token }), 404, 'resource_missing');
+    expectPlatformError(await t.http.get(`/v1/platform/distributions/${distribution.id}`, { token: who.token }), 404, 'resource_missing');
     const readOnly = await tenant(t, ['distributions:read']);
-    envelope(
+    expectPlatformError(
       await t.http.post(`/v1/platform/distributions/${distribution.id}/cancel`, undefined, { token: readOnly.token }),
       403,
       'missing_scope',
     );
-    envelope(await t.http.get('/v1/platform/deployments', { token: readOnly.token }), 403, 'missing_scope');
+    expectPlatformError(await t.http.get('/v1/platform/deployments', { token: readOnly.token }), 403, 'missing_scope');
     const writer = await tenant(t, ['distributions:write']);
-    envelope(
+    expectPlatformError(
       await t.http.post(`/v1/platform/distributions/${distribution.id}/launch`, undefined, { token: writer.token }),
       403,
       'missing_scope',

@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { deployments, dist, drain, events, launch, op, sandbox, tenant, topUp, typesOf, verb } from './helpers.ts';
+import { describe, expect } from 'vitest';
+import { appTest, type TestApp } from '../support/kit.ts';
+import { deployments, dist, drain, events, launch, op, operationsConfig, sandbox, tenant, topUp, typesOf, verb } from './helpers.ts';
 
+const test = appTest({ config: operationsConfig() });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({
-    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
-  });
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 describe('cancel (control plane)', () => {
-  it('a cancel coexists with the launch it targets, waits awaiting_target_settle, leaves it canceled and supersedes its children', async () => {
+  test('a cancel coexists with the launch it targets, waits awaiting_target_settle, leaves it canceled and supersedes its children', async () => {
     const who = await tenant(t);
     await topUp(t, who.brand, 900);
     const { operation: launchOp, distribution } = await launch(t, who, {
@@ -51,7 +48,7 @@ describe('cancel (control plane)', () => {
     expect(wallet.body.balance).toBe(900);
   });
 
-  it('a cancel of a running operation waits with awaiting_target_settle until the target settles', async () => {
+  test('a cancel of a running operation waits with awaiting_target_settle until the target settles', async () => {
     const who = await tenant(t);
     const { operation: launchOp, distribution } = await launch(t, who, { deployments: [sandbox()] });
     // Hold the launch as if a worker were running it: the cancel must wait for it to settle.
@@ -68,7 +65,7 @@ describe('cancel (control plane)', () => {
     expect((await op(t, who, cancel.body.operation.id)).status).toBe('succeeded');
   });
 
-  it('a launch that already finished is left as it is, and the cancel says so', async () => {
+  test('a launch that already finished is left as it is, and the cancel says so', async () => {
     const who = await tenant(t);
     const { operation: launchOp, distribution } = await launch(t, who, { deployments: [sandbox()] });
     await t.app.deps.db.prisma.operation.update({
@@ -87,7 +84,7 @@ describe('cancel (control plane)', () => {
     expect((await dist(t, who, distribution.id)).status).toBe('canceled');
   });
 
-  it('awaiting_cleanup until the provider reports the teardown; a failed cleanup makes the cancel partial', async () => {
+  test('awaiting_cleanup until the provider reports the teardown; a failed cleanup makes the cancel partial', async () => {
     const who = await tenant(t);
     const { distribution } = await launch(t, who, { deployments: [sandbox({ cleanup: 'async' }), sandbox({ cleanup: 'fail' })] });
     await drain(t);
@@ -116,7 +113,7 @@ describe('cancel (control plane)', () => {
     expect(again.status).toBe(409);
   });
 
-  it('a launch waiting on funding is canceled without moving money', async () => {
+  test('a launch waiting on funding is canceled without moving money', async () => {
     const who = await tenant(t);
     const { operation: launchOp, distribution } = await launch(t, who, { budget: 10, deployments: [sandbox()] });
     await drain(t);

@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { drain, launch, op, sandbox, tenant, verb } from './helpers.ts';
+import { describe, expect } from 'vitest';
+import { appTest, type TestApp } from '../support/kit.ts';
+import { drain, launch, op, operationsConfig, sandbox, tenant, verb } from './helpers.ts';
 
+const test = appTest({ config: operationsConfig() });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({
-    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
-  });
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 /** A failed distribution: the one state from which it can be launched again. */
 async function failedDistribution(who: Awaited<ReturnType<typeof tenant>>) {
@@ -24,7 +21,7 @@ const liveLaunches = (id: string) =>
   });
 
 describe('one live mutation per subject', () => {
-  it('50 concurrent launches with different keys: one operation, 409 operation_conflict for the rest', async () => {
+  test('50 concurrent launches with different keys: one operation, 409 operation_conflict for the rest', async () => {
     const who = await tenant(t);
     const id = await failedDistribution(who);
     const results = await Promise.all(Array.from({ length: 50 }, () => verb(t, who, id, 'launch')));
@@ -38,7 +35,7 @@ describe('one live mutation per subject', () => {
     expect((await op(t, who, accepted[0]!.body.operation.id)).status).toBe('failed');
   });
 
-  it('50 concurrent launches sharing an Idempotency-Key: every one answers the same operation', async () => {
+  test('50 concurrent launches sharing an Idempotency-Key: every one answers the same operation', async () => {
     const who = await tenant(t);
     const id = await failedDistribution(who);
     const key = randomUUID();
@@ -50,7 +47,7 @@ describe('one live mutation per subject', () => {
     expect(await liveLaunches(id)).toBe(1);
   });
 
-  it('the database refuses a second live mutation even when the read-then-write check is skipped', async () => {
+  test('the database refuses a second live mutation even when the read-then-write check is skipped', async () => {
     const who = await tenant(t);
     const id = await failedDistribution(who);
     const base = {
@@ -70,7 +67,7 @@ describe('one live mutation per subject', () => {
     });
   });
 
-  it('launching an active distribution is refused without creating an operation', async () => {
+  test('launching an active distribution is refused without creating an operation', async () => {
     const who = await tenant(t);
     const { distribution } = await launch(t, who, { deployments: [sandbox()] });
     expect((await verb(t, who, distribution.id, 'launch')).body.error.code).toBe('operation_conflict');

@@ -5,9 +5,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, seedDataDir, type TestDatabase } from '../support/database.ts';
 import { HttpClient } from '../support/http.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
 import { spawnServer, type ServerProcess } from '../support/ops-process.ts';
-import type { TestApp } from '../support/app.ts';
+import { buildTenant, type Server } from '../support/kit.ts';
 
 /**
  * A worker killed with SIGKILL in the middle of an operation: its lease
@@ -35,7 +34,7 @@ afterAll(async () => {
 const LEASE_MS = 1500;
 const TERMINAL = ['succeeded', 'partial', 'failed', 'canceled'];
 
-async function server(extra: Record<string, string> = {}): Promise<{ proc: ServerProcess; t: TestApp }> {
+async function server(extra: Record<string, string> = {}): Promise<{ proc: ServerProcess; t: Server }> {
   const env: Record<string, string> = {
     PORT: '0',
     OPERATOR_TOKEN: operatorToken,
@@ -51,7 +50,7 @@ async function server(extra: Record<string, string> = {}): Promise<{ proc: Serve
   };
   const proc = await spawnServer(env);
   running.push(proc);
-  return { proc, t: { http: new HttpClient(proc.origin), operatorToken, origin: proc.origin } as unknown as TestApp };
+  return { proc, t: { http: new HttpClient(proc.origin), operatorToken } };
 }
 
 async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -68,7 +67,7 @@ it('a worker killed mid-operation leaves the lease to expire; another process re
   timeout: 180_000,
 }, async () => {
   const a = await server();
-  const { token } = await buildOrgWithToken(a.t, [
+  const { token } = await buildTenant(a.t, [
     'distributions:read',
     'distributions:write',
     'distributions:launch',
@@ -117,7 +116,7 @@ it('kill -9 with launches in flight (parents waiting on children, children mid-c
   const DELAY_MS = 5000;
   const env = { OPERATIONS_CONCURRENCY: '16' };
   const a = await server(env);
-  const { token } = await buildOrgWithToken(a.t, ['distributions:read', 'distributions:write', 'distributions:launch', 'deployments:read']);
+  const { token } = await buildTenant(a.t, ['distributions:read', 'distributions:write', 'distributions:launch', 'deployments:read']);
   const launches: string[] = [];
   for (let i = 0; i < 6; i++) {
     const deployments = [0, 1].map(() => ({ provider: 'sandbox', config: { delay_ms: DELAY_MS } }));
@@ -129,7 +128,7 @@ it('kill -9 with launches in flight (parents waiting on children, children mid-c
     expect(res.status, res.text).toBe(202);
     launches.push(res.body.operation.id);
   }
-  const operations = async (t: TestApp) =>
+  const operations = async (t: Server) =>
     (await t.http.get('/v1/platform/operations?limit=100', { token })).body.data as {
       id: string;
       status: string;

@@ -1,16 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { describe, expect } from 'vitest';
+import { appTest, type TestApp } from '../support/kit.ts';
 import { waitUntil, wsClient } from '../support/stream-client.ts';
-import { drain, launch, op, sandbox, tenant, topUp, verb } from './helpers.ts';
+import { drain, launch, op, operationsConfig, sandbox, tenant, topUp, verb } from './helpers.ts';
 
+const test = appTest({ config: operationsConfig() });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({
-    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
-  });
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 const OP = 'id kind status waitingReason attempts maxAttempts error result progress targetOperationId subject { type id } completedAt';
 const gql = (token: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
@@ -33,7 +30,7 @@ const asGraphQL = (o: any) => ({
 });
 
 describe('GraphQL parity', () => {
-  it('createDistribution returns the launch operation; operation(id) and operations match REST', async () => {
+  test('createDistribution returns the launch operation; operation(id) and operations match REST', async () => {
     const who = await tenant(t);
     await topUp(t, who.brand, 100);
     const res = await gql(
@@ -55,7 +52,7 @@ describe('GraphQL parity', () => {
     expect(list.body.data.operations.edges.map((e: any) => e.node)).toEqual(restList.body.data.map(asGraphQL));
   });
 
-  it('same error codes: invalid_status, resource_missing, operation_conflict, missing_scope, invalid_request', async () => {
+  test('same error codes: invalid_status, resource_missing, operation_conflict, missing_scope, invalid_request', async () => {
     const who = await tenant(t);
     const rest = await t.http.get('/v1/platform/operations?status=done', { token: who.token });
     // GraphQL's status is the OperationStatus enum: an unknown value is refused by validation, before the domain.
@@ -100,7 +97,7 @@ describe('GraphQL parity', () => {
     ]);
   });
 
-  it('Subscription.operation pushes every status change until terminal, then completes', async () => {
+  test('Subscription.operation pushes every status change until terminal, then completes', async () => {
     const who = await tenant(t);
     const { operation, distribution } = await launch(t, who, { budget: 10, deployments: [sandbox()] });
     const client = wsClient(t, `Bearer ${who.token}`);

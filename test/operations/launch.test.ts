@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { deployments, dist, drain, events, launch, op, sandbox, tenant, topUp, typesOf, verb } from './helpers.ts';
+import { describe, expect } from 'vitest';
+import { appTest, type TestApp } from '../support/kit.ts';
+import { deployments, dist, drain, events, launch, op, operationsConfig, sandbox, tenant, topUp, typesOf, verb } from './helpers.ts';
 
+const test = appTest({ config: operationsConfig() });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({
-    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
-  });
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 describe('distribution.launch', () => {
-  it('pending → succeeded: reserves the budget, fans out, the distribution goes active, events carry the operation', async () => {
+  test('pending → succeeded: reserves the budget, fans out, the distribution goes active, events carry the operation', async () => {
     const who = await tenant(t);
     await topUp(t, who.brand, 10_000);
     const { operation, distribution } = await launch(t, who, { budget: 5000, deployments: [sandbox({ spend: 1200 }), sandbox()] });
@@ -62,7 +59,7 @@ describe('distribution.launch', () => {
     expect(children.body.data[0]).toMatchObject({ kind: 'deployment.provision', status: 'succeeded', parent_operation_id: operation.id });
   });
 
-  it('partial: some deployments fail → the operation is partial and the distribution partially_active', async () => {
+  test('partial: some deployments fail → the operation is partial and the distribution partially_active', async () => {
     const who = await tenant(t);
     const { operation, distribution } = await launch(t, who, { deployments: [sandbox(), sandbox({ outcome: 'fail' })] });
     await drain(t);
@@ -74,7 +71,7 @@ describe('distribution.launch', () => {
     expect((await dist(t, who, distribution.id)).status).toBe('partially_active');
   });
 
-  it('failed: every deployment fails → the operation fails, the distribution fails and its reservation is released', async () => {
+  test('failed: every deployment fails → the operation fails, the distribution fails and its reservation is released', async () => {
     const who = await tenant(t);
     await topUp(t, who.brand, 700);
     const { operation, distribution } = await launch(t, who, { budget: 700, deployments: [sandbox({ outcome: 'fail' })] });
@@ -89,7 +86,7 @@ describe('distribution.launch', () => {
     expect(wallet.body.balance).toBe(700);
   });
 
-  it('completion: placements that finish complete the distribution, release the unspent budget; drift is reported', async () => {
+  test('completion: placements that finish complete the distribution, release the unspent budget; drift is reported', async () => {
     const who = await tenant(t);
     await topUp(t, who.brand, 1000);
     const { operation, distribution } = await launch(t, who, {
@@ -106,7 +103,7 @@ describe('distribution.launch', () => {
     expect(evts.find((e) => e.type === 'budget.released').data.amount).toBe(700);
   });
 
-  it('transient provider failures retry with backoff (attempts counted) and fail once max_attempts is spent', async () => {
+  test('transient provider failures retry with backoff (attempts counted) and fail once max_attempts is spent', async () => {
     const who = await tenant(t);
     const { operation } = await launch(t, who, { deployments: [sandbox({ transient_failures: 1 })] });
     await drain(t);
@@ -135,7 +132,7 @@ describe('distribution.launch', () => {
     expect((await op(t, who, doomed.id)).status).toBe('failed');
   });
 
-  it('provider_review waits until the provider decides: approve → active, reject → deployment.rejected', async () => {
+  test('provider_review waits until the provider decides: approve → active, reject → deployment.rejected', async () => {
     const who = await tenant(t);
     const { operation, distribution } = await launch(t, who, {
       deployments: [sandbox({ outcome: 'review' }), sandbox({ outcome: 'review' })],
@@ -162,7 +159,7 @@ describe('distribution.launch', () => {
     expect(typesOf(await events(t, who), b.id)).toContain('deployment.rejected');
   });
 
-  it('funding_required: budget.reserve_failed once, relaunch reuses the waiting operation, a top-up wakes it', async () => {
+  test('funding_required: budget.reserve_failed once, relaunch reuses the waiting operation, a top-up wakes it', async () => {
     const who = await tenant(t);
     await topUp(t, who.brand, 100);
     const { operation, distribution } = await launch(t, who, { budget: 500, deployments: [sandbox()] });
@@ -184,7 +181,7 @@ describe('distribution.launch', () => {
     expect(typesOf(await events(t, who))).toEqual(expect.arrayContaining(['budget.reserve_failed', 'budget.reserved']));
   });
 
-  it('the periodic recheck is the backstop when no wake-up arrives', async () => {
+  test('the periodic recheck is the backstop when no wake-up arrives', async () => {
     const who = await tenant(t);
     const { operation, distribution } = await launch(t, who, { budget: 50, deployments: [sandbox()] });
     await drain(t);
@@ -202,7 +199,7 @@ describe('distribution.launch', () => {
     expect((await dist(t, who, distribution.id)).status).toBe('active');
   });
 
-  it('pause and resume are operations too; a second mutation while one is live is operation_conflict', async () => {
+  test('pause and resume are operations too; a second mutation while one is live is operation_conflict', async () => {
     const who = await tenant(t);
     const { distribution } = await launch(t, who, { deployments: [sandbox(), sandbox({ outcome: 'fail' })] });
     await drain(t);

@@ -1,14 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { drain, events, launch, sandbox, tenant, topUp, verb } from './helpers.ts';
+import { describe, expect } from 'vitest';
+import { appTest, type TestApp } from '../support/kit.ts';
+import { drain, events, launch, operationsConfig, sandbox, tenant, topUp, verb } from './helpers.ts';
 
+const test = appTest({ config: operationsConfig() });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({
-    operations: { worker: false, pollMs: 1000, leaseMs: 30_000, recheckMs: 60_000, retryBaseMs: 1000, retryMaxMs: 60_000, maxAttempts: 3 },
-  });
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 /** Σ of every movement of a brand by kind, and what the wallet and the distributions hold. */
 async function ledger(brand: string) {
@@ -27,7 +24,7 @@ async function ledger(brand: string) {
 }
 
 describe('money conservation', () => {
-  it('across success, partial, failure, completion, funding waits and cancels, no money is created or lost', async () => {
+  test('across success, partial, failure, completion, funding waits and cancels, no money is created or lost', async () => {
     const who = await tenant(t);
     await topUp(t, who.brand, 10_000);
     const ok = await launch(t, who, { budget: 3000, deployments: [sandbox({ spend: 1000 }), sandbox({ spend: 500 })] });
@@ -60,7 +57,7 @@ describe('money conservation', () => {
     expect(total('budget.released')).toBe(sum.release);
   });
 
-  it('validate is a dry run: nothing is created, no money moves', async () => {
+  test('validate is a dry run: nothing is created, no money moves', async () => {
     const who = await tenant(t);
     await topUp(t, who.brand, 50);
     const before = await ledger(who.brand);

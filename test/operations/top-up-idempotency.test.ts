@@ -1,14 +1,12 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg } from '../support/factories.ts';
+import { expect } from 'vitest';
+import { appTest, buildOrg, type TestApp } from '../support/kit.ts';
 
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
-it('a retried wallet top-up with the same Idempotency-Key credits once; a different amount with the key is refused', async () => {
+test('a retried wallet top-up with the same Idempotency-Key credits once; a different amount with the key is refused', async () => {
   const org = await buildOrg(t);
   const brand = org.brands[0]!.id;
   const topUp = (amount: number, key?: string) =>

@@ -1,19 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg, buildToken, type TestOrg } from '../support/factories.ts';
+import { beforeAll, describe, expect } from 'vitest';
+import { appTest, buildOrg, buildToken, expectErrorResponse, type TestApp, type TestOrg } from '../support/kit.ts';
 import type { HttpResponse } from '../support/http.ts';
-import { expectErrorResponse } from '../support/ops-assert.ts';
 
 /**
  * Bad input on every token-management and operator route: a clear 4xx
  * ErrorResponse, never a 500 or a stack trace, and nothing changes.
  */
 const LIMIT = 2048;
+const test = appTest({ config: { bodyLimitBytes: LIMIT } });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({ bodyLimitBytes: LIMIT });
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 type Route = { path: string; token: () => string; valid: () => Record<string, unknown>; wrongTypes: Record<string, unknown>[] };
 
@@ -96,7 +93,7 @@ function expect4xx(res: HttpResponse, status: number, error: string, what: strin
 }
 
 describe('bad input on token and operator routes', () => {
-  it('malformed JSON is 400 invalid_request on every route and changes nothing', async () => {
+  test('malformed JSON is 400 invalid_request on every route and changes nothing', async () => {
     const before = await snapshot();
     for (const r of routes) {
       for (const raw of ['{', '{"name":', "{'a':1}", 'undefined', '{"a":1}}', '\u0000']) {
@@ -106,7 +103,7 @@ describe('bad input on token and operator routes', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it('an array, string, number or null body is 400 invalid_request and changes nothing', async () => {
+  test('an array, string, number or null body is 400 invalid_request and changes nothing', async () => {
     const before = await snapshot();
     for (const r of routes) {
       for (const body of [[r.valid()], 'text', 42, null, true]) {
@@ -116,7 +113,7 @@ describe('bad input on token and operator routes', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it('wrong types are 400 invalid_request naming the parameter and change nothing', async () => {
+  test('wrong types are 400 invalid_request naming the parameter and change nothing', async () => {
     const before = await snapshot();
     for (const r of routes) {
       for (const body of r.wrongTypes) {
@@ -128,7 +125,7 @@ describe('bad input on token and operator routes', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it('unknown fields are 400 invalid_request naming the field and change nothing', async () => {
+  test('unknown fields are 400 invalid_request naming the field and change nothing', async () => {
     const before = await snapshot();
     for (const r of routes) {
       const res = await send(r, { body: { ...r.valid(), surprise: 1 } });
@@ -139,7 +136,7 @@ describe('bad input on token and operator routes', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it('a non-JSON content type is 415 unsupported_media_type and changes nothing', async () => {
+  test('a non-JSON content type is 415 unsupported_media_type and changes nothing', async () => {
     const before = await snapshot();
     for (const r of routes) {
       const json = JSON.stringify(r.valid());
@@ -150,7 +147,7 @@ describe('bad input on token and operator routes', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it(`a body over the limit (${LIMIT} bytes) is 413 payload_too_large and changes nothing`, async () => {
+  test(`a body over the limit (${LIMIT} bytes) is 413 payload_too_large and changes nothing`, async () => {
     const before = await snapshot();
     for (const r of routes) {
       const body = { ...r.valid(), name: 'x'.repeat(LIMIT * 4) };
@@ -159,21 +156,21 @@ describe('bad input on token and operator routes', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  it('a body just under the limit is read and validated normally (not 413)', async () => {
+  test('a body just under the limit is read and validated normally (not 413)', async () => {
     const r = routes.find((x) => x.path === '/operator/kill_switch')!;
     const res = await send(r, { body: { engaged: false, pad: 'x'.repeat(LIMIT - 100) } });
     expect4xx(res, 400, 'invalid_request', r.path);
     expect(res.body.param).toBe('pad');
   });
 
-  it('an empty body is treated as no body: 400 naming the first required parameter, never 500', async () => {
+  test('an empty body is treated as no body: 400 naming the first required parameter, never 500', async () => {
     for (const r of routes) {
       const res = await send(r, { raw: '' });
       expect4xx(res, 400, 'invalid_request', r.path);
     }
   });
 
-  it('the valid request still succeeds afterwards (the checks above are not vacuous)', async () => {
+  test('the valid request still succeeds afterwards (the checks above are not vacuous)', async () => {
     for (const r of routes.filter((x) => x.path !== '/platform/tokens/revoke' && x.path !== '/platform/tokens/rotate')) {
       const res = await send(r, { body: r.valid() });
       expect(res.status, `${r.path}: ${res.text}`).toBeLessThan(300);

@@ -2,8 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
-import { createPersistentDatabase, startAppOn, type PersistentDatabase } from '../support/ops-app.ts';
-import { expectErrorResponse } from '../support/ops-assert.ts';
+import { createPersistentDatabase, expectErrorResponse, type PersistentDatabase, startAppOn } from '../support/kit.ts';
 
 /**
  * Bootstrap of an empty database: the credentials file, its shape and mode,

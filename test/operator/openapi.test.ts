@@ -1,16 +1,17 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
+import { describe, expect } from 'vitest';
+import { appTest, type TestApp } from '../support/kit.ts';
 
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let doc: any;
-beforeAll(async () => {
-  t = await startTestApp();
+test.beforeAll(async ({ app }) => {
+  t = app;
   const res = await t.http.get('/api/openapi.json');
   expect(res.status).toBe(200);
   doc = res.body;
 });
-afterAll(() => t?.stop());
 
 const SURFACE_A = [
   ['get', '/scopes'],
@@ -22,14 +23,14 @@ const SURFACE_A = [
 ] as const;
 
 describe('openapi', () => {
-  it('GET /api/openapi.json is a valid OpenAPI 3.1 document for spec version 0.3.3', async () => {
+  test('GET /api/openapi.json is a valid OpenAPI 3.1 document for spec version 0.3.3', async () => {
     expect(doc.openapi).toMatch(/^3\.1\./);
     expect(doc.info.version).toBe('0.3.3');
     expect(doc.servers).toEqual([{ url: `${t.origin}/api` }]);
     await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
   });
 
-  it('lists every Surface A route with its request schema', () => {
+  test('lists every Surface A route with its request schema', () => {
     for (const [method, path] of SURFACE_A) {
       const op = doc.paths[path]?.[method];
       expect(op, `${method} ${path}`).toBeDefined();
@@ -57,7 +58,7 @@ describe('openapi', () => {
     expect(doc.paths['/units/delete'].post.requestBody.content['application/json'].schema.required).toEqual(['unit_id']);
   });
 
-  it('protected routes declare the platform-token bearer scheme and their required scope; /scopes needs none', () => {
+  test('protected routes declare the platform-token bearer scheme and their required scope; /scopes needs none', () => {
     expect(doc.components.securitySchemes.platformToken).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.paths['/scopes'].get.security).toEqual([]);
     for (const [method, path] of SURFACE_A.slice(1)) expect(doc.paths[path][method].security).toEqual([{ platformToken: [] }]);
@@ -66,7 +67,7 @@ describe('openapi', () => {
     expect(doc.paths['/units/delete'].post['x-required-scope']).toBe('units:delete');
   });
 
-  it('error responses reference the ErrorResponse schema', () => {
+  test('error responses reference the ErrorResponse schema', () => {
     const err = doc.components.schemas.Error;
     expect(err.type).toBe('object');
     expect(Object.keys(err.properties)).toEqual(expect.arrayContaining(['error', 'message', 'request_id']));
@@ -77,7 +78,7 @@ describe('openapi', () => {
 });
 
 describe('dashboard and operations document', () => {
-  it('GET /openapi.json is a valid OpenAPI 3.1 document for token management, the operator interface, health and the documents', async () => {
+  test('GET /openapi.json is a valid OpenAPI 3.1 document for token management, the operator interface, health and the documents', async () => {
     const res = await t.http.get('/openapi.json');
     expect(res.status).toBe(200);
     await expect(SwaggerParser.validate(structuredClone(res.body))).resolves.toBeTruthy();
@@ -112,7 +113,7 @@ describe('dashboard and operations document', () => {
     expect(create.responses['401'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
   });
 
-  it('every route the server mounts is in exactly one OpenAPI document, under that document’s server URL', async () => {
+  test('every route the server mounts is in exactly one OpenAPI document, under that document’s server URL', async () => {
     const documented: string[] = [];
     for (const path of ['/openapi.json', '/api/openapi.json', '/v1/platform/openapi.json']) {
       const doc = (await t.http.get(path)).body;

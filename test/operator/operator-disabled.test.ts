@@ -1,15 +1,13 @@
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { expectErrorResponse } from '../support/ops-assert.ts';
+import { describe } from 'vitest';
+import { appTest, expectErrorResponse, type TestApp } from '../support/kit.ts';
 
+const test = appTest({ config: { operatorToken: undefined } });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp({ operatorToken: undefined });
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 describe('operator routes without an operator token', () => {
-  it('with no operator token configured every operator route answers 404, whatever credential is sent', async () => {
+  test('with no operator token configured every operator route answers 404, whatever credential is sent', async () => {
     const body = { name: 'Acme', slug: 'acme', brands: [{ slug: 'main', name: 'Main' }] };
     for (const token of [undefined, 'anything', t.operatorToken]) {
       expectErrorResponse(await t.http.post('/operator/organizations', body, { token }), 404, 'route_not_found');

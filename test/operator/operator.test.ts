@@ -1,20 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { expectErrorResponse } from '../support/ops-assert.ts';
+import { describe, expect } from 'vitest';
+import { appTest, expectErrorResponse, type TestApp } from '../support/kit.ts';
 
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 const slug = () => `org-${randomBytes(5).toString('hex')}`;
 const createOrg = (body: unknown, token?: string | null) =>
   t.http.post('/operator/organizations', body, { token: token === undefined ? t.operatorToken : (token ?? undefined) });
 
 describe('operator: organizations', () => {
-  it('POST /operator/organizations is 201 with the organization, the brands in the given order and a working user token', async () => {
+  test('POST /operator/organizations is 201 with the organization, the brands in the given order and a working user token', async () => {
     const s = slug();
     const res = await createOrg({
       name: 'Acme',
@@ -37,7 +35,7 @@ describe('operator: organizations', () => {
     expect(tokens.body.tokens).toEqual([]);
   });
 
-  it('a duplicate organization slug is 409 on slug and creates nothing', async () => {
+  test('a duplicate organization slug is 409 on slug and creates nothing', async () => {
     const s = slug();
     expect((await createOrg({ name: 'One', slug: s, brands: [{ slug: 'main', name: 'Main' }] })).status).toBe(201);
     const dup = await createOrg({ name: 'Two', slug: s, brands: [{ slug: 'other', name: 'Other' }] });
@@ -45,7 +43,7 @@ describe('operator: organizations', () => {
     expect(dup.body.param).toBe('slug');
   });
 
-  it('bad input is 400 naming the parameter', async () => {
+  test('bad input is 400 naming the parameter', async () => {
     const ok = { name: 'Acme', slug: slug(), brands: [{ slug: 'main', name: 'Main' }] };
     const cases: [unknown, string][] = [
       [{ ...ok, name: '' }, 'name'],
@@ -77,7 +75,7 @@ describe('operator: organizations', () => {
     expect((await createOrg(ok)).status).toBe(201);
   });
 
-  it('a wrong or missing operator token is 401 and creates nothing', async () => {
+  test('a wrong or missing operator token is 401 and creates nothing', async () => {
     const body = { name: 'Acme', slug: slug(), brands: [{ slug: 'main', name: 'Main' }] };
     expectErrorResponse(await createOrg(body, null), 401, 'operator_token_required');
     expectErrorResponse(await createOrg(body, `${t.operatorToken}x`), 401, 'invalid_token');
@@ -89,7 +87,7 @@ describe('operator: organizations', () => {
 });
 
 describe('operator: kill switch', () => {
-  it('GET/POST /operator/kill_switch round-trip', async () => {
+  test('GET/POST /operator/kill_switch round-trip', async () => {
     const initial = await t.http.get('/operator/kill_switch', { token: t.operatorToken });
     expect(initial.status).toBe(200);
     expect(initial.body).toEqual({ engaged: false, updated_at: null });
@@ -103,7 +101,7 @@ describe('operator: kill switch', () => {
     expect((await t.http.get('/operator/kill_switch', { token: t.operatorToken })).body).toEqual(off.body);
   });
 
-  it('the kill switch needs the operator token and a boolean', async () => {
+  test('the kill switch needs the operator token and a boolean', async () => {
     expectErrorResponse(await t.http.get('/operator/kill_switch'), 401, 'operator_token_required');
     expectErrorResponse(await t.http.post('/operator/kill_switch', { engaged: true }, { token: 'nope' }), 401, 'invalid_token');
     for (const body of [{ engaged: 'yes' }, { engaged: 1 }, {}, { engaged: true, extra: 1 }]) {

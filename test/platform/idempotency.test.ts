@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
-import { GQL, WRITE, createEndpoint, endpointCount, expectError, gqlCode, key, rest } from './webhook-endpoints-helpers.ts';
-import { appTest, buildTenant, buildToken } from '../support/kit.ts';
+import { GQL, WRITE, createEndpoint, endpointCount, gqlCode, key, rest } from './webhook-endpoints-helpers.ts';
+import { appTest, buildTenant, buildToken, expectPlatformError } from '../support/kit.ts';
 
 const test = appTest();
 
@@ -56,7 +56,7 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
   test('the same key with a different body is 409 idempotency_key_conflict', async ({ app: t }) => {
     const { org, token } = await buildTenant(t, WRITE);
     expect((await rest(t, token).create(body, key('k'))).status).toBe(201);
-    expectError(
+    expectPlatformError(
       await rest(t, token).create({ ...body, description: 'other' }, key('k')),
       409,
       'idempotency_key_conflict',
@@ -70,9 +70,9 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     const a = await createEndpoint(t, token);
     const b = await createEndpoint(t, token);
     expect((await rest(t, token).update(a.id, { status: 'disabled' }, key('u'))).status).toBe(200);
-    expectError(await rest(t, token).update(b.id, { status: 'disabled' }, key('u')), 409, 'idempotency_key_conflict');
-    expectError(await rest(t, token).rotate(a.id, key('u')), 409, 'idempotency_key_conflict');
-    expectError(await rest(t, token).del(a.id, key('u')), 409, 'idempotency_key_conflict');
+    expectPlatformError(await rest(t, token).update(b.id, { status: 'disabled' }, key('u')), 409, 'idempotency_key_conflict');
+    expectPlatformError(await rest(t, token).rotate(a.id, key('u')), 409, 'idempotency_key_conflict');
+    expectPlatformError(await rest(t, token).del(a.id, key('u')), 409, 'idempotency_key_conflict');
     expect((await rest(t, token).get(b.id)).body.webhook_endpoint.status).toBe('enabled');
     expect((await rest(t, token).get(a.id)).status).toBe(200);
   });
@@ -128,7 +128,7 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     t.clock.advance(DAY - 1000);
     const within = await rest(t, token).create(body, key('day'));
     expect(within.body.webhook_endpoint.id).toBe(first.body.webhook_endpoint.id);
-    expectError(await rest(t, token).create({ ...body, description: 'x' }, key('day')), 409, 'idempotency_key_conflict');
+    expectPlatformError(await rest(t, token).create({ ...body, description: 'x' }, key('day')), 409, 'idempotency_key_conflict');
     t.clock.advance(1000);
     const fresh = await rest(t, token).create({ ...body, description: 'new' }, key('day'));
     expect(fresh.status, fresh.text).toBe(201);
@@ -141,7 +141,7 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
 
   test('a failed request does not consume its key', async ({ app: t }) => {
     const { org, token } = await buildTenant(t, WRITE);
-    expectError(await rest(t, token).create({ url: 'http://example.com' }, key('retry')), 400, 'invalid_request', 'url');
+    expectPlatformError(await rest(t, token).create({ url: 'http://example.com' }, key('retry')), 400, 'invalid_request', 'url');
     const ok = await rest(t, token).create(body, key('retry'));
     expect(ok.status, ok.text).toBe(201);
     expect(await endpointCount(t, org.id)).toBe(1);
@@ -150,8 +150,8 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
   test('a key longer than 255 characters or with non-printable characters is 400', async ({ app: t }) => {
     const { org, token } = await buildTenant(t, WRITE);
     expect((await rest(t, token).create(body, key('k'.repeat(255)))).status).toBe(201);
-    expectError(await rest(t, token).create(body, key('k'.repeat(256))), 400, 'invalid_request', 'Idempotency-Key');
-    expectError(await rest(t, token).create(body, key('with space')), 400, 'invalid_request', 'Idempotency-Key');
+    expectPlatformError(await rest(t, token).create(body, key('k'.repeat(256))), 400, 'invalid_request', 'Idempotency-Key');
+    expectPlatformError(await rest(t, token).create(body, key('with space')), 400, 'invalid_request', 'Idempotency-Key');
     expect(await endpointCount(t, org.id)).toBe(1);
   });
 });

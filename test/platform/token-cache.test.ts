@@ -1,9 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { onPostgres } from '../support/database.ts';
-import { buildOrg, buildToken, type TestOrg } from '../support/factories.ts';
+import { afterAll, describe, expect } from 'vitest';
+import { appTest, buildOrg, buildToken, onPostgres, startSecondApp, type TestApp, type TestOrg } from '../support/kit.ts';
 import { HttpClient } from '../support/http.ts';
-import { startSecondApp } from '../support/stream-client.ts';
 
 /**
  * Authenticated tokens are cached per process (no database round trip per
@@ -11,11 +8,13 @@ import { startSecondApp } from '../support/stream-client.ts';
  * next request, here and, on PostgreSQL, on a second process sharing the
  * database.
  */
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let b: Awaited<ReturnType<typeof startSecondApp>> | undefined;
 let onB: HttpClient | undefined;
-beforeAll(async () => {
-  t = await startTestApp();
+test.beforeAll(async ({ app }) => {
+  t = app;
   if (onPostgres()) {
     b = await startSecondApp(t);
     onB = new HttpClient(b.origin);
@@ -23,7 +22,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await b?.stop();
-  await t?.stop();
 });
 
 const feed = (http: HttpClient, secret: string) => http.get('/v1/platform/events', { token: secret });
@@ -36,7 +34,7 @@ async function warm(http: HttpClient, secret: string) {
 }
 
 describe('token cache', () => {
-  it('a revoked token answers 401 on the very next request of the process that cached it', async () => {
+  test('a revoked token answers 401 on the very next request of the process that cached it', async () => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['events:read']);
     await warm(t.http, tok.secret);
@@ -46,7 +44,7 @@ describe('token cache', () => {
     expect(res.body.error.code).toBe('invalid_token');
   });
 
-  it('a rotated token answers 401 on the very next request; its replacement works at once', async () => {
+  test('a rotated token answers 401 on the very next request; its replacement works at once', async () => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['events:read']);
     await warm(t.http, tok.secret);
@@ -56,7 +54,7 @@ describe('token cache', () => {
     expect((await feed(t.http, rotated.body.secret)).status).toBe(200);
   });
 
-  it('a cached token past its expires_at (by the injected clock) answers 401', async () => {
+  test('a cached token past its expires_at (by the injected clock) answers 401', async () => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['events:read'], { expires_at: new Date(t.clock.now().getTime() + 3_600_000).toISOString() });
     await warm(t.http, tok.secret);
@@ -64,7 +62,7 @@ describe('token cache', () => {
     expect((await feed(t.http, tok.secret)).status).toBe(401);
   });
 
-  it('a cached token still records last_used_at, at most once a minute', async () => {
+  test('a cached token still records last_used_at, at most once a minute', async () => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['events:read']);
     await warm(t.http, tok.secret);
@@ -82,7 +80,7 @@ describe('token cache', () => {
     expect(await lastUsed()).toBe(t.clock.now().toISOString());
   });
 
-  it.skipIf(!onPostgres())('revoked through process A, the token answers 401 on the very next request to process B', async () => {
+  test.skipIf(!onPostgres())('revoked through process A, the token answers 401 on the very next request to process B', async () => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['events:read']);
     await warm(onB!, tok.secret);
@@ -93,7 +91,7 @@ describe('token cache', () => {
     expect(res.body.error.code).toBe('invalid_token');
   });
 
-  it.skipIf(!onPostgres())('rotated through process A, the old token answers 401 on the very next request to process B', async () => {
+  test.skipIf(!onPostgres())('rotated through process A, the old token answers 401 on the very next request to process B', async () => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['events:read']);
     await warm(onB!, tok.secret);
@@ -103,7 +101,7 @@ describe('token cache', () => {
     expect((await feed(onB!, rotated.body.secret)).status).toBe(200);
   });
 
-  it.skipIf(!onPostgres())('the kill switch engaged through process A pauses process B on its very next request', async () => {
+  test.skipIf(!onPostgres())('the kill switch engaged through process A pauses process B on its very next request', async () => {
     const org = await buildOrg(t);
     const tok = await buildToken(t, org, ['events:read']);
     await warm(onB!, tok.secret);

@@ -1,15 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken, buildToken } from '../support/factories.ts';
+import { appTest, buildTenant, buildToken, type TestApp } from '../support/kit.ts';
 import { GQL, WRITE, camel, createEndpoint, endpointCount, gqlCode, rest } from './webhook-endpoints-helpers.ts';
 
+const test = appTest({ config: { webhook: { ...loadConfig({}).webhook, allowLoopback: true } } });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  // Loopback URLs are part of the URL rule under test: accepted on both databases (the PostgreSQL default refuses them).
-  t = await startTestApp({ webhook: { ...loadConfig({}).webhook, allowLoopback: true } });
-});
-afterAll(() => t?.stop());
+// Loopback URLs are part of the URL rule under test: accepted on both databases (the PostgreSQL default refuses them).
+test.beforeAll(({ app }) => void (t = app));
 
 const gql = (token: string, query: string, vars: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
   t.http.graphql(query, vars, { token, headers });
@@ -26,8 +24,8 @@ async function sameError(restCall: Promise<any>, gqlCall: Promise<any>, code: st
 }
 
 describe('REST/GraphQL parity', () => {
-  it('createWebhookEndpoint: the same endpoint shape, secret included, and the same validation codes', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('createWebhookEndpoint: the same endpoint shape, secret included, and the same validation codes', async () => {
+    const { org, token } = await buildTenant(t, WRITE);
     const g = await gql(token, GQL.create, {
       url: 'https://g.example/in',
       description: 'via gql',
@@ -65,8 +63,8 @@ describe('REST/GraphQL parity', () => {
     expect(await endpointCount(t, org.id)).toBe(2);
   });
 
-  it('webhookEndpoints: the same endpoints in the same order, no secrets, paged backward', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('webhookEndpoints: the same endpoints in the same order, no secrets, paged backward', async () => {
+    const { token } = await buildTenant(t, WRITE);
     for (let i = 0; i < 3; i++) await createEndpoint(t, token, { description: `n${i}` });
     const r = (await rest(t, token).list()).body;
     const g = await gql(token, GQL.list, {});
@@ -92,9 +90,9 @@ describe('REST/GraphQL parity', () => {
     expect(gqlCode(await gql(token, `{ webhookEndpoints(last: 1) { edges { cursor } } }`))).toBe('invalid_request');
   });
 
-  it('webhookEndpoint: the same object; missing, foreign and wrong-prefix ids are resource_missing', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
-    const other = await buildOrgWithToken(t, WRITE);
+  test('webhookEndpoint: the same object; missing, foreign and wrong-prefix ids are resource_missing', async () => {
+    const { token } = await buildTenant(t, WRITE);
+    const other = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token);
     const g = await gql(token, GQL.get, { id: e.id });
     expect(g.body.data.webhookEndpoint).toEqual(camel((await rest(t, token).get(e.id)).body.webhook_endpoint));
@@ -104,9 +102,9 @@ describe('REST/GraphQL parity', () => {
     }
   });
 
-  it('updateWebhookEndpoint: omitted fields untouched, same result, same codes', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
-    const other = await buildOrgWithToken(t, WRITE);
+  test('updateWebhookEndpoint: omitted fields untouched, same result, same codes', async () => {
+    const { token } = await buildTenant(t, WRITE);
+    const other = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token, { description: 'keep', enabled_events: ['payout.created'] });
     const g = await gql(token, GQL.update, { id: e.id, status: 'DISABLED' });
     expect(g.body.errors, g.text).toBeUndefined();
@@ -154,9 +152,9 @@ describe('REST/GraphQL parity', () => {
     expect((await rest(t, token).get(e.id)).body.webhook_endpoint.status).toBe('disabled');
   });
 
-  it('rotateWebhookEndpointSecret: a new secret once, rotatedAt set, same codes', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
-    const other = await buildOrgWithToken(t, WRITE);
+  test('rotateWebhookEndpointSecret: a new secret once, rotatedAt set, same codes', async () => {
+    const { token } = await buildTenant(t, WRITE);
+    const other = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token);
     t.clock.advance(1000);
     const g = await gql(token, GQL.rotate, { id: e.id });
@@ -171,8 +169,8 @@ describe('REST/GraphQL parity', () => {
     await sameError(rest(t, other.token).rotate(e.id), gql(other.token, GQL.rotate, { id: e.id }), 'resource_missing');
   });
 
-  it('deleteWebhookEndpoint: {id, deleted:true}, then resource_missing in both', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('deleteWebhookEndpoint: {id, deleted:true}, then resource_missing in both', async () => {
+    const { org, token } = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token);
     const g = await gql(token, GQL.del, { id: e.id });
     expect(g.body.data.deleteWebhookEndpoint).toEqual({ id: e.id, deleted: true });
@@ -183,8 +181,8 @@ describe('REST/GraphQL parity', () => {
     expect(r.body).toEqual({ id: e2.id, object: 'webhook_endpoint', deleted: true });
   });
 
-  it('missing_scope in extensions.code with the same message, for reads and writes', async () => {
-    const owner = await buildOrgWithToken(t, WRITE);
+  test('missing_scope in extensions.code with the same message, for reads and writes', async () => {
+    const owner = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, owner.token);
     const reader = (await buildToken(t, owner.org, ['webhooks:read'])).secret;
     const nothing = (await buildToken(t, owner.org, ['events:read'])).secret;
@@ -209,7 +207,7 @@ describe('REST/GraphQL parity', () => {
     expect((await rest(t, owner.token).get(e.id)).body.webhook_endpoint.rotated_at).toBeNull();
   });
 
-  it('an unauthenticated GraphQL request is platform_token_required', async () => {
+  test('an unauthenticated GraphQL request is platform_token_required', async () => {
     const res = await t.http.graphql(GQL.get, { id: `we_${'0'.repeat(32)}` });
     expect(res.body.errors![0].extensions.code).toBe('platform_token_required');
   });

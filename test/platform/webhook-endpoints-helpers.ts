@@ -1,6 +1,5 @@
 import { expect } from 'vitest';
-import type { TestApp } from '../support/app.ts';
-import type { HttpResponse } from '../support/http.ts';
+import type { HttpResponse, TestApp } from '../support/kit.ts';
 
 /** Webhook-endpoint helpers shared by the REST, GraphQL and idempotency suites. */
 export const WE = '/v1/platform/webhook_endpoints';
@@ -26,9 +25,6 @@ export async function createEndpoint(t: TestApp, token: string, body: Record<str
   expect(res.status, res.text).toBe(201);
   return res.body.webhook_endpoint;
 }
-
-/** A Surface B error (the kit's one assertion for that envelope). */
-export { expectPlatformError as expectError } from '../support/errors.ts';
 
 /** The error body without the per-request id, to compare two errors. */
 export const errorShape = (res: HttpResponse) => ({

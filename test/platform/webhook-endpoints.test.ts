@@ -1,23 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { signingSecrets } from '../../src/domain/webhook/endpoint.ts';
 import { loadConfig } from '../../src/config.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken, buildToken } from '../support/factories.ts';
-import { WE, WRITE, createEndpoint, endpointCount, errorShape, expectError, key, rest } from './webhook-endpoints-helpers.ts';
+import { appTest, buildTenant, buildToken, expectPlatformError, type TestApp } from '../support/kit.ts';
+import { WE, WRITE, createEndpoint, endpointCount, errorShape, key, rest } from './webhook-endpoints-helpers.ts';
 
+const test = appTest({ config: { webhook: { ...loadConfig({}).webhook, allowLoopback: true } } });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  // Loopback URLs are part of the URL rule under test: accepted on both databases (the PostgreSQL default refuses them).
-  t = await startTestApp({ webhook: { ...loadConfig({}).webhook, allowLoopback: true } });
-});
-afterAll(() => t?.stop());
+// Loopback URLs are part of the URL rule under test: accepted on both databases (the PostgreSQL default refuses them).
+test.beforeAll(({ app }) => void (t = app));
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
 describe('create', () => {
-  it('answers 201 with the wrapped endpoint and a whsec_ secret of 32 random bytes', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('answers 201 with the wrapped endpoint and a whsec_ secret of 32 random bytes', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const res = await rest(t, token).create({
       url: 'https://hooks.example.com/in',
       description: 'main',
@@ -45,8 +43,8 @@ describe('create', () => {
     expect(e.created_at).toBe(t.clock.now().toISOString());
   });
 
-  it('accepts camelCase enabledEvents and snake_case enabled_events, and refuses both at once', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('accepts camelCase enabledEvents and snake_case enabled_events, and refuses both at once', async () => {
+    const { org, token } = await buildTenant(t, WRITE);
     const camel = await createEndpoint(t, token, { enabledEvents: ['payout.created'] });
     expect(camel.enabled_events).toEqual(['payout.created']);
     const snake = await createEndpoint(t, token, { enabled_events: ['payout.failed'] });
@@ -56,12 +54,12 @@ describe('create', () => {
       enabledEvents: ['payout.created'],
       enabled_events: ['payout.created'],
     });
-    expectError(both, 400, 'invalid_request', 'enabled_events');
+    expectPlatformError(both, 400, 'invalid_request', 'enabled_events');
     expect(await endpointCount(t, org.id)).toBe(2);
   });
 
-  it('two secrets are never the same', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('two secrets are never the same', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const a = await createEndpoint(t, token);
     const b = await createEndpoint(t, token);
     expect(a.secret).not.toBe(b.secret);
@@ -69,18 +67,18 @@ describe('create', () => {
 });
 
 describe('URL rule', () => {
-  it.each([
+  test.each([
     'https://hooks.example.com/in',
     'http://localhost:8080/hook',
     'http://127.0.0.1/hook',
     'http://[::1]:3000/hook',
     'HTTP://LOCALHOST/hook',
   ])('accepts %s', async (url) => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+    const { token } = await buildTenant(t, WRITE);
     expect((await rest(t, token).create({ url })).status).toBe(201);
   });
 
-  it.each([
+  test.each([
     'http://example.com/hook',
     'http://10.0.0.1/hook',
     'http://127.0.0.2/hook',
@@ -94,22 +92,22 @@ describe('URL rule', () => {
     // https, but a private address: the network policy refuses it (test/delivery/ssrf-table.test.ts has the full table).
     'https://10.0.0.1/hook',
   ])('refuses %s with 400 invalid_request on url', async (url) => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
-    expectError(await rest(t, token).create({ url }), 400, 'invalid_request', 'url');
+    const { org, token } = await buildTenant(t, WRITE);
+    expectPlatformError(await rest(t, token).create({ url }), 400, 'invalid_request', 'url');
     expect(await endpointCount(t, org.id)).toBe(0);
   });
 
-  it('url is required', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
-    expectError(await rest(t, token).create({ description: 'x' }), 400, 'invalid_request', 'url');
+  test('url is required', async () => {
+    const { token } = await buildTenant(t, WRITE);
+    expectPlatformError(await rest(t, token).create({ description: 'x' }), 400, 'invalid_request', 'url');
   });
 });
 
 describe('description and enabled_events', () => {
-  it('description: 500 characters ok, 501 refused', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('description: 500 characters ok, 501 refused', async () => {
+    const { org, token } = await buildTenant(t, WRITE);
     await createEndpoint(t, token, { description: 'd'.repeat(500) });
-    expectError(
+    expectPlatformError(
       await rest(t, token).create({ url: 'https://a.example', description: 'd'.repeat(501) }),
       400,
       'invalid_request',
@@ -118,11 +116,11 @@ describe('description and enabled_events', () => {
     expect(await endpointCount(t, org.id)).toBe(1);
   });
 
-  it('enabled_events: 100 entries ok, 101 refused', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('enabled_events: 100 entries ok, 101 refused', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const hundred = Array.from({ length: 100 }, () => 'payout.created');
     expect((await rest(t, token).create({ url: 'https://a.example', enabled_events: hundred })).status).toBe(201);
-    expectError(
+    expectPlatformError(
       await rest(t, token).create({ url: 'https://a.example', enabled_events: [...hundred, 'payout.created'] }),
       400,
       'invalid_request',
@@ -130,34 +128,34 @@ describe('description and enabled_events', () => {
     );
   });
 
-  it('unknown types are 400 invalid_event_type naming every offender', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('unknown types are 400 invalid_event_type naming every offender', async () => {
+    const { org, token } = await buildTenant(t, WRITE);
     const res = await rest(t, token).create({
       url: 'https://a.example',
       enabled_events: ['payout.created', 'nope.one', 'distribution.live', 'internal.secret_thing', 'Payout.Created'],
     });
-    expectError(res, 400, 'invalid_event_type', 'enabled_events');
+    expectPlatformError(res, 400, 'invalid_event_type', 'enabled_events');
     for (const o of ['nope.one', 'internal.secret_thing', 'Payout.Created']) expect(res.body.error.message).toContain(o);
     expect(res.body.error.message).not.toContain('distribution.live');
     expect(await endpointCount(t, org.id)).toBe(0);
   });
 
-  it('legacy program_member.* spellings are accepted', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('legacy program_member.* spellings are accepted', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token, { enabled_events: ['program_member.created', 'relationship.ended'] });
     expect(e.enabled_events).toEqual(['program_member.created', 'relationship.ended']);
   });
 
-  it('an empty or omitted list means all public types (stored as [])', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('an empty or omitted list means all public types (stored as [])', async () => {
+    const { token } = await buildTenant(t, WRITE);
     expect((await createEndpoint(t, token, { enabled_events: [] })).enabled_events).toEqual([]);
     expect((await createEndpoint(t, token)).enabled_events).toEqual([]);
   });
 });
 
 describe('list', () => {
-  it('is a list envelope, newest first, without secrets, paged backward with starting_after', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('is a list envelope, newest first, without secrets, paged backward with starting_after', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const made = [];
     for (let i = 0; i < 5; i++) {
       made.push(await createEndpoint(t, token, { description: `n${i}` }));
@@ -187,8 +185,8 @@ describe('list', () => {
     expect(p3.body.has_more).toBe(false);
   });
 
-  it('defaults to 20 and accepts 1..100', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('defaults to 20 and accepts 1..100', async () => {
+    const { token } = await buildTenant(t, WRITE);
     for (let i = 0; i < 21; i++) await createEndpoint(t, token);
     const def = await rest(t, token).list();
     expect(def.body.data).toHaveLength(20);
@@ -199,20 +197,20 @@ describe('list', () => {
     expect(max.body.has_more).toBe(false);
   });
 
-  it.each(['0', '101', 'abc', '1.5', '-1', ''])('limit=%s is 400 invalid_request on limit', async (limit) => {
-    const { token } = await buildOrgWithToken(t, WRITE);
-    expectError(await rest(t, token).list(`?limit=${limit}`), 400, 'invalid_request', 'limit');
+  test.each(['0', '101', 'abc', '1.5', '-1', ''])('limit=%s is 400 invalid_request on limit', async (limit) => {
+    const { token } = await buildTenant(t, WRITE);
+    expectPlatformError(await rest(t, token).list(`?limit=${limit}`), 400, 'invalid_request', 'limit');
   });
 
-  it('unknown or repeated query parameters are 400', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
-    expectError(await rest(t, token).list('?colour=red'), 400, 'invalid_request', 'colour');
-    expectError(await rest(t, token).list('?limit=1&limit=2'), 400, 'invalid_request', 'limit');
+  test('unknown or repeated query parameters are 400', async () => {
+    const { token } = await buildTenant(t, WRITE);
+    expectPlatformError(await rest(t, token).list('?colour=red'), 400, 'invalid_request', 'colour');
+    expectPlatformError(await rest(t, token).list('?limit=1&limit=2'), 400, 'invalid_request', 'limit');
   });
 
-  it("only shows the caller's organization", async () => {
-    const a = await buildOrgWithToken(t, WRITE);
-    const b = await buildOrgWithToken(t, WRITE);
+  test("only shows the caller's organization", async () => {
+    const a = await buildTenant(t, WRITE);
+    const b = await buildTenant(t, WRITE);
     const mine = await createEndpoint(t, a.token);
     await createEndpoint(t, b.token);
     expect((await rest(t, a.token).list()).body.data.map((e: any) => e.id)).toEqual([mine.id]);
@@ -220,9 +218,9 @@ describe('list', () => {
 });
 
 describe('organization scoping and ids', () => {
-  it("another organization's endpoint is 404 resource_missing, the same body as a nonexistent id, on every operation", async () => {
-    const owner = await buildOrgWithToken(t, WRITE);
-    const other = await buildOrgWithToken(t, WRITE);
+  test("another organization's endpoint is 404 resource_missing, the same body as a nonexistent id, on every operation", async () => {
+    const owner = await buildTenant(t, WRITE);
+    const other = await buildTenant(t, WRITE);
     const theirs = await createEndpoint(t, owner.token);
     const ghost = `we_${'0'.repeat(32)}`;
     const api = rest(t, other.token);
@@ -235,8 +233,8 @@ describe('organization scoping and ids', () => {
     for (const op of ops) {
       const a = await op(theirs.id);
       const b = await op(ghost);
-      expectError(a, 404, 'resource_missing', null);
-      expectError(b, 404, 'resource_missing', null);
+      expectPlatformError(a, 404, 'resource_missing', null);
+      expectPlatformError(b, 404, 'resource_missing', null);
       expect(errorShape(a)).toEqual({ ...errorShape(b), message: a.body.error.message });
       expect(a.body.error.message.replace(theirs.id, 'ID')).toBe(b.body.error.message.replace(ghost, 'ID'));
     }
@@ -247,32 +245,32 @@ describe('organization scoping and ids', () => {
     expect(still.body.webhook_endpoint.description).toBeNull();
   });
 
-  it.each(['evt_0123456789abcdef0123456789abcdef', 'we_123', 'WE_0123456789ABCDEF0123456789ABCDEF', 'x', '%00'])(
+  test.each(['evt_0123456789abcdef0123456789abcdef', 'we_123', 'WE_0123456789ABCDEF0123456789ABCDEF', 'x', '%00'])(
     'id %s is 404',
     async (id) => {
-      const { token } = await buildOrgWithToken(t, WRITE);
-      expectError(await rest(t, token).get(encodeURIComponent(id)), 404, 'resource_missing');
+      const { token } = await buildTenant(t, WRITE);
+      expectPlatformError(await rest(t, token).get(encodeURIComponent(id)), 404, 'resource_missing');
     },
   );
 
-  it('an unauthenticated request for any id is 401, never 404', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('an unauthenticated request for any id is 401, never 404', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const real = await createEndpoint(t, token);
     for (const id of [real.id, `we_${'0'.repeat(32)}`, 'nope']) {
-      expectError(await t.http.get(`${WE}/${id}`), 401, 'platform_token_required');
-      expectError(await t.http.post(`${WE}/${id}`, { status: 'disabled' }), 401, 'platform_token_required');
-      expectError(await t.http.post(`${WE}/${id}/rotate_secret`), 401, 'platform_token_required');
-      expectError(await t.http.delete(`${WE}/${id}`), 401, 'platform_token_required');
-      expectError(await t.http.get(`${WE}/${id}`, { token: 'sk_platform_live_unknown' }), 401, 'invalid_token');
+      expectPlatformError(await t.http.get(`${WE}/${id}`), 401, 'platform_token_required');
+      expectPlatformError(await t.http.post(`${WE}/${id}`, { status: 'disabled' }), 401, 'platform_token_required');
+      expectPlatformError(await t.http.post(`${WE}/${id}/rotate_secret`), 401, 'platform_token_required');
+      expectPlatformError(await t.http.delete(`${WE}/${id}`), 401, 'platform_token_required');
+      expectPlatformError(await t.http.get(`${WE}/${id}`, { token: 'sk_platform_live_unknown' }), 401, 'invalid_token');
     }
-    expectError(await t.http.get(WE), 401, 'platform_token_required');
+    expectPlatformError(await t.http.get(WE), 401, 'platform_token_required');
     expect((await rest(t, token).get(real.id)).body.webhook_endpoint.status).toBe('enabled');
   });
 });
 
 describe('update', () => {
-  it('leaves omitted fields untouched and changes the given ones', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('leaves omitted fields untouched and changes the given ones', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token, { description: 'keep', enabled_events: ['payout.created'] });
     t.clock.advance(5000);
     const res = await rest(t, token).update(e.id, { status: 'disabled' });
@@ -308,27 +306,32 @@ describe('update', () => {
     expect((await rest(t, token).get(e.id)).body).toEqual({ webhook_endpoint: empty.body.webhook_endpoint });
   });
 
-  it('validates url, description, enabled_events and status like create, and changes nothing on error', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('validates url, description, enabled_events and status like create, and changes nothing on error', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token);
     const api = rest(t, token);
-    expectError(await api.update(e.id, { url: 'http://example.com' }), 400, 'invalid_request', 'url');
-    expectError(await api.update(e.id, { description: 'x'.repeat(501) }), 400, 'invalid_request', 'description');
-    expectError(await api.update(e.id, { enabled_events: Array(101).fill('payout.created') }), 400, 'invalid_request', 'enabled_events');
+    expectPlatformError(await api.update(e.id, { url: 'http://example.com' }), 400, 'invalid_request', 'url');
+    expectPlatformError(await api.update(e.id, { description: 'x'.repeat(501) }), 400, 'invalid_request', 'description');
+    expectPlatformError(
+      await api.update(e.id, { enabled_events: Array(101).fill('payout.created') }),
+      400,
+      'invalid_request',
+      'enabled_events',
+    );
     const bad = await api.update(e.id, { enabled_events: ['x.y', 'payout.created', 'z.w'] });
-    expectError(bad, 400, 'invalid_event_type', 'enabled_events');
+    expectPlatformError(bad, 400, 'invalid_event_type', 'enabled_events');
     expect(bad.body.error.message).toContain('x.y');
     expect(bad.body.error.message).toContain('z.w');
-    expectError(await api.update(e.id, { status: 'paused' }), 400, 'invalid_request', 'status');
-    expectError(await api.update(e.id, { status: 'disabled', secret: 'whsec_mine' }), 400, 'invalid_request', 'secret');
+    expectPlatformError(await api.update(e.id, { status: 'paused' }), 400, 'invalid_request', 'status');
+    expectPlatformError(await api.update(e.id, { status: 'disabled', secret: 'whsec_mine' }), 400, 'invalid_request', 'secret');
     const { secret: _s, ...unchanged } = e;
     expect((await api.get(e.id)).body.webhook_endpoint).toEqual(unchanged);
   });
 });
 
 describe('rotate_secret', () => {
-  it('returns a new secret once, sets rotated_at, keeps the previous one for 24 h', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('returns a new secret once, sets rotated_at, keeps the previous one for 24 h', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token);
     t.clock.advance(60_000);
     const rotatedAt = t.clock.now();
@@ -355,8 +358,8 @@ describe('rotate_secret', () => {
     expect(signingSecrets(row, t.clock.now())).toEqual([r.secret]);
   });
 
-  it('a second rotation replaces the previous secret with the one it displaces', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('a second rotation replaces the previous secret with the one it displaces', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token);
     const first = (await rest(t, token).rotate(e.id)).body.webhook_endpoint.secret;
     const second = (await rest(t, token).rotate(e.id)).body.webhook_endpoint.secret;
@@ -364,28 +367,33 @@ describe('rotate_secret', () => {
     expect(signingSecrets(row, t.clock.now())).toEqual([second, first]);
   });
 
-  it('refuses a body with fields', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('refuses a body with fields', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token);
-    expectError(await t.http.post(`${WE}/${e.id}/rotate_secret`, { secret: 'whsec_x' }, { token }), 400, 'invalid_request', 'secret');
+    expectPlatformError(
+      await t.http.post(`${WE}/${e.id}/rotate_secret`, { secret: 'whsec_x' }, { token }),
+      400,
+      'invalid_request',
+      'secret',
+    );
     expect((await rest(t, token).get(e.id)).body.webhook_endpoint.rotated_at).toBeNull();
   });
 });
 
 describe('delete', () => {
-  it('answers {id, object, deleted:true}; retrieve afterwards is 404; the row and secrets are gone', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('answers {id, object, deleted:true}; retrieve afterwards is 404; the row and secrets are gone', async () => {
+    const { org, token } = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token);
     await rest(t, token).rotate(e.id);
     const res = await rest(t, token).del(e.id);
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ id: e.id, object: 'webhook_endpoint', deleted: true });
-    expectError(await rest(t, token).get(e.id), 404, 'resource_missing');
+    expectPlatformError(await rest(t, token).get(e.id), 404, 'resource_missing');
     expect(await endpointCount(t, org.id)).toBe(0);
   });
 
-  it('a replayed delete returns the cached 200 though the row is gone; a fresh delete is 404', async () => {
-    const { token } = await buildOrgWithToken(t, WRITE);
+  test('a replayed delete returns the cached 200 though the row is gone; a fresh delete is 404', async () => {
+    const { token } = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token);
     const first = await rest(t, token).del(e.id, key('del-1'));
     expect(first.status).toBe(200);
@@ -393,14 +401,14 @@ describe('delete', () => {
     expect(replay.status, replay.text).toBe(200);
     expect(replay.body).toEqual(first.body);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expectError(await rest(t, token).del(e.id, key('del-2')), 404, 'resource_missing');
-    expectError(await rest(t, token).del(e.id), 404, 'resource_missing');
+    expectPlatformError(await rest(t, token).del(e.id, key('del-2')), 404, 'resource_missing');
+    expectPlatformError(await rest(t, token).del(e.id), 404, 'resource_missing');
   });
 });
 
 describe('scopes and brand', () => {
-  it('webhooks:read lists and retrieves; every write needs webhooks:write', async () => {
-    const writer = await buildOrgWithToken(t, WRITE);
+  test('webhooks:read lists and retrieves; every write needs webhooks:write', async () => {
+    const writer = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, writer.token);
     const reader = (await buildToken(t, writer.org, ['webhooks:read'])).secret;
     const api = rest(t, reader);
@@ -413,7 +421,7 @@ describe('scopes and brand', () => {
       await api.del(e.id),
       await api.update('we_nope', { status: 'disabled' }),
     ]) {
-      expectError(res, 403, 'missing_scope', null);
+      expectPlatformError(res, 403, 'missing_scope', null);
       expect(res.body.error.message).toBe('missing_scope:webhooks:write');
     }
     expect(await endpointCount(t, writer.org.id)).toBe(1);
@@ -421,15 +429,15 @@ describe('scopes and brand', () => {
 
     const writeOnly = (await buildToken(t, writer.org, ['webhooks:write'])).secret;
     for (const res of [await rest(t, writeOnly).list(), await rest(t, writeOnly).get(e.id)]) {
-      expectError(res, 403, 'missing_scope', null);
+      expectPlatformError(res, 403, 'missing_scope', null);
       expect(res.body.error.message).toBe('missing_scope:webhooks:read');
     }
     const unrelated = (await buildToken(t, writer.org, ['events:read'])).secret;
-    expectError(await rest(t, unrelated).create({ url: 'https://a.example' }), 403, 'missing_scope');
+    expectPlatformError(await rest(t, unrelated).create({ url: 'https://a.example' }), 403, 'missing_scope');
   });
 
-  it('the Service-Brand header does not scope endpoints', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('the Service-Brand header does not scope endpoints', async () => {
+    const { org, token } = await buildTenant(t, WRITE);
     const [main, second] = org.brands;
     const viaMain = (await rest(t, token).create({ url: 'https://a.example' }, { 'Service-Brand': main!.slug })).body.webhook_endpoint;
     const viaSecond = (await rest(t, token).create({ url: 'https://b.example' }, { 'Service-Brand': second!.id })).body.webhook_endpoint;
@@ -444,28 +452,33 @@ describe('scopes and brand', () => {
 });
 
 describe('bad input', () => {
-  it('malformed JSON, non-object bodies, wrong types and unknown fields are 400 and create nothing', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('malformed JSON, non-object bodies, wrong types and unknown fields are 400 and create nothing', async () => {
+    const { org, token } = await buildTenant(t, WRITE);
     const raw = (body: string) => t.http.post(WE, undefined, { token, raw: body });
-    expectError(await raw('{"url": "https://a.example"'), 400, 'invalid_request');
-    expectError(await raw('[{"url": "https://a.example"}]'), 400, 'invalid_request');
-    expectError(await raw('"https://a.example"'), 400, 'invalid_request');
-    expectError(await raw('null'), 400, 'invalid_request');
-    expectError(await raw('42'), 400, 'invalid_request');
+    expectPlatformError(await raw('{"url": "https://a.example"'), 400, 'invalid_request');
+    expectPlatformError(await raw('[{"url": "https://a.example"}]'), 400, 'invalid_request');
+    expectPlatformError(await raw('"https://a.example"'), 400, 'invalid_request');
+    expectPlatformError(await raw('null'), 400, 'invalid_request');
+    expectPlatformError(await raw('42'), 400, 'invalid_request');
     const api = rest(t, token);
-    expectError(await api.create({ url: 42 }), 400, 'invalid_request', 'url');
-    expectError(await api.create({ url: ['https://a.example'] }), 400, 'invalid_request', 'url');
-    expectError(await api.create({ url: 'https://a.example', description: 5 }), 400, 'invalid_request', 'description');
-    expectError(await api.create({ url: 'https://a.example', enabled_events: 'payout.created' }), 400, 'invalid_request', 'enabled_events');
-    expectError(await api.create({ url: 'https://a.example', enabled_events: [1] }), 400, 'invalid_request', 'enabled_events.0');
-    expectError(await api.create({ url: 'https://a.example', status: 'disabled' }), 400, 'invalid_request', 'status');
-    expectError(await api.create({ url: 'https://a.example', secret: 'whsec_mine' }), 400, 'invalid_request', 'secret');
-    expectError(await api.create({ url: 'https://a.example', livemode: false }), 400, 'invalid_request', 'livemode');
+    expectPlatformError(await api.create({ url: 42 }), 400, 'invalid_request', 'url');
+    expectPlatformError(await api.create({ url: ['https://a.example'] }), 400, 'invalid_request', 'url');
+    expectPlatformError(await api.create({ url: 'https://a.example', description: 5 }), 400, 'invalid_request', 'description');
+    expectPlatformError(
+      await api.create({ url: 'https://a.example', enabled_events: 'payout.created' }),
+      400,
+      'invalid_request',
+      'enabled_events',
+    );
+    expectPlatformError(await api.create({ url: 'https://a.example', enabled_events: [1] }), 400, 'invalid_request', 'enabled_events.0');
+    expectPlatformError(await api.create({ url: 'https://a.example', status: 'disabled' }), 400, 'invalid_request', 'status');
+    expectPlatformError(await api.create({ url: 'https://a.example', secret: 'whsec_mine' }), 400, 'invalid_request', 'secret');
+    expectPlatformError(await api.create({ url: 'https://a.example', livemode: false }), 400, 'invalid_request', 'livemode');
     expect(await endpointCount(t, org.id)).toBe(0);
   });
 
-  it('a non-JSON content type is refused', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('a non-JSON content type is refused', async () => {
+    const { org, token } = await buildTenant(t, WRITE);
     const res = await t.http.post(WE, undefined, {
       token,
       raw: 'url=https://a.example',
@@ -477,21 +490,21 @@ describe('bad input', () => {
     expect(await endpointCount(t, org.id)).toBe(0);
   });
 
-  it('unknown query parameters are 400 on every route, and nothing changes', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('unknown query parameters are 400 on every route, and nothing changes', async () => {
+    const { org, token } = await buildTenant(t, WRITE);
     const e = await createEndpoint(t, token);
-    expectError(await t.http.post(`${WE}?debug=1`, { url: 'https://a.example' }, { token }), 400, 'invalid_request', 'debug');
-    expectError(await t.http.get(`${WE}/${e.id}?expand=secret`, { token }), 400, 'invalid_request', 'expand');
-    expectError(await t.http.post(`${WE}/${e.id}?force=1`, { status: 'disabled' }, { token }), 400, 'invalid_request', 'force');
-    expectError(await t.http.post(`${WE}/${e.id}/rotate_secret?now=1`, undefined, { token }), 400, 'invalid_request', 'now');
-    expectError(await t.http.delete(`${WE}/${e.id}?force=1`, { token }), 400, 'invalid_request', 'force');
+    expectPlatformError(await t.http.post(`${WE}?debug=1`, { url: 'https://a.example' }, { token }), 400, 'invalid_request', 'debug');
+    expectPlatformError(await t.http.get(`${WE}/${e.id}?expand=secret`, { token }), 400, 'invalid_request', 'expand');
+    expectPlatformError(await t.http.post(`${WE}/${e.id}?force=1`, { status: 'disabled' }, { token }), 400, 'invalid_request', 'force');
+    expectPlatformError(await t.http.post(`${WE}/${e.id}/rotate_secret?now=1`, undefined, { token }), 400, 'invalid_request', 'now');
+    expectPlatformError(await t.http.delete(`${WE}/${e.id}?force=1`, { token }), 400, 'invalid_request', 'force');
     expect(await endpointCount(t, org.id)).toBe(1);
     const { secret: _s, ...unchanged } = e;
     expect((await rest(t, token).get(e.id)).body.webhook_endpoint).toEqual(unchanged);
   });
 
-  it('a huge body is refused without a 500', async () => {
-    const { org, token } = await buildOrgWithToken(t, WRITE);
+  test('a huge body is refused without a 500', async () => {
+    const { org, token } = await buildTenant(t, WRITE);
     const res = await rest(t, token).create({ url: 'https://a.example', description: 'x'.repeat(2_000_000) });
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AdaptiveLimit, congestion } from '../../src/domain/webhook/concurrency.ts';
 
-/** Properties of the adaptive per-endpoint concurrency policy (src/domain/webhook/concurrency.ts); the examples live in test/delivery/concurrency.test.ts. */
+/** Properties of the adaptive per-endpoint concurrency policy (src/domain/webhook/concurrency.ts); the examples are in adaptive-limit.test.ts, the behaviour over HTTP in test/delivery/concurrency.test.ts. */
 const outcome = fc.oneof(
   fc.record({
     ok: fc.constant(true),

@@ -2,13 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from 'graphql-ws';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../support/app.ts';
-import { onPostgres } from '../support/database.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
 import { HttpClient } from '../support/http.ts';
 import { serverProcesses, type ServerProcess } from '../support/ops-process.ts';
 import { SseSubscription, Subscription, waitUntil, wsClient, type StreamedEvent } from '../support/stream-client.ts';
 import { startReceiver, type Received, type Receiver } from '../delivery/receiver.ts';
+import { buildTenant, onPostgres } from '../support/kit.ts';
 
 /**
  * The product on N machines (ADR 0006), as real processes on one PostgreSQL:
@@ -85,7 +83,7 @@ describe.skipIf(!onPostgres())(
       // Two organizations, created through the first API process; two endpoints each on the receiver.
       const orgs = await Promise.all(
         ['a', 'b'].map(async (name) => {
-          const { org, token } = await buildOrgWithToken({ http: new HttpClient(api1!.origin), operatorToken } as TestApp, [
+          const { org, token } = await buildTenant({ http: new HttpClient(api1!.origin), operatorToken }, [
             'events:read',
             'webhooks:read',
             'webhooks:write',

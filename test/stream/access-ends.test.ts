@@ -1,18 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect } from 'vitest';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { onPostgres } from '../support/database.ts';
-import { buildOrg, buildToken } from '../support/factories.ts';
-import {
-  EVENTS_SUBSCRIPTION,
-  SseSubscription,
-  startSecondApp,
-  waitUntil,
-  withTimeout,
-  wsUrl,
-  type GraphQLErrorLike,
-} from '../support/stream-client.ts';
+import { appTest, buildOrg, buildToken, onPostgres, startSecondApp, type TestApp } from '../support/kit.ts';
+import { EVENTS_SUBSCRIPTION, SseSubscription, waitUntil, withTimeout, wsUrl, type GraphQLErrorLike } from '../support/stream-client.ts';
 
 /**
  * An open stream is a use of its token (issue #14): it ends when a new
@@ -22,11 +12,13 @@ import {
  * `complete`, then the response ends. The same on a second process sharing
  * the database (PostgreSQL), through the credential NOTIFY.
  */
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let b: Awaited<ReturnType<typeof startSecondApp>> | undefined;
 const disposers: (() => unknown)[] = [];
-beforeAll(async () => {
-  t = await startTestApp();
+test.beforeAll(async ({ app }) => {
+  t = app;
   // B's event poll is off: whatever ends its streams comes through NOTIFY.
   if (onPostgres()) b = await startSecondApp(t, { eventStreamPollMs: 3_600_000 });
 });
@@ -36,7 +28,6 @@ afterEach(async () => {
 afterAll(async () => {
   await t?.http.post('/operator/kill_switch', { engaged: false }, { token: t.operatorToken });
   await b?.stop();
-  await t?.stop();
 });
 
 /** A graphql-ws connection with two event subscriptions, recording their errors and the close code. */
@@ -102,7 +93,7 @@ const tokenFor = async (extra: Record<string, unknown> = {}) => {
 };
 
 describe('streams end when access ends', () => {
-  it('revoking the token ends its graphql-ws and SSE streams (invalid_token, close 4401); other tokens keep streaming', async () => {
+  test('revoking the token ends its graphql-ws and SSE streams (invalid_token, close 4401); other tokens keep streaming', async () => {
     const doomed = await tokenFor();
     const other = await tokenFor();
     const ended = await openStreams(t.origin, doomed.secret);
@@ -118,7 +109,7 @@ describe('streams end when access ends', () => {
     expect(t.app.gate.streams.size).toBeGreaterThanOrEqual(3);
   });
 
-  it('rotating the token ends streams opened with the old secret', async () => {
+  test('rotating the token ends streams opened with the old secret', async () => {
     const tok = await tokenFor();
     const streams = await openStreams(t.origin, tok.secret);
     const res = await t.http.post('/platform/tokens/rotate', { token_id: tok.id }, { token: tok.org.userToken });
@@ -126,14 +117,14 @@ describe('streams end when access ends', () => {
     await expectEnded(streams, 'invalid_token', 4401);
   });
 
-  it('a token that expires ends its streams at expiry', async () => {
+  test('a token that expires ends its streams at expiry', async () => {
     const tok = await tokenFor({ expires_at: new Date(t.clock.now().getTime() + 1500).toISOString() });
     const streams = await openStreams(t.origin, tok.secret);
     expect(streams.ws.closeCode).toBeUndefined();
     await expectEnded(streams, 'invalid_token', 4401);
   });
 
-  it('engaging the kill switch ends every stream (developer_access_paused, close 4503)', async () => {
+  test('engaging the kill switch ends every stream (developer_access_paused, close 4503)', async () => {
     const tok = await tokenFor();
     const streams = await openStreams(t.origin, tok.secret);
     try {
@@ -145,7 +136,7 @@ describe('streams end when access ends', () => {
     }
   });
 
-  it.skipIf(!onPostgres())('a revoke on process A ends the streams open on process B', async () => {
+  test.skipIf(!onPostgres())('a revoke on process A ends the streams open on process B', async () => {
     const B = b!;
     const tok = await tokenFor();
     const streams = await openStreams(B.origin, tok.secret, B.app);
@@ -154,7 +145,7 @@ describe('streams end when access ends', () => {
     await expectEnded(streams, 'invalid_token', 4401);
   });
 
-  it.skipIf(!onPostgres())('the kill switch engaged through process A ends the streams open on process B', async () => {
+  test.skipIf(!onPostgres())('the kill switch engaged through process A ends the streams open on process B', async () => {
     const B = b!;
     const tok = await tokenFor();
     const streams = await openStreams(B.origin, tok.secret, B.app);
@@ -166,7 +157,7 @@ describe('streams end when access ends', () => {
     }
   });
 
-  it('a stream that ends on its own stops being watched', async () => {
+  test('a stream that ends on its own stops being watched', async () => {
     const tok = await tokenFor();
     const before = t.app.gate.streams.size;
     const s = sse(t.origin, tok.secret);

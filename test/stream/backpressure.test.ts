@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
+import { describe, expect } from 'vitest';
+import { appTest, buildTenant, type TestApp } from '../support/kit.ts';
 import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
 import { isDomainError } from '../../src/domain/errors.ts';
 import { toGraphQLError } from '../../src/graphql/errors.ts';
@@ -10,16 +9,15 @@ import { toGraphQLError } from '../../src/graphql/errors.ts';
  * what was queued, then `subscriber_too_slow` with the last seq queued, and
  * its listener is released; a consumer that keeps up is not delayed by it.
  */
+const test = appTest({ config: { streamMaxPending: 5, eventStreamBatchMs: 0 } });
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  // No batch window: each transaction arrives in its own pull, as the test below relies on.
-  t = await startTestApp({ streamMaxPending: 5, eventStreamBatchMs: 0 });
-});
-afterAll(() => t?.stop());
+// No batch window: each transaction arrives in its own pull, as the test below relies on.
+test.beforeAll(({ app }) => void (t = app));
 
 describe('backpressure', () => {
-  it('a consumer that stops reading is ended past its queue with last_seq; the other keeps every event', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('a consumer that stops reading is ended past its queue with last_seq; the other keeps every event', async () => {
+    const a = await buildTenant(t, ['events:read']);
     const slow = t.app.stream.subscribe(a.org.id, {});
     const fast = t.app.stream.subscribe(a.org.id, {});
     const fastSeen: number[] = [];

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrg } from '../support/factories.ts';
+import { describe, expect, vi } from 'vitest';
+import { appTest, buildOrg, type TestApp } from '../support/kit.ts';
 import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
 import { streamPullStatement } from '../../src/domain/event/event.ts';
 
@@ -10,14 +9,13 @@ import { streamPullStatement } from '../../src/domain/event/event.ts';
  * subscriber that joins later still gets everything, once, in seq order: its
  * replay covers what was sequenced before it joined, the pull what came after.
  */
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 describe('stream without subscribers', () => {
-  it('sequenced batches cause no pull; later subscribers (from now, and from 0) miss nothing and see nothing twice', async () => {
+  test('sequenced batches cause no pull; later subscribers (from now, and from 0) miss nothing and see nothing twice', async () => {
     const org = await buildOrg(t);
     const rows = vi.spyOn(t.app.deps.db.sql, 'rows');
     const before: string[] = [];

@@ -1,19 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import type { Client } from 'graphql-ws';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
+import { appTest, buildTenant, type TestApp } from '../support/kit.ts';
 import { appendEvents, SseSubscription, Subscription, subscribeLive, waitUntil, wsClient } from '../support/stream-client.ts';
 
 /** The operator kill switch refuses new subscriptions on both transports (its own file: it is process-wide). */
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 const clients: Client[] = [];
-beforeAll(async () => {
-  t = await startTestApp();
-});
+test.beforeAll(({ app }) => void (t = app));
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.dispose()));
   await t?.http.post('/operator/kill_switch', { engaged: false }, { token: t.operatorToken });
-  await t?.stop();
 });
 
 const killSwitch = async (engaged: boolean) => {
@@ -22,8 +20,8 @@ const killSwitch = async (engaged: boolean) => {
 };
 
 describe('kill switch', () => {
-  it('engaged: a new subscription is developer_access_paused over graphql-ws and SSE; released: subscriptions work again', async () => {
-    const a = await buildOrgWithToken(t, ['events:read']);
+  test('engaged: a new subscription is developer_access_paused over graphql-ws and SSE; released: subscriptions work again', async () => {
+    const a = await buildTenant(t, ['events:read']);
     await killSwitch(true);
     try {
       const c = wsClient(t, `Bearer ${a.token}`);

@@ -1,19 +1,19 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect } from 'vitest';
 import type { Client } from 'graphql-ws';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { onPostgres } from '../support/database.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { appendEvents, seqsOf, startSecondApp, subscribeLive, waitUntil, wsClient } from '../support/stream-client.ts';
+import { appTest, buildTenant, onPostgres, startSecondApp, type TestApp } from '../support/kit.ts';
+import { appendEvents, seqsOf, subscribeLive, waitUntil, wsClient } from '../support/stream-client.ts';
 
 /**
  * Two server processes on one PostgreSQL: a subscriber on B sees what is
  * appended through A (LISTEN/NOTIFY), and the reverse. PostgreSQL only.
  */
+const test = appTest();
+/** The file's app, for the tests and helpers below. */
 let t: TestApp;
 let b: Awaited<ReturnType<typeof startSecondApp>> | undefined;
 const clients: Client[] = [];
-beforeAll(async () => {
-  t = await startTestApp();
+test.beforeAll(async ({ app }) => {
+  t = app;
   // B's backstop poll is off (one per hour): only LISTEN/NOTIFY can bring it A's events.
   if (onPostgres()) b = await startSecondApp(t, { eventStreamPollMs: 3_600_000 });
 });
@@ -22,7 +22,6 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await b?.stop();
-  await t?.stop();
 });
 
 const client = (origin: string, secret: string) => {
@@ -32,11 +31,11 @@ const client = (origin: string, secret: string) => {
 };
 
 describe('scale-out', () => {
-  it.skipIf(!onPostgres())(
+  test.skipIf(!onPostgres())(
     'a subscriber on process B receives events appended through process A, in seq order, via LISTEN/NOTIFY',
     async () => {
       const B = b!;
-      const { org, token } = await buildOrgWithToken(t, ['events:read']);
+      const { org, token } = await buildTenant(t, ['events:read']);
       const onB = await subscribeLive({ app: B.app }, client(B.origin, token));
       const onA = await subscribeLive(t, client(t.origin, token));
 
@@ -70,11 +69,11 @@ describe('scale-out', () => {
     },
   );
 
-  it.skipIf(!onPostgres())(
+  test.skipIf(!onPostgres())(
     'concurrent writers on both processes: each subscriber sees every event exactly once, in seq order',
     async () => {
       const B = b!;
-      const { org, token } = await buildOrgWithToken(t, ['events:read']);
+      const { org, token } = await buildTenant(t, ['events:read']);
       const onA = await subscribeLive(t, client(t.origin, token));
       const onB = await subscribeLive({ app: B.app }, client(B.origin, token));
       const writes = await Promise.all(
@@ -92,9 +91,9 @@ describe('scale-out', () => {
     },
   );
 
-  it.skipIf(!onPostgres())('unsubscribing on B releases B’s listener', async () => {
+  test.skipIf(!onPostgres())('unsubscribing on B releases B’s listener', async () => {
     const B = b!;
-    const { token } = await buildOrgWithToken(t, ['events:read']);
+    const { token } = await buildTenant(t, ['events:read']);
     const c = client(B.origin, token);
     await subscribeLive({ app: B.app }, c);
     expect(B.app.stream.subscriberCount).toBe(1);

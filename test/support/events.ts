@@ -12,3 +12,17 @@ export async function emitEvent(t: TestApp, organizationId: string, type = 'asse
   await t.app.sequencer.flush();
   return res.body.id as string;
 }
+
+/** Every event of `token`'s feed, after sequencing: pages through GET /v1/platform/events, `query` adding filters (`type=…`). */
+export async function feedEvents(t: TestApp, token: string, query = ''): Promise<any[]> {
+  await t.app.sequencer.flush();
+  const out: any[] = [];
+  let after = '';
+  for (;;) {
+    const res = await t.http.get(`/v1/platform/events?limit=100${query ? `&${query}` : ''}${after}`, { token });
+    expect(res.status, res.text).toBe(200);
+    out.push(...res.body.data);
+    if (!res.body.has_more) return out;
+    after = `&starting_after=${res.body.data.at(-1).seq}`;
+  }
+}

@@ -1,2 +1,2 @@
-/** Kept for suites not yet on the kit (test/operations, test/operator, test/assertions, and the files still starting their app with startTestApp): new tests use ./kit.ts. */
-export { buildOrg, buildToken, buildTenant as buildOrgWithToken, type TestOrg } from './tenant.ts';
+/** Only for test/platform/action-parity.test.ts until it moves to the kit (./kit.ts: buildTenant); nothing else may import it. */
+export { buildTenant as buildOrgWithToken } from './tenant.ts';

@@ -34,9 +34,16 @@ export function appTest(options: AppOptions = {}) {
   });
 }
 
-export type { TestApp } from './app.ts';
+export {
+  createPersistentDatabase,
+  startAppOn,
+  startSecondApp,
+  type PersistentDatabase,
+  type RunningApp,
+  type TestApp,
+} from './app.ts';
 export { onPostgres } from './database.ts';
 export { expectErrorResponse, expectGraphQLError, expectPlatformError } from './errors.ts';
-export { emitEvent } from './events.ts';
+export { emitEvent, feedEvents } from './events.ts';
 export { rawRequest, type HttpResponse, type RawResponse } from './http.ts';
-export { buildOrg, buildTenant, buildToken, TEST_MODE_KEYS, type Tenant, type TestOrg } from './tenant.ts';
+export { buildOrg, buildTenant, buildToken, type Server, TEST_MODE_KEYS, type Tenant, type TestOrg } from './tenant.ts';

@@ -1,11 +1,8 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { buildApp, type App } from '../../src/app.ts';
-import { ManualClock } from '../../src/clock.ts';
-import { loadConfig, type Config } from '../../src/config.ts';
+import type { App } from '../../src/app.ts';
 import { appendEvent } from '../../src/domain/event/event.ts';
 import type { Tx } from '../../src/db/database.ts';
-import type { TestApp } from './app.ts';
 
 /**
  * Live event stream helpers: the real graphql-ws client over `ws`, an SSE
@@ -171,32 +168,6 @@ export async function seqsOf(app: App, ids: string[]): Promise<number[]> {
   const rows = await app.deps.db.prisma.event.findMany({ where: { id: { in: ids } }, select: { id: true, seq: true } });
   const by = new Map(rows.map((r) => [r.id, Number(r.seq)]));
   return ids.map((id) => by.get(id)!);
-}
-
-/**
- * A second process on the first one's PostgreSQL database (its own pool, its
- * own sequencer and LISTEN connection). The caller stops it; the database
- * belongs to the first app.
- */
-export async function startSecondApp(
-  t: TestApp,
-  overrides: Partial<Config> = {},
-): Promise<{ app: App; origin: string; stop(): Promise<void> }> {
-  const config = loadConfig(
-    { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
-    {
-      host: '127.0.0.1',
-      port: 0,
-      databaseUrl: t.database.databaseUrl,
-      dataDir: t.database.dataDir,
-      bootstrap: false,
-      operatorToken: t.operatorToken,
-      ...overrides,
-    },
-  );
-  const app = await buildApp(config, { clock: new ManualClock() });
-  await app.start();
-  return { app, origin: app.urls.api_origin, stop: () => app.stop() };
 }
 
 /** An SSE subscription over POST /graphql (Accept: text/event-stream), read from the fetch body. */

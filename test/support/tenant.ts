@@ -14,6 +14,9 @@ export interface TestOrg {
   userToken: string;
 }
 
+/** What the builders need of a server: the file's app, or a spawned process reached over HTTP. */
+export type Server = Pick<TestApp, 'http' | 'operatorToken'>;
+
 export interface Tenant {
   org: TestOrg;
   /** The platform token's secret (`sk_platform_live_…`). */
@@ -22,7 +25,7 @@ export interface Tenant {
 }
 
 /** An organization (brands `main` and `second` unless given) and its dashboard user token. */
-export async function buildOrg(t: TestApp, overrides: { brands?: string[] } = {}): Promise<TestOrg> {
+export async function buildOrg(t: Server, overrides: { brands?: string[] } = {}): Promise<TestOrg> {
   const slug = `org-${randomBytes(5).toString('hex')}`;
   const brands = (overrides.brands ?? ['main', 'second']).map((s) => ({ slug: s, name: s.toUpperCase() }));
   const res = await t.http.post('/operator/organizations', { name: `Org ${slug}`, slug, brands }, { token: t.operatorToken });
@@ -32,7 +35,7 @@ export async function buildOrg(t: TestApp, overrides: { brands?: string[] } = {}
 
 /** A platform token of `org` holding `scopes`; `extra` is passed to /platform/tokens/create (e.g. `brand_id`, `expires_at`). */
 export async function buildToken(
-  t: TestApp,
+  t: Server,
   org: TestOrg,
   scopes: string[],
   extra: Record<string, unknown> = {},
@@ -44,7 +47,7 @@ export async function buildToken(
 
 /** An organization plus one platform token holding `scopes`. */
 export async function buildTenant(
-  t: TestApp,
+  t: Server,
   scopes: string[],
   opts: { brands?: string[]; token?: Record<string, unknown> } = {},
 ): Promise<Tenant> {
