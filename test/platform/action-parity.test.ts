@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { isObjectType } from 'graphql';
 import { randomUUID } from 'node:crypto';
 import type { Action } from '../../src/domain/action/action.ts';
@@ -20,9 +20,7 @@ import { eventRoutes } from '../../rest/platform/events.ts';
 import { programRoutes } from '../../rest/platform/programs.ts';
 import { webhookDeliveryRoutes } from '../../rest/platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from '../../rest/platform/webhook-endpoints.ts';
-import { startTestApp, type TestApp } from '../support/app.ts';
-import { buildOrgWithToken } from '../support/factories.ts';
-import { emitEvent } from '../support/events.ts';
+import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 
 /**
  * Every action declared for both fronts (src/domain/action/action.ts) has a
@@ -30,11 +28,9 @@ import { emitEvent } from '../support/events.ts';
  * missing_scope, the same code and parameter for bad input and unknown ids,
  * the same value (REST's snake_case keys are GraphQL's camelCase fields).
  */
+const test = appTest();
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.stop());
+test.beforeAll(({ app }) => void (t = app));
 
 const ALL = [
   webhookEndpoints,
@@ -691,7 +687,7 @@ async function sameError(token: string, c: Call & { gqlParam?: string }, code: s
   return { r, g };
 }
 
-it('every action declared for both fronts has a REST route and a GraphQL field bound to it, and a row below', () => {
+test('every action declared for both fronts has a REST route and a GraphQL field bound to it, and a row below', () => {
   const routes = [
     ...webhookEndpointRoutes(t.app.deps),
     ...webhookDeliveryRoutes(t.app.deps),
@@ -720,10 +716,10 @@ it('every action declared for both fronts has a REST route and a GraphQL field b
 });
 
 describe.each(ROWS.map((row) => [row.action.name, row] as const))('%s', (_name, row) => {
-  it('needs the same scope on both fronts', async () => {
-    const { token: owner } = await buildOrgWithToken(t, SCOPES);
+  test('needs the same scope on both fronts', async () => {
+    const { token: owner } = await buildTenant(t, SCOPES);
     const ids = (await row.setup?.(owner)) ?? {};
-    const { token } = await buildOrgWithToken(
+    const { token } = await buildTenant(
       t,
       SCOPES.filter((s) => s !== row.action.scope),
     );
@@ -739,15 +735,15 @@ describe.each(ROWS.map((row) => [row.action.name, row] as const))('%s', (_name, 
     expect(g.body.errors[0].message).toBe(r.body.error.message);
   });
 
-  it('answers bad input and unknown ids with the same code and parameter', async () => {
-    const { token } = await buildOrgWithToken(t, SCOPES);
+  test('answers bad input and unknown ids with the same code and parameter', async () => {
+    const { token } = await buildTenant(t, SCOPES);
     const ids = (await row.setup?.(token)) ?? {};
     if (row.bad) await sameError(token, row.bad(ids), 'invalid_request');
     if (row.unknown) await sameError(token, row.unknown, 'resource_missing');
   });
 
-  it('returns the same value', async () => {
-    const { token } = await buildOrgWithToken(t, SCOPES);
+  test('returns the same value', async () => {
+    const { token } = await buildTenant(t, SCOPES);
     const viaRest = row.call((await row.setup?.(token)) ?? {});
     const viaGql = row.call((await row.setup?.(token)) ?? {});
     const [r, g] = await Promise.all([rest(token, viaRest.rest), gql(token, viaGql.gql)]);
