@@ -42,8 +42,10 @@ async function tenant() {
 }
 
 /**
- * Runs `change` after the request was admitted and before its transaction's first batch. The background
- * transactions on the same port (the sequencer's, the webhook fan-out's) are idle first, so the next one is the write's.
+ * Runs `change` after the request was admitted and before its transaction's first batch. Only the write's
+ * transaction triggers it (opened by the keyed runner, runIdempotentBatched, on the caller's stack): a background
+ * loop's transaction on the same port (the sequencer's, the fan-out's, the operations worker's) may come first on
+ * a loaded machine, and injecting the change there would let the write race it.
  */
 async function beforeTheWrite(change: () => Promise<void>) {
   await t.app.sequencer.flush();
@@ -52,7 +54,7 @@ async function beforeTheWrite(change: () => Promise<void>) {
   const transaction = sql.transaction.bind(sql);
   let once = false;
   vi.spyOn(sql, 'transaction').mockImplementation(async (fn) => {
-    if (!once) {
+    if (!once && new Error().stack?.includes('runIdempotentBatched')) {
       once = true;
       await change();
     }
