@@ -45,7 +45,7 @@ export function operatorWalletRoutes(deps: Deps): RouteDef[] {
       method: 'GET',
       path: '/operator/brands/:brand/wallet',
       operationId: 'retrieveBrandWallet',
-      summary: "A brand's wallet balance (integer minor units)",
+      summary: "A brand's wallet balance (integer minor units); {brand} is a brand_ id or <organization slug>.<brand slug>",
       success: { status: 200, description: 'The wallet' },
       handler: async (ctx) => {
         await authenticateOperator(deps, bearer(ctx) || undefined);
@@ -57,7 +57,8 @@ export function operatorWalletRoutes(deps: Deps): RouteDef[] {
       method: 'POST',
       path: '/operator/brands/:brand/wallet/top_up',
       operationId: 'topUpBrandWallet',
-      summary: 'Add money to a brand wallet; launches waiting on funding retry at once',
+      summary:
+        'Add money to a brand wallet; launches waiting on funding retry at once ({brand}: a brand_ id or <organization slug>.<brand slug>)',
       body: TopUpInput,
       idempotent: true,
       success: { status: 200, description: 'The wallet after the top-up (a replayed Idempotency-Key answers the stored result)' },

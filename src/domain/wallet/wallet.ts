@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
-import { missing } from '../errors.ts';
+import { DomainError } from '../errors.ts';
 import { newId } from '../id.ts';
 import { wakeOperations } from '../operation/operation.ts';
 import { fingerprint, runIdempotentValue, validateIdempotencyKey } from '../idempotency/idempotency.ts';
@@ -97,9 +97,18 @@ export interface PublicWallet {
   updated_at: string | null;
 }
 
+/**
+ * The brand an operator names: its `brand_` id, or `<organization slug>.<brand slug>` (a brand slug is unique
+ * only within its organization; slugs hold no dot, so the pair is unambiguous). Anything else is 404.
+ */
 async function brandOf(deps: Deps, brand: string) {
-  const row = await deps.db.prisma.brand.findFirst({ where: { id: brand }, select: { id: true, organizationId: true } });
-  if (!row) throw missing('brand', brand);
+  const pair = /^([a-z0-9][a-z0-9-]{0,62})\.([a-z0-9][a-z0-9-]{0,62})$/.exec(brand);
+  const select = { id: true, organizationId: true };
+  const row = pair
+    ? await deps.db.prisma.brand.findFirst({ where: { slug: pair[2], organization: { slug: pair[1] } }, select })
+    : await deps.db.prisma.brand.findFirst({ where: { id: brand }, select });
+  if (!row)
+    throw new DomainError('resource_missing', `No such brand: '${brand}' (name it by brand_ id or as <organization slug>.<brand slug>)`);
   return row;
 }
 
