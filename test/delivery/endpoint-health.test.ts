@@ -36,6 +36,8 @@ test('410 Gone disables the endpoint at once (disabled_reason gone, on REST and 
   expect(await endpointOf(t, token, ep.id)).toMatchObject({ status: 'disabled', disabled_reason: 'gone' });
   const gql = await t.http.graphql(`{ webhookEndpoint(id: "${ep.id}") { status disabledReason } }`, {}, { token });
   expect(gql.body.data.webhookEndpoint).toEqual({ status: 'DISABLED', disabledReason: 'GONE' });
+  await settle(t); // a fan-out that raced the disable leaves a pending delivery, exhausted unsent when leased
+  expect(rx.for('/gone').length).toBe(received);
   const deliveries = await listDeliveries(t, token, ep.id);
   expect(deliveries.length).toBeGreaterThanOrEqual(1);
   expect(deliveries.every((d) => d.status === 'exhausted')).toBe(true);
@@ -133,6 +135,10 @@ test('failing_since marks an unbroken run of failures, a success clears it, and 
   await emitEvent(t, org.id);
   await settle(t);
   expect(await endpointOf(t, token, ep.id)).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
+  // A fan-out that raced the disable may still hold a pending delivery: it is exhausted when leased, with no request.
+  const sent = rx.for('/flaky').length;
+  await settle(t);
+  expect(rx.for('/flaky').length).toBe(sent);
   expect((await listDeliveries(t, token, ep.id)).every((x) => x.status !== 'pending' && x.status !== 'failing')).toBe(true);
   const gql = await t.http.graphql(`{ webhookEndpoint(id: "${ep.id}") { disabledReason failingSince } }`, {}, { token });
   expect(gql.body.data.webhookEndpoint).toEqual({ disabledReason: 'FAILING', failingSince: since });
