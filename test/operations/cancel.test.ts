@@ -7,6 +7,13 @@ const test = appTest({ config: operationsConfig() });
 let t: TestApp;
 test.beforeAll(({ app }) => void (t = app));
 
+/** Holds an operation as if another worker were running it, its lease 30 s ahead (simulated worker state). */
+const heldElsewhere = (t: TestApp, id: string) =>
+  t.app.deps.db.prisma.operation.update({
+    where: { id },
+    data: { status: 'running', leaseOwner: 'elsewhere', leaseExpiresAt: new Date(t.clock.now().getTime() + 30_000) },
+  });
+
 describe('cancel (control plane)', () => {
   test('a cancel coexists with the launch it targets, waits awaiting_target_settle, leaves it canceled and supersedes its children', async () => {
     const who = await tenant(t);
@@ -52,10 +59,7 @@ describe('cancel (control plane)', () => {
     const who = await tenant(t);
     const { operation: launchOp, distribution } = await launch(t, who, { deployments: [sandbox()] });
     // Hold the launch as if a worker were running it: the cancel must wait for it to settle.
-    await t.app.deps.db.prisma.operation.update({
-      where: { id: launchOp.id },
-      data: { status: 'running', leaseOwner: 'elsewhere', leaseExpiresAt: new Date(t.clock.now().getTime() + 30_000) },
-    });
+    await heldElsewhere(t, launchOp.id);
     const cancel = await verb(t, who, distribution.id, 'cancel');
     await drain(t);
     expect(await op(t, who, cancel.body.operation.id)).toMatchObject({ status: 'waiting', waiting_reason: 'awaiting_target_settle' });
@@ -68,10 +72,7 @@ describe('cancel (control plane)', () => {
   test('a launch that already finished is left as it is, and the cancel says so', async () => {
     const who = await tenant(t);
     const { operation: launchOp, distribution } = await launch(t, who, { deployments: [sandbox()] });
-    await t.app.deps.db.prisma.operation.update({
-      where: { id: launchOp.id },
-      data: { status: 'running', leaseOwner: 'elsewhere', leaseExpiresAt: new Date(t.clock.now().getTime() + 30_000) },
-    });
+    await heldElsewhere(t, launchOp.id);
     const cancel = await verb(t, who, distribution.id, 'cancel');
     // The worker finishes the launch before it looks at the cancel request.
     await t.app.deps.db.prisma.operation.update({

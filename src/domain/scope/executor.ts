@@ -94,15 +94,12 @@ export interface ExecuteResult {
 
 const auditOf =
   (deps: Deps, caller: PlatformCaller, scope: string, requestId: string) =>
-  (outcome: 'allowed' | 'refused' | 'replayed', reason?: string) =>
-    recordAudit(deps, {
-      organizationId: caller.organization.id,
-      tokenId: caller.tokenId,
-      scope: scope.slice(0, 200),
-      outcome,
-      reason,
-      requestId,
-    });
+  (outcome: 'allowed' | 'refused' | 'replayed', reason?: string, tx?: Tx) =>
+    recordAudit(
+      deps,
+      { organizationId: caller.organization.id, tokenId: caller.tokenId, scope: scope.slice(0, 200), outcome, reason, requestId },
+      tx,
+    );
 
 /** The `/scopes_exec` envelope: which scope to execute, and its input. */
 export const ExecInput = z.strictObject({
@@ -145,17 +142,7 @@ export async function executeScope(deps: Deps, caller: PlatformCaller, req: Exec
     if (executor.mode !== 'create') {
       const result = await deps.db.transaction(async (tx) => {
         const out = await executor.run(deps, tx, caller, input);
-        await recordAudit(
-          deps,
-          {
-            organizationId: caller.organization.id,
-            tokenId: caller.tokenId,
-            scope: req.scope,
-            outcome: 'allowed',
-            requestId: req.requestId,
-          },
-          tx,
-        );
+        await audit('allowed', undefined, tx);
         return out;
       });
       return { entry, result, duplicate: false };
@@ -175,17 +162,7 @@ export async function executeScope(deps: Deps, caller: PlatformCaller, req: Exec
           family: executor.category,
         });
         const body = await executor.run(deps, tx, caller, input);
-        await recordAudit(
-          deps,
-          {
-            organizationId: caller.organization.id,
-            tokenId: caller.tokenId,
-            scope: req.scope,
-            outcome: 'allowed',
-            requestId: req.requestId,
-          },
-          tx,
-        );
+        await audit('allowed', undefined, tx);
         return body;
       },
       'idempotency_key_reused',
