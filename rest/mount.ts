@@ -16,6 +16,7 @@ import { metricsRoute } from './operator/metrics.ts';
 import { operatorRoutes } from './operator/operator.ts';
 import { operatorWalletRoutes } from './operator/wallet.ts';
 import { assertionRoutes } from './platform/assertions.ts';
+import { performanceRoutes } from './platform/performance.ts';
 import { distributionRoutes } from './platform/distributions.ts';
 import { enrollmentRoutes } from './platform/enrollments.ts';
 import { eventRoutes } from './platform/events.ts';
@@ -68,6 +69,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...assertionRoutes(deps),
     ...programRoutes(deps),
     ...enrollmentRoutes(deps),
+    ...performanceRoutes(deps),
   ];
   const service = serviceRoutes(opts.db, {
     urls: opts.urls,

@@ -13,10 +13,12 @@ import { events } from '../../src/domain/event/event.ts';
 import { programs } from '../../src/domain/program/program.ts';
 import { webhookDeliveries } from '../../src/domain/webhook/delivery.ts';
 import { webhookEndpoints } from '../../src/domain/webhook/endpoint.ts';
+import { performance } from '../../src/domain/performance/performance.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { assertionRoutes } from '../../rest/platform/assertions.ts';
 import { distributionRoutes } from '../../rest/platform/distributions.ts';
 import { eventRoutes } from '../../rest/platform/events.ts';
+import { performanceRoutes } from '../../rest/platform/performance.ts';
 import { programRoutes } from '../../rest/platform/programs.ts';
 import { webhookDeliveryRoutes } from '../../rest/platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from '../../rest/platform/webhook-endpoints.ts';
@@ -42,6 +44,7 @@ const ALL = [
   assertions,
   distributions,
   deployments,
+  performance,
 ].flatMap((group) => Object.values(group) as Action[]);
 const SCOPES = [
   'webhooks:read',
@@ -58,12 +61,15 @@ const SCOPES = [
   'assertions:write',
   'distributions:read',
   'deployments:read',
+  'performance:read',
+  'performance:write',
 ];
 const P = '/v1/platform';
 
 const EP = 'id url description enabledEvents status disabledReason failingSince secret rotatedAt livemode createdAt updatedAt';
 const REQ = 'id program metric operator threshold createdAt';
-const PROG = `id brand name gracePeriodSeconds requirements { ${REQ} } livemode createdAt updatedAt`;
+const MSR = 'id entity metric value occurredAt program externalId duplicate createdAt';
+const PROG = `id brand name gracePeriodSeconds performanceWindow requirements { ${REQ} } livemode createdAt updatedAt`;
 
 type Ids = Record<string, string>;
 interface Call {
@@ -654,10 +660,67 @@ const ROWS: Row[] = [
     }),
     unknown: { rest: { method: 'GET', path: '/deployments/dep_nope' }, gql: { query: '{ deployment(id: "dep_nope") { id } }' } },
   },
+  {
+    action: performance.record,
+    volatile: ['entity'],
+    setup: async () => ({ user: randomUUID() }),
+    call: (ids) => ({
+      rest: {
+        method: 'POST',
+        path: '/performance/measurements',
+        body: {
+          measurements: [{ external_user_id: ids.user, issuer: 'acme', metric: 'sales', value: 2.5, occurred_at: '2026-01-05T00:00:00Z' }],
+        },
+      },
+      gql: {
+        query: `mutation { recordMeasurements(measurements: [{ externalUserId: "${ids.user}", issuer: "acme", metric: "sales", value: 2.5, occurredAt: "2026-01-05T00:00:00Z" }]) { recorded duplicates data { ${MSR} } } }`,
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/performance/measurements', body: { measurements: [] } },
+      gql: { query: 'mutation { recordMeasurements(measurements: []) { recorded } }' },
+    }),
+    unknown: {
+      rest: {
+        method: 'POST',
+        path: '/performance/measurements',
+        body: { measurements: [{ entity: 'ent_nope', metric: 'sales', value: 1, occurred_at: '2026-01-05T00:00:00Z' }] },
+      },
+      gql: {
+        query:
+          'mutation { recordMeasurements(measurements: [{ entity: "ent_nope", metric: "sales", value: 1, occurredAt: "2026-01-05T00:00:00Z" }]) { recorded } }',
+      },
+    },
+  },
+  {
+    action: performance.rollups,
+    volatile: ['entity'],
+    setup: async (token) => {
+      const user = randomUUID();
+      const m = { external_user_id: user, issuer: 'acme', metric: 'sales', value: 4, occurred_at: '2026-01-05T10:00:00Z' };
+      const res = await rest(token, { method: 'POST', path: '/performance/measurements', body: { measurements: [m] } });
+      return { entity: res.body.data[0].entity };
+    },
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/performance/rollups?entity=${ids.entity}&metric=sales&window=week` },
+      gql: {
+        query: `{ performanceRollups(entity: "${ids.entity}", metric: "sales", window: WEEK) { data { metric window periodStart periodEnd entity program value count } hasMore } }`,
+        pick: (d) => d.performanceRollups,
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/performance/rollups?metric=sales&window=day&limit=0' },
+      gql: { query: '{ performanceRollups(metric: "sales", window: DAY, limit: 0) { hasMore } }' },
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/performance/rollups?entity=ent_nope&metric=sales&window=day' },
+      gql: { query: '{ performanceRollups(entity: "ent_nope", metric: "sales", window: DAY) { hasMore } }' },
+    },
+  },
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
-const ENUM_FIELDS = new Set(['status', 'disabled_reason', 'operator', 'standing', 'action']);
+const ENUM_FIELDS = new Set(['status', 'disabled_reason', 'operator', 'standing', 'action', 'performance_window', 'window']);
 const camel = (v: unknown): unknown => {
   if (Array.isArray(v)) return v.map(camel);
   if (!v || typeof v !== 'object') return v;
@@ -697,6 +760,7 @@ test('every action declared for both fronts has a REST route and a GraphQL field
     ...operationRoutes(t.app.deps),
     ...assertionRoutes(t.app.deps),
     ...distributionRoutes(t.app.deps),
+    ...performanceRoutes(t.app.deps),
   ];
   const bound = new Map<string, string[]>();
   for (const type of Object.values(schema.getTypeMap())) {

@@ -53,6 +53,8 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'POST /distributions/{id}/cancel distributions:write',
       'GET /deployments deployments:read',
       'GET /deployments/{id} deployments:read',
+      'POST /performance/measurements performance:write',
+      'GET /performance/rollups performance:read',
     ].sort(),
   );
   const create = res.body.paths['/webhook_endpoints'].post;

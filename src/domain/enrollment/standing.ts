@@ -19,14 +19,14 @@ import { presentEnrollment, type Standing } from './presenter.ts';
  * standing event per enrollment and concurrent causes never both emit.
  * The standings themselves (STANDINGS) belong to the public object: presenter.ts.
  */
-export type Trigger = 'assertion' | 'expiry' | 'grace_expired' | 'requirement_change' | 'activation';
+export type Trigger = 'assertion' | 'metric' | 'period' | 'expiry' | 'grace_expired' | 'requirement_change' | 'activation';
 
 export interface RequirementResult {
   requirement: string;
   metric: string;
   operator: string;
   threshold: number | null;
-  /** The claim value the rule saw; absent or expired claims read as 0. */
+  /** The value the rule saw: the claim's (absent or expired claims read as 0), or the metric's sum over the program's current period (0 without measurements). */
   value: number;
   present: boolean;
   passed: boolean;
@@ -41,21 +41,46 @@ export interface Evaluation {
   requirements: RequirementResult[];
 }
 
-export const ASSERT_METRIC = /^assert:([a-z][a-z0-9_]{0,63})$/;
+/** What a requirement reads: `assert:<key>` (a claim) or `metric:<key>` (a measured metric, summed over the program's current period). */
+export const REQUIREMENT_METRIC = /^(assert|metric):([a-z][a-z0-9_]{0,63})$/;
+
+/** A metric's sum over one program's current period, as the standing inputs carry it. */
+export interface MetricTotal {
+  programId: string;
+  key: string;
+  value: number;
+  count: number;
+}
+
+const metricSlot = (programId: string, key: string) => `${programId}\u0000${key}`;
 
 /** A claim counts while present and unexpired at `now`; expiry needs no event. */
 export const claimLive = (c: Pick<AssertionClaim, 'present' | 'expiresAt'> | undefined, now: Date): boolean =>
   !!c && c.present && (c.expiresAt === null || c.expiresAt > now);
 
-export function checkRequirement(
-  r: Pick<ProgramRequirement, 'id' | 'metric' | 'operator' | 'threshold'>,
+function requirementValue(
+  r: Pick<ProgramRequirement, 'programId' | 'metric'>,
   claims: Map<string, Pick<AssertionClaim, 'present' | 'value' | 'expiresAt'>>,
+  metrics: Map<string, MetricTotal>,
   now: Date,
-): RequirementResult {
-  const key = ASSERT_METRIC.exec(r.metric)?.[1];
+): { present: boolean; value: number } {
+  const [, source, key] = REQUIREMENT_METRIC.exec(r.metric) ?? [];
+  if (source === 'metric') {
+    const total = metrics.get(metricSlot(r.programId, key!));
+    return { present: !!total && total.count > 0, value: total?.value ?? 0 };
+  }
   const claim = key ? claims.get(key) : undefined;
   const present = claimLive(claim, now);
-  const value = present ? (claim!.value ?? 0) : 0;
+  return { present, value: present ? (claim!.value ?? 0) : 0 };
+}
+
+export function checkRequirement(
+  r: Pick<ProgramRequirement, 'id' | 'programId' | 'metric' | 'operator' | 'threshold'>,
+  claims: Map<string, Pick<AssertionClaim, 'present' | 'value' | 'expiresAt'>>,
+  metrics: Map<string, MetricTotal>,
+  now: Date,
+): RequirementResult {
+  const { present, value } = requirementValue(r, claims, metrics, now);
   const t = r.threshold ?? 0;
   const passed = {
     exists: present && value !== 0,
@@ -96,24 +121,38 @@ export interface EvaluationCause {
   assertion?: string;
 }
 
-/** What an evaluation reads, in one statement: the active enrollments with their program's grace, the requirements, the claims. */
+/**
+ * What an evaluation reads, in one statement: the active enrollments with
+ * their program's grace, the requirements, the claims, and the sums of the
+ * metrics that `metric:<key>` requirements name over each program's current period.
+ */
 export interface StandingInputs {
   enrollments: (Enrollment & { gracePeriodSeconds: number; brandId: string })[];
   requirements: Pick<ProgramRequirement, 'id' | 'programId' | 'metric' | 'operator' | 'threshold'>[];
   claims: Pick<AssertionClaim, 'key' | 'present' | 'value' | 'expiresAt'>[];
+  metrics: MetricTotal[];
 }
+
+/**
+ * The start of the UTC period (`day`, `week` from Monday as ISO 8601 has
+ * it, or `month`) that contains `at`, as SQL: `window` and `at` are SQL
+ * expressions (a column, a parameter).
+ */
+export const periodStart = (window: Prisma.Sql, at: Prisma.Sql): Prisma.Sql =>
+  Prisma.sql`(date_trunc(${window}, (${at}) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
 
 /**
  * The statement reading an entity's standing inputs as one `inputs` JSON
  * column. `entity` is an SQL expression for the entity id (a subquery on the
  * batched port, where the id may not be known yet; NULL reads as no inputs).
  */
-export function standingInputs(entity: Prisma.Sql, programId?: string): Prisma.Sql {
+export function standingInputs(entity: Prisma.Sql, now: Date, programId?: string): Prisma.Sql {
   const program = programId ? Prisma.sql`AND e.program_id = ${programId}` : Prisma.empty;
+  const at = Prisma.sql`${now}::timestamptz`;
   return Prisma.sql`
     WITH target AS (SELECT ${entity}::text AS id),
     enr AS (
-      SELECT e.*, p.grace_period_seconds, p.brand_id FROM enrollment e JOIN program p ON p.id = e.program_id, target
+      SELECT e.*, p.grace_period_seconds, p.brand_id, p.performance_window FROM enrollment e JOIN program p ON p.id = e.program_id, target
       WHERE e.entity_id = target.id AND e.status = 'active' ${program}
     )
     SELECT json_build_object(
@@ -125,7 +164,13 @@ export function standingInputs(entity: Prisma.Sql, programId?: string): Prisma.S
         'id', r.id, 'programId', r.program_id, 'metric', r.metric, 'operator', r.operator, 'threshold', r.threshold) ORDER BY r.id)
         FROM program_requirement r WHERE r.program_id IN (SELECT program_id FROM enr)), '[]'),
       'claims', COALESCE((SELECT json_agg(json_build_object('key', c.key, 'present', c.present, 'value', c.value, 'expiresAt', c.expires_at))
-        FROM assertion_claim c, target WHERE c.entity_id = target.id AND EXISTS (SELECT 1 FROM enr)), '[]')
+        FROM assertion_claim c, target WHERE c.entity_id = target.id AND EXISTS (SELECT 1 FROM enr)), '[]'),
+      'metrics', COALESCE((SELECT json_agg(json_build_object('programId', r.program_id, 'key', r.key, 'value', t.total, 'count', t.n))
+        FROM (SELECT DISTINCT r.program_id, substr(r.metric, 8) AS key, enr.performance_window
+                FROM program_requirement r JOIN enr ON enr.program_id = r.program_id WHERE r.metric LIKE 'metric:%') r,
+        LATERAL (SELECT COALESCE(sum(m.value), 0)::float8 AS total, count(*)::int AS n FROM performance_measurement m, target
+                  WHERE m.entity_id = target.id AND m.metric = r.key AND (m.program_id IS NULL OR m.program_id = r.program_id)
+                    AND m.occurred_at >= ${periodStart(Prisma.sql`r.performance_window`, at)} AND m.occurred_at <= ${at}) t), '[]')
     ) AS inputs`;
 }
 
@@ -144,6 +189,7 @@ export function parseStandingInputs(raw: unknown): StandingInputs {
     })),
     requirements: r.requirements,
     claims: r.claims.map((c) => ({ ...c, expiresAt: date(c.expiresAt) })),
+    metrics: r.metrics,
   };
 }
 
@@ -156,10 +202,13 @@ export function parseStandingInputs(raw: unknown): StandingInputs {
 export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now: Date): { statements: Prisma.Sql[]; events: NewEvent[] } {
   if (!inputs.enrollments.length) return { statements: [], events: [] };
   const claims = new Map(inputs.claims.map((c) => [c.key, c]));
+  const metrics = new Map(inputs.metrics.map((m) => [metricSlot(m.programId, m.key), m]));
   const updates: { id: string; standing: Standing; grace_ends_at: Date | null; evaluation: Evaluation }[] = [];
   const events: NewEvent[] = [];
   for (const enrollment of inputs.enrollments) {
-    const results = inputs.requirements.filter((r) => r.programId === enrollment.programId).map((r) => checkRequirement(r, claims, now));
+    const results = inputs.requirements
+      .filter((r) => r.programId === enrollment.programId)
+      .map((r) => checkRequirement(r, claims, metrics, now));
     const passed = results.every((r) => r.passed);
     const previous = enrollment.standing as Standing;
     const move = nextStanding(previous, enrollment.graceEndsAt, passed, now, enrollment.gracePeriodSeconds);
@@ -210,8 +259,9 @@ export async function evaluateEntityStanding(
   only: { programId?: string; alreadyLocked?: boolean } = {},
 ): Promise<number> {
   if (!only.alreadyLocked) await lockEntity(tx, entityId);
-  const [row] = await tx.$queryRaw<{ inputs: unknown }[]>(standingInputs(Prisma.sql`${entityId}`, only.programId));
-  const plan = planStanding(parseStandingInputs(row!.inputs), cause, deps.clock.now());
+  const now = deps.clock.now();
+  const [row] = await tx.$queryRaw<{ inputs: unknown }[]>(standingInputs(Prisma.sql`${entityId}`, now, only.programId));
+  const plan = planStanding(parseStandingInputs(row!.inputs), cause, now);
   for (const statement of plan.statements) await tx.$executeRaw(statement);
   if (!plan.events.length) return 0;
   await tx.$executeRaw(insertEvents(deps, plan.events));

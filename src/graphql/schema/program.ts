@@ -2,12 +2,12 @@ import { programs, type PublicProgram, type PublicRequirement } from '../../doma
 import { connectionAction, mutationAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
 import { given } from '../connection.ts';
-import { RequirementOperator } from './enums.ts';
+import { PerformanceWindow, RequirementOperator } from './enums.ts';
 import { Node } from './node.ts';
 
 /** Programs and requirements of the selected brand; creating either takes program_requirements:write. */
 export const ProgramRequirement = builder.objectRef<PublicRequirement>('ProgramRequirement').implement({
-  description: 'One condition of a program on an assertion claim',
+  description: 'One condition of a program: on an assertion claim (assert:<key>) or a measured metric (metric:<key>)',
   interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -32,6 +32,10 @@ export const Program = builder.objectRef<PublicProgram>('Program').implement({
     brand: t.exposeString('brand'),
     name: t.exposeString('name'),
     gracePeriodSeconds: t.exposeInt('grace_period_seconds'),
+    performanceWindow: t.expose('performance_window', {
+      type: PerformanceWindow,
+      description: 'The UTC period metric:<key> requirements sum their measurements over',
+    }),
     requirements: t.field({ type: [ProgramRequirement], resolve: (p) => p.requirements }),
     livemode: t.exposeBoolean('livemode'),
     createdAt: t.exposeString('created_at'),
@@ -63,8 +67,18 @@ queryAction('programRequirements', programs.listRequirements, {
 mutationAction('createProgram', programs.create, {
   description: 'Create a program in the brand (scope program_requirements:write)',
   type: Program,
-  args: (arg) => ({ name: arg.string({ required: true }), gracePeriodSeconds: arg.int() }),
-  input: (a) => ({ input: given({ name: a.name, grace_period_seconds: a.gracePeriodSeconds ?? undefined }) }),
+  args: (arg) => ({
+    name: arg.string({ required: true }),
+    gracePeriodSeconds: arg.int(),
+    performanceWindow: arg({ type: PerformanceWindow, description: 'default MONTH' }),
+  }),
+  input: (a) => ({
+    input: given({
+      name: a.name,
+      grace_period_seconds: a.gracePeriodSeconds ?? undefined,
+      performance_window: a.performanceWindow ?? undefined,
+    }),
+  }),
 });
 
 mutationAction('createProgramRequirement', programs.addRequirement, {
