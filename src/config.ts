@@ -75,6 +75,8 @@ const Env = z.object({
   OPERATION_RETRY_BASE_MS: z.coerce.number().int().positive().default(2000),
   OPERATION_RETRY_MAX_MS: z.coerce.number().int().positive().default(300_000),
   OPERATION_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  /** Active enrollments a program.retier step re-evaluates per transaction. */
+  PROGRAM_RETIER_BATCH: z.coerce.number().int().min(1).max(10_000).default(200),
   WEBHOOK_RETRY_SCHEDULE: z.string().default('0s,5s,5m,30m,2h,5h,10h,10h'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.optional(),
@@ -220,6 +222,8 @@ export interface OperationsConfig {
   recheckMs: number;
   retryBaseMs: number;
   retryMaxMs: number;
+  /** Active enrollments a program.retier step re-evaluates per transaction (DEFAULT_RETIER_BATCH when a hand-built config leaves it out). */
+  retierBatch?: number;
   maxAttempts: number;
 }
 
@@ -294,6 +298,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       retryBaseMs: e.OPERATION_RETRY_BASE_MS,
       retryMaxMs: e.OPERATION_RETRY_MAX_MS,
       maxAttempts: e.OPERATION_MAX_ATTEMPTS,
+      retierBatch: e.PROGRAM_RETIER_BATCH,
     },
     webhook: {
       retryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),

@@ -27,6 +27,7 @@ export const ID_PREFIX = {
   delivery: 'msg',
   attempt: 'atmpt',
   measurement: 'msr',
+  tier: 'tier',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -20,7 +20,8 @@ const camel = (o: Record<string, unknown>) =>
   );
 
 const ASSERTION = 'id entity key action value expiresAt effectiveAt livemode createdAt';
-const ENROLLMENT = 'id program entity status standing graceEndsAt evaluation evaluatedAt livemode createdAt updatedAt';
+const ENROLLMENT =
+  'id program entity status standing graceEndsAt evaluation evaluatedAt tier { id name rateBps metric threshold value } livemode createdAt updatedAt';
 const Q = {
   create: `mutation($entity: String, $externalUserId: String, $issuer: String, $key: String!, $value: JSON, $expiresAt: String) {
     createAssertion(entity: $entity, externalUserId: $externalUserId, issuer: $issuer, key: $key, value: $value, expiresAt: $expiresAt) { ${ASSERTION} } }`,

@@ -14,6 +14,7 @@ import { programs } from '../../src/domain/program/program.ts';
 import { webhookDeliveries } from '../../src/domain/webhook/delivery.ts';
 import { webhookEndpoints } from '../../src/domain/webhook/endpoint.ts';
 import { performance } from '../../src/domain/performance/performance.ts';
+import { tiers } from '../../src/domain/program/tiers.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { assertionRoutes } from '../../rest/platform/assertions.ts';
 import { distributionRoutes } from '../../rest/platform/distributions.ts';
@@ -45,6 +46,7 @@ const ALL = [
   distributions,
   deployments,
   performance,
+  tiers,
 ].flatMap((group) => Object.values(group) as Action[]);
 const SCOPES = [
   'webhooks:read',
@@ -63,6 +65,8 @@ const SCOPES = [
   'deployments:read',
   'performance:read',
   'performance:write',
+  'program_tiers:read',
+  'program_tiers:write',
 ];
 const P = '/v1/platform';
 
@@ -118,7 +122,8 @@ const createEvent = (token: string): Promise<Ids> => {
 };
 const edges = (conn: any) => ({ data: conn.edges.map((e: any) => e.node), hasMore: conn.pageInfo.hasNextPage });
 
-const ENR = 'id program entity status standing graceEndsAt evaluation evaluatedAt livemode createdAt updatedAt';
+const ENR =
+  'id program entity status standing graceEndsAt evaluation evaluatedAt tier { id name rateBps metric threshold value } livemode createdAt updatedAt';
 const OP = `id subject { type id } kind status waitingReason attempts maxAttempts error result progress targetOperationId
   parentOperationId livemode createdAt updatedAt completedAt`;
 const SUBJECT = { external_user_id: 'u-parity', issuer: 'https://idp.example' };
@@ -182,6 +187,17 @@ const unknownDistribution = (name: string, field: string) => ({
   rest: { method: 'POST' as const, path: `/distributions/dist_nope/${name}` },
   gql: { query: `mutation { ${field}(id: "dist_nope") { distribution { id } } }` },
 });
+
+const TIER = 'id program name metric threshold rateBps createdAt updatedAt';
+const createTier = async (token: string): Promise<Ids> => {
+  const { program } = await createProgram(token);
+  const res = await t.http.post(
+    `${P}/programs/${program}/tiers`,
+    { name: 'Gold', metric: 'sales', threshold: 100, rate_bps: 250 },
+    { token },
+  );
+  return { program: program!, tier: res.body.tier.id };
+};
 
 const ROWS: Row[] = [
   {
@@ -659,6 +675,81 @@ const ROWS: Row[] = [
       gql: { query: `{ deployment(id: "${ids.deployment}") { ${DEP} } }`, pick: json('deployment') },
     }),
     unknown: { rest: { method: 'GET', path: '/deployments/dep_nope' }, gql: { query: '{ deployment(id: "dep_nope") { id } }' } },
+  },
+  {
+    action: tiers.create,
+    setup: createProgram,
+    call: (ids) => ({
+      rest: {
+        method: 'POST',
+        path: `/programs/${ids.program}/tiers`,
+        body: { name: 'Gold', metric: 'sales', threshold: 100, rate_bps: 250 },
+        envelope: 'tier',
+      },
+      gql: {
+        query: `mutation { createProgramTier(program: "${ids.program}", name: "Gold", metric: "sales", threshold: 100, rateBps: 250) { tier { ${TIER} } } }`,
+        pick: (d) => d.createProgramTier.tier,
+      },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'POST', path: `/programs/${ids.program}/tiers`, body: { name: 'Gold', metric: 'Sales', threshold: 1, rate_bps: 1 } },
+      gql: {
+        query: `mutation { createProgramTier(program: "${ids.program}", name: "Gold", metric: "Sales", threshold: 1, rateBps: 1) { tier { id } } }`,
+      },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/programs/prog_nope/tiers', body: { name: 'Gold', metric: 'sales', threshold: 1, rate_bps: 1 } },
+      gql: {
+        query:
+          'mutation { createProgramTier(program: "prog_nope", name: "Gold", metric: "sales", threshold: 1, rateBps: 1) { tier { id } } }',
+      },
+    },
+  },
+  {
+    action: tiers.list,
+    setup: createTier,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/programs/${ids.program}/tiers` },
+      gql: { query: `{ programTiers(program: "${ids.program}") { ${TIER} } }`, pick: (d) => ({ data: d.programTiers, hasMore: false }) },
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/programs/prog_nope/tiers' },
+      gql: { query: '{ programTiers(program: "prog_nope") { id } }' },
+    },
+  },
+  {
+    action: tiers.update,
+    setup: createTier,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/programs/${ids.program}/tiers/${ids.tier}`, body: { rate_bps: 300 }, envelope: 'tier' },
+      gql: {
+        query: `mutation { updateProgramTier(program: "${ids.program}", id: "${ids.tier}", rateBps: 300) { tier { ${TIER} } } }`,
+        pick: (d) => d.updateProgramTier.tier,
+      },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'POST', path: `/programs/${ids.program}/tiers/${ids.tier}`, body: { rate_bps: -1 } },
+      gql: { query: `mutation { updateProgramTier(program: "${ids.program}", id: "${ids.tier}", rateBps: -1) { tier { id } } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/programs/prog_nope/tiers/tier_nope', body: { rate_bps: 1 } },
+      gql: { query: 'mutation { updateProgramTier(program: "prog_nope", id: "tier_nope", rateBps: 1) { tier { id } } }' },
+    },
+  },
+  {
+    action: tiers.remove,
+    setup: createTier,
+    call: (ids) => ({
+      rest: { method: 'DELETE', path: `/programs/${ids.program}/tiers/${ids.tier}`, envelope: 'tier' },
+      gql: {
+        query: `mutation { deleteProgramTier(program: "${ids.program}", id: "${ids.tier}") { tier { id deleted } } }`,
+        pick: (d) => d.deleteProgramTier.tier,
+      },
+    }),
+    unknown: {
+      rest: { method: 'DELETE', path: '/programs/prog_nope/tiers/tier_nope' },
+      gql: { query: 'mutation { deleteProgramTier(program: "prog_nope", id: "tier_nope") { tier { id } } }' },
+    },
   },
   {
     action: performance.record,

@@ -20,8 +20,9 @@ import { Loop } from '../../runtime/loop.ts';
  */
 const BATCH = 100;
 
-/** Programs with a requirement on a measured metric (their standing moves when a period ends). */
-const MEASURED_PROGRAM = Prisma.sql`EXISTS (SELECT 1 FROM program_requirement r WHERE r.program_id = p.id AND r.metric LIKE 'metric:%')`;
+/** Programs with a requirement on a measured metric or a tier ladder (their standing or tier moves when a period ends). */
+const MEASURED_PROGRAM = Prisma.sql`(EXISTS (SELECT 1 FROM program_requirement r WHERE r.program_id = p.id AND r.metric LIKE 'metric:%')
+  OR EXISTS (SELECT 1 FROM program_tier t WHERE t.program_id = p.id))`;
 
 interface Due {
   entity_id: string;

@@ -19,7 +19,7 @@ import { presentEnrollment, type Standing } from './presenter.ts';
  * standing event per enrollment and concurrent causes never both emit.
  * The standings themselves (STANDINGS) belong to the public object: presenter.ts.
  */
-export type Trigger = 'assertion' | 'metric' | 'period' | 'expiry' | 'grace_expired' | 'requirement_change' | 'activation';
+export type Trigger = 'assertion' | 'metric' | 'period' | 'expiry' | 'grace_expired' | 'requirement_change' | 'tier_change' | 'activation';
 
 export interface RequirementResult {
   requirement: string;
@@ -32,6 +32,25 @@ export interface RequirementResult {
   passed: boolean;
 }
 
+/** One rung of the ladder as an evaluation saw it (ladder order: threshold, then id). */
+export interface TierResult {
+  tier: string;
+  metric: string;
+  threshold: number;
+  value: number;
+  reached: boolean;
+}
+
+/** The enrollment's current tier: the highest rung of its program's ladder whose threshold its metric sum meets. */
+export interface CurrentTier {
+  id: string;
+  name: string;
+  rate_bps: number;
+  metric: string;
+  threshold: number;
+  value: number;
+}
+
 export interface Evaluation {
   trigger: Trigger;
   /** The `asrt_` event that caused an `assertion` evaluation. */
@@ -39,6 +58,8 @@ export interface Evaluation {
   evaluated_at: string;
   qualified: boolean;
   requirements: RequirementResult[];
+  /** Why the enrollment has its tier: every rung with the sum it saw (absent when the program has no ladder). */
+  tiers?: TierResult[];
 }
 
 /** What a requirement reads: `assert:<key>` (a claim) or `metric:<key>` (a measured metric, summed over the program's current period). */
@@ -131,6 +152,23 @@ export interface StandingInputs {
   requirements: Pick<ProgramRequirement, 'id' | 'programId' | 'metric' | 'operator' | 'threshold'>[];
   claims: Pick<AssertionClaim, 'key' | 'present' | 'value' | 'expiresAt'>[];
   metrics: MetricTotal[];
+  /** The ladders of the enrollments' programs, in ladder order. */
+  tiers: { id: string; programId: string; name: string; metric: string; threshold: number; rateBps: number }[];
+}
+
+/** The ladder of one program against its metric sums: every rung, and the highest reached. */
+export function placeOnLadder(
+  ladder: StandingInputs['tiers'],
+  metrics: Map<string, MetricTotal>,
+): { results: TierResult[]; current: CurrentTier | null } {
+  let current: CurrentTier | null = null;
+  const results = ladder.map((t) => {
+    const value = metrics.get(metricSlot(t.programId, t.metric))?.value ?? 0;
+    const reached = value >= t.threshold;
+    if (reached) current = { id: t.id, name: t.name, rate_bps: t.rateBps, metric: t.metric, threshold: t.threshold, value };
+    return { tier: t.id, metric: t.metric, threshold: t.threshold, value, reached };
+  });
+  return { results, current };
 }
 
 /**
@@ -159,18 +197,23 @@ export function standingInputs(entity: Prisma.Sql, now: Date, programId?: string
       'enrollments', COALESCE((SELECT json_agg(json_build_object(
         'id', id, 'organizationId', organization_id, 'programId', program_id, 'entityId', entity_id, 'status', status,
         'standing', standing, 'graceEndsAt', grace_ends_at, 'evaluation', evaluation, 'evaluatedAt', evaluated_at,
-        'createdAt', created_at, 'updatedAt', updated_at, 'gracePeriodSeconds', grace_period_seconds, 'brandId', brand_id) ORDER BY id) FROM enr), '[]'),
+        'tier', tier, 'createdAt', created_at, 'updatedAt', updated_at, 'gracePeriodSeconds', grace_period_seconds, 'brandId', brand_id) ORDER BY id) FROM enr), '[]'),
       'requirements', COALESCE((SELECT json_agg(json_build_object(
         'id', r.id, 'programId', r.program_id, 'metric', r.metric, 'operator', r.operator, 'threshold', r.threshold) ORDER BY r.id)
         FROM program_requirement r WHERE r.program_id IN (SELECT program_id FROM enr)), '[]'),
       'claims', COALESCE((SELECT json_agg(json_build_object('key', c.key, 'present', c.present, 'value', c.value, 'expiresAt', c.expires_at))
         FROM assertion_claim c, target WHERE c.entity_id = target.id AND EXISTS (SELECT 1 FROM enr)), '[]'),
       'metrics', COALESCE((SELECT json_agg(json_build_object('programId', r.program_id, 'key', r.key, 'value', t.total, 'count', t.n))
-        FROM (SELECT DISTINCT r.program_id, substr(r.metric, 8) AS key, enr.performance_window
-                FROM program_requirement r JOIN enr ON enr.program_id = r.program_id WHERE r.metric LIKE 'metric:%') r,
+        FROM (SELECT DISTINCT m.program_id, m.key, enr.performance_window
+                FROM (SELECT r.program_id, substr(r.metric, 8) AS key FROM program_requirement r WHERE r.metric LIKE 'metric:%'
+                      UNION SELECT t.program_id, t.metric FROM program_tier t) m
+                JOIN enr ON enr.program_id = m.program_id) r,
         LATERAL (SELECT COALESCE(sum(m.value), 0)::float8 AS total, count(*)::int AS n FROM performance_measurement m, target
                   WHERE m.entity_id = target.id AND m.metric = r.key AND (m.program_id IS NULL OR m.program_id = r.program_id)
-                    AND m.occurred_at >= ${periodStart(Prisma.sql`r.performance_window`, at)} AND m.occurred_at <= ${at}) t), '[]')
+                    AND m.occurred_at >= ${periodStart(Prisma.sql`r.performance_window`, at)} AND m.occurred_at <= ${at}) t), '[]'),
+      'tiers', COALESCE((SELECT json_agg(json_build_object('id', t.id, 'programId', t.program_id, 'name', t.name, 'metric', t.metric,
+          'threshold', t.threshold::float8, 'rateBps', t.rate_bps) ORDER BY t.program_id, t.threshold, t.id)
+        FROM program_tier t WHERE t.program_id IN (SELECT program_id FROM enr)), '[]')
     ) AS inputs`;
 }
 
@@ -190,6 +233,7 @@ export function parseStandingInputs(raw: unknown): StandingInputs {
     requirements: r.requirements,
     claims: r.claims.map((c) => ({ ...c, expiresAt: date(c.expiresAt) })),
     metrics: r.metrics,
+    tiers: r.tiers,
   };
 }
 
@@ -203,7 +247,7 @@ export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now
   if (!inputs.enrollments.length) return { statements: [], events: [] };
   const claims = new Map(inputs.claims.map((c) => [c.key, c]));
   const metrics = new Map(inputs.metrics.map((m) => [metricSlot(m.programId, m.key), m]));
-  const updates: { id: string; standing: Standing; grace_ends_at: Date | null; evaluation: Evaluation }[] = [];
+  const updates: { id: string; standing: Standing; grace_ends_at: Date | null; evaluation: Evaluation; tier: CurrentTier | null }[] = [];
   const events: NewEvent[] = [];
   for (const enrollment of inputs.enrollments) {
     const results = inputs.requirements
@@ -213,14 +257,17 @@ export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now
     const previous = enrollment.standing as Standing;
     const move = nextStanding(previous, enrollment.graceEndsAt, passed, now, enrollment.gracePeriodSeconds);
     const trigger: Trigger = move.graceExpired ? 'grace_expired' : cause.trigger;
+    const ladder = inputs.tiers.filter((t) => t.programId === enrollment.programId);
+    const placed = placeOnLadder(ladder, metrics);
     const evaluation: Evaluation = {
       trigger,
       ...(cause.assertion ? { assertion: cause.assertion } : {}),
       evaluated_at: now.toISOString(),
       qualified: passed,
       requirements: results,
+      ...(ladder.length ? { tiers: placed.results } : {}),
     };
-    updates.push({ id: enrollment.id, standing: move.standing, grace_ends_at: move.graceEndsAt, evaluation });
+    updates.push({ id: enrollment.id, standing: move.standing, grace_ends_at: move.graceEndsAt, evaluation, tier: placed.current });
     if (!move.emits) continue;
     const { gracePeriodSeconds: _, brandId, ...row } = enrollment;
     const updated: Enrollment = {
@@ -228,6 +275,7 @@ export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now
       standing: move.standing,
       graceEndsAt: move.graceEndsAt,
       evaluation: evaluation as object,
+      tier: placed.current as object | null,
       evaluatedAt: now,
       updatedAt: now,
     };
@@ -240,8 +288,8 @@ export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now
     });
   }
   const update = Prisma.sql`UPDATE enrollment e
-      SET standing = u.standing, grace_ends_at = u.grace_ends_at, evaluation = u.evaluation, evaluated_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
-      FROM json_to_recordset(${JSON.stringify(updates)}::json) AS u(id text, standing text, grace_ends_at timestamptz, evaluation jsonb)
+      SET standing = u.standing, grace_ends_at = u.grace_ends_at, evaluation = u.evaluation, tier = u.tier, evaluated_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+      FROM json_to_recordset(${JSON.stringify(updates)}::json) AS u(id text, standing text, grace_ends_at timestamptz, evaluation jsonb, tier jsonb)
       WHERE e.id = u.id`;
   return { statements: [update], events };
 }
