@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { appTest, expectPlatformError, type TestApp } from '../support/kit.ts';
-import { activeEnrollment, type Api, expectStatus, setup } from '../assertions/helpers.ts';
+import { type Api, expectStatus, setup } from '../assertions/helpers.ts';
 import { settled } from '../operations/helpers.ts';
 
 const test = appTest();
