@@ -94,6 +94,12 @@ const Env = z.object({
     .string()
     .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'METRICS_LISTEN must be host:port, e.g. 127.0.0.1:9464')
     .optional(),
+  // OpenTelemetry's standard variables: traces go to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, else to
+  // OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces (OTLP/HTTP, JSON); neither set, no tracing code is loaded.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL' }).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+    .url({ protocol: /^https?$/, error: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http(s) URL' })
+    .optional(),
 });
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -151,6 +157,8 @@ export type Config = {
   shutdownGraceMs: number;
   /** A second listener serving only `GET /metrics`, without the operator token (METRICS_LISTEN): bind it to a private address. */
   metricsListen?: { host: string; port: number };
+  /** Where OpenTelemetry traces are posted (OTLP/HTTP JSON); unset, tracing is off and its code never loaded (src/tracing.ts). */
+  tracesEndpoint?: string;
   http: HttpLimits;
   operations: OperationsConfig;
   webhook: WebhookConfig;
@@ -281,6 +289,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     metricsListen: e.METRICS_LISTEN ? hostPort(e.METRICS_LISTEN) : undefined,
+    tracesEndpoint:
+      e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+      (e.OTEL_EXPORTER_OTLP_ENDPOINT ? `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined),
     http: {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: Math.max(e.HTTP_REQUEST_TIMEOUT_MS, e.HTTP_HEADERS_TIMEOUT_MS),
