@@ -1,0 +1,110 @@
+/**
+ * The README's shell session, as test/readme/readme-session.test.ts runs it
+ * (the convention is stated at the top of the README's "Testing" section):
+ *
+ * - Every fenced block tagged `console` or `sh` runs, in README order, in one
+ *   bash session (variables set by one block are there for the next). Other
+ *   fences (`text`, `json`, `ts`, `js`, `graphql`) never run.
+ * - `<!-- readme-test: skip: <why> -->` on the line right before a fence
+ *   leaves that block out (it must say why).
+ * - A `console` block is a transcript: `$ command` (continued by a trailing
+ *   `\`), then the lines it prints. Blank lines are not compared; a line that
+ *   starts with `# ` is a note to the reader, except `# exit N` (more text may follow), the
+ *   command's expected exit status (0 otherwise).
+ * - A `sh` block runs as one command whose output is not compared; it must exit 0.
+ * - Expected and printed lines are compared after masking what changes from
+ *   run to run (see `mask`); `…` in an expected line matches anything.
+ */
+export interface ReadmeCommand {
+  /** 1-based README line of the command's first line. */
+  line: number;
+  command: string;
+  /** Expected output lines, null when not compared (a `sh` block). */
+  expected: string[] | null;
+  exitCode: number;
+}
+
+export interface ReadmeBlock {
+  /** 0-based index among the README's console and sh blocks, skipped ones included. */
+  index: number;
+  line: number;
+  lang: 'console' | 'sh';
+  /** The reason given by a skip marker, if any. */
+  skip?: string;
+  commands: ReadmeCommand[];
+}
+
+const SKIP = /^<!--\s*readme-test:\s*skip:\s*(.+?)\s*-->$/;
+const EXIT = /^# exit (\d+)\b/;
+
+export function readmeBlocks(markdown: string): ReadmeBlock[] {
+  const lines = markdown.split('\n');
+  const blocks: ReadmeBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const fence = /^```(\S*)/.exec(lines[i]!);
+    if (!fence) continue;
+    const start = i;
+    let end = i + 1;
+    while (end < lines.length && !lines[end]!.startsWith('```')) end++;
+    const lang = fence[1];
+    if (lang === 'console' || lang === 'sh') {
+      const body = lines.slice(start + 1, end);
+      const skip = SKIP.exec(lines[start - 1]?.trim() ?? '')?.[1];
+      const commands = lang === 'sh' ? [shCommand(body, start + 2)] : consoleCommands(body, start + 2);
+      blocks.push({ index: blocks.length, line: start + 1, lang, skip, commands });
+    }
+    i = end;
+  }
+  return blocks;
+}
+
+function shCommand(body: string[], firstLine: number): ReadmeCommand {
+  return { line: firstLine, command: body.join('\n'), expected: null, exitCode: 0 };
+}
+
+function consoleCommands(body: string[], firstLine: number): ReadmeCommand[] {
+  const commands: ReadmeCommand[] = [];
+  let current: ReadmeCommand | undefined;
+  for (let i = 0; i < body.length; i++) {
+    const text = body[i]!;
+    if (text.startsWith('$ ')) {
+      const parts = [text.slice(2)];
+      const line = firstLine + i;
+      while (parts.at(-1)!.endsWith('\\') && i + 1 < body.length) parts.push(body[++i]!);
+      current = { line, command: parts.join('\n'), expected: [], exitCode: 0 };
+      commands.push(current);
+      continue;
+    }
+    if (!current) throw new Error(`README line ${firstLine + i}: output before any "$ " command in a console block`);
+    const exit = EXIT.exec(text);
+    if (exit) current.exitCode = Number(exit[1]);
+    else if (text.trim() !== '' && !text.startsWith('# ')) current.expected!.push(text);
+  }
+  return commands;
+}
+
+/**
+ * What differs between runs, replaced on both sides before comparing: the
+ * server's origin, ISO timestamps and HTTP dates, prefixed ids (`org_<id>`, `req_<id>`…),
+ * secrets (`sk_…_live_…`, `ut_…`, `op_tok_…`, `whsec_…`).
+ */
+export function mask(text: string, origin?: string): string {
+  let out = origin ? text.split(origin).join('http://127.0.0.1:4000') : text;
+  out = out.replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z\b/g, '<time>');
+  out = out.replace(/\b[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT\b/g, '<http-date>');
+  out = out.replace(/\bop_tok_[A-Za-z0-9_-]+/g, 'op_tok_<secret>');
+  out = out.replace(/\b(sk|pk)_([a-z0-9]+)_(live|test)_[A-Za-z0-9_-]+/g, '$1_$2_$3_<secret>');
+  out = out.replace(/\but_[A-Za-z0-9_-]{8,}/g, 'ut_<secret>');
+  out = out.replace(/\bwhsec_[A-Za-z0-9+/=]+/g, 'whsec_<secret>');
+  out = out.replace(/\b([a-z]+)_[0-9a-f]{24}(?:[0-9a-f]{8})?\b/g, '$1_<id>');
+  return out;
+}
+
+/** An expected line (already masked) as a pattern: literal, except `…`, which matches anything. */
+export function lineMatches(expected: string, actual: string): boolean {
+  const pattern = expected
+    .split('…')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${pattern}$`, 's').test(actual);
+}

@@ -1,0 +1,129 @@
+import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createPersistentDatabase, onPostgres, type PersistentDatabase } from '../support/kit.ts';
+import { type ServerProcess, spawnServer } from '../support/ops-process.ts';
+import { bashSession, type BashSession } from './bash-session.ts';
+import { lineMatches, mask, type ReadmeBlock, readmeBlocks } from './readme-blocks.ts';
+
+/**
+ * The README's shell session runs as written (convention in readme-blocks.ts
+ * and at the top of the README's "Testing" section): a fresh `npm start`
+ * server (the real process, default configuration, embedded PGlite seeded
+ * with the migrated template so it starts in seconds), and every console and
+ * sh block run in order in one bash session from a directory whose
+ * `.data/dev-credentials.json` is the one that server's bootstrap wrote.
+ *
+ * PGlite only: the session is the quick start (`npm start` with no
+ * `DATABASE_URL`), whose answers name the embedded database and rely on its
+ * defaults (loopback webhooks allowed, bootstrap on); on PostgreSQL it would
+ * be a different configuration from the one the README shows, and every rule
+ * it touches is proven on both databases by its own suite.
+ */
+const README = resolve(import.meta.dirname, '../../README.md');
+const MIGRATIONS = resolve(import.meta.dirname, '../../prisma/migrations');
+const COMMAND_TIMEOUT_MS = 20_000;
+/** README_RECORD=<file>: also append every command and what it printed, unmasked, to update the README from. */
+const RECORD = process.env.README_RECORD;
+
+describe.skipIf(onPostgres())('README', () => {
+  let database: PersistentDatabase;
+  let server: ServerProcess;
+  let shell: BashSession;
+  let cwd: string;
+  let credentials: string;
+
+  beforeAll(async () => {
+    database = await createPersistentDatabase();
+    cwd = join(database.dir, 'session');
+    mkdirSync(cwd);
+    credentials = join(cwd, '.data', 'dev-credentials.json');
+    server = await spawnServer({ PORT: '0', DATA_DIR: database.dataDir, BOOTSTRAP_FILE: credentials });
+    shell = bashSession(cwd, { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LANG: 'C.UTF-8' });
+  });
+
+  afterAll(async () => {
+    shell?.close();
+    await server?.stop();
+    await database?.drop();
+  });
+
+  test('every skip marker names a reason and sits on the line before a console or sh block', () => {
+    const lines = readFileSync(README, 'utf8').split('\n');
+    const markers = lines.flatMap((text, i) => (/^<!--.*readme-test/.test(text) ? [i] : []));
+    for (const i of markers) {
+      expect(lines[i], `README line ${i + 1}`).toMatch(/^<!-- readme-test: skip: \S.* -->$/);
+      expect(lines[i + 1], `README line ${i + 2}`).toMatch(/^```(console|sh)$/);
+    }
+  });
+
+  test('Quick start shows what npm start prints and writes: the banner, every migration, the credentials file', () => {
+    const readme = readFileSync(README, 'utf8');
+    const [migrationsLine, ...banner] = /It prints:\n\n```text\n([\s\S]*?)\n```/.exec(readme)![1]!.split('\n');
+    const migrations = readdirSync(MIGRATIONS, { withFileTypes: true }).filter((d) => d.isDirectory());
+    expect(JSON.parse(migrationsLine!).migrations).toEqual(migrations.map((d) => d.name).sort());
+    // The README's paths are a reader's checkout; this server's data directory and credentials file are elsewhere.
+    const printed = server
+      .output()
+      .split(credentials)
+      .join('/home/you/platform-api/.data/dev-credentials.json')
+      .split(database.dataDir)
+      .join('/home/you/platform-api/.data')
+      .split('\n');
+    const from = printed.findIndex((l) => l.startsWith('Platform API listening'));
+    const shown = printed.slice(from, from + banner.length).map((l) => l.split(server.origin).join('http://127.0.0.1:4000'));
+    expect(shown).toEqual(banner);
+    const sample = JSON.parse(/\n```json\n([\s\S]*?)\n```/.exec(readme)![1]!);
+    expect(shape(JSON.parse(readFileSync(credentials, 'utf8')))).toEqual(shape(sample));
+  });
+
+  test('its console and sh blocks run in order and print what it shows', async () => {
+    const blocks = readmeBlocks(readFileSync(README, 'utf8'));
+    const failures: string[] = [];
+    session: for (const block of blocks.filter((b) => !b.skip)) {
+      for (const command of block.commands) {
+        const ran = await shell.run(command.command, COMMAND_TIMEOUT_MS).catch((e: Error) => e);
+        if (RECORD && !(ran instanceof Error))
+          appendFileSync(RECORD, `## README line ${command.line}\n$ ${command.command}\n${ran.output}\n`);
+        const problem =
+          ran instanceof Error ? ran.message : compare(command.expected, command.exitCode, ran.output, ran.exitCode, server.origin);
+        if (problem) failures.push(`${where(block, command.line)}\n$ ${command.command}\n${problem}`);
+        if (ran instanceof Error) break session; // the shell is still busy with it
+      }
+    }
+    expect(failures.join('\n\n'), `${failures.length} README command(s) drifted`).toBe('');
+  });
+});
+
+const where = (block: ReadmeBlock, line: number) => `block ${block.index} (README line ${block.line}), command at line ${line}:`;
+
+function compare(expected: string[] | null, expectedExit: number, output: string, exitCode: number, origin: string): string | undefined {
+  const problems: string[] = [];
+  if (exitCode !== expectedExit) problems.push(`exit status ${exitCode}, expected ${expectedExit}`);
+  if (expected) {
+    const want = expected.map((l) => mask(l));
+    const got = output
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== '')
+      .map((l) => mask(l, origin));
+    const length = Math.max(want.length, got.length);
+    for (let i = 0; i < length; i++) {
+      if (want[i] !== undefined && got[i] !== undefined && lineMatches(want[i]!, got[i]!)) continue;
+      problems.push(`  output line ${i + 1}:\n    expected: ${want[i] ?? '(nothing)'}\n    actual:   ${got[i] ?? '(nothing)'}`);
+    }
+  }
+  if (problems.length && !expected) problems.push(`  printed:\n${output}`);
+  return problems.length ? problems.join('\n') : undefined;
+}
+
+/** The keys of a JSON value, recursively (arrays by their first element): what a sample must agree on with the real thing. */
+function shape(value: unknown): unknown {
+  if (Array.isArray(value)) return [shape(value[0])];
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value)
+        .map(([k, v]) => [k, shape(v)])
+        .sort(),
+    );
+  return typeof value;
+}
