@@ -92,7 +92,7 @@ describe.skipIf(onPostgres())('README', () => {
       }
     }
     expect(failures.join('\n\n'), `${failures.length} README command(s) drifted`).toBe('');
-  });
+  }, 90_000); // about 15 s (half of it the waits the README shows); generous for a loaded CI machine
 });
 
 const where = (block: ReadmeBlock, line: number) => `block ${block.index} (README line ${block.line}), command at line ${line}:`;
