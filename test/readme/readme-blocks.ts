@@ -101,10 +101,32 @@ export function mask(text: string, origin?: string): string {
 }
 
 /** An expected line (already masked) as a pattern: literal, except `…`, which matches anything. */
-export function lineMatches(expected: string, actual: string): boolean {
+function lineMatches(expected: string, actual: string): boolean {
   const pattern = expected
     .split('…')
     .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
     .join('.*');
   return new RegExp(`^${pattern}$`, 's').test(actual);
+}
+
+/**
+ * How what a command printed differs from what the README shows (undefined: it
+ * does not): its exit status, then each output line that does not match, as
+ * expected and actual after masking. `origin` is the server's real origin.
+ */
+export function drift(command: ReadmeCommand, ran: { output: string; exitCode: number }, origin: string): string | undefined {
+  const problems: string[] = [];
+  if (ran.exitCode !== command.exitCode) problems.push(`exit status ${ran.exitCode}, expected ${command.exitCode}`);
+  if (command.expected) {
+    const want = command.expected.map((l) => mask(l));
+    const got = ran.output
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== '')
+      .map((l) => mask(l, origin));
+    for (let i = 0; i < Math.max(want.length, got.length); i++) {
+      if (want[i] !== undefined && got[i] !== undefined && lineMatches(want[i]!, got[i]!)) continue;
+      problems.push(`  output line ${i + 1}:\n    expected: ${want[i] ?? '(nothing)'}\n    actual:   ${got[i] ?? '(nothing)'}`);
+    }
+  } else if (problems.length) problems.push(`  printed:\n${ran.output}`);
+  return problems.length ? problems.join('\n') : undefined;
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPersistentDatabase, onPostgres, type PersistentDatabase } from '../support/kit.ts';
 import { type ServerProcess, spawnServer } from '../support/ops-process.ts';
 import { bashSession, type BashSession } from './bash-session.ts';
-import { lineMatches, mask, type ReadmeBlock, readmeBlocks } from './readme-blocks.ts';
+import { drift, type ReadmeBlock, readmeBlocks } from './readme-blocks.ts';
 
 /**
  * The README's shell session runs as written (convention in readme-blocks.ts
@@ -85,8 +85,7 @@ describe.skipIf(onPostgres())('README', () => {
         const ran = await shell.run(command.command, COMMAND_TIMEOUT_MS).catch((e: Error) => e);
         if (RECORD && !(ran instanceof Error))
           appendFileSync(RECORD, `## README line ${command.line}\n$ ${command.command}\n${ran.output}\n`);
-        const problem =
-          ran instanceof Error ? ran.message : compare(command.expected, command.exitCode, ran.output, ran.exitCode, server.origin);
+        const problem = ran instanceof Error ? ran.message : drift(command, ran, server.origin);
         if (problem) failures.push(`${where(block, command.line)}\n$ ${command.command}\n${problem}`);
         if (ran instanceof Error) break session; // the shell is still busy with it
       }
@@ -96,25 +95,6 @@ describe.skipIf(onPostgres())('README', () => {
 });
 
 const where = (block: ReadmeBlock, line: number) => `block ${block.index} (README line ${block.line}), command at line ${line}:`;
-
-function compare(expected: string[] | null, expectedExit: number, output: string, exitCode: number, origin: string): string | undefined {
-  const problems: string[] = [];
-  if (exitCode !== expectedExit) problems.push(`exit status ${exitCode}, expected ${expectedExit}`);
-  if (expected) {
-    const want = expected.map((l) => mask(l));
-    const got = output
-      .split(/\r?\n/)
-      .filter((l) => l.trim() !== '')
-      .map((l) => mask(l, origin));
-    const length = Math.max(want.length, got.length);
-    for (let i = 0; i < length; i++) {
-      if (want[i] !== undefined && got[i] !== undefined && lineMatches(want[i]!, got[i]!)) continue;
-      problems.push(`  output line ${i + 1}:\n    expected: ${want[i] ?? '(nothing)'}\n    actual:   ${got[i] ?? '(nothing)'}`);
-    }
-  }
-  if (problems.length && !expected) problems.push(`  printed:\n${output}`);
-  return problems.length ? problems.join('\n') : undefined;
-}
 
 /** The keys of a JSON value, recursively (arrays by their first element): what a sample must agree on with the real thing. */
 function shape(value: unknown): unknown {
