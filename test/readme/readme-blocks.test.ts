@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { drift, mask, readmeBlocks } from './readme-blocks.ts';
+import { drift, mask, readmeBlocks, withPrintedOutputs } from './readme-blocks.ts';
 
 /** The README runner's own rules, without a server: what runs, what is compared, what a drift reports. */
 const README = [
@@ -15,6 +15,9 @@ const README = [
   '{"id":"org_0123456789abcdef0123456789abcdef","created_at":"2026-11-25T15:04:22.123Z"}',
   '# a note for the reader',
   '',
+  '$ curl -s $B/x -d \'{"a":1,',
+  '                     "b":2}\'',
+  '{"ok":true}',
   '$ curl -sN --max-time 2 $B/stream',
   ':',
   '# exit 28: the stream stays open',
@@ -36,7 +39,7 @@ describe('README blocks', () => {
     expect(blocks.map((b) => [b.index, b.line, b.lang, b.skip])).toEqual([
       [0, 3, 'sh', undefined],
       [1, 7, 'console', undefined],
-      [2, 19, 'console', 'runs until Ctrl-C'],
+      [2, 22, 'console', 'runs until Ctrl-C'],
     ]);
     expect(blocks[0]!.commands).toEqual([{ line: 4, command: 'B=http://127.0.0.1:4000', expected: null, exitCode: 0 }]);
     expect(blocks[1]!.commands).toEqual([
@@ -46,7 +49,8 @@ describe('README blocks', () => {
         expected: ['{"id":"org_0123456789abcdef0123456789abcdef","created_at":"2026-11-25T15:04:22.123Z"}'],
         exitCode: 0,
       },
-      { line: 13, command: 'curl -sN --max-time 2 $B/stream', expected: [':'], exitCode: 28 },
+      { line: 13, command: 'curl -s $B/x -d \'{"a":1,\n                     "b":2}\'', expected: ['{"ok":true}'], exitCode: 0 },
+      { line: 16, command: 'curl -sN --max-time 2 $B/stream', expected: [':'], exitCode: 28 },
     ]);
   });
 
@@ -76,5 +80,36 @@ describe('README blocks', () => {
         '    actual:   (nothing)',
       ].join('\n'),
     );
+  });
+
+  test('README_UPDATE: shown outputs become the printed ones, elided ones stay, ids are renamed throughout, secrets hidden', () => {
+    const old = 'org_00000000000000000000000000000001';
+    const fresh = 'org_99999999999999999999999999999999';
+    const markdown = [
+      `Prose naming ${old}.`,
+      '```console',
+      '$ curl -s $B/a',
+      `{"id":"${old}","n":1}`,
+      '# a note',
+      '',
+      '$ curl -s $B/b',
+      `{"id":"${old}",…}`,
+      '```',
+    ].join('\n');
+    const printed = new Map([
+      [3, `{"id":"${fresh}","n":2,"secret":"sk_platform_live_0123456789abcdefghijABCDEFGHIJ"}\n`],
+      [7, `{"id":"${fresh}","n":3}\n`],
+    ]);
+    expect(withPrintedOutputs(markdown, printed).split('\n')).toEqual([
+      `Prose naming ${fresh}.`,
+      '```console',
+      '$ curl -s $B/a',
+      `{"id":"${fresh}","n":2,"secret":"sk_platform_live_EXAMPLExxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`,
+      '# a note',
+      '',
+      '$ curl -s $B/b',
+      `{"id":"${fresh}",…}`,
+      '```',
+    ]);
   });
 });

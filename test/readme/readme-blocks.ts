@@ -8,7 +8,7 @@
  * - `<!-- readme-test: skip: <why> -->` on the line right before a fence
  *   leaves that block out (it must say why).
  * - A `console` block is a transcript: `$ command` (continued by a trailing
- *   `\`), then the lines it prints. Blank lines are not compared; a line that
+ *   `\` or an open quote), then the lines it prints. Blank lines are not compared; a line that
  *   starts with `# ` is a note to the reader, except `# exit N` (more text may follow), the
  *   command's expected exit status (0 otherwise).
  * - A `sh` block runs as one command whose output is not compared; it must exit 0.
@@ -58,6 +58,21 @@ export function readmeBlocks(markdown: string): ReadmeBlock[] {
   return blocks;
 }
 
+/** Whether `text` ends inside a single- or double-quoted shell string (the command goes on on the next line). */
+function unclosedQuote(text: string): boolean {
+  let quote: "'" | '"' | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+    } else if (c === '\\') i++;
+    else if (quote === '"') {
+      if (c === '"') quote = undefined;
+    } else if (c === "'" || c === '"') quote = c;
+  }
+  return quote !== undefined;
+}
+
 function shCommand(body: string[], firstLine: number): ReadmeCommand {
   return { line: firstLine, command: body.join('\n'), expected: null, exitCode: 0 };
 }
@@ -70,7 +85,7 @@ function consoleCommands(body: string[], firstLine: number): ReadmeCommand[] {
     if (text.startsWith('$ ')) {
       const parts = [text.slice(2)];
       const line = firstLine + i;
-      while (parts.at(-1)!.endsWith('\\') && i + 1 < body.length) parts.push(body[++i]!);
+      while ((parts.at(-1)!.endsWith('\\') || unclosedQuote(parts.join('\n'))) && i + 1 < body.length) parts.push(body[++i]!);
       current = { line, command: parts.join('\n'), expected: [], exitCode: 0 };
       commands.push(current);
       continue;
@@ -130,3 +145,48 @@ export function drift(command: ReadmeCommand, ran: { output: string; exitCode: n
   } else if (problems.length) problems.push(`  printed:\n${ran.output}`);
   return problems.length ? problems.join('\n') : undefined;
 }
+
+/**
+ * The README with each run command's shown output replaced by what it printed
+ * (`printed`: README line of the command → its output), for README_UPDATE: a
+ * shown output with `…` in it is an elision the writer chose and stays, and
+ * ids are renamed everywhere to the run's (learned from the lines that line
+ * up), so the session stays one consistent run. Secrets become `EXAMPLE`
+ * placeholders; `# ` notes and blank lines between commands stay.
+ */
+export function withPrintedOutputs(markdown: string, printed: Map<number, string>): string {
+  const lines = markdown.split('\n');
+  const renames = new Map<string, string>();
+  const learn = (shown: string[], got: string[]) => {
+    for (const [i, line] of shown.entries()) {
+      const [a, b] = [line.match(ID) ?? [], got[i]?.match(ID) ?? []];
+      if (a.length !== b.length) continue;
+      for (const [k, id] of a.entries()) if (id.split('_')[0] === b[k]!.split('_')[0] && !renames.has(id)) renames.set(id, b[k]!);
+    }
+  };
+  const commands = readmeBlocks(markdown).flatMap((b) => (b.lang === 'console' ? b.commands : []));
+  for (const command of commands.reverse()) {
+    const output = printed.get(command.line);
+    if (output === undefined) continue;
+    const from = command.line - 1 + command.command.split('\n').length; // 0-based index of the first output line
+    let to = from;
+    while (to < lines.length && !/^(\$ |# |```)/.test(lines[to]!)) to++;
+    while (to > from && lines[to - 1]!.trim() === '') to--; // blank lines before the next command stay
+    const shown = lines.slice(from, to);
+    const got = placeholders(output.replace(/\r/g, '').replace(/\n+$/, '')).split('\n');
+    learn(shown, got);
+    if (!shown.some((l) => l.includes('…'))) lines.splice(from, to - from, ...(output.trim() ? got : []));
+  }
+  let out = lines.join('\n');
+  for (const [from, to] of renames) out = out.split(from).join(to);
+  return out;
+}
+
+const ID = /\b[a-z]+_[0-9a-f]{32}\b/g;
+
+const placeholders = (text: string) =>
+  text
+    .replace(/\b(sk|pk)_([a-z0-9]+)_(live|test)_[A-Za-z0-9_-]{20,}/g, '$1_$2_$3_EXAMPLExxxxxxxxxxxxxxxxxxxxxxxxxxxxx')
+    .replace(/\bop_tok_[A-Za-z0-9_-]{20,}/g, 'op_tok_EXAMPLExxxxxxxxxxxxxxxxxxxxxxxxxxxx')
+    .replace(/\but_[A-Za-z0-9_-]{20,}/g, 'ut_EXAMPLExxxxxxxxxxxxxxxxxxxxxxxxxxxxx')
+    .replace(/\bwhsec_[A-Za-z0-9+/=]{40,}/g, 'whsec_EXAMPLExxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx=');

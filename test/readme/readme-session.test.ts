@@ -1,10 +1,10 @@
-import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPersistentDatabase, onPostgres, type PersistentDatabase } from '../support/kit.ts';
 import { type ServerProcess, spawnServer } from '../support/ops-process.ts';
 import { bashSession, type BashSession } from './bash-session.ts';
-import { drift, type ReadmeBlock, readmeBlocks } from './readme-blocks.ts';
+import { drift, type ReadmeBlock, readmeBlocks, withPrintedOutputs } from './readme-blocks.ts';
 
 /**
  * The README's shell session runs as written (convention in readme-blocks.ts
@@ -24,8 +24,8 @@ import { drift, type ReadmeBlock, readmeBlocks } from './readme-blocks.ts';
 const README = resolve(import.meta.dirname, '../../README.md');
 const MIGRATIONS = resolve(import.meta.dirname, '../../prisma/migrations');
 const COMMAND_TIMEOUT_MS = 20_000;
-/** README_RECORD=<file>: also append every command and what it printed, unmasked, to update the README from. */
-const RECORD = process.env.README_RECORD;
+/** README_UPDATE=1: after the run, rewrite README.md's shown outputs with what the commands printed (review the diff). */
+const UPDATE = process.env.README_UPDATE === '1';
 
 describe('README', () => {
   let database: PersistentDatabase;
@@ -85,16 +85,17 @@ describe('README', () => {
   test('its console and sh blocks run in order and print what it shows', async () => {
     const blocks = readmeBlocks(readFileSync(README, 'utf8'));
     const failures: string[] = [];
+    const printed = new Map<number, string>();
     session: for (const block of blocks.filter((b) => !b.skip)) {
       for (const command of block.commands) {
         const ran = await shell.run(command.command, COMMAND_TIMEOUT_MS).catch((e: Error) => e);
-        if (RECORD && !(ran instanceof Error))
-          appendFileSync(RECORD, `## README line ${command.line}\n$ ${command.command}\n${ran.output}\n`);
+        if (!(ran instanceof Error)) printed.set(command.line, ran.output);
         const problem = ran instanceof Error ? ran.message : drift(command, onPostgres() ? asIfEmbedded(ran) : ran, server.origin);
         if (problem) failures.push(`${where(block, command.line)}\n$ ${command.command}\n${problem}`);
         if (ran instanceof Error) break session; // the shell is still busy with it
       }
     }
+    if (UPDATE) writeFileSync(README, withPrintedOutputs(readFileSync(README, 'utf8'), printed));
     expect(failures.join('\n\n'), `${failures.length} README command(s) drifted`).toBe('');
   }, 90_000); // about 15 s (half of it the waits the README shows); generous for a loaded CI machine
 });
