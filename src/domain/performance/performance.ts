@@ -169,10 +169,14 @@ async function resolveEntities(deps: Deps, tx: Tx, organizationId: string, subje
       ? { i, id: s.id, issuer: null, external_user_id: null }
       : { i, id: null, issuer: s.issuer, external_user_id: s.externalUserId },
   );
+  // Two index lookups (by id, by the external pair), never a join on an OR: that would compare every item with every entity.
   const rows = await tx.$queryRaw<{ i: number; id: string }[]>`
-    SELECT w.i, e.id FROM json_to_recordset(${JSON.stringify(wanted)}::json) AS w(i int, id text, issuer text, external_user_id text)
-      JOIN entity e ON e.organization_id = ${organizationId}
-       AND ((w.id IS NOT NULL AND e.id = w.id) OR (w.id IS NULL AND e.issuer = w.issuer AND e.external_user_id = w.external_user_id))`;
+    WITH w AS (SELECT * FROM json_to_recordset(${JSON.stringify(wanted)}::json) AS w(i int, id text, issuer text, external_user_id text))
+    SELECT w.i, e.id FROM w JOIN entity e ON e.id = w.id AND e.organization_id = ${organizationId} WHERE w.id IS NOT NULL
+    UNION ALL
+    SELECT w.i, e.id FROM w JOIN entity e
+      ON e.organization_id = ${organizationId} AND e.issuer = w.issuer AND e.external_user_id = w.external_user_id
+     WHERE w.id IS NULL`;
   const byIndex = new Map(rows.map((r) => [r.i, r.id]));
   const unknown = subjects.findIndex((_, i) => !byIndex.has(i));
   if (unknown >= 0) throw missing('entity', (subjects[unknown] as { id: string }).id, `measurements.${unknown}.entity`);
