@@ -8,7 +8,7 @@ import { FANOUT_BATCH, fanOutBatch } from '../domain/webhook/fanout.ts';
 import { exhaustLeased, leaseDue, recordAttempts, type FinishedAttempt, type LeasedDelivery } from '../domain/webhook/lease.ts';
 import { keepAliveAgents, postWebhook, type Agents, type AttemptOutcome, type SendOptions } from '../domain/webhook/send.ts';
 import { EndpointLimits, INITIAL_ENDPOINT_LIMIT } from '../domain/webhook/concurrency.ts';
-import { webhookHeaders } from '../domain/webhook/signature.ts';
+import { REPLAY_HEADER, webhookHeaders } from '../domain/webhook/signature.ts';
 import { Loop } from '../runtime/loop.ts';
 
 /**
@@ -148,7 +148,9 @@ export class WebhookWorker {
     // webhook-timestamp is wall-clock time: receivers compare it with their own
     // clock (Standard Webhooks' replay window), whatever the injected clock says.
     const headers = webhookHeaders(secrets, d.event_id, Math.floor(Date.now() / 1000), body);
-    const outcome = await postWebhook(d.endpoint.url, { ...headers }, body, this.sendOptions);
+    // A replayed event carries the same webhook-id and signature as a live one, plus the replay operation's id.
+    const replay: Record<string, string> = d.replay_operation_id ? { [REPLAY_HEADER]: d.replay_operation_id } : {};
+    const outcome = await postWebhook(d.endpoint.url, { ...headers, ...replay }, body, this.sendOptions);
     this.deps.metrics?.webhookAttempt(outcome);
     this.finished.push({ delivery: d, startedAt, outcome });
     void this.flush();

@@ -13,6 +13,7 @@ import { events } from '../../src/domain/event/event.ts';
 import { programs } from '../../src/domain/program/program.ts';
 import { webhookDeliveries } from '../../src/domain/webhook/delivery.ts';
 import { webhookEndpoints } from '../../src/domain/webhook/endpoint.ts';
+import { webhookReplays } from '../../src/domain/webhook/replay.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { assertionRoutes } from '../../rest/platform/assertions.ts';
 import { distributionRoutes } from '../../rest/platform/distributions.ts';
@@ -35,6 +36,7 @@ test.beforeAll(({ app }) => void (t = app));
 const ALL = [
   webhookEndpoints,
   webhookDeliveries,
+  webhookReplays,
   programs,
   events,
   enrollments,
@@ -284,6 +286,39 @@ const ROWS: Row[] = [
       rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/deliveries/msg_nope/retry` },
       gql: { query: `mutation { retryWebhookDelivery(endpointId: "${ids.endpoint}", id: "msg_nope") { id } }` },
     }),
+  },
+  {
+    action: webhookReplays.create,
+    setup: createEndpoint,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/replay`, body: { starting_after: 0 }, envelope: 'operation' },
+      gql: {
+        query: `mutation { replayWebhookEndpoint(id: "${ids.endpoint}", startingAfter: 0) { ${OP} } }`,
+        pick: json('replayWebhookEndpoint'),
+      },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/replay`, body: { starting_after: 0, until: 'soon' } },
+      gql: { query: `mutation { replayWebhookEndpoint(id: "${ids.endpoint}", startingAfter: 0, until: "soon") { id } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/webhook_endpoints/we_nope/replay', body: { starting_after: 0 } },
+      gql: { query: 'mutation { replayWebhookEndpoint(id: "we_nope", startingAfter: 0) { id } }' },
+    },
+  },
+  {
+    action: webhookReplays.cancel,
+    setup: createEndpoint,
+    // No live replay: the same 409 on both (test/delivery/replay.test.ts cancels real ones on both fronts).
+    refused: 'resource_conflict',
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/replay/cancel` },
+      gql: { query: `mutation { cancelWebhookEndpointReplay(id: "${ids.endpoint}") { id } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/webhook_endpoints/we_nope/replay/cancel' },
+      gql: { query: 'mutation { cancelWebhookEndpointReplay(id: "we_nope") { id } }' },
+    },
   },
   {
     action: programs.create,

@@ -44,6 +44,7 @@ export const WebhookDelivery = z.object({
   last_error: z.string().nullable(),
   created_at: time,
   completed_at: time.nullable(),
+  replay_operation_id: z.string().nullable().describe('the replay operation that re-sent the event (op_...); null for a live delivery'),
   attempt_log: z.array(WebhookAttempt),
 });
 export type PublicWebhookDelivery = z.output<typeof WebhookDelivery>;
@@ -67,6 +68,7 @@ export function presentDelivery(
     last_error: row.lastError,
     created_at: row.createdAt.toISOString(),
     completed_at: row.completedAt?.toISOString() ?? null,
+    replay_operation_id: row.replayOperationId,
     attempt_log: row.attemptLog
       .sort((a, b) => a.number - b.number)
       .map((a) => ({

@@ -5,7 +5,8 @@ import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
-import { canonicalEventType } from '../event/types.ts';
+import { canonicalEventType, subscriptionCovers } from '../event/types.ts';
+import type { FilterableRow } from '../event/filter.ts';
 import { mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { refusedDestination } from './address-guard.ts';
@@ -122,13 +123,19 @@ function checkDestination(deps: Deps, url: string): void {
   if (reason) throw new DomainError('invalid_request', `Invalid url: ${reason}`, 'url');
 }
 
-function checkEventTypes(entries: string[] | undefined): string[] | undefined {
+/** Public types or legacy spellings, deduplicated; any other entry is invalid_event_type naming every offender. */
+export function checkEventTypes(entries: string[] | undefined, param = 'enabled_events'): string[] | undefined {
   if (!entries) return undefined;
   const offenders = [...new Set(entries.filter((e) => !canonicalEventType(e)))];
   if (offenders.length) {
-    throw new DomainError('invalid_event_type', `Unknown event type(s): ${offenders.join(', ')}`, 'enabled_events');
+    throw new DomainError('invalid_event_type', `Unknown event type(s): ${offenders.join(', ')}`, param);
   }
   return [...new Set(entries)];
+}
+
+/** Whether an endpoint receives an event (fan-out and replay alike): its `enabled_events` cover the event's type. */
+export function endpointWants(endpoint: Pick<WebhookEndpointRow, 'enabledEvents'>, event: FilterableRow): boolean {
+  return subscriptionCovers(endpoint.enabledEvents, event.type);
 }
 
 async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, input: z.output<typeof CreateWebhookEndpointInput>) {

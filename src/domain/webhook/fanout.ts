@@ -1,7 +1,7 @@
 import { Prisma } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { newId } from '../id.ts';
-import { subscriptionCovers } from '../event/types.ts';
+import { endpointWants } from './endpoint.ts';
 
 /**
  * Fan-out: turns sequenced events into deliveries, one per (endpoint, event).
@@ -26,6 +26,9 @@ interface EventRow {
   id: string;
   organization_id: string;
   type: string;
+  brand_id: string | null;
+  subject_type: string;
+  subject_id: string;
   created_at: Date;
   position: string;
 }
@@ -37,7 +40,7 @@ interface EndpointRow {
 }
 
 /** The events after the cursor, in position order (the partial unique `position` index). */
-const AFTER_CURSOR = Prisma.sql`SELECT id, organization_id, type, created_at, position FROM event
+const AFTER_CURSOR = Prisma.sql`SELECT id, organization_id, type, brand_id, subject_type, subject_id, created_at, position FROM event
   WHERE position > coalesce((SELECT (value->>'position')::bigint FROM system_setting WHERE key = ${CURSOR_KEY}), 0)
   ORDER BY position LIMIT ${FANOUT_BATCH}::int`;
 
@@ -53,7 +56,7 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<num
   return deps.db.sql.transaction(async (send) => {
     const [, eventRows, endpointRows] = await send([
       Prisma.sql`SELECT pg_advisory_xact_lock(${LOCK_KEY}::bigint)::text`,
-      Prisma.sql`SELECT id, organization_id, type, created_at, position::text AS position FROM (${AFTER_CURSOR}) e`,
+      Prisma.sql`SELECT id, organization_id, type, brand_id, subject_type, subject_id, created_at, position::text AS position FROM (${AFTER_CURSOR}) e`,
       Prisma.sql`SELECT id, organization_id, enabled_events, created_at FROM webhook_endpoint
         WHERE status = 'enabled' AND organization_id IN (SELECT organization_id FROM (${AFTER_CURSOR}) e)`,
     ]);
@@ -67,7 +70,9 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<num
     const deliveries: { id: string; org: string; endpoint: string; event: string }[] = [];
     for (const e of events) {
       for (const ep of byOrg.get(e.organization_id) ?? []) {
-        if (new Date(ep.created_at) > new Date(e.created_at) || !subscriptionCovers(ep.enabled_events, e.type)) continue;
+        if (new Date(ep.created_at) > new Date(e.created_at)) continue;
+        const event = { type: e.type, brandId: e.brand_id, subjectType: e.subject_type, subjectId: e.subject_id };
+        if (!endpointWants({ enabledEvents: ep.enabled_events }, event)) continue;
         deliveries.push({ id: newId('delivery'), org: e.organization_id, endpoint: ep.id, event: e.id });
       }
     }
@@ -80,7 +85,7 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<num
               Prisma.sql`INSERT INTO webhook_delivery (id, organization_id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
                 SELECT d.id, d.org, d.endpoint, d.event, 'pending', 0, ${due}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
                 FROM json_to_recordset(${JSON.stringify(deliveries)}::json) AS d(id text, org text, endpoint text, event text)
-                ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
+                ON CONFLICT (endpoint_id, event_id) WHERE replay_operation_id IS NULL DO NOTHING`,
             ]
           : []),
         Prisma.sql`INSERT INTO system_setting (key, value, updated_at) VALUES (${CURSOR_KEY}, jsonb_build_object('position', ${last}::text), ${now}::timestamptz)

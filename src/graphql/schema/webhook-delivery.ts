@@ -39,6 +39,10 @@ const WebhookDelivery = builder.objectRef<PublicWebhookDelivery>('WebhookDeliver
     lastError: t.exposeString('last_error', { nullable: true }),
     createdAt: t.exposeString('created_at'),
     completedAt: t.exposeString('completed_at', { nullable: true }),
+    replayOperationId: t.exposeString('replay_operation_id', {
+      nullable: true,
+      description: 'The replay operation that re-sent the event; null for a live delivery',
+    }),
     attemptLog: t.field({ type: [WebhookAttempt], resolve: (d) => d.attempt_log }),
   }),
 });

@@ -4,6 +4,8 @@ import { builder } from '../builder.ts';
 import { given } from '../connection.ts';
 import { EVENT_TYPE_DOC, WebhookEndpointDisabledReason, WebhookEndpointStatus } from './enums.ts';
 import { Node } from './node.ts';
+import { Operation } from './operation.ts';
+import { REPLAY_MAX_EVENTS, webhookReplays } from '../../domain/webhook/replay.ts';
 
 /** Webhook endpoints in GraphQL: the same actions as REST, so a key replays identically on both. */
 export const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('WebhookEndpoint').implement({
@@ -80,6 +82,30 @@ mutationAction('rotateWebhookEndpointSecret', webhookEndpoints.rotateSecret, {
 mutationAction('deleteWebhookEndpoint', webhookEndpoints.delete, {
   description: 'Delete an endpoint (scope webhooks:write)',
   type: DeletedWebhookEndpoint,
+  args: (arg) => ({ id: arg.id({ required: true }) }),
+  input: (a) => ({ params: { id: String(a.id) }, input: {} }),
+});
+
+mutationAction('replayWebhookEndpoint', webhookReplays.create, {
+  description: `Re-send a seq or time range of events to the endpoint (at most ${REPLAY_MAX_EVENTS}); returns the webhook_endpoint.replay operation (scope webhooks:write)`,
+  type: Operation,
+  args: (arg) => ({
+    id: arg.id({ required: true }),
+    startingAfter: arg.int({ description: 'Replay the events after this seq; or give since' }),
+    since: arg.string({ description: 'Replay the events appended at or after this RFC 3339 time; or give startingAfter' }),
+    until: arg.string({ description: 'The last event replayed: a seq (digits) or an RFC 3339 time; default: the newest event now' }),
+    types: arg.stringList({ description: `Only these types. ${EVENT_TYPE_DOC}` }),
+    onlyFailed: arg.boolean({ description: 'Skip events the endpoint already has a succeeded or still-scheduled delivery of' }),
+  }),
+  input: (a) => ({
+    params: { id: String(a.id) },
+    input: given({ starting_after: a.startingAfter, since: a.since, until: a.until, types: a.types, only_failed: a.onlyFailed }),
+  }),
+});
+
+mutationAction('cancelWebhookEndpointReplay', webhookReplays.cancel, {
+  description: "Cancel the endpoint's live replay; returns the webhook_endpoint.replay_cancel operation (scope webhooks:write)",
+  type: Operation,
   args: (arg) => ({ id: arg.id({ required: true }) }),
   input: (a) => ({ params: { id: String(a.id) }, input: {} }),
 });
