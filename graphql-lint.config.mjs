@@ -16,6 +16,7 @@ const VALUE_TYPES = [
   'Viewer',
   'WebhookAttempt',
   'WebhookDeliveryStatusSummary',
+  'WebhookEndpointFilter',
 ];
 
 export default [

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { expect } from 'vitest';
-import { appendEvent } from '../../src/domain/event/event.ts';
+import { insertEvents } from '../../src/domain/event/event.ts';
 import { REPLAY_BATCH, REPLAY_MAX_EVENTS } from '../../src/domain/webhook/replay.ts';
 import { operationsConfig } from '../operations/helpers.ts';
 import { appTest, buildTenant, emitEvent, feedEvents, type TestApp } from '../support/kit.ts';
@@ -36,15 +36,16 @@ async function runReplay(t: TestApp) {
   await t.app.operations.drain();
 }
 
-/** `n` events in one transaction, every `every`-th of type assertion.revoked (the others assertion.created). */
+/** `n` events in one statement, every `every`-th of type assertion.revoked (the others assertion.created). */
 async function emitMixed(t: TestApp, organizationId: string, n: number, every: number) {
   const { deps } = t.app;
-  await deps.db.transaction(async (tx) => {
-    for (let i = 0; i < n; i++) {
-      const type = i % every === 0 ? 'assertion.revoked' : 'assertion.created';
-      await appendEvent(deps, tx, { organizationId, type, subject: { type: 'entity', id: 'ent_1' }, data: { i } });
-    }
-  });
+  const events = Array.from({ length: n }, (_, i) => ({
+    organizationId,
+    type: i % every === 0 ? 'assertion.revoked' : 'assertion.created',
+    subject: { type: 'entity', id: 'ent_1' },
+    data: { i },
+  }));
+  await deps.db.sql.transaction((send) => send([insertEvents(deps, events)], { commit: true }));
   await t.app.sequencer.flush();
 }
 

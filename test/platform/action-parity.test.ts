@@ -63,7 +63,8 @@ const SCOPES = [
 ];
 const P = '/v1/platform';
 
-const EP = 'id url description enabledEvents status disabledReason failingSince secret rotatedAt livemode createdAt updatedAt';
+const EP =
+  'id url description enabledEvents filter { brands subjectTypes } status disabledReason failingSince secret rotatedAt livemode createdAt updatedAt';
 const REQ = 'id program metric operator threshold createdAt';
 const PROG = `id brand name gracePeriodSeconds requirements { ${REQ} } livemode createdAt updatedAt`;
 

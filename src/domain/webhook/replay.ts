@@ -16,7 +16,7 @@ import {
   type PublicOperation,
 } from '../operation/operation.ts';
 import { timestamp } from '../validation.ts';
-import { checkEventTypes, endpointWants, findEndpoint } from './endpoint.ts';
+import { checkEventTypes, endpointMatcher, findEndpoint } from './endpoint.ts';
 
 /**
  * Replay (issue 16): re-sends the events of a `seq` range to one endpoint, as
@@ -232,11 +232,12 @@ async function replayBatch(deps: Deps, tx: Tx, op: OperationRow, p: ReplayProgre
     WHERE organization_id = ${op.organizationId} AND seq > ${p.cursor_seq} AND seq <= ${p.until_seq}
     ORDER BY seq LIMIT ${REPLAY_BATCH}::int`;
   const types = p.types && new Set(p.types);
+  const wants = endpointMatcher(endpoint);
   let matched = events.filter(
     (e) =>
       e.created_at >= endpoint.createdAt &&
       (!types || types.has(e.type)) &&
-      endpointWants(endpoint, { type: e.type, brandId: e.brand_id, subjectType: e.subject_type, subjectId: e.subject_id }),
+      wants({ type: e.type, brandId: e.brand_id, subjectType: e.subject_type, subjectId: e.subject_id }),
   );
   if (p.only_failed && matched.length) {
     const done = await tx.$queryRaw<{ event_id: string }[]>`

@@ -7,6 +7,21 @@ import { Node } from './node.ts';
 import { Operation } from './operation.ts';
 import { REPLAY_MAX_EVENTS, webhookReplays } from '../../domain/webhook/replay.ts';
 
+const WebhookEndpointFilter = builder.objectRef<PublicWebhookEndpoint['filter']>('WebhookEndpointFilter').implement({
+  description: "Besides enabledEvents: an event is delivered only if it matches every list given (the events feed's filters)",
+  fields: (t) => ({
+    brands: t.exposeStringList('brands', { nullable: true, description: 'Brand ids; null: every brand and organization-level events' }),
+    subjectTypes: t.exposeStringList('subject_types', { nullable: true }),
+  }),
+});
+
+const WebhookEndpointFilterInput = builder.inputType('WebhookEndpointFilterInput', {
+  description: "An endpoint's filter: brand ids or slugs, subject types (each list 1 to 20 entries, like the events feed)",
+  fields: (t) => ({ brands: t.stringList(), subjectTypes: t.stringList() }),
+});
+const filterInput = (f: { brands?: string[] | null; subjectTypes?: string[] | null } | null | undefined) =>
+  f == null ? f : given({ brands: f.brands ?? undefined, subject_types: f.subjectTypes ?? undefined });
+
 /** Webhook endpoints in GraphQL: the same actions as REST, so a key replays identically on both. */
 export const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('WebhookEndpoint').implement({
   description: 'A URL that receives signed webhook deliveries of the events it subscribes to',
@@ -16,6 +31,7 @@ export const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('Webhook
     url: t.exposeString('url'),
     description: t.exposeString('description', { nullable: true }),
     enabledEvents: t.exposeStringList('enabled_events', { description: `The event types delivered; empty: every one. ${EVENT_TYPE_DOC}` }),
+    filter: t.field({ type: WebhookEndpointFilter, resolve: (e) => e.filter }),
     status: t.expose('status', { type: WebhookEndpointStatus }),
     disabledReason: t.expose('disabled_reason', { type: WebhookEndpointDisabledReason, nullable: true }),
     failingSince: t.exposeString('failing_since', {
@@ -52,8 +68,15 @@ queryAction('webhookEndpoint', webhookEndpoints.retrieve, {
 mutationAction('createWebhookEndpoint', webhookEndpoints.create, {
   description: 'Create an endpoint; the answer carries its signing secret, once (scope webhooks:write)',
   type: WebhookEndpoint,
-  args: (arg) => ({ url: arg.string({ required: true }), description: arg.string(), enabledEvents: arg.stringList() }),
-  input: (a) => ({ input: given({ url: a.url, description: a.description, enabled_events: a.enabledEvents }) }),
+  args: (arg) => ({
+    url: arg.string({ required: true }),
+    description: arg.string(),
+    enabledEvents: arg.stringList(),
+    filter: arg({ type: WebhookEndpointFilterInput }),
+  }),
+  input: (a) => ({
+    input: given({ url: a.url, description: a.description, enabled_events: a.enabledEvents, filter: filterInput(a.filter) }),
+  }),
 });
 
 mutationAction('updateWebhookEndpoint', webhookEndpoints.update, {
@@ -64,11 +87,18 @@ mutationAction('updateWebhookEndpoint', webhookEndpoints.update, {
     url: arg.string(),
     description: arg.string(),
     enabledEvents: arg.stringList(),
+    filter: arg({ type: WebhookEndpointFilterInput, description: 'null clears it' }),
     status: arg({ type: WebhookEndpointStatus }),
   }),
   input: (a) => ({
     params: { id: String(a.id) },
-    input: given({ url: a.url, description: a.description, enabled_events: a.enabledEvents, status: a.status }),
+    input: given({
+      url: a.url,
+      description: a.description,
+      enabled_events: a.enabledEvents,
+      filter: filterInput(a.filter),
+      status: a.status,
+    }),
   }),
 });
 
