@@ -2,18 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { operationsConfig } from '../operations/helpers.ts';
 import { appTest, buildTenant, type TestApp } from '../support/kit.ts';
-import { createEndpoint, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
+import { createEndpoint, settle, startReceiver, webhookConfig } from './receiver.ts';
 
 /**
  * Endpoint filters beyond type (issue 16): `filter: { brands, subject_types }`, the events feed's definition and
  * validation; an event reaches the endpoint only if every given list matches, in fan-out and in replay.
  */
 const test = appTest({ config: { ...webhookConfig(), ...operationsConfig() } });
-let rx: Receiver;
-test.beforeAll(async () => {
-  rx = await startReceiver();
-});
-test.afterAll(() => rx?.close());
+const rx = await startReceiver();
+test.afterAll(() => rx.close());
 
 const SCOPES = ['webhooks:read', 'webhooks:write'];
 const P = '/v1/platform';

@@ -5,18 +5,15 @@ import { insertEvents } from '../../src/domain/event/event.ts';
 import { REPLAY_BATCH, REPLAY_MAX_EVENTS } from '../../src/domain/webhook/replay.ts';
 import { operationsConfig } from '../operations/helpers.ts';
 import { appTest, buildTenant, emitEvent, feedEvents, type TestApp } from '../support/kit.ts';
-import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
+import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig } from './receiver.ts';
 
 /**
  * Replay as an operation (issue 16): POST /webhook_endpoints/{id}/replay re-sends a seq range to one endpoint,
  * in batches run by the operations engine (drained here), signed like live deliveries plus a webhook-replay header.
  */
 const test = appTest({ config: { ...webhookConfig({ retryScheduleMs: [0, 60_000] }), ...operationsConfig() } });
-let rx: Receiver;
-test.beforeAll(async () => {
-  rx = await startReceiver();
-});
-test.afterAll(() => rx?.close());
+const rx = await startReceiver();
+test.afterAll(() => rx.close());
 
 const SCOPES = ['webhooks:read', 'webhooks:write', 'events:read'];
 const P = '/v1/platform';

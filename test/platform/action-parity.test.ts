@@ -279,6 +279,26 @@ const ROWS: Row[] = [
     }),
   },
   {
+    action: webhookDeliveries.listForEvent,
+    setup: createEvent,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/events/${ids.event}/deliveries` },
+      gql: {
+        query: `{ eventDeliveries(eventId: "${ids.event}") { edges { node { id } } pageInfo { hasNextPage } } }`,
+        pick: (d) => edges(d.eventDeliveries),
+      },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'GET', path: `/events/${ids.event}/deliveries?status_class=1xx` },
+      gql: { query: `{ eventDeliveries(eventId: "${ids.event}", statusClass: "1xx") { edges { cursor } } }` },
+      gqlParam: 'statusClass',
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/events/evt_nope/deliveries' },
+      gql: { query: '{ eventDeliveries(eventId: "evt_nope") { edges { cursor } } }' },
+    },
+  },
+  {
     action: webhookDeliveries.retry,
     setup: createEndpoint,
     // No delivery exists to retry here: the same 404 on both is the result (test/delivery/graphql.test.ts retries real ones).

@@ -71,12 +71,12 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<num
       byOrg.set(ep.organization_id, [...(byOrg.get(ep.organization_id) ?? []), { ...ep, wants }]);
     }
 
-    const deliveries: { id: string; org: string; endpoint: string; event: string }[] = [];
+    const deliveries: { id: string; org: string; endpoint: string; event: string; type: string }[] = [];
     for (const e of events) {
       const event = { type: e.type, brandId: e.brand_id, subjectType: e.subject_type, subjectId: e.subject_id };
       for (const ep of byOrg.get(e.organization_id) ?? []) {
         if (new Date(ep.created_at) > new Date(e.created_at) || !ep.wants(event)) continue;
-        deliveries.push({ id: newId('delivery'), org: e.organization_id, endpoint: ep.id, event: e.id });
+        deliveries.push({ id: newId('delivery'), org: e.organization_id, endpoint: ep.id, event: e.id, type: e.type });
       }
     }
     const due = new Date(now.getTime() + firstDelayMs);
@@ -85,9 +85,9 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<num
       [
         ...(deliveries.length
           ? [
-              Prisma.sql`INSERT INTO webhook_delivery (id, organization_id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
-                SELECT d.id, d.org, d.endpoint, d.event, 'pending', 0, ${due}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
-                FROM json_to_recordset(${JSON.stringify(deliveries)}::json) AS d(id text, org text, endpoint text, event text)
+              Prisma.sql`INSERT INTO webhook_delivery (id, organization_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at)
+                SELECT d.id, d.org, d.endpoint, d.event, d.type, 'pending', 0, ${due}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+                FROM json_to_recordset(${JSON.stringify(deliveries)}::json) AS d(id text, org text, endpoint text, event text, type text)
                 ON CONFLICT (endpoint_id, event_id) WHERE replay_operation_id IS NULL DO NOTHING`,
             ]
           : []),

@@ -249,11 +249,11 @@ async function replayBatch(deps: Deps, tx: Tx, op: OperationRow, p: ReplayProgre
   const now = deps.clock.now();
   if (matched.length) {
     const due = new Date(now.getTime() + (deps.config.webhook.retryScheduleMs[0] ?? 0));
-    const rows = matched.map((e) => ({ id: newId('delivery'), event: e.id }));
+    const rows = matched.map((e) => ({ id: newId('delivery'), event: e.id, type: e.type }));
     await tx.$executeRaw`
-      INSERT INTO webhook_delivery (id, organization_id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at, updated_at, replay_operation_id)
-      SELECT d.id, ${op.organizationId}, ${endpoint.id}, d.event, 'pending', 0, ${due}::timestamptz, ${now}::timestamptz, ${now}::timestamptz, ${op.id}
-      FROM json_to_recordset(${JSON.stringify(rows)}::json) AS d(id text, event text)
+      INSERT INTO webhook_delivery (id, organization_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at, replay_operation_id)
+      SELECT d.id, ${op.organizationId}, ${endpoint.id}, d.event, d.type, 'pending', 0, ${due}::timestamptz, ${now}::timestamptz, ${now}::timestamptz, ${op.id}
+      FROM json_to_recordset(${JSON.stringify(rows)}::json) AS d(id text, event text, type text)
       ON CONFLICT (replay_operation_id, event_id) WHERE replay_operation_id IS NOT NULL DO NOTHING`;
     deps.db.afterCommit(tx, () => deps.webhooks?.kick());
   }
