@@ -21,6 +21,7 @@ const VALUE_TYPES = [
   'Viewer',
   'WebhookAttempt',
   'WebhookDeliveryStatusSummary',
+  'WebhookEndpointFilter',
 ];
 
 export default [

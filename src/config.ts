@@ -90,6 +90,10 @@ const Env = z.object({
     .string()
     .regex(/^\s*\d+(\.\d+)?\s*(ms|s|m|h|d)?\s*$/, 'WEBHOOK_DISABLE_FAILING_AFTER must be one duration like 5d or 12h (0: never)')
     .default('5d'),
+  WEBHOOK_ATTEMPT_RETENTION: z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?\s*(ms|s|m|h|d)?\s*$/, 'WEBHOOK_ATTEMPT_RETENTION must be one duration like 30d (0: keep forever)')
+    .default('30d'),
   METRICS_LISTEN: z
     .string()
     .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'METRICS_LISTEN must be host:port, e.g. 127.0.0.1:9464')
@@ -187,6 +191,8 @@ export interface WebhookConfig {
   worker: boolean;
   /** An endpoint whose every attempt has failed for this long is disabled (`failing`); 0 never disables. */
   disableFailingAfterMs: number;
+  /** Attempts older than this are pruned by the maintenance loop (the deliveries and the feed stay); 0 keeps them forever. */
+  attemptRetentionMs: number;
 }
 
 /** What one GraphQL document may ask for; anything beyond is refused before execution. */
@@ -322,6 +328,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       leaseMs: e.WEBHOOK_LEASE_MS ?? e.WEBHOOK_TIMEOUT_MS + 15_000,
       worker: e.WEBHOOK_WORKER ?? true,
       disableFailingAfterMs: parseDurations(e.WEBHOOK_DISABLE_FAILING_AFTER, 'WEBHOOK_DISABLE_FAILING_AFTER')[0]!,
+      attemptRetentionMs: parseDurations(e.WEBHOOK_ATTEMPT_RETENTION, 'WEBHOOK_ATTEMPT_RETENTION')[0]!,
     },
     ...overrides,
   };

@@ -15,6 +15,14 @@ export function webhookDeliveryRoutes(deps: Deps): RouteDef[] {
       summary: 'List an endpoint’s deliveries with their attempt logs, newest first',
       description: 'A page of deliveries',
     }),
+    actionRoute(deps, webhookDeliveries.listForEvent, {
+      ...common,
+      method: 'GET',
+      path: '/events/:id/deliveries',
+      operationId: 'listEventDeliveries',
+      summary: 'List one event’s deliveries across the organization’s endpoints, newest first',
+      description: 'A page of deliveries',
+    }),
     actionRoute(deps, webhookDeliveries.retry, {
       ...common,
       method: 'POST',

@@ -1,5 +1,6 @@
 import type { Deps } from '../../src/domain/context.ts';
 import { webhookEndpoints } from '../../src/domain/webhook/endpoint.ts';
+import { REPLAY_MAX_EVENTS, webhookReplays } from '../../src/domain/webhook/replay.ts';
 import type { RouteDef } from '../http/route.ts';
 import { actionRoute } from './answer.ts';
 
@@ -58,6 +59,24 @@ export function webhookEndpointRoutes(deps: Deps): RouteDef[] {
       operationId: 'deleteWebhookEndpoint',
       summary: 'Delete a webhook endpoint and its secrets (a replayed delete returns the cached response)',
       description: 'Deleted',
+    }),
+    actionRoute(deps, webhookReplays.create, {
+      ...common,
+      method: 'POST',
+      path: '/webhook_endpoints/:id/replay',
+      operationId: 'replayWebhookEndpoint',
+      summary: `Re-send a seq or time range of events to the endpoint (at most ${REPLAY_MAX_EVENTS}), as an operation (webhook_endpoint.replay); one live replay per endpoint`,
+      description: 'The wrapped operation doing the replay',
+      envelope: 'operation',
+    }),
+    actionRoute(deps, webhookReplays.cancel, {
+      ...common,
+      method: 'POST',
+      path: '/webhook_endpoints/:id/replay/cancel',
+      operationId: 'cancelWebhookEndpointReplay',
+      summary: 'Cancel the endpoint’s live replay (control plane): it stops at its next batch and exhausts what it queued',
+      description: 'The wrapped cancel operation (webhook_endpoint.replay_cancel)',
+      envelope: 'operation',
     }),
   ];
 }

@@ -8,6 +8,7 @@ import { EventStream } from '../domain/event/stream.ts';
 import { LIVE_STATUSES } from '../domain/operation/operation.ts';
 import { KillSwitch } from '../domain/operator/kill-switch.ts';
 import { PlatformGate } from '../domain/platform/request-auth.ts';
+import { replayHandlers } from '../domain/webhook/replay.ts';
 import { CredentialCache } from '../domain/token/credential-cache.ts';
 import { startMaintenance } from '../workers/maintenance.ts';
 import { OperationsRunner } from '../workers/operations.ts';
@@ -51,7 +52,7 @@ export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log'
   const webhooks = new WebhookWorker(deps);
   // A retry requested on an API process is picked up by a worker's poll.
   if (delivers) deps.webhooks = webhooks;
-  const operations = new OperationsRunner(deps, [...distributionHandlers, ...tierHandlers]);
+  const operations = new OperationsRunner(deps, [...distributionHandlers, ...tierHandlers, ...replayHandlers]);
   deps.operations = operations;
   const killSwitch = new KillSwitch(deps);
   const gate = new PlatformGate(deps, killSwitch);

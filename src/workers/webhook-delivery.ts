@@ -8,7 +8,7 @@ import { FANOUT_BATCH, fanOutBatch } from '../domain/webhook/fanout.ts';
 import { exhaustLeased, leaseDue, recordAttempts, type FinishedAttempt, type LeasedDelivery } from '../domain/webhook/lease.ts';
 import { keepAliveAgents, postWebhook, type Agents, type AttemptOutcome, type SendOptions } from '../domain/webhook/send.ts';
 import { EndpointLimits, INITIAL_ENDPOINT_LIMIT } from '../domain/webhook/concurrency.ts';
-import { webhookHeaders } from '../domain/webhook/signature.ts';
+import { REPLAY_HEADER, webhookHeaders } from '../domain/webhook/signature.ts';
 import { Loop } from '../runtime/loop.ts';
 import { tracing } from '../tracing.ts';
 
@@ -149,6 +149,8 @@ export class WebhookWorker {
     // webhook-timestamp is wall-clock time: receivers compare it with their own
     // clock (Standard Webhooks' replay window), whatever the injected clock says.
     const headers = webhookHeaders(secrets, d.event_id, Math.floor(Date.now() / 1000), body);
+    // A replayed event carries the same webhook-id and signature as a live one, plus the replay operation's id.
+    const replay: Record<string, string> = d.replay_operation_id ? { [REPLAY_HEADER]: d.replay_operation_id } : {};
     const outcome = await tracing.span(
       'webhook.attempt',
       {
@@ -158,7 +160,7 @@ export class WebhookWorker {
         'webhook.attempt': d.attempts + 1,
       },
       async (span) => {
-        const o = await postWebhook(d.endpoint.url, { ...headers }, body, this.sendOptions);
+        const o = await postWebhook(d.endpoint.url, { ...headers, ...replay }, body, this.sendOptions);
         span.setAttributes({
           'http.response.status_code': o.statusCode ?? undefined,
           'webhook.outcome': o.ok ? 'success' : o.statusCode !== null ? 'http_error' : 'no_response',

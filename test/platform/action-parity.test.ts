@@ -15,6 +15,7 @@ import { webhookDeliveries } from '../../src/domain/webhook/delivery.ts';
 import { webhookEndpoints } from '../../src/domain/webhook/endpoint.ts';
 import { performance } from '../../src/domain/performance/performance.ts';
 import { tiers } from '../../src/domain/program/tiers.ts';
+import { webhookReplays } from '../../src/domain/webhook/replay.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { assertionRoutes } from '../../rest/platform/assertions.ts';
 import { distributionRoutes } from '../../rest/platform/distributions.ts';
@@ -38,6 +39,7 @@ test.beforeAll(({ app }) => void (t = app));
 const ALL = [
   webhookEndpoints,
   webhookDeliveries,
+  webhookReplays,
   programs,
   events,
   enrollments,
@@ -70,7 +72,8 @@ const SCOPES = [
 ];
 const P = '/v1/platform';
 
-const EP = 'id url description enabledEvents status disabledReason failingSince secret rotatedAt livemode createdAt updatedAt';
+const EP =
+  'id url description enabledEvents filter { brands subjectTypes } status disabledReason failingSince secret rotatedAt livemode createdAt updatedAt';
 const REQ = 'id program metric operator threshold createdAt';
 const MSR = 'id entity metric value occurredAt program externalId duplicate createdAt';
 const PROG = `id brand name gracePeriodSeconds performanceWindow requirements { ${REQ} } livemode createdAt updatedAt`;
@@ -298,6 +301,26 @@ const ROWS: Row[] = [
     }),
   },
   {
+    action: webhookDeliveries.listForEvent,
+    setup: createEvent,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/events/${ids.event}/deliveries` },
+      gql: {
+        query: `{ eventDeliveries(eventId: "${ids.event}") { edges { node { id } } pageInfo { hasNextPage } } }`,
+        pick: (d) => edges(d.eventDeliveries),
+      },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'GET', path: `/events/${ids.event}/deliveries?status_class=1xx` },
+      gql: { query: `{ eventDeliveries(eventId: "${ids.event}", statusClass: "1xx") { edges { cursor } } }` },
+      gqlParam: 'statusClass',
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/events/evt_nope/deliveries' },
+      gql: { query: '{ eventDeliveries(eventId: "evt_nope") { edges { cursor } } }' },
+    },
+  },
+  {
     action: webhookDeliveries.retry,
     setup: createEndpoint,
     // No delivery exists to retry here: the same 404 on both is the result (test/delivery/graphql.test.ts retries real ones).
@@ -306,6 +329,39 @@ const ROWS: Row[] = [
       rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/deliveries/msg_nope/retry` },
       gql: { query: `mutation { retryWebhookDelivery(endpointId: "${ids.endpoint}", id: "msg_nope") { id } }` },
     }),
+  },
+  {
+    action: webhookReplays.create,
+    setup: createEndpoint,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/replay`, body: { starting_after: 0 }, envelope: 'operation' },
+      gql: {
+        query: `mutation { replayWebhookEndpoint(id: "${ids.endpoint}", startingAfter: 0) { ${OP} } }`,
+        pick: json('replayWebhookEndpoint'),
+      },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/replay`, body: { starting_after: 0, until: 'soon' } },
+      gql: { query: `mutation { replayWebhookEndpoint(id: "${ids.endpoint}", startingAfter: 0, until: "soon") { id } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/webhook_endpoints/we_nope/replay', body: { starting_after: 0 } },
+      gql: { query: 'mutation { replayWebhookEndpoint(id: "we_nope", startingAfter: 0) { id } }' },
+    },
+  },
+  {
+    action: webhookReplays.cancel,
+    setup: createEndpoint,
+    // No live replay: the same 409 on both (test/delivery/replay.test.ts cancels real ones on both fronts).
+    refused: 'resource_conflict',
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/replay/cancel` },
+      gql: { query: `mutation { cancelWebhookEndpointReplay(id: "${ids.endpoint}") { id } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/webhook_endpoints/we_nope/replay/cancel' },
+      gql: { query: 'mutation { cancelWebhookEndpointReplay(id: "we_nope") { id } }' },
+    },
   },
   {
     action: programs.create,

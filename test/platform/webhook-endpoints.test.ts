@@ -30,6 +30,7 @@ describe('create', () => {
       url: 'https://hooks.example.com/in',
       description: 'main',
       enabled_events: ['distribution.live'],
+      filter: { brands: null, subject_types: null },
       status: 'enabled',
       disabled_reason: null,
       failing_since: null,

@@ -16,6 +16,7 @@ import {
   Operation,
   operationConflict,
   presentOperation,
+  requestCancel,
   wakeOperations,
 } from '../operation/operation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
@@ -392,18 +393,7 @@ async function cancel(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): P
     targetOperationId: target?.id ?? null,
     progress: { phase: 'target' },
   });
-  if (target) {
-    const marked = await tx.operation.update({ where: { id: target.id }, data: { cancelRequestedBy: op.id, updatedAt: deps.clock.now() } });
-    await wakeOperations(deps, tx, { id: target.id });
-    await appendEvent(deps, tx, {
-      organizationId: dist.organizationId,
-      type: 'operation.cancel_requested',
-      subject,
-      data: { object: presentOperation(marked), canceled_by: op.id },
-      operationId: op.id,
-      brandId: dist.brandId,
-    });
-  }
+  if (target) await requestCancel(deps, tx, target, op);
   return { operation: presentOperation(op), distribution: presentDistribution(dist) };
 }
 

@@ -4,7 +4,7 @@ import { statement } from '../../db/sql-port.ts';
 import type { Deps } from '../context.ts';
 import { appendEvent, type NewEvent } from '../event/event.ts';
 import { holdFor, type BatchedStep, type OperationHandler, type StepContext } from '../operation/engine.ts';
-import { LIVE_STATUSES, enqueueBatched, isTerminal, settleOperation } from '../operation/operation.ts';
+import { LIVE_STATUSES, enqueueBatched, isTerminal, settleOperation, targetSettlement } from '../operation/operation.ts';
 import { releaseAll, releaseStatements, reserveStatements, spendStatements, walletForReserve } from '../wallet/wallet.ts';
 import { deploymentEvent, deploymentEventOf, distributionEvent, distributionEventOf } from './distribution.ts';
 import { TransientProviderError, providerFor, type ProvisionResult, type TeardownResult } from './provider.ts';
@@ -376,16 +376,9 @@ const cancel: OperationHandler = {
     const phase = progressOf(ctx).phase ?? 'target';
     if (phase === 'target') {
       return ctx.commit(async (tx) => {
-        const target = op.targetOperationId ? await tx.operation.findUnique({ where: { id: op.targetOperationId } }) : null;
-        if (target && !isTerminal(target.status)) return { status: 'waiting', reason: 'awaiting_target_settle', progress: { phase } };
-        return {
-          status: 'continue',
-          progress: {
-            phase: 'teardown',
-            target_outcome: target?.status ?? null,
-            target_finished_first: target ? target.status !== 'canceled' : null,
-          },
-        };
+        const settled = await targetSettlement(tx, op);
+        if (!settled) return { status: 'waiting', reason: 'awaiting_target_settle', progress: { phase } };
+        return { status: 'continue', progress: { phase: 'teardown', ...settled } };
       });
     }
     if (phase === 'teardown') {

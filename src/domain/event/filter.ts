@@ -1,3 +1,4 @@
+import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { isStorableText } from '../input-guard.ts';
@@ -7,8 +8,8 @@ import { canonicalEventType, isPublicEventType, PUBLIC_EVENT_TYPES } from './typ
 /**
  * The one definition of which events a reader wants, shared by the feed
  * (`GET /v1/platform/events`, GraphQL `events` query), the live stream
- * (GraphQL `events` subscription over graphql-ws and SSE) and, later, webhook
- * endpoints. Dimensions combine with AND; the entries of one dimension with OR.
+ * (GraphQL `events` subscription over graphql-ws and SSE) and webhook
+ * endpoints (their `filter`: brands and subject types). Dimensions combine with AND; the entries of one dimension with OR.
  *
  * - `types`: public event types (the subscription also takes the legacy
  *   `program_member.*` spellings, standing for their `relationship.*` type).
@@ -90,12 +91,14 @@ export async function parseEventFilter(
   organizationId: string,
   input: EventFilterInput,
   params: FilterParams = REST_PARAMS,
+  /** The transaction a caller runs in (a webhook endpoint's create or update): brand lookups read through it. */
+  db?: Pick<Tx, 'brand'>,
 ): Promise<EventFilter> {
   const types = parseTypes(input);
   const brandEntries = list(input.brands, params.brands, MAX_BRAND);
   const subjectTypes = list(input.subject_types, params.subjectTypes, MAX_SUBJECT_TYPE);
   const subjectId = input.subject_id == null ? undefined : text(input.subject_id, params.subjectId, MAX_SUBJECT_ID);
-  const brands = brandEntries && (await resolveBrands(deps, organizationId, brandEntries, params.brands));
+  const brands = brandEntries && (await resolveBrands(deps, organizationId, brandEntries, params.brands, db));
   return build(types, brands, subjectTypes, subjectId);
 }
 
@@ -153,11 +156,17 @@ function list(v: readonly unknown[] | null | undefined, param: string, maxLength
  * `Service-Brand` (and its credential cache); any other entry is
  * brand_not_found naming `param`, the same whether it exists elsewhere or nowhere.
  */
-export async function resolveBrands(deps: Deps, organizationId: string, entries: readonly string[], param: string): Promise<string[]> {
+export async function resolveBrands(
+  deps: Deps,
+  organizationId: string,
+  entries: readonly string[],
+  param: string,
+  db?: Pick<Tx, 'brand'>,
+): Promise<string[]> {
   const ids: string[] = [];
   for (const e of entries) {
     try {
-      ids.push((await selectBrand(deps, organizationId, e)).id);
+      ids.push((await selectBrand(deps, organizationId, e, undefined, db)).id);
     } catch (err) {
       if (err instanceof DomainError && err.code === 'brand_not_found') throw new DomainError('brand_not_found', err.message, param);
       throw err;
@@ -194,6 +203,11 @@ function build(
       (!subjectTypeSet || subjectTypeSet.has(row.subjectType)) &&
       (subjectId === undefined || row.subjectId === subjectId),
   };
+}
+
+/** A filter already validated and stored (a webhook endpoint's): brand ids and subject types, either absent. */
+export function storedEventFilter(brands: readonly string[] | undefined, subjectTypes: readonly string[] | undefined): EventFilter {
+  return build(undefined, brands, subjectTypes, undefined);
 }
 
 /** REST list syntax: one comma-separated parameter (`brands=dev,second`); repeating a parameter is refused. */

@@ -26,6 +26,7 @@ export const WAITING_REASONS = [
   'awaiting_target_settle',
   'awaiting_children_settle',
   'awaiting_cleanup',
+  'awaiting_deliveries',
 ] as const;
 export type WaitingReason = (typeof WAITING_REASONS)[number];
 
@@ -356,6 +357,39 @@ export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlem
   await appendEvent(deps, tx, settledEvent(row, s));
   deps.db.afterCommit(tx, () => (operationTransition(deps, row, undefined, s.status), deps.operations?.changed(id)));
   return true;
+}
+
+/**
+ * The request half of a cancel (control plane): records on the live target which cancel asked (it settles `canceled`
+ * at its next step), wakes it if it waits, and appends `operation.cancel_requested`.
+ */
+export async function requestCancel(deps: Deps, tx: Tx, target: OperationRow, cancel: OperationRow): Promise<void> {
+  const marked = await tx.operation.update({
+    where: { id: target.id },
+    data: { cancelRequestedBy: cancel.id, updatedAt: deps.clock.now() },
+  });
+  await wakeOperations(deps, tx, { id: target.id });
+  await appendEvent(deps, tx, {
+    organizationId: target.organizationId,
+    type: 'operation.cancel_requested',
+    subject: { type: target.subjectType, id: target.subjectId },
+    data: { object: presentOperation(marked), canceled_by: cancel.id },
+    operationId: cancel.id,
+    brandId: target.brandId,
+  });
+}
+
+/**
+ * How a cancel's target ended, once it has (null while it is live): its terminal status, and whether it finished
+ * before the cancel reached it (a cancel without a target: both null).
+ */
+export async function targetSettlement(
+  tx: Tx,
+  cancel: OperationRow,
+): Promise<{ target_outcome: string | null; target_finished_first: boolean | null } | null> {
+  const target = cancel.targetOperationId ? await tx.operation.findUnique({ where: { id: cancel.targetOperationId } }) : null;
+  if (target && !isTerminal(target.status)) return null;
+  return { target_outcome: target?.status ?? null, target_finished_first: target ? target.status !== 'canceled' : null };
 }
 
 const SUBJECT_KINDS: Record<string, IdKind> = { distribution: 'distribution', deployment: 'deployment' };

@@ -1,3 +1,4 @@
+import type { Tx } from '../../db/database.ts';
 import type { Deps, PlatformCaller } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import type { KillSwitch } from '../operator/kill-switch.ts';
@@ -124,6 +125,8 @@ export async function selectBrand(
   organizationId: string,
   wanted: string | undefined,
   asOf = performance.now(),
+  /** Where a lookup the cache cannot answer reads: a caller inside a transaction passes it (embedded, the pool is that one connection). */
+  db: Pick<Tx, 'brand'> = deps.db.prisma,
 ): Promise<Brand> {
   const key = `${organizationId}\u0000${wanted ?? ''}`;
   const cached = deps.credentials && (await deps.credentials.fresh(asOf)) ? deps.credentials.brand(key) : undefined;
@@ -132,8 +135,8 @@ export async function selectBrand(
   const select = { id: true, slug: true, name: true } as const;
   const brand =
     wanted === undefined || wanted === ''
-      ? await deps.db.prisma.brand.findFirst({ where: { organizationId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], select })
-      : await deps.db.prisma.brand.findFirst({ where: { organizationId, OR: [{ id: wanted }, { slug: wanted }] }, select });
+      ? await db.brand.findFirst({ where: { organizationId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], select })
+      : await db.brand.findFirst({ where: { organizationId, OR: [{ id: wanted }, { slug: wanted }] }, select });
   if (!brand) {
     // Same answer whether the brand is another organization's or nowhere: existence never leaks.
     throw new DomainError('brand_not_found', `No brand '${wanted ?? ''}' in this organization`, 'Service-Brand');

@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import type { WebhookAttempt as AttemptRow, WebhookDelivery as DeliveryRow, WebhookEndpoint } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import type { Prisma, Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId } from '../id.ts';
 import { mutation, read, type Reader } from '../action/action.ts';
-import { ListInput, listOf, newestFirst } from '../action/list.ts';
+import { retrieveEvent } from '../event/event.ts';
+import { assertPublicType } from '../event/filter.ts';
+import { timestamp } from '../validation.ts';
+import { ListInput, listOf, newestFirst, type ListQuery } from '../action/list.ts';
 import { namesLoopback } from './address-guard.ts';
 import { findEndpoint } from './endpoint.ts';
 
@@ -44,6 +47,7 @@ export const WebhookDelivery = z.object({
   last_error: z.string().nullable(),
   created_at: time,
   completed_at: time.nullable(),
+  replay_operation_id: z.string().nullable().describe('the replay operation that re-sent the event (op_...); null for a live delivery'),
   attempt_log: z.array(WebhookAttempt),
 });
 export type PublicWebhookDelivery = z.output<typeof WebhookDelivery>;
@@ -67,6 +71,7 @@ export function presentDelivery(
     last_error: row.lastError,
     created_at: row.createdAt.toISOString(),
     completed_at: row.completedAt?.toISOString() ?? null,
+    replay_operation_id: row.replayOperationId,
     attempt_log: row.attemptLog
       .sort((a, b) => a.number - b.number)
       .map((a) => ({
@@ -90,11 +95,9 @@ function showsExcerpts(deps: Deps, endpoint: WebhookEndpoint): boolean {
   return URL.canParse(endpoint.url) && !namesLoopback(new URL(endpoint.url).hostname);
 }
 
-async function present(deps: Deps, db: Reader, endpoint: WebhookEndpoint, rows: (DeliveryRow & { attemptLog: AttemptRow[] })[]) {
-  const events = await db.event.findMany({ where: { id: { in: rows.map((r) => r.eventId) } }, select: { id: true, type: true } });
-  const types = new Map(events.map((e) => [e.id, e.type]));
+function present(deps: Deps, endpoint: WebhookEndpoint, rows: (DeliveryRow & { attemptLog: AttemptRow[] })[]) {
   const excerpts = showsExcerpts(deps, endpoint);
-  return rows.map((r) => presentDelivery(r, types.get(r.eventId) ?? null, excerpts));
+  return rows.map((r) => presentDelivery(r, r.eventType, excerpts));
 }
 
 /** One delivery by id, of any endpoint of the organization (404 otherwise). */
@@ -106,11 +109,53 @@ export async function retrieveWebhookDelivery(deps: Deps, organizationId: string
       })
     : null;
   if (!row) throw missing('webhook delivery', id, null);
-  const [delivery] = await present(deps, deps.db.prisma, row.endpoint, [row]);
-  return delivery!;
+  return present(deps, row.endpoint, [row])[0]!;
 }
 
-export const ListWebhookDeliveriesInput = ListInput.extend({ status: z.enum(DELIVERY_STATUSES).optional() });
+/** The HTTP status class of a delivery's last attempt: 2xx..5xx by its status code, `error` when no response arrived. */
+export const STATUS_CLASSES = ['2xx', '3xx', '4xx', '5xx', 'error'] as const;
+
+/** Filters of a delivery log (an endpoint's, an event's): all given ones apply (AND). */
+const DeliveryFilters = {
+  status: z.enum(DELIVERY_STATUSES).optional(),
+  event_type: z.string().optional().describe('one public event type'),
+  'created[gte]': timestamp().optional().describe('created at or after (RFC 3339)'),
+  'created[gt]': timestamp().optional().describe('created after'),
+  'created[lte]': timestamp().optional().describe('created at or before'),
+  'created[lt]': timestamp().optional().describe('created before'),
+  status_class: z.enum(STATUS_CLASSES).optional().describe("the last attempt's HTTP status class; error: no response"),
+};
+export const ListWebhookDeliveriesInput = ListInput.extend({
+  ...DeliveryFilters,
+  event_id: z.string().max(128).optional().describe('one event (evt_...)'),
+});
+export const ListEventDeliveriesInput = ListInput.extend(DeliveryFilters);
+type DeliveryQuery = z.output<typeof ListEventDeliveriesInput> & { event_id?: string };
+
+/** The query's filters as a where clause (each has an index leading with endpoint_id or event_id, ordered by id). */
+function deliveryWhere(q: DeliveryQuery): Prisma.WebhookDeliveryWhereInput {
+  assertPublicType(q.event_type, 'event_type');
+  const created = {
+    ...(q['created[gte]'] ? { gte: q['created[gte]'] } : {}),
+    ...(q['created[gt]'] ? { gt: q['created[gt]'] } : {}),
+    ...(q['created[lte]'] ? { lte: q['created[lte]'] } : {}),
+    ...(q['created[lt]'] ? { lt: q['created[lt]'] } : {}),
+  };
+  const klass = q.status_class;
+  const code =
+    klass === undefined
+      ? {}
+      : klass === 'error'
+        ? { lastStatusCode: null, attempts: { gt: 0 } }
+        : { lastStatusCode: { gte: Number(klass[0]) * 100, lt: Number(klass[0]) * 100 + 100 } };
+  return {
+    ...(q.status ? { status: q.status } : {}),
+    ...(q.event_type ? { eventType: q.event_type } : {}),
+    ...(q.event_id ? { eventId: q.event_id } : {}),
+    ...(Object.keys(created).length ? { createdAt: created } : {}),
+    ...code,
+  };
+}
 
 async function findDelivery(db: Reader, endpointId: string, id: string, param: string | null = null) {
   const row = isId('delivery', id)
@@ -151,8 +196,28 @@ async function retryWebhookDelivery(deps: Deps, tx: Tx, organizationId: string, 
     include: { attemptLog: true },
   });
   deps.db.afterCommit(tx, () => deps.webhooks?.kick());
-  const [delivery] = await present(deps, tx, endpoint, [updated]);
-  return delivery!;
+  return present(deps, endpoint, [updated])[0]!;
+}
+
+/** A page of a delivery log: the deliveries `scope` selects, filtered, newest first; a cursor outside the scope is 404. */
+async function deliveryLog(deps: Deps, db: Reader, scope: Prisma.WebhookDeliveryWhereInput, input: DeliveryQuery & ListQuery) {
+  const where = { ...scope, ...deliveryWhere(input) };
+  const page = await newestFirst(
+    input,
+    async (id, param) => {
+      const row = isId('delivery', id) ? await db.webhookDelivery.findFirst({ where: { ...scope, id } }) : null;
+      if (!row) throw missing('webhook delivery', id, param);
+      return row;
+    },
+    (below, take) =>
+      db.webhookDelivery.findMany({
+        where: { ...where, ...below },
+        orderBy: { id: 'desc' },
+        take,
+        include: { attemptLog: true, endpoint: true },
+      }),
+  );
+  return { ...page, data: page.data.map((r) => present(deps, r.endpoint, [r])[0]!) };
 }
 
 /** The delivery actions (src/domain/action/action.ts); `id` is the endpoint's. */
@@ -167,19 +232,21 @@ export const webhookDeliveries = {
     fronts: ['rest', 'graphql'],
     run: async ({ deps, caller, params, input, db }) => {
       const endpoint = await findEndpoint(db, caller.organization.id, params.id);
-      const status = input.status ? { status: input.status } : {};
-      const page = await newestFirst(
-        input,
-        (id, param) => findDelivery(db, endpoint.id, id, param),
-        (below, take) =>
-          db.webhookDelivery.findMany({
-            where: { endpointId: endpoint.id, ...below, ...status },
-            orderBy: { id: 'desc' },
-            take,
-            include: { attemptLog: true },
-          }),
-      );
-      return { ...page, data: await present(deps, db, endpoint, page.data) };
+      return deliveryLog(deps, db, { endpointId: endpoint.id }, input);
+    },
+  }),
+  /** One event's deliveries across the organization's endpoints, newest first (an unknown or foreign event is 404). */
+  listForEvent: read({
+    name: 'webhook_deliveries.list_for_event',
+    scope: 'webhooks:read',
+    params: ['id'],
+    input: ListEventDeliveriesInput,
+    output: listOf(WebhookDelivery),
+    fronts: ['rest', 'graphql'],
+    run: async ({ deps, caller, params, input, db }) => {
+      const organizationId = caller.organization.id;
+      const event = await retrieveEvent(deps, organizationId, params.id);
+      return deliveryLog(deps, db, { eventId: event.id, organizationId }, input);
     },
   }),
   retry: mutation({

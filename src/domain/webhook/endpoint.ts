@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { WebhookEndpoint as WebhookEndpointRow } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
-import { canonicalEventType } from '../event/types.ts';
+import { canonicalEventType, subscriptionCovers } from '../event/types.ts';
+import { parseEventFilter, storedEventFilter, type FilterableRow } from '../event/filter.ts';
 import { mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { refusedDestination } from './address-guard.ts';
@@ -44,10 +45,23 @@ const enabledEvents = z.array(z.string()).max(ENABLED_EVENTS_MAX, `at most ${ENA
 /** null = no description (create) or clear it (update). */
 const description = z.string().max(DESCRIPTION_MAX, `at most ${DESCRIPTION_MAX} characters`).nullable();
 
+/**
+ * Beyond `enabled_events`: the feed's brand and subject-type filters, with the feed's validation (filter.ts) and
+ * parameter names under `filter.`; an event reaches the endpoint only if every given list matches. null (update)
+ * clears it.
+ */
+const filter = z
+  .strictObject({
+    brands: z.array(z.string()).optional().describe('brand ids or slugs of the organization (stored as ids); only events of these brands'),
+    subject_types: z.array(z.string()).optional().describe('only events about these subject types'),
+  })
+  .nullable();
+
 export const CreateWebhookEndpointInput = z.strictObject({
   url,
   description: description.optional(),
   enabled_events: enabledEvents.optional(),
+  filter: filter.optional(),
 });
 
 export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
@@ -58,6 +72,7 @@ export const UpdateWebhookEndpointInput = z.strictObject({
   url: url.optional(),
   description: description.optional(),
   enabled_events: enabledEvents.optional(),
+  filter: filter.optional(),
   status: z.enum(WEBHOOK_ENDPOINT_STATUSES).optional(),
 });
 
@@ -73,6 +88,12 @@ export const WebhookEndpoint = z.object({
   url: z.string(),
   description: z.string().nullable(),
   enabled_events: z.array(z.string()).describe('empty = every public event type'),
+  filter: z
+    .object({
+      brands: z.array(z.string()).nullable().describe('brand ids; null = every brand (and organization-level events)'),
+      subject_types: z.array(z.string()).nullable().describe('null = every subject type'),
+    })
+    .describe('besides enabled_events: an event is delivered only if it matches every list given'),
   status: z.enum(WEBHOOK_ENDPOINT_STATUSES),
   disabled_reason: z
     .enum(WEBHOOK_ENDPOINT_DISABLED_REASONS)
@@ -97,6 +118,7 @@ export function presentWebhookEndpoint(row: WebhookEndpointRow, withSecret = fal
     url: row.url,
     description: row.description,
     enabled_events: row.enabledEvents,
+    filter: { brands: storedFilter(row).brands ?? null, subject_types: storedFilter(row).subject_types ?? null },
     status: row.status as PublicWebhookEndpoint['status'],
     disabled_reason: (row.disabledReason as PublicWebhookEndpoint['disabled_reason']) ?? null,
     failing_since: row.failingSince?.toISOString() ?? null,
@@ -122,18 +144,50 @@ function checkDestination(deps: Deps, url: string): void {
   if (reason) throw new DomainError('invalid_request', `Invalid url: ${reason}`, 'url');
 }
 
-function checkEventTypes(entries: string[] | undefined): string[] | undefined {
+/** Public types or legacy spellings, deduplicated; any other entry is invalid_event_type naming every offender. */
+export function checkEventTypes(entries: string[] | undefined, param = 'enabled_events'): string[] | undefined {
   if (!entries) return undefined;
   const offenders = [...new Set(entries.filter((e) => !canonicalEventType(e)))];
   if (offenders.length) {
-    throw new DomainError('invalid_event_type', `Unknown event type(s): ${offenders.join(', ')}`, 'enabled_events');
+    throw new DomainError('invalid_event_type', `Unknown event type(s): ${offenders.join(', ')}`, param);
   }
   return [...new Set(entries)];
+}
+
+/** An endpoint's stored filter (`filter` column): brand ids and subject types, either absent. */
+export interface EndpointFilter {
+  brands?: string[];
+  subject_types?: string[];
+}
+const storedFilter = (row: Pick<WebhookEndpointRow, 'filter'>): EndpointFilter => (row.filter ?? {}) as EndpointFilter;
+
+/** The filter as stored: its lists validated and normalized like the feed's (brands as ids), null when none is given. */
+async function checkFilter(deps: Deps, tx: Tx, organizationId: string, input: z.output<typeof filter> | undefined) {
+  if (input === undefined) return undefined;
+  if (input === null) return Prisma.DbNull;
+  const f = await parseEventFilter(deps, organizationId, input, FILTER_PARAMS, tx);
+  const stored: EndpointFilter = {
+    ...(f.brands ? { brands: [...f.brands] } : {}),
+    ...(f.subjectTypes ? { subject_types: [...f.subjectTypes] } : {}),
+  };
+  return Object.keys(stored).length ? (stored as Prisma.InputJsonObject) : Prisma.DbNull;
+}
+const FILTER_PARAMS = { brands: 'filter.brands', subjectTypes: 'filter.subject_types', subjectId: 'filter.subject_id' };
+
+/**
+ * Which events an endpoint receives (fan-out and replay alike): those its `enabled_events` cover and its filter
+ * matches (every given list). Built once per endpoint, applied to many events.
+ */
+export function endpointMatcher(endpoint: Pick<WebhookEndpointRow, 'enabledEvents' | 'filter'>): (event: FilterableRow) => boolean {
+  const f = storedFilter(endpoint);
+  const matcher = f.brands || f.subject_types ? storedEventFilter(f.brands, f.subject_types) : undefined;
+  return (event) => subscriptionCovers(endpoint.enabledEvents, event.type) && (!matcher || matcher.matches(event));
 }
 
 async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, input: z.output<typeof CreateWebhookEndpointInput>) {
   checkDestination(deps, input.url);
   const events = checkEventTypes(input.enabled_events) ?? [];
+  const matching = await checkFilter(deps, tx, organizationId, input.filter);
   const now = deps.clock.now();
   const row = await tx.webhookEndpoint.create({
     data: {
@@ -142,6 +196,7 @@ async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
       url: input.url,
       description: input.description ?? null,
       enabledEvents: events,
+      ...(matching !== undefined ? { filter: matching } : {}),
       secret: generateWebhookSecret(),
       createdAt: now,
       updatedAt: now,
@@ -171,12 +226,14 @@ async function updateWebhookEndpoint(
   const row = await findEndpoint(tx, organizationId, id);
   if (input.url !== undefined) checkDestination(deps, input.url);
   const events = checkEventTypes(input.enabled_events);
+  const matching = await checkFilter(deps, tx, organizationId, input.filter);
   const updated = await tx.webhookEndpoint.update({
     where: { id: row.id },
     data: {
       ...(input.url !== undefined ? { url: input.url } : {}),
       ...(input.description !== undefined ? { description: input.description } : {}),
       ...(events !== undefined ? { enabledEvents: events } : {}),
+      ...(matching !== undefined ? { filter: matching } : {}),
       ...(input.status !== undefined ? { status: input.status } : {}),
       // Enabling clears the reason and starts the failure clock afresh; disabling an enabled endpoint records the owner's hand (an endpoint the receiver
       // retired with 410 Gone keeps `gone` if it is "disabled" again).

@@ -1,14 +1,14 @@
 import { Prisma } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { newId } from '../id.ts';
-import { subscriptionCovers } from '../event/types.ts';
+import { endpointMatcher } from './endpoint.ts';
 
 /**
  * Fan-out: turns sequenced events into deliveries, one per (endpoint, event).
  *
  * Invariant: every sequenced public event is considered exactly once, and
  * yields one delivery for each endpoint that is enabled, subscribed to its
- * type and was created at or before the event. A single cursor over the
+ * type, whose filter (brands, subject types) it matches, and that was created at or before the event. A single cursor over the
  * internal global `position` (stored in system_setting; `seq` is per
  * organization, ADR 0005) advances in the same transaction that inserts
  * the deliveries, under a cluster-wide advisory lock, so concurrent workers
@@ -26,6 +26,9 @@ interface EventRow {
   id: string;
   organization_id: string;
   type: string;
+  brand_id: string | null;
+  subject_type: string;
+  subject_id: string;
   created_at: Date;
   position: string;
 }
@@ -33,11 +36,12 @@ interface EndpointRow {
   id: string;
   organization_id: string;
   enabled_events: string[];
+  filter: Prisma.JsonValue;
   created_at: Date;
 }
 
 /** The events after the cursor, in position order (the partial unique `position` index). */
-const AFTER_CURSOR = Prisma.sql`SELECT id, organization_id, type, created_at, position FROM event
+const AFTER_CURSOR = Prisma.sql`SELECT id, organization_id, type, brand_id, subject_type, subject_id, created_at, position FROM event
   WHERE position > coalesce((SELECT (value->>'position')::bigint FROM system_setting WHERE key = ${CURSOR_KEY}), 0)
   ORDER BY position LIMIT ${FANOUT_BATCH}::int`;
 
@@ -53,22 +57,26 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<num
   return deps.db.sql.transaction(async (send) => {
     const [, eventRows, endpointRows] = await send([
       Prisma.sql`SELECT pg_advisory_xact_lock(${LOCK_KEY}::bigint)::text`,
-      Prisma.sql`SELECT id, organization_id, type, created_at, position::text AS position FROM (${AFTER_CURSOR}) e`,
-      Prisma.sql`SELECT id, organization_id, enabled_events, created_at FROM webhook_endpoint
+      Prisma.sql`SELECT id, organization_id, type, brand_id, subject_type, subject_id, created_at, position::text AS position FROM (${AFTER_CURSOR}) e`,
+      Prisma.sql`SELECT id, organization_id, enabled_events, filter, created_at FROM webhook_endpoint
         WHERE status = 'enabled' AND organization_id IN (SELECT organization_id FROM (${AFTER_CURSOR}) e)`,
     ]);
     const events = eventRows as unknown as EventRow[];
     if (events.length === 0) return 0;
 
-    const byOrg = new Map<string, EndpointRow[]>();
-    for (const ep of endpointRows as unknown as EndpointRow[])
-      byOrg.set(ep.organization_id, [...(byOrg.get(ep.organization_id) ?? []), ep]);
+    // Each endpoint's matcher is built once for the batch.
+    const byOrg = new Map<string, (EndpointRow & { wants: ReturnType<typeof endpointMatcher> })[]>();
+    for (const ep of endpointRows as unknown as EndpointRow[]) {
+      const wants = endpointMatcher({ enabledEvents: ep.enabled_events, filter: ep.filter });
+      byOrg.set(ep.organization_id, [...(byOrg.get(ep.organization_id) ?? []), { ...ep, wants }]);
+    }
 
-    const deliveries: { id: string; org: string; endpoint: string; event: string }[] = [];
+    const deliveries: { id: string; org: string; endpoint: string; event: string; type: string }[] = [];
     for (const e of events) {
+      const event = { type: e.type, brandId: e.brand_id, subjectType: e.subject_type, subjectId: e.subject_id };
       for (const ep of byOrg.get(e.organization_id) ?? []) {
-        if (new Date(ep.created_at) > new Date(e.created_at) || !subscriptionCovers(ep.enabled_events, e.type)) continue;
-        deliveries.push({ id: newId('delivery'), org: e.organization_id, endpoint: ep.id, event: e.id });
+        if (new Date(ep.created_at) > new Date(e.created_at) || !ep.wants(event)) continue;
+        deliveries.push({ id: newId('delivery'), org: e.organization_id, endpoint: ep.id, event: e.id, type: e.type });
       }
     }
     const due = new Date(now.getTime() + firstDelayMs);
@@ -77,10 +85,10 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<num
       [
         ...(deliveries.length
           ? [
-              Prisma.sql`INSERT INTO webhook_delivery (id, organization_id, endpoint_id, event_id, status, attempts, next_attempt_at, created_at, updated_at)
-                SELECT d.id, d.org, d.endpoint, d.event, 'pending', 0, ${due}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
-                FROM json_to_recordset(${JSON.stringify(deliveries)}::json) AS d(id text, org text, endpoint text, event text)
-                ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
+              Prisma.sql`INSERT INTO webhook_delivery (id, organization_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at)
+                SELECT d.id, d.org, d.endpoint, d.event, d.type, 'pending', 0, ${due}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+                FROM json_to_recordset(${JSON.stringify(deliveries)}::json) AS d(id text, org text, endpoint text, event text, type text)
+                ON CONFLICT (endpoint_id, event_id) WHERE replay_operation_id IS NULL DO NOTHING`,
             ]
           : []),
         Prisma.sql`INSERT INTO system_setting (key, value, updated_at) VALUES (${CURSOR_KEY}, jsonb_build_object('position', ${last}::text), ${now}::timestamptz)

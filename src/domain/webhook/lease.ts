@@ -25,6 +25,8 @@ export interface LeasedDelivery {
   endpoint_id: string;
   event_id: string;
   attempts: number;
+  /** The replay that re-sends this event (sent with a `webhook-replay` header); null for a fan-out delivery. */
+  replay_operation_id: string | null;
   endpoint: Pick<WebhookEndpoint, 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince'>;
   event: EventRecord;
 }
@@ -45,6 +47,7 @@ interface LeasedRow {
   endpoint_id: string;
   event_id: string;
   attempts: number;
+  replay_operation_id: string | null;
   url: string;
   endpoint_status: string;
   secret: string;
@@ -101,7 +104,7 @@ const leaseStatement = statement<[Date, string[], number[], number[], number, nu
    SET lease_owner = $7, lease_expires_at = $8::timestamptz, updated_at = $1::timestamptz
    FROM locked, webhook_endpoint w, event e
    WHERE d.id = locked.id AND w.id = d.endpoint_id AND e.id = d.event_id
-   RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
+   RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.replay_operation_id, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
      w.previous_secret_expires_at, w.failing_since, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.brand_id, e.livemode, e.created_at`,
 );
 
@@ -123,6 +126,7 @@ export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDeliv
     endpoint_id: x.endpoint_id,
     event_id: x.event_id,
     attempts: x.attempts,
+    replay_operation_id: x.replay_operation_id,
     endpoint: {
       url: x.url,
       status: x.endpoint_status,

@@ -24,3 +24,6 @@ export function webhookHeaders(secrets: readonly string[], id: string, timestamp
     'webhook-signature': secrets.map((s) => signatureEntry(s, id, timestamp, body)).join(' '),
   };
 }
+
+/** Marks a delivery sent by a replay (issue 16): the value is the replay operation's id. Not part of the signed content. */
+export const REPLAY_HEADER = 'webhook-replay';

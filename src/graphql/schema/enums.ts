@@ -49,6 +49,7 @@ export const OperationWaitingReason = closedSet('OperationWaitingReason', WAITIN
   awaiting_target_settle: 'A cancel waits for the operation it supersedes to stop',
   awaiting_children_settle: 'Waits for its fan-out children to settle',
   awaiting_cleanup: 'A provider is still tearing placements down',
+  awaiting_deliveries: 'A webhook replay has queued every event; its deliveries are still being attempted',
 });
 
 export const DistributionStatus = closedSet(

@@ -5,7 +5,9 @@ import {
   type PublicWebhookDelivery,
   type WebhookDeliverySummary,
 } from '../../domain/webhook/delivery.ts';
+import type { ArgBuilder } from '@pothos/core';
 import { connectionAction, mutationAction } from '../action.ts';
+import { given } from '../connection.ts';
 import { builder } from '../builder.ts';
 import { WebhookEndpoint } from './webhook-endpoint.ts';
 import { WebhookDeliveryStatus } from './enums.ts';
@@ -39,6 +41,10 @@ const WebhookDelivery = builder.objectRef<PublicWebhookDelivery>('WebhookDeliver
     lastError: t.exposeString('last_error', { nullable: true }),
     createdAt: t.exposeString('created_at'),
     completedAt: t.exposeString('completed_at', { nullable: true }),
+    replayOperationId: t.exposeString('replay_operation_id', {
+      nullable: true,
+      description: 'The replay operation that re-sent the event; null for a live delivery',
+    }),
     attemptLog: t.field({ type: [WebhookAttempt], resolve: (d) => d.attempt_log }),
   }),
 });
@@ -62,11 +68,54 @@ builder.objectFields(WebhookEndpoint, (t) => ({
   }),
 }));
 
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+/** The delivery log's filters (REST: status, event_type, event_id, created[gte|gt|lte|lt], status_class). */
+const filterArgs = (arg: ArgBuilder<Types>) => ({
+  status: arg({ type: WebhookDeliveryStatus }),
+  eventType: arg.string({ description: 'One public event type' }),
+  createdGte: arg.string({ description: 'Created at or after (RFC 3339)' }),
+  createdGt: arg.string({ description: 'Created after' }),
+  createdLte: arg.string({ description: 'Created at or before' }),
+  createdLt: arg.string({ description: 'Created before' }),
+  statusClass: arg.string({ description: "The last attempt's HTTP status class: 2xx, 3xx, 4xx, 5xx, or error (no response)" }),
+});
+type FilterArgs = { [K in keyof ReturnType<typeof filterArgs>]?: string | null };
+
+const filterInput = (a: FilterArgs) =>
+  given({
+    status: a.status ?? undefined,
+    event_type: a.eventType ?? undefined,
+    'created[gte]': a.createdGte ?? undefined,
+    'created[gt]': a.createdGt ?? undefined,
+    'created[lte]': a.createdLte ?? undefined,
+    'created[lt]': a.createdLt ?? undefined,
+    status_class: a.statusClass ?? undefined,
+  });
+const FILTER_ARG_NAMES = {
+  event_type: 'eventType',
+  event_id: 'eventId',
+  'created[gte]': 'createdGte',
+  'created[gt]': 'createdGt',
+  'created[lte]': 'createdLte',
+  'created[lt]': 'createdLt',
+  status_class: 'statusClass',
+};
+
 connectionAction('deliveries', webhookDeliveries.list, {
   parent: WebhookEndpoint,
   type: WebhookDelivery,
-  description: 'Deliveries newest first with their attempt logs (scope webhooks:read). Pages with first (1..100) and after.',
-  input: (_a, endpoint) => ({ params: { id: endpoint.id } }),
+  description: 'Deliveries newest first with their attempt logs, filtered (scope webhooks:read). Pages with first (1..100) and after.',
+  args: (arg) => ({ ...filterArgs(arg), eventId: arg.string({ description: 'One event (evt_...)' }) }),
+  input: (a, endpoint) => ({ params: { id: endpoint.id }, input: given({ ...filterInput(a), event_id: a.eventId ?? undefined }) }),
+  argNames: FILTER_ARG_NAMES,
+});
+
+connectionAction('eventDeliveries', webhookDeliveries.listForEvent, {
+  type: WebhookDelivery,
+  description: "One event's deliveries across the organization's endpoints, newest first, filtered (scope webhooks:read)",
+  args: (arg) => ({ eventId: arg.id({ required: true, description: 'evt_...' }), ...filterArgs(arg) }),
+  input: (a) => ({ params: { id: String(a.eventId) }, input: filterInput(a) }),
+  argNames: FILTER_ARG_NAMES,
 });
 
 mutationAction('retryWebhookDelivery', webhookDeliveries.retry, {
