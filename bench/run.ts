@@ -393,9 +393,9 @@ async function scenario9(t: Stack) {
     occurred_at: occurred,
   }));
   await t.post('/v1/platform/performance/measurements', { measurements: items.slice(0, 50) }, t.secret);
-  const entities = (await t.query("SELECT id FROM entity WHERE organization_id = $1 AND issuer = 'https://idp.example'", [t.orgId])).rows.map(
-    (r: { id: string }) => r.id,
-  );
+  const entities = (
+    await t.query("SELECT id FROM entity WHERE organization_id = $1 AND issuer = 'https://idp.example'", [t.orgId])
+  ).rows.map((r: { id: string }) => r.id);
   const insert = {
     name: 'bench_measurement_insert',
     text: `INSERT INTO performance_measurement (id, organization_id, entity_id, metric, value, occurred_at)
@@ -411,7 +411,8 @@ async function scenario9(t: Stack) {
   const pool = t.siblingUrl ? new pg.Pool({ connectionString: t.siblingUrl(DB_NAME), max: callers }) : undefined;
   const raw: Side = {
     name: `raw pg: ${callers} clients, ${BATCH} measurement rows per autocommitted INSERT … unnest`,
-    run: (seconds) => closedLoop(callers, seconds, () => (pool ? pool.query({ ...insert, values: values() }) : t.query(insert.text, values()))),
+    run: (seconds) =>
+      closedLoop(callers, seconds, () => (pool ? pool.query({ ...insert, values: values() }) : t.query(insert.text, values()))),
   };
   try {
     const c = await compare(
