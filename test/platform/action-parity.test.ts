@@ -62,6 +62,8 @@ const SCOPES = [
 const P = '/v1/platform';
 
 const EP = 'id url description enabledEvents status disabledReason failingSince secret rotatedAt livemode createdAt updatedAt';
+const WINDOW = 'attempts succeeded successRate p50Ms p99Ms';
+const HEALTH = `lastHour { ${WINDOW} } lastDay { ${WINDOW} } lastSuccessAt lastFailure { at statusCode error }`;
 const REQ = 'id program metric operator threshold createdAt';
 const PROG = `id brand name gracePeriodSeconds requirements { ${REQ} } livemode createdAt updatedAt`;
 
@@ -215,7 +217,7 @@ const ROWS: Row[] = [
     setup: createEndpoint,
     call: (ids) => ({
       rest: { method: 'GET', path: `/webhook_endpoints/${ids.endpoint}`, envelope: 'webhook_endpoint' },
-      gql: { query: `{ webhookEndpoint(id: "${ids.endpoint}") { ${EP} } }` },
+      gql: { query: `{ webhookEndpoint(id: "${ids.endpoint}") { ${EP} health { ${HEALTH} } } }` },
     }),
     unknown: { rest: { method: 'GET', path: '/webhook_endpoints/we_nope' }, gql: { query: '{ webhookEndpoint(id: "we_nope") { id } }' } },
   },

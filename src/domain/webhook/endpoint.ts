@@ -10,6 +10,7 @@ import { mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { refusedDestination } from './address-guard.ts';
 import { exhaustEndpointDeliveries } from './lease.ts';
+import { WebhookEndpointHealth, webhookEndpointHealth } from './health.ts';
 
 /**
  * Webhook endpoints: organization-scoped (brand selection does not apply).
@@ -88,6 +89,8 @@ export const WebhookEndpoint = z.object({
   updated_at: time,
 });
 export type PublicWebhookEndpoint = z.output<typeof WebhookEndpoint>;
+/** What retrieve answers: the endpoint and its health summary (health.ts), computed for one endpoint, never for a list page. */
+export const WebhookEndpointWithHealth = WebhookEndpoint.extend({ health: WebhookEndpointHealth });
 export const DeletedWebhookEndpoint = z.object({ id: z.string(), object: z.literal('webhook_endpoint'), deleted: z.literal(true) });
 
 export function presentWebhookEndpoint(row: WebhookEndpointRow, withSecret = false): PublicWebhookEndpoint {
@@ -249,9 +252,12 @@ export const webhookEndpoints = {
     scope: 'webhooks:read',
     params: ['id'],
     input: NoWebhookEndpointInput,
-    output: WebhookEndpoint,
+    output: WebhookEndpointWithHealth,
     fronts: ['rest', 'graphql'],
-    run: async ({ caller, params, db }) => presentWebhookEndpoint(await findEndpoint(db, caller.organization.id, params.id)),
+    run: async ({ deps, caller, params, db }) => {
+      const row = await findEndpoint(db, caller.organization.id, params.id);
+      return { ...presentWebhookEndpoint(row), health: await webhookEndpointHealth(db, row.id, deps.clock.now()) };
+    },
   }),
   update: mutation({
     name: 'webhook_endpoints.update',

@@ -208,8 +208,8 @@ const recordStatement = statement<
      FROM o WHERE d.id = o.id AND d.lease_owner = $12 AND d.status IN ('pending', 'failing')
      RETURNING d.id
    )
-   INSERT INTO webhook_attempt (id, delivery_id, number, started_at, duration_ms, status_code, error, response_excerpt)
-   SELECT o.attempt_id, o.id, o.made, o.started_at, o.duration_ms, o.code, o.error, o.excerpt
+   INSERT INTO webhook_attempt (id, delivery_id, endpoint_id, number, started_at, duration_ms, status_code, error, response_excerpt)
+   SELECT o.attempt_id, o.id, d.endpoint_id, o.made, o.started_at, o.duration_ms, o.code, o.error, o.excerpt
    FROM o JOIN webhook_delivery d ON d.id = o.id`,
 );
 

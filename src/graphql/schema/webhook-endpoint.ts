@@ -1,4 +1,5 @@
 import { webhookEndpoints, type PublicWebhookEndpoint } from '../../domain/webhook/endpoint.ts';
+import { webhookEndpointHealth, type PublicWebhookEndpointHealth } from '../../domain/webhook/health.ts';
 import { connectionAction, mutationAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
 import { given } from '../connection.ts';
@@ -27,6 +28,45 @@ export const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('Webhook
     updatedAt: t.exposeString('updated_at'),
   }),
 });
+
+type Health = PublicWebhookEndpointHealth;
+const WebhookHealthWindow = builder.objectRef<Health['last_hour']>('WebhookHealthWindow').implement({
+  description: 'Attempts to one endpoint within a window',
+  fields: (t) => ({
+    attempts: t.exposeInt('attempts', { description: 'Attempts started in the window' }),
+    succeeded: t.exposeInt('succeeded', { description: 'Of which answered 2xx' }),
+    successRate: t.exposeFloat('success_rate', { nullable: true, description: 'succeeded / attempts (0..1); null without attempts' }),
+    p50Ms: t.exposeInt('p50_ms', { nullable: true, description: 'Median attempt duration' }),
+    p99Ms: t.exposeInt('p99_ms', { nullable: true, description: '99th percentile attempt duration' }),
+  }),
+});
+const WebhookAttemptFailure = builder.objectRef<NonNullable<Health['last_failure']>>('WebhookAttemptFailure').implement({
+  description: 'The latest failed attempt to an endpoint',
+  fields: (t) => ({
+    at: t.exposeString('at'),
+    statusCode: t.exposeInt('status_code', { nullable: true, description: 'Null when no response arrived' }),
+    error: t.exposeString('error', { nullable: true }),
+  }),
+});
+const WebhookEndpointHealth = builder.objectRef<Health>('WebhookEndpointHealth').implement({
+  description: "An endpoint's recent delivery health, computed when asked",
+  fields: (t) => ({
+    lastHour: t.field({ type: WebhookHealthWindow, resolve: (h) => h.last_hour }),
+    lastDay: t.field({ type: WebhookHealthWindow, resolve: (h) => h.last_day }),
+    lastSuccessAt: t.exposeString('last_success_at', { nullable: true }),
+    lastFailure: t.field({ type: WebhookAttemptFailure, nullable: true, resolve: (h) => h.last_failure }),
+  }),
+});
+
+builder.objectFields(WebhookEndpoint, (t) => ({
+  health: t.field({
+    type: WebhookEndpointHealth,
+    description: 'Success rate and latency over the last hour and day, last success and failure (scope webhooks:read)',
+    authScopes: { scope: 'webhooks:read' },
+    // webhookEndpoint(id) computed it already (the retrieve action); any other endpoint object computes it here, when selected.
+    resolve: (e, _a, ctx) => (e as { health?: Health }).health ?? webhookEndpointHealth(ctx.deps.db.prisma, e.id, ctx.deps.clock.now()),
+  }),
+}));
 
 const DeletedWebhookEndpoint = builder.objectRef<{ id: string; deleted: boolean }>('DeletedWebhookEndpoint').implement({
   description: 'What deleteWebhookEndpoint answers',
