@@ -15,7 +15,11 @@ const VALUE_TYPES = [
   'UnitPage',
   'Viewer',
   'WebhookAttempt',
+  'WebhookAttemptFailure',
   'WebhookDeliveryStatusSummary',
+  'WebhookEndpointHealth',
+  'WebhookEndpointPolicy',
+  'WebhookHealthWindow',
 ];
 
 export default [

@@ -88,6 +88,13 @@ const Env = z.object({
     .string()
     .regex(/^\s*\d+(\.\d+)?\s*(ms|s|m|h|d)?\s*$/, 'WEBHOOK_DISABLE_FAILING_AFTER must be one duration like 5d or 12h (0: never)')
     .default('5d'),
+  WEBHOOK_POLICY_MAX_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  WEBHOOK_POLICY_MAX_RETRIES: z.coerce.number().int().min(0).max(100).default(20),
+  WEBHOOK_POLICY_MAX_RETRY_DELAY: z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?\s*(ms|s|m|h|d)?\s*$/, 'WEBHOOK_POLICY_MAX_RETRY_DELAY must be one duration like 1d or 12h')
+    .default('1d'),
+  WEBHOOK_POLICY_MAX_RATE_PER_SECOND: z.coerce.number().positive().default(1000),
   METRICS_LISTEN: z
     .string()
     .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'METRICS_LISTEN must be host:port, e.g. 127.0.0.1:9464')
@@ -177,6 +184,16 @@ export interface WebhookConfig {
   worker: boolean;
   /** An endpoint whose every attempt has failed for this long is disabled (`failing`); 0 never disables. */
   disableFailingAfterMs: number;
+  /** What an endpoint's own policy may ask for (src/domain/webhook/policy.ts); `max_in_flight` is bounded by `endpointConcurrency`. */
+  policyBounds: WebhookPolicyBounds;
+}
+
+export interface WebhookPolicyBounds {
+  maxTimeoutMs: number;
+  /** Entries of an endpoint's `retry_schedule` (retries after the first attempt). */
+  maxRetries: number;
+  maxRetryDelayMs: number;
+  maxRatePerSecond: number;
 }
 
 /** What one GraphQL document may ask for; anything beyond is refused before execution. */
@@ -306,6 +323,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       leaseMs: e.WEBHOOK_LEASE_MS ?? e.WEBHOOK_TIMEOUT_MS + 15_000,
       worker: e.WEBHOOK_WORKER ?? true,
       disableFailingAfterMs: parseDurations(e.WEBHOOK_DISABLE_FAILING_AFTER, 'WEBHOOK_DISABLE_FAILING_AFTER')[0]!,
+      policyBounds: {
+        maxTimeoutMs: e.WEBHOOK_POLICY_MAX_TIMEOUT_MS,
+        maxRetries: e.WEBHOOK_POLICY_MAX_RETRIES,
+        maxRetryDelayMs: parseDurations(e.WEBHOOK_POLICY_MAX_RETRY_DELAY, 'WEBHOOK_POLICY_MAX_RETRY_DELAY')[0]!,
+        maxRatePerSecond: e.WEBHOOK_POLICY_MAX_RATE_PER_SECOND,
+      },
     },
     ...overrides,
   };

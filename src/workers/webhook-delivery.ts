@@ -99,9 +99,10 @@ export class WebhookWorker {
     const leased = await leaseDue(this.deps, {
       owner: this.owner,
       leaseMs: cfg.leaseMs,
+      timeoutMs: cfg.timeoutMs,
       limit: free,
       initialFree: this.limits.initialFree,
-      known: this.limits.known(),
+      known: this.limits.known(Date.now()),
     });
     if (leased.length) await this.dispatch(leased);
     return leased.length === free;
@@ -126,7 +127,9 @@ export class WebhookWorker {
 
   private track(d: LeasedDelivery, secrets: string[], body: string): void {
     const limit = this.limits.of(d.endpoint_id);
-    const token = limit.start(Date.now());
+    const now = Date.now();
+    limit.configure(d.endpoint.policy, now);
+    const token = limit.start(now);
     const p: Promise<void> = this.attempt(d, secrets, body)
       .then((outcome) => limit.finish(token, outcome))
       .catch((err) => {
@@ -148,7 +151,13 @@ export class WebhookWorker {
     // webhook-timestamp is wall-clock time: receivers compare it with their own
     // clock (Standard Webhooks' replay window), whatever the injected clock says.
     const headers = webhookHeaders(secrets, d.event_id, Math.floor(Date.now() / 1000), body);
-    const outcome = await postWebhook(d.endpoint.url, { ...headers }, body, this.sendOptions);
+    const timeoutMs = d.endpoint.policy?.timeout_ms;
+    const outcome = await postWebhook(
+      d.endpoint.url,
+      { ...headers },
+      body,
+      timeoutMs ? { ...this.sendOptions, timeoutMs } : this.sendOptions,
+    );
     this.deps.metrics?.webhookAttempt(outcome);
     this.finished.push({ delivery: d, startedAt, outcome });
     void this.flush();

@@ -61,7 +61,8 @@ const SCOPES = [
 ];
 const P = '/v1/platform';
 
-const EP = 'id url description enabledEvents status disabledReason failingSince secret rotatedAt livemode createdAt updatedAt';
+const EP = `id url description enabledEvents status disabledReason failingSince policy { timeoutMs retrySchedule maxInFlight rateLimitPerSecond }
+  secret rotatedAt livemode createdAt updatedAt`;
 const WINDOW = 'attempts succeeded successRate p50Ms p99Ms';
 const HEALTH = `lastHour { ${WINDOW} } lastDay { ${WINDOW} } lastSuccessAt lastFailure { at statusCode error }`;
 const REQ = 'id program metric operator threshold createdAt';

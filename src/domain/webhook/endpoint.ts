@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { WebhookEndpoint as WebhookEndpointRow } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
@@ -11,6 +11,7 @@ import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { refusedDestination } from './address-guard.ts';
 import { exhaustEndpointDeliveries } from './lease.ts';
 import { WebhookEndpointHealth, webhookEndpointHealth } from './health.ts';
+import { mergePolicy, presentPolicy, WebhookEndpointPolicy, WebhookEndpointPolicyInput } from './policy.ts';
 
 /**
  * Webhook endpoints: organization-scoped (brand selection does not apply).
@@ -45,10 +46,14 @@ const enabledEvents = z.array(z.string()).max(ENABLED_EVENTS_MAX, `at most ${ENA
 /** null = no description (create) or clear it (update). */
 const description = z.string().max(DESCRIPTION_MAX, `at most ${DESCRIPTION_MAX} characters`).nullable();
 
+/** The endpoint's own delivery policy (policy.ts); null clears it. */
+const policy = WebhookEndpointPolicyInput.nullable();
+
 export const CreateWebhookEndpointInput = z.strictObject({
   url,
   description: description.optional(),
   enabled_events: enabledEvents.optional(),
+  policy: policy.optional(),
 });
 
 export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
@@ -60,6 +65,7 @@ export const UpdateWebhookEndpointInput = z.strictObject({
   description: description.optional(),
   enabled_events: enabledEvents.optional(),
   status: z.enum(WEBHOOK_ENDPOINT_STATUSES).optional(),
+  policy: policy.optional(),
 });
 
 /** rotate_secret and delete take no parameters. */
@@ -82,6 +88,7 @@ export const WebhookEndpoint = z.object({
       'why it is disabled: manual (through the API), gone (the receiver answered 410 Gone) or failing (every attempt failed for WEBHOOK_DISABLE_FAILING_AFTER, default 5 days); null while enabled',
     ),
   failing_since: time.nullable().describe('since when every attempt has failed; null after a success (or while nothing was sent)'),
+  policy: WebhookEndpointPolicy,
   secret: z.string().optional().describe('whsec_...; only in create and rotate_secret responses'),
   rotated_at: time.nullable(),
   livemode: z.boolean(),
@@ -103,6 +110,7 @@ export function presentWebhookEndpoint(row: WebhookEndpointRow, withSecret = fal
     status: row.status as PublicWebhookEndpoint['status'],
     disabled_reason: (row.disabledReason as PublicWebhookEndpoint['disabled_reason']) ?? null,
     failing_since: row.failingSince?.toISOString() ?? null,
+    policy: presentPolicy(row.policy),
     ...(withSecret ? { secret: row.secret } : {}),
     rotated_at: row.rotatedAt?.toISOString() ?? null,
     livemode: row.livemode,
@@ -137,6 +145,7 @@ function checkEventTypes(entries: string[] | undefined): string[] | undefined {
 async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, input: z.output<typeof CreateWebhookEndpointInput>) {
   checkDestination(deps, input.url);
   const events = checkEventTypes(input.enabled_events) ?? [];
+  const policy = input.policy ? mergePolicy(deps.config.webhook, null, input.policy) : null;
   const now = deps.clock.now();
   const row = await tx.webhookEndpoint.create({
     data: {
@@ -145,6 +154,7 @@ async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
       url: input.url,
       description: input.description ?? null,
       enabledEvents: events,
+      policy: policy ?? Prisma.DbNull,
       secret: generateWebhookSecret(),
       createdAt: now,
       updatedAt: now,
@@ -174,6 +184,7 @@ async function updateWebhookEndpoint(
   const row = await findEndpoint(tx, organizationId, id);
   if (input.url !== undefined) checkDestination(deps, input.url);
   const events = checkEventTypes(input.enabled_events);
+  const policy = input.policy !== undefined ? mergePolicy(deps.config.webhook, row.policy, input.policy) : undefined;
   const updated = await tx.webhookEndpoint.update({
     where: { id: row.id },
     data: {
@@ -181,6 +192,7 @@ async function updateWebhookEndpoint(
       ...(input.description !== undefined ? { description: input.description } : {}),
       ...(events !== undefined ? { enabledEvents: events } : {}),
       ...(input.status !== undefined ? { status: input.status } : {}),
+      ...(policy !== undefined ? { policy: policy ?? Prisma.DbNull } : {}),
       // Enabling clears the reason and starts the failure clock afresh; disabling an enabled endpoint records the owner's hand (an endpoint the receiver
       // retired with 410 Gone keeps `gone` if it is "disabled" again).
       ...(input.status === 'enabled' ? { disabledReason: null, failingSince: null } : {}),

@@ -5,6 +5,7 @@ import type { Deps } from '../context.ts';
 import { newId } from '../id.ts';
 import { statement } from '../../db/sql-port.ts';
 import type { AttemptOutcome } from './send.ts';
+import { scheduleOf, type EndpointPolicy } from './policy.ts';
 
 /**
  * Leasing: how workers claim due deliveries.
@@ -25,13 +26,17 @@ export interface LeasedDelivery {
   endpoint_id: string;
   event_id: string;
   attempts: number;
-  endpoint: Pick<WebhookEndpoint, 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince'>;
+  endpoint: Pick<WebhookEndpoint, 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince'> & {
+    policy: EndpointPolicy | null;
+  };
   event: EventRecord;
 }
 
 export interface LeaseRequest {
   owner: string;
   leaseMs: number;
+  /** The deployment's timeout: an endpoint whose own is longer has its lease lengthened by the difference. */
+  timeoutMs: number;
   /** How many to claim in total. */
   limit: number;
   /** Free slots of an endpoint this process knows nothing about (its starting limit). */
@@ -51,6 +56,7 @@ interface LeasedRow {
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
   failing_since: Date | string | null;
+  policy: EndpointPolicy | null;
   type: string;
   seq: string | number | bigint | null;
   subject_type: string;
@@ -75,7 +81,7 @@ interface LeasedRow {
  * than the slots (deliveries fanned out together share their due time, and a
  * window of one endpoint's would starve the others); only picks are locked.
  */
-const leaseStatement = statement<[Date, string[], number[], number[], number, number, string, Date], LeasedRow>(
+const leaseStatement = statement<[Date, string[], number[], number[], number, number, string, Date, number], LeasedRow>(
   'webhook_lease_due',
   `WITH known AS (
      SELECT * FROM unnest($2::text[], $3::int[], $4::int[]) AS k(endpoint_id, free, in_flight)
@@ -87,9 +93,12 @@ const leaseStatement = statement<[Date, string[], number[], number[], number, nu
      ORDER BY d.next_attempt_at
      LIMIT $6::int * 2 + 64
    ), ranked AS (
-     SELECT c.id, c.next_attempt_at, coalesce(k.free, $5::int) AS free, coalesce(k.in_flight, 0) AS in_flight,
+     SELECT c.id, c.next_attempt_at, coalesce(k.in_flight, 0) AS in_flight,
+            least(coalesce(k.free, $5::int),
+                  coalesce((w.policy->>'max_in_flight')::int - coalesce(k.in_flight, 0), $6::int),
+                  CASE WHEN k.endpoint_id IS NULL THEN greatest(1, floor((w.policy->>'rate_limit_per_second')::float8))::int END) AS free,
             row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rn
-     FROM candidate c LEFT JOIN known k ON k.endpoint_id = c.endpoint_id
+     FROM candidate c JOIN webhook_endpoint w ON w.id = c.endpoint_id LEFT JOIN known k ON k.endpoint_id = c.endpoint_id
    ), pick AS (
      SELECT id FROM ranked WHERE rn <= free ORDER BY in_flight + rn, next_attempt_at LIMIT $6::int
    ), locked AS (
@@ -98,11 +107,12 @@ const leaseStatement = statement<[Date, string[], number[], number[], number, nu
      FOR UPDATE OF d SKIP LOCKED
    )
    UPDATE webhook_delivery d
-   SET lease_owner = $7, lease_expires_at = $8::timestamptz, updated_at = $1::timestamptz
+   SET lease_owner = $7, updated_at = $1::timestamptz,
+     lease_expires_at = $8::timestamptz + greatest(0, coalesce((w.policy->>'timeout_ms')::int, 0) - $9::int) * interval '1 millisecond'
    FROM locked, webhook_endpoint w, event e
    WHERE d.id = locked.id AND w.id = d.endpoint_id AND e.id = d.event_id
    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
-     w.previous_secret_expires_at, w.failing_since, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.brand_id, e.livemode, e.created_at`,
+     w.previous_secret_expires_at, w.failing_since, w.policy, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.brand_id, e.livemode, e.created_at`,
 );
 
 export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDelivery[]> {
@@ -117,6 +127,7 @@ export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDeliv
     r.limit,
     r.owner,
     new Date(now.getTime() + r.leaseMs),
+    r.timeoutMs,
   ]);
   return rows.map((x) => ({
     id: x.id,
@@ -130,6 +141,7 @@ export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDeliv
       previousSecret: x.previous_secret,
       previousSecretExpiresAt: x.previous_secret_expires_at,
       failingSince: x.failing_since === null ? null : new Date(x.failing_since),
+      policy: typeof x.policy === 'string' ? JSON.parse(x.policy) : x.policy,
     },
     event: {
       id: x.event_id,
@@ -221,7 +233,6 @@ const recordStatement = statement<
 export async function recordAttempts(deps: Deps, owner: string, finished: FinishedAttempt[]): Promise<void> {
   if (!finished.length) return;
   const now = deps.clock.now();
-  const schedule = deps.config.webhook.retryScheduleMs;
   const c = {
     id: [] as string[],
     status: [] as string[],
@@ -238,7 +249,7 @@ export async function recordAttempts(deps: Deps, owner: string, finished: Finish
   const failed: { f: FinishedAttempt; made: number; next: ReturnType<typeof nextState> }[] = [];
   for (const f of finished) {
     const made = f.delivery.attempts + 1;
-    const next = nextState(f.outcome, made, schedule, now);
+    const next = nextState(f.outcome, made, scheduleOf(deps.config.webhook, f.delivery.endpoint.policy), now);
     if (!f.outcome.ok) failed.push({ f, made, next });
     c.id.push(f.delivery.id);
     c.status.push(next.status);

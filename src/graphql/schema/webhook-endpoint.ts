@@ -1,10 +1,50 @@
 import { webhookEndpoints, type PublicWebhookEndpoint } from '../../domain/webhook/endpoint.ts';
 import { webhookEndpointHealth, type PublicWebhookEndpointHealth } from '../../domain/webhook/health.ts';
+import type { PublicWebhookEndpointPolicy } from '../../domain/webhook/policy.ts';
 import { connectionAction, mutationAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
 import { given } from '../connection.ts';
 import { EVENT_TYPE_DOC, WebhookEndpointDisabledReason, WebhookEndpointStatus } from './enums.ts';
 import { Node } from './node.ts';
+
+const WebhookEndpointPolicy = builder.objectRef<PublicWebhookEndpointPolicy>('WebhookEndpointPolicy').implement({
+  description: "The endpoint's own delivery policy; a null field is the deployment's setting",
+  fields: (t) => ({
+    timeoutMs: t.exposeInt('timeout_ms', { nullable: true, description: 'Per attempt' }),
+    retrySchedule: t.exposeStringList('retry_schedule', {
+      nullable: true,
+      description: 'Delay before each retry after the first attempt (e.g. 30s, 5m); its length is the number of retries',
+    }),
+    maxInFlight: t.exposeInt('max_in_flight', { nullable: true, description: 'Requests in flight at once, per process' }),
+    rateLimitPerSecond: t.exposeFloat('rate_limit_per_second', { nullable: true, description: 'Attempts started per second, per process' }),
+  }),
+});
+
+const WebhookEndpointPolicyInput = builder.inputType('WebhookEndpointPolicyInput', {
+  description: 'Overrides of the deployment’s delivery policy; an omitted field is left alone, null restores the deployment’s setting',
+  fields: (t) => ({
+    timeoutMs: t.int(),
+    retrySchedule: t.stringList(),
+    maxInFlight: t.int(),
+    rateLimitPerSecond: t.float(),
+  }),
+});
+
+/** REST's policy body from the GraphQL input (omitted stays omitted, null stays null). */
+const policyInput = (
+  p:
+    | { timeoutMs?: number | null; retrySchedule?: string[] | null; maxInFlight?: number | null; rateLimitPerSecond?: number | null }
+    | null
+    | undefined,
+) =>
+  p == null
+    ? p
+    : given({
+        timeout_ms: p.timeoutMs,
+        retry_schedule: p.retrySchedule,
+        max_in_flight: p.maxInFlight,
+        rate_limit_per_second: p.rateLimitPerSecond,
+      });
 
 /** Webhook endpoints in GraphQL: the same actions as REST, so a key replays identically on both. */
 export const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('WebhookEndpoint').implement({
@@ -21,6 +61,7 @@ export const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('Webhook
       nullable: true,
       description: 'Since when every attempt has failed; null after a success',
     }),
+    policy: t.field({ type: WebhookEndpointPolicy, resolve: (e) => e.policy }),
     secret: t.exposeString('secret', { nullable: true, description: 'Only on create and rotate' }),
     rotatedAt: t.exposeString('rotated_at', { nullable: true }),
     livemode: t.exposeBoolean('livemode'),
@@ -90,12 +131,19 @@ queryAction('webhookEndpoint', webhookEndpoints.retrieve, {
 mutationAction('createWebhookEndpoint', webhookEndpoints.create, {
   description: 'Create an endpoint; the answer carries its signing secret, once (scope webhooks:write)',
   type: WebhookEndpoint,
-  args: (arg) => ({ url: arg.string({ required: true }), description: arg.string(), enabledEvents: arg.stringList() }),
-  input: (a) => ({ input: given({ url: a.url, description: a.description, enabled_events: a.enabledEvents }) }),
+  args: (arg) => ({
+    url: arg.string({ required: true }),
+    description: arg.string(),
+    enabledEvents: arg.stringList(),
+    policy: arg({ type: WebhookEndpointPolicyInput }),
+  }),
+  input: (a) => ({
+    input: given({ url: a.url, description: a.description, enabled_events: a.enabledEvents, policy: policyInput(a.policy) }),
+  }),
 });
 
 mutationAction('updateWebhookEndpoint', webhookEndpoints.update, {
-  description: "Change an endpoint's url, description, events or status (scope webhooks:write)",
+  description: "Change an endpoint's url, description, events, status or policy (scope webhooks:write)",
   type: WebhookEndpoint,
   args: (arg) => ({
     id: arg.id({ required: true }),
@@ -103,10 +151,17 @@ mutationAction('updateWebhookEndpoint', webhookEndpoints.update, {
     description: arg.string(),
     enabledEvents: arg.stringList(),
     status: arg({ type: WebhookEndpointStatus }),
+    policy: arg({ type: WebhookEndpointPolicyInput }),
   }),
   input: (a) => ({
     params: { id: String(a.id) },
-    input: given({ url: a.url, description: a.description, enabled_events: a.enabledEvents, status: a.status }),
+    input: given({
+      url: a.url,
+      description: a.description,
+      enabled_events: a.enabledEvents,
+      status: a.status,
+      policy: policyInput(a.policy),
+    }),
   }),
 });
 
