@@ -61,7 +61,7 @@ const SCOPES = [
 ];
 const P = '/v1/platform';
 
-const EP = `id url description enabledEvents status disabledReason failingSince policy { timeoutMs retrySchedule maxInFlight rateLimitPerSecond }
+const EP = `id url description enabledEvents status disabledReason failingSince policy { timeoutMs retrySchedule maxInFlight rateLimitPerSecond } ordering
   secret rotatedAt livemode createdAt updatedAt`;
 const WINDOW = 'attempts succeeded successRate p50Ms p99Ms';
 const HEALTH = `lastHour { ${WINDOW} } lastDay { ${WINDOW} } lastSuccessAt lastFailure { at statusCode error }`;
@@ -660,7 +660,7 @@ const ROWS: Row[] = [
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
-const ENUM_FIELDS = new Set(['status', 'disabled_reason', 'operator', 'standing', 'action']);
+const ENUM_FIELDS = new Set(['status', 'disabled_reason', 'ordering', 'operator', 'standing', 'action']);
 const camel = (v: unknown): unknown => {
   if (Array.isArray(v)) return v.map(camel);
   if (!v || typeof v !== 'object') return v;

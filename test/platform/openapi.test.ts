@@ -61,6 +61,7 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
     'description',
     'enabled_events',
     'policy',
+    'ordering',
   ]);
   expect(create.parameters.map((p: any) => p.name)).toContain('Idempotency-Key');
 });

@@ -34,6 +34,7 @@ describe('create', () => {
       disabled_reason: null,
       failing_since: null,
       policy: DEFAULT_POLICY,
+      ordering: 'none',
       secret: expect.stringMatching(SECRET),
       rotated_at: null,
       livemode: true,

@@ -46,6 +46,13 @@ const enabledEvents = z.array(z.string()).max(ENABLED_EVENTS_MAX, `at most ${ENA
 /** null = no description (create) or clear it (update). */
 const description = z.string().max(DESCRIPTION_MAX, `at most ${DESCRIPTION_MAX} characters`).nullable();
 
+/**
+ * `subject`: deliveries of one subject {type, id} go one at a time in seq order (lease.ts); `none` (the default, as
+ * the spec says): in parallel, in any order.
+ */
+export const WEBHOOK_ENDPOINT_ORDERINGS = ['none', 'subject'] as const;
+const ordering = z.enum(WEBHOOK_ENDPOINT_ORDERINGS);
+
 /** The endpoint's own delivery policy (policy.ts); null clears it. */
 const policy = WebhookEndpointPolicyInput.nullable();
 
@@ -54,6 +61,7 @@ export const CreateWebhookEndpointInput = z.strictObject({
   description: description.optional(),
   enabled_events: enabledEvents.optional(),
   policy: policy.optional(),
+  ordering: ordering.optional(),
 });
 
 export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
@@ -66,6 +74,7 @@ export const UpdateWebhookEndpointInput = z.strictObject({
   enabled_events: enabledEvents.optional(),
   status: z.enum(WEBHOOK_ENDPOINT_STATUSES).optional(),
   policy: policy.optional(),
+  ordering: ordering.optional(),
 });
 
 /** rotate_secret and delete take no parameters. */
@@ -89,6 +98,7 @@ export const WebhookEndpoint = z.object({
     ),
   failing_since: time.nullable().describe('since when every attempt has failed; null after a success (or while nothing was sent)'),
   policy: WebhookEndpointPolicy,
+  ordering: ordering.describe('subject: deliveries of one subject go one at a time in seq order; none: in parallel, any order'),
   secret: z.string().optional().describe('whsec_...; only in create and rotate_secret responses'),
   rotated_at: time.nullable(),
   livemode: z.boolean(),
@@ -111,6 +121,7 @@ export function presentWebhookEndpoint(row: WebhookEndpointRow, withSecret = fal
     disabled_reason: (row.disabledReason as PublicWebhookEndpoint['disabled_reason']) ?? null,
     failing_since: row.failingSince?.toISOString() ?? null,
     policy: presentPolicy(row.policy),
+    ordering: row.ordering as PublicWebhookEndpoint['ordering'],
     ...(withSecret ? { secret: row.secret } : {}),
     rotated_at: row.rotatedAt?.toISOString() ?? null,
     livemode: row.livemode,
@@ -155,6 +166,7 @@ async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
       description: input.description ?? null,
       enabledEvents: events,
       policy: policy ?? Prisma.DbNull,
+      ordering: input.ordering ?? 'none',
       secret: generateWebhookSecret(),
       createdAt: now,
       updatedAt: now,
@@ -193,6 +205,7 @@ async function updateWebhookEndpoint(
       ...(events !== undefined ? { enabledEvents: events } : {}),
       ...(input.status !== undefined ? { status: input.status } : {}),
       ...(policy !== undefined ? { policy: policy ?? Prisma.DbNull } : {}),
+      ...(input.ordering !== undefined ? { ordering: input.ordering } : {}),
       // Enabling clears the reason and starts the failure clock afresh; disabling an enabled endpoint records the owner's hand (an endpoint the receiver
       // retired with 410 Gone keeps `gone` if it is "disabled" again).
       ...(input.status === 'enabled' ? { disabledReason: null, failingSince: null } : {}),

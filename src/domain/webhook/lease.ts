@@ -69,6 +69,17 @@ interface LeasedRow {
 }
 
 /**
+ * Ordered endpoints (`ordering: subject`): a delivery is a candidate only if
+ * no earlier event (lower seq) of the same subject still has a pending or
+ * failing delivery to that endpoint, leased or not, due or not. So one
+ * subject's deliveries go one at a time in seq order and a failing one holds
+ * back only its own subject; an exhausted one releases it. Fan-out inserts
+ * deliveries in event order, so an earlier event's delivery always exists
+ * before a later one's. The check costs an unordered endpoint's candidate one
+ * primary-key probe (the first EXISTS fails and the second is not run); an
+ * ordered one's walks the subject's earlier events by the (organization_id,
+ * subject_id, seq) index and probes (endpoint_id, event_id).
+ *
  * One statement on the SQL port, so no interactive transaction: read the
  * oldest due candidates of endpoints with a free slot, keep at most the free
  * slots per endpoint, lock what is picked (SKIP LOCKED: another worker's
@@ -90,6 +101,12 @@ const leaseStatement = statement<[Date, string[], number[], number[], number, nu
      WHERE d.status IN ('pending', 'failing') AND d.next_attempt_at <= $1::timestamptz
        AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1::timestamptz)
        AND NOT EXISTS (SELECT 1 FROM known k WHERE k.endpoint_id = d.endpoint_id AND k.free <= 0)
+       AND NOT (EXISTS (SELECT 1 FROM webhook_endpoint w WHERE w.id = d.endpoint_id AND w.ordering = 'subject')
+         AND EXISTS (SELECT 1 FROM event e
+           JOIN event e2 ON e2.organization_id = e.organization_id AND e2.subject_id = e.subject_id
+             AND e2.subject_type = e.subject_type AND e2.seq < e.seq
+           JOIN webhook_delivery d2 ON d2.endpoint_id = d.endpoint_id AND d2.event_id = e2.id
+           WHERE e.id = d.event_id AND d2.status IN ('pending', 'failing')))
      ORDER BY d.next_attempt_at
      LIMIT $6::int * 2 + 64
    ), ranked AS (

@@ -4,7 +4,7 @@ import type { PublicWebhookEndpointPolicy } from '../../domain/webhook/policy.ts
 import { connectionAction, mutationAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
 import { given } from '../connection.ts';
-import { EVENT_TYPE_DOC, WebhookEndpointDisabledReason, WebhookEndpointStatus } from './enums.ts';
+import { EVENT_TYPE_DOC, WebhookEndpointDisabledReason, WebhookEndpointOrdering, WebhookEndpointStatus } from './enums.ts';
 import { Node } from './node.ts';
 
 const WebhookEndpointPolicy = builder.objectRef<PublicWebhookEndpointPolicy>('WebhookEndpointPolicy').implement({
@@ -62,6 +62,7 @@ export const WebhookEndpoint = builder.objectRef<PublicWebhookEndpoint>('Webhook
       description: 'Since when every attempt has failed; null after a success',
     }),
     policy: t.field({ type: WebhookEndpointPolicy, resolve: (e) => e.policy }),
+    ordering: t.expose('ordering', { type: WebhookEndpointOrdering }),
     secret: t.exposeString('secret', { nullable: true, description: 'Only on create and rotate' }),
     rotatedAt: t.exposeString('rotated_at', { nullable: true }),
     livemode: t.exposeBoolean('livemode'),
@@ -136,14 +137,21 @@ mutationAction('createWebhookEndpoint', webhookEndpoints.create, {
     description: arg.string(),
     enabledEvents: arg.stringList(),
     policy: arg({ type: WebhookEndpointPolicyInput }),
+    ordering: arg({ type: WebhookEndpointOrdering }),
   }),
   input: (a) => ({
-    input: given({ url: a.url, description: a.description, enabled_events: a.enabledEvents, policy: policyInput(a.policy) }),
+    input: given({
+      url: a.url,
+      description: a.description,
+      enabled_events: a.enabledEvents,
+      policy: policyInput(a.policy),
+      ordering: a.ordering,
+    }),
   }),
 });
 
 mutationAction('updateWebhookEndpoint', webhookEndpoints.update, {
-  description: "Change an endpoint's url, description, events, status or policy (scope webhooks:write)",
+  description: "Change an endpoint's url, description, events, status, policy or ordering (scope webhooks:write)",
   type: WebhookEndpoint,
   args: (arg) => ({
     id: arg.id({ required: true }),
@@ -152,6 +160,7 @@ mutationAction('updateWebhookEndpoint', webhookEndpoints.update, {
     enabledEvents: arg.stringList(),
     status: arg({ type: WebhookEndpointStatus }),
     policy: arg({ type: WebhookEndpointPolicyInput }),
+    ordering: arg({ type: WebhookEndpointOrdering }),
   }),
   input: (a) => ({
     params: { id: String(a.id) },
@@ -161,6 +170,7 @@ mutationAction('updateWebhookEndpoint', webhookEndpoints.update, {
       enabled_events: a.enabledEvents,
       status: a.status,
       policy: policyInput(a.policy),
+      ordering: a.ordering,
     }),
   }),
 });
