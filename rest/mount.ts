@@ -15,6 +15,7 @@ import { operatorEventRoutes } from './operator/events.ts';
 import { metricsRoute } from './operator/metrics.ts';
 import { operatorRoutes } from './operator/operator.ts';
 import { operatorWalletRoutes } from './operator/wallet.ts';
+import { operatorWebhookRoutes } from './operator/webhooks.ts';
 import { assertionRoutes } from './platform/assertions.ts';
 import { distributionRoutes } from './platform/distributions.ts';
 import { enrollmentRoutes } from './platform/enrollments.ts';
@@ -58,7 +59,12 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
   );
   const surfaceA = surfaceARoutes(deps, surfaceABuckets);
   const tokens = tokenRoutes(deps, surfaceABuckets);
-  const operator = [...operatorRoutes(deps, opts.killSwitch), ...operatorEventRoutes(deps), ...operatorWalletRoutes(deps)];
+  const operator = [
+    ...operatorRoutes(deps, opts.killSwitch),
+    ...operatorEventRoutes(deps),
+    ...operatorWalletRoutes(deps),
+    ...operatorWebhookRoutes(deps),
+  ];
   const platform = [
     ...webhookEndpointRoutes(deps),
     ...webhookDeliveryRoutes(deps),

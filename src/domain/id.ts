@@ -26,6 +26,7 @@ export const ID_PREFIX = {
   requirement: 'req',
   delivery: 'msg',
   attempt: 'atmpt',
+  webhookHealthEvent: 'whe',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

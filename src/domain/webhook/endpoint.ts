@@ -11,6 +11,7 @@ import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { refusedDestination } from './address-guard.ts';
 import { exhaustEndpointDeliveries } from './lease.ts';
 import { WebhookEndpointHealth, webhookEndpointHealth } from './health.ts';
+import { recordHealthEvents } from './health-event.ts';
 import { mergePolicy, presentPolicy, WebhookEndpointPolicy, WebhookEndpointPolicyInput } from './policy.ts';
 
 /**
@@ -214,6 +215,10 @@ async function updateWebhookEndpoint(
     },
   });
   if (input.status === 'disabled') await exhaustEndpointDeliveries(tx, row.id, deps.clock.now());
+  if (input.status !== undefined && input.status !== row.status)
+    await recordHealthEvents(tx, deps.clock.now(), [
+      { endpointId: row.id, kind: input.status, reason: input.status === 'disabled' ? updated.disabledReason : null },
+    ]);
   return presentWebhookEndpoint(updated);
 }
 

@@ -6,6 +6,7 @@ import { newId } from '../id.ts';
 import { statement } from '../../db/sql-port.ts';
 import type { AttemptOutcome } from './send.ts';
 import { scheduleOf, type EndpointPolicy } from './policy.ts';
+import { recordHealthEvents, type HealthTransition } from './health-event.ts';
 
 /**
  * Leasing: how workers claim due deliveries.
@@ -349,12 +350,18 @@ export function endpointHealth(finished: FinishedAttempt[], disableAfterMs: numb
  */
 async function recordEndpointHealth(deps: Deps, h: EndpointHealthChange, now: Date): Promise<void> {
   const disabled = await deps.db.transaction(async (tx) => {
-    if (h.recovered.length)
-      await tx.$executeRaw`UPDATE webhook_endpoint SET failing_since = NULL WHERE id = ANY(${h.recovered}::text[]) AND failing_since IS NOT NULL`;
-    if (h.failing.length)
-      await tx.$executeRaw`UPDATE webhook_endpoint w SET failing_since = x.since
+    const transitions: HealthTransition[] = [];
+    if (h.recovered.length) {
+      const rows = await tx.$queryRaw<{ id: string }[]>`
+        UPDATE webhook_endpoint SET failing_since = NULL WHERE id = ANY(${h.recovered}::text[]) AND failing_since IS NOT NULL RETURNING id`;
+      transitions.push(...rows.map((r) => ({ endpointId: r.id, kind: 'recovered' as const })));
+    }
+    if (h.failing.length) {
+      const rows = await tx.$queryRaw<{ id: string }[]>`UPDATE webhook_endpoint w SET failing_since = x.since
         FROM unnest(${h.failing.map((f) => f.id)}::text[], ${h.failing.map((f) => f.since.toISOString())}::timestamptz[]) AS x(id, since)
-        WHERE w.id = x.id AND w.failing_since IS NULL`;
+        WHERE w.id = x.id AND w.failing_since IS NULL RETURNING w.id`;
+      transitions.push(...rows.map((r) => ({ endpointId: r.id, kind: 'failing_started' as const })));
+    }
     const out: { id: string; reason: string }[] = [];
     for (const reason of ['gone', 'failing'] as const) {
       const ids = h.disable.filter((d) => d.reason === reason).map((d) => d.id);
@@ -365,6 +372,8 @@ async function recordEndpointHealth(deps: Deps, h: EndpointHealthChange, now: Da
       if (rows.length) await exhaust(tx, now, Prisma.sql`endpoint_id = ANY(${rows.map((r) => r.id)}::text[])`);
       out.push(...rows.map((r) => ({ id: r.id, reason })));
     }
+    transitions.push(...out.map((d) => ({ endpointId: d.id, kind: 'disabled' as const, reason: d.reason })));
+    await recordHealthEvents(tx, now, transitions);
     return out;
   });
   for (const d of disabled)

@@ -1,10 +1,17 @@
-import { webhookEndpoints, type PublicWebhookEndpoint } from '../../domain/webhook/endpoint.ts';
+import { findEndpoint, presentWebhookEndpoint, webhookEndpoints, type PublicWebhookEndpoint } from '../../domain/webhook/endpoint.ts';
+import { watchHealthEvents, type PublicWebhookEndpointHealthEvent } from '../../domain/webhook/health-event.ts';
 import { webhookEndpointHealth, type PublicWebhookEndpointHealth } from '../../domain/webhook/health.ts';
 import type { PublicWebhookEndpointPolicy } from '../../domain/webhook/policy.ts';
 import { connectionAction, mutationAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
 import { given } from '../connection.ts';
-import { EVENT_TYPE_DOC, WebhookEndpointDisabledReason, WebhookEndpointOrdering, WebhookEndpointStatus } from './enums.ts';
+import {
+  EVENT_TYPE_DOC,
+  WebhookEndpointDisabledReason,
+  WebhookEndpointHealthEventKind,
+  WebhookEndpointOrdering,
+  WebhookEndpointStatus,
+} from './enums.ts';
 import { Node } from './node.ts';
 
 const WebhookEndpointPolicy = builder.objectRef<PublicWebhookEndpointPolicy>('WebhookEndpointPolicy').implement({
@@ -188,3 +195,40 @@ mutationAction('deleteWebhookEndpoint', webhookEndpoints.delete, {
   args: (arg) => ({ id: arg.id({ required: true }) }),
   input: (a) => ({ params: { id: String(a.id) }, input: {} }),
 });
+
+type HealthEventWithEndpoint = PublicWebhookEndpointHealthEvent & { endpoint: PublicWebhookEndpoint };
+const WebhookEndpointHealthEvent = builder.objectRef<HealthEventWithEndpoint>('WebhookEndpointHealthEvent').implement({
+  description: 'A health transition of an endpoint: an internal event, never a public one (not in the feed, never delivered)',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    kind: t.expose('kind', { type: WebhookEndpointHealthEventKind }),
+    reason: t.exposeString('reason', { nullable: true, description: 'For DISABLED: manual, gone or failing' }),
+    createdAt: t.exposeString('created_at'),
+    endpoint: t.field({ type: WebhookEndpoint, description: 'The endpoint as it is after the transition', resolve: (e) => e.endpoint }),
+  }),
+});
+
+builder.subscriptionField('webhookEndpointHealthChanged', (t) =>
+  t.field({
+    type: WebhookEndpointHealthEvent,
+    description:
+      "The endpoint's health transitions from now on (failing started, recovered, disabled with its reason, enabled), with the endpoint after each (scope webhooks:read)",
+    authScopes: { scope: webhookEndpoints.retrieve.scope },
+    args: {
+      id: t.arg.id({ required: true }),
+      after: t.arg.string({ description: 'Resume after this health event id (whe_…); omitted: from now on' }),
+    },
+    subscribe: async (_r, a, ctx) => {
+      const organizationId = ctx.caller.organization.id;
+      const endpoint = await findEndpoint(ctx.deps.db.prisma, organizationId, String(a.id));
+      return (async function* () {
+        for await (const e of watchHealthEvents(ctx.deps, endpoint.id, a.after ?? undefined)) {
+          const now = await ctx.deps.db.prisma.webhookEndpoint.findFirst({ where: { id: endpoint.id, organizationId } });
+          if (!now) return; // deleted
+          yield { ...e, endpoint: presentWebhookEndpoint(now) };
+        }
+      })();
+    },
+    resolve: (e) => e,
+  }),
+);
