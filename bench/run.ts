@@ -50,7 +50,7 @@ const flag = (name: string) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 };
-const ALL = [1, 2, 3, 4, 5, 6, 7, 8];
+const ALL = [1, 2, 3, 4, 5, 6, 7, 8, 9];
 const QUICK = args.includes('--quick');
 const LARGE = args.includes('--large');
 const ONLY = new Set((flag('--only') ?? ALL.join(',')).split(',').map(Number));
@@ -214,6 +214,7 @@ async function startStack(kind: 'pglite' | 'postgres', databaseUrl?: string): Pr
   const { created, secret, post } = await benchTenant(origin, OPERATOR, [
     'events:read',
     'assertions:write',
+    'performance:write',
     'distributions:read',
     'distributions:write',
     'distributions:launch',
@@ -370,6 +371,69 @@ async function scenario3(t: Stack) {
     await pool?.end();
     await t.app.sequencer.flush();
     await t.query('DROP TABLE IF EXISTS bench_event');
+  }
+}
+
+/** Measurements per batch in scenario 9 (the API's maximum). */
+const BATCH = 500;
+
+/**
+ * Measurement ingestion at batch 500 (issue #17): `POST /v1/platform/performance/measurements`, 4 concurrent callers,
+ * against raw pg inserting the same 500 rows per call in one statement (unnest, autocommitted). Subjects are entities
+ * without enrollments (the ingestion itself; standing evaluation is the assertion path's and scenario 3's).
+ */
+async function scenario9(t: Stack) {
+  const callers = 4;
+  const occurred = new Date(Date.now() - 3_600_000).toISOString();
+  const items = Array.from({ length: BATCH }, (_, i) => ({
+    external_user_id: `m-${i % 50}`,
+    issuer: 'https://idp.example',
+    metric: 'sales',
+    value: (i % 97) + 0.25,
+    occurred_at: occurred,
+  }));
+  await t.post('/v1/platform/performance/measurements', { measurements: items.slice(0, 50) }, t.secret);
+  const entities = (await t.query("SELECT id FROM entity WHERE organization_id = $1 AND issuer = 'https://idp.example'", [t.orgId])).rows.map(
+    (r: { id: string }) => r.id,
+  );
+  const insert = {
+    name: 'bench_measurement_insert',
+    text: `INSERT INTO performance_measurement (id, organization_id, entity_id, metric, value, occurred_at)
+      SELECT i, $2, e, 'sales', v, $5 FROM unnest($1::text[], $3::text[], $4::numeric[]) AS r(i, e, v)`,
+  };
+  const values = () => [
+    items.map(() => newId('measurement')),
+    t.orgId,
+    items.map((_, i) => entities[i % entities.length]),
+    items.map((m) => m.value),
+    occurred,
+  ];
+  const pool = t.siblingUrl ? new pg.Pool({ connectionString: t.siblingUrl(DB_NAME), max: callers }) : undefined;
+  const raw: Side = {
+    name: `raw pg: ${callers} clients, ${BATCH} measurement rows per autocommitted INSERT … unnest`,
+    run: (seconds) => closedLoop(callers, seconds, () => (pool ? pool.query({ ...insert, values: values() }) : t.query(insert.text, values()))),
+  };
+  try {
+    const c = await compare(
+      raw,
+      [
+        httpSide(`POST /v1/platform/performance/measurements, ${BATCH} per batch, ${callers} concurrent callers`, {
+          url: `${t.origin}/v1/platform/performance/measurements`,
+          method: 'POST',
+          headers: { authorization: `Bearer ${t.secret}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ measurements: items }),
+          connections: callers,
+        }),
+      ],
+      interleaved,
+    );
+    pushComparison(9, t.kind, c, 'batches/s');
+    const row = rows.at(-1)!;
+    const perSecond = { subject: round(row.throughput!.subject * BATCH), baseline: round(row.throughput!.baseline! * BATCH) };
+    row.extra!.measurementsPerSecond = perSecond;
+    log(`S9 measurements/s: API ${perSecond.subject}, raw ${perSecond.baseline}`);
+  } finally {
+    await pool?.end();
   }
 }
 
@@ -949,6 +1013,7 @@ async function runOn(kind: 'pglite' | 'postgres') {
     if (ONLY.has(7)) await scenario7(t, QUICK ? 2 : 5);
     if (ONLY.has(5)) await scenario5(t, pgServer?.url);
     if (ONLY.has(8)) await scenario8(t);
+    if (ONLY.has(9)) await scenario9(t);
     if (ONLY.has(4)) await scenario4(t);
   } finally {
     await stopLoadWorker();

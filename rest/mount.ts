@@ -17,6 +17,7 @@ import { operatorRoutes } from './operator/operator.ts';
 import { operatorWalletRoutes } from './operator/wallet.ts';
 import { operatorWebhookRoutes } from './operator/webhooks.ts';
 import { assertionRoutes } from './platform/assertions.ts';
+import { performanceRoutes } from './platform/performance.ts';
 import { distributionRoutes } from './platform/distributions.ts';
 import { enrollmentRoutes } from './platform/enrollments.ts';
 import { eventRoutes } from './platform/events.ts';
@@ -74,6 +75,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...assertionRoutes(deps),
     ...programRoutes(deps),
     ...enrollmentRoutes(deps),
+    ...performanceRoutes(deps),
   ];
   const service = serviceRoutes(opts.db, {
     urls: opts.urls,

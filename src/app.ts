@@ -19,6 +19,7 @@ import { createApiServer, isClientAbort, type ApiServer } from './http/server-li
 import { envelopeKindOf, writeError } from '../rest/http/envelope.ts';
 import { requestContext } from '../rest/http/request-id.ts';
 import { mountRest } from '../rest/mount.ts';
+import { startTracing, tracing } from './tracing.ts';
 
 /** A process: its services (the operations worker is driven by tests with `operations.drain()`), Koa and the HTTP server. */
 export interface App extends Omit<Services, 'runtime'> {
@@ -57,6 +58,7 @@ function urlsFor(origin: string): ServiceUrls {
 
 export async function buildApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger(config.logLevel);
+  if (config.tracesEndpoint) await startTracing(config.tracesEndpoint, log); // before anything records a span
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   const metrics = new Metrics(log);
   const { runtime, ...services } = buildServices({ db, clock: opts.clock ?? systemClock, config, log, metrics }, config);
@@ -141,6 +143,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     }
     await runtime.stop();
     if (!opts.db) await db.close();
+    await tracing.flush();
   }
 
   return app;

@@ -75,6 +75,8 @@ const Env = z.object({
   OPERATION_RETRY_BASE_MS: z.coerce.number().int().positive().default(2000),
   OPERATION_RETRY_MAX_MS: z.coerce.number().int().positive().default(300_000),
   OPERATION_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  /** Active enrollments a program.retier step re-evaluates per transaction. */
+  PROGRAM_RETIER_BATCH: z.coerce.number().int().min(1).max(10_000).default(200),
   WEBHOOK_RETRY_SCHEDULE: z.string().default('0s,5s,5m,30m,2h,5h,10h,10h'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.optional(),
@@ -98,6 +100,12 @@ const Env = z.object({
   METRICS_LISTEN: z
     .string()
     .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'METRICS_LISTEN must be host:port, e.g. 127.0.0.1:9464')
+    .optional(),
+  // OpenTelemetry's standard variables: traces go to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, else to
+  // OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces (OTLP/HTTP, JSON); neither set, no tracing code is loaded.
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/, error: 'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL' }).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+    .url({ protocol: /^https?$/, error: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http(s) URL' })
     .optional(),
 });
 
@@ -156,6 +164,8 @@ export type Config = {
   shutdownGraceMs: number;
   /** A second listener serving only `GET /metrics`, without the operator token (METRICS_LISTEN): bind it to a private address. */
   metricsListen?: { host: string; port: number };
+  /** Where OpenTelemetry traces are posted (OTLP/HTTP JSON); unset, tracing is off and its code never loaded (src/tracing.ts). */
+  tracesEndpoint?: string;
   http: HttpLimits;
   operations: OperationsConfig;
   webhook: WebhookConfig;
@@ -237,6 +247,8 @@ export interface OperationsConfig {
   recheckMs: number;
   retryBaseMs: number;
   retryMaxMs: number;
+  /** Active enrollments a program.retier step re-evaluates per transaction (DEFAULT_RETIER_BATCH when a hand-built config leaves it out). */
+  retierBatch?: number;
   maxAttempts: number;
 }
 
@@ -294,6 +306,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     metricsListen: e.METRICS_LISTEN ? hostPort(e.METRICS_LISTEN) : undefined,
+    tracesEndpoint:
+      e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+      (e.OTEL_EXPORTER_OTLP_ENDPOINT ? `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined),
     http: {
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: Math.max(e.HTTP_REQUEST_TIMEOUT_MS, e.HTTP_HEADERS_TIMEOUT_MS),
@@ -311,6 +326,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       retryBaseMs: e.OPERATION_RETRY_BASE_MS,
       retryMaxMs: e.OPERATION_RETRY_MAX_MS,
       maxAttempts: e.OPERATION_MAX_ATTEMPTS,
+      retierBatch: e.PROGRAM_RETIER_BATCH,
     },
     webhook: {
       retryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),

@@ -2,6 +2,7 @@ import { newRequestId } from '../../src/domain/id.ts';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { Metrics } from '../../src/metrics.ts';
+import { tracing, type SpanHandle } from '../../src/tracing.ts';
 
 /** What a request's handlers leave on `ctx.state` for its log line and metrics. */
 export interface RequestState {
@@ -35,9 +36,18 @@ export function routeTemplate(ctx: Context): string {
   return 'unmatched';
 }
 
-/** Every response carries `Request-Id`; the same id is in error bodies and logs. Each request is logged once and counted. */
+/**
+ * Every response carries `Request-Id`; the same id is in error bodies and logs. Each request is logged once and
+ * counted, and (tracing on) is a server span named `<method> <route template>`, a child of an incoming `traceparent`.
+ */
 export function requestContext(log: Logger, metrics?: Metrics): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) =>
+    tracing.span(ctx.method, { 'http.request.method': ctx.method, 'url.path': ctx.path }, (span) => handle(ctx, next, span), {
+      kind: 'server',
+      carrier: ctx.headers,
+    });
+
+  async function handle(ctx: Context, next: () => Promise<unknown>, span: SpanHandle): Promise<void> {
     const requestId = newRequestId();
     ctx.state.requestId = requestId;
     ctx.set('Request-Id', requestId);
@@ -67,6 +77,15 @@ export function requestContext(log: Logger, metrics?: Metrics): Middleware {
         },
         'request',
       );
+      span.updateName(`${ctx.method} ${route}`);
+      span.setAttributes({
+        'http.route': route,
+        'http.response.status_code': ctx.status,
+        'platform.request_id': requestId,
+        'platform.organization_id': caller?.organization?.id ?? caller?.organizationId,
+        'platform.error_code': state.errorCode,
+      });
+      if (ctx.status >= 500) span.fail(state.errorCode);
     }
-  };
+  }
 }

@@ -7,7 +7,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient, Prisma } from './generated/client.ts';
 import { applyMigrations, migrationsUpToDate } from './schema-engine.ts';
-import { pgSqlPort, pgliteSqlPort, type SqlPort } from './sql-port.ts';
+import { pgSqlPort, pgliteSqlPort, tracedSqlPort, type SqlPort } from './sql-port.ts';
 
 export { Prisma };
 export type Tx = Prisma.TransactionClient;
@@ -91,7 +91,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     kind: 'postgres',
     prisma,
     pool,
-    sql: pgSqlPort(pool),
+    sql: tracedSqlPort(pgSqlPort(pool)),
     transaction: hooks.run,
     afterCommit: hooks.afterCommit,
     migrate: async () =>
@@ -160,7 +160,7 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
     kind: 'pglite',
     prisma,
     pglite: client,
-    sql: pgliteSqlPort(client, serialize),
+    sql: tracedSqlPort(pgliteSqlPort(client, serialize)),
     transaction,
     afterCommit: hooks.afterCommit,
     migrate: async () => ((await migrationsUpToDate(async (sql) => (await client.query(sql)).rows)) ? [] : applyMigrations(factory)),

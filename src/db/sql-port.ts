@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { createHash } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
+import { tracing } from '../tracing.ts';
 import type { Prisma } from './generated/client.ts';
 
 /**
@@ -282,5 +283,42 @@ export function pgliteSqlPort(client: PGlite, serialize: <T>(run: () => Promise<
           }),
         ),
       ),
+  };
+}
+
+/**
+ * The port with a span per statement and per batch when tracing is on (src/tracing.ts): named `db <statement name>`
+ * or `db batch`, the statement text (placeholders, never values) as `db.query.text`. Off, each call is passed through.
+ */
+export function tracedSqlPort(port: SqlPort): SqlPort {
+  const client = { kind: 'client' } as const;
+  const traceSend =
+    (send: BatchSend): BatchSend =>
+    (statements, opts) =>
+      tracing.span(
+        'db batch',
+        {
+          'db.system.name': 'postgresql',
+          'db.operation.batch.size': statements.length,
+          'db.query.text': statements
+            .map((s) => s.text)
+            .join(';\n')
+            .slice(0, 4000),
+          'db.transaction.commit': opts?.commit ?? false,
+        },
+        () => send(statements, opts),
+        client,
+      );
+  return {
+    rows: (s, params) =>
+      tracing.enabled
+        ? tracing.span(
+            `db ${s.name}`,
+            { 'db.system.name': 'postgresql', 'db.query.text': s.text, 'db.statement.name': s.name },
+            () => port.rows(s, params),
+            client,
+          )
+        : port.rows(s, params),
+    transaction: (fn) => port.transaction((send) => fn(tracing.enabled ? traceSend(send) : send)),
   };
 }

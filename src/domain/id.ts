@@ -26,6 +26,8 @@ export const ID_PREFIX = {
   requirement: 'req',
   delivery: 'msg',
   attempt: 'atmpt',
+  measurement: 'msr',
+  tier: 'tier',
   webhookHealthEvent: 'whe',
 } as const;
 

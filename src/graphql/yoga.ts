@@ -3,6 +3,7 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Deps } from '../domain/context.ts';
 import type { Metrics } from '../metrics.ts';
+import { tracing } from '../tracing.ts';
 import { databaseUnavailable, DomainError, isDomainError } from '../domain/errors.ts';
 import { newRequestId } from '../domain/id.ts';
 import { guardInput } from '../domain/input-guard.ts';
@@ -58,6 +59,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
       sseEventIds(),
       endStreamsWhenAccessEnds(),
       countOperations(deps.metrics),
+      traceOperations(),
     ],
     maskedErrors: { maskError: maskGraphQLError(log) },
     context: async ({
@@ -115,6 +117,30 @@ function countOperations(metrics: Metrics | undefined): Plugin {
     if (type) metrics.graphqlOperations.labels(type).inc();
   };
   return { onExecute: count, onSubscribe: count };
+}
+
+/**
+ * A span per executed query or mutation when tracing is on (src/tracing.ts), named `<type> <operation name>`; it
+ * wraps the final execute function (graphql-jit's or graphql-js's), so the database spans of its resolvers are
+ * its children, and it is itself a child of the HTTP request's span.
+ */
+function traceOperations(): Plugin {
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      if (!tracing.enabled) return;
+      const operation = getOperationAST(args.document, args.operationName);
+      const type = operation?.operation ?? 'query';
+      const name = operation?.name?.value;
+      setExecuteFn((a: ExecutionArgs) =>
+        tracing.span(name ? `${type} ${name}` : type, { 'graphql.operation.type': type, 'graphql.operation.name': name }, async (span) => {
+          const result = await executeFn(a);
+          const errors = (result as { errors?: readonly unknown[] }).errors?.length;
+          if (errors) span.setAttributes({ 'graphql.error_count': errors });
+          return result;
+        }),
+      );
+    },
+  };
 }
 
 /**

@@ -10,6 +10,7 @@ import { keepAliveAgents, postWebhook, type Agents, type AttemptOutcome, type Se
 import { EndpointLimits, INITIAL_ENDPOINT_LIMIT } from '../domain/webhook/concurrency.ts';
 import { webhookHeaders } from '../domain/webhook/signature.ts';
 import { Loop } from '../runtime/loop.ts';
+import { tracing } from '../tracing.ts';
 
 /**
  * The webhook delivery worker of one process: fans out newly sequenced events,
@@ -152,11 +153,30 @@ export class WebhookWorker {
     // clock (Standard Webhooks' replay window), whatever the injected clock says.
     const headers = webhookHeaders(secrets, d.event_id, Math.floor(Date.now() / 1000), body);
     const timeoutMs = d.endpoint.policy?.timeout_ms;
-    const outcome = await postWebhook(
-      d.endpoint.url,
-      { ...headers },
-      body,
-      timeoutMs ? { ...this.sendOptions, timeoutMs } : this.sendOptions,
+    const outcome = await tracing.span(
+      'webhook.attempt',
+      {
+        'webhook.endpoint_id': d.endpoint_id,
+        'webhook.event_id': d.event_id,
+        'webhook.delivery_id': d.id,
+        'webhook.attempt': d.attempts + 1,
+      },
+      async (span) => {
+        const o = await postWebhook(
+          d.endpoint.url,
+          { ...headers },
+          body,
+          timeoutMs ? { ...this.sendOptions, timeoutMs } : this.sendOptions,
+        );
+        span.setAttributes({
+          'http.response.status_code': o.statusCode ?? undefined,
+          'webhook.outcome': o.ok ? 'success' : o.statusCode !== null ? 'http_error' : 'no_response',
+          'error.type': o.error ?? undefined,
+        });
+        if (!o.ok) span.fail(o.error ?? `HTTP ${o.statusCode}`);
+        return o;
+      },
+      { kind: 'client' },
     );
     this.deps.metrics?.webhookAttempt(outcome);
     this.finished.push({ delivery: d, startedAt, outcome });

@@ -11,7 +11,7 @@ test.beforeAll(({ app }) => void (t = app));
 const camelKey = (k: string) => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 /** A REST object in GraphQL's spelling (top-level keys; `object` is not a GraphQL field). */
 /** REST's lower-case closed-set values are GraphQL enum names in SCREAMING_CASE. */
-const ENUMS = new Set(['action', 'status', 'standing', 'operator']);
+const ENUMS = new Set(['action', 'status', 'standing', 'operator', 'performance_window']);
 const camel = (o: Record<string, unknown>) =>
   Object.fromEntries(
     Object.entries(o)
@@ -20,7 +20,8 @@ const camel = (o: Record<string, unknown>) =>
   );
 
 const ASSERTION = 'id entity key action value expiresAt effectiveAt livemode createdAt';
-const ENROLLMENT = 'id program entity status standing graceEndsAt evaluation evaluatedAt livemode createdAt updatedAt';
+const ENROLLMENT =
+  'id program entity status standing graceEndsAt evaluation evaluatedAt tier { id name rateBps metric threshold value } livemode createdAt updatedAt';
 const Q = {
   create: `mutation($entity: String, $externalUserId: String, $issuer: String, $key: String!, $value: JSON, $expiresAt: String) {
     createAssertion(entity: $entity, externalUserId: $externalUserId, issuer: $issuer, key: $key, value: $value, expiresAt: $expiresAt) { ${ASSERTION} } }`,
@@ -30,7 +31,7 @@ const Q = {
     assertions(entity: $entity, externalUserId: $externalUserId, issuer: $issuer, key: $key, includeExpired: $includeExpired, first: $first, after: $after) {
       edges { cursor node { ${ASSERTION} } } pageInfo { hasNextPage endCursor } } }`,
   one: `query($id: ID!) { assertion(id: $id) { ${ASSERTION} } }`,
-  program: `mutation($name: String!, $grace: Int) { createProgram(name: $name, gracePeriodSeconds: $grace) { id brand name gracePeriodSeconds requirements { id } livemode createdAt updatedAt } }`,
+  program: `mutation($name: String!, $grace: Int) { createProgram(name: $name, gracePeriodSeconds: $grace) { id brand name gracePeriodSeconds performanceWindow requirements { id } livemode createdAt updatedAt } }`,
   requirement: `mutation($program: ID!, $metric: String!, $operator: RequirementOperator!, $threshold: Float) {
     createProgramRequirement(program: $program, metric: $metric, operator: $operator, threshold: $threshold) { id program metric operator threshold createdAt } }`,
   enroll: `mutation($program: ID!, $externalUserId: String, $issuer: String) { createEnrollment(program: $program, externalUserId: $externalUserId, issuer: $issuer) { ${ENROLLMENT} } }`,

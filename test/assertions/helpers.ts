@@ -10,6 +10,8 @@ export const ALL_SCOPES = [
   'enrollments:read',
   'enrollments:write',
   'events:read',
+  'performance:read',
+  'performance:write',
 ];
 
 export const ASRT = /^asrt_[0-9a-f]{32}$/;
@@ -39,6 +41,9 @@ export function api(t: TestApp, token: string) {
     enrollment: (id: string) => t.http.get(`/v1/platform/enrollments/${id}`, opts()),
     enrollments: (q: Record<string, unknown> = {}) => t.http.get(`/v1/platform/enrollments${qs(q)}`, opts()),
     events: (type?: string) => feedEvents(t, token, type ? `type=${type}` : ''),
+    measure: (measurements: unknown[], headers?: Record<string, string>) =>
+      t.http.post('/v1/platform/performance/measurements', { measurements }, opts(headers)),
+    rollups: (q: Record<string, unknown>) => t.http.get(`/v1/platform/performance/rollups${qs(q)}`, opts()),
   };
 }
 
@@ -59,11 +64,20 @@ export async function activeEnrollment(
   a: Api,
   opts: {
     grace?: number;
+    /** The program's performance_window (default: the server's, month). */
+    window?: 'day' | 'week' | 'month';
     requirements?: { metric: string; operator: string; threshold?: number }[];
     subject?: Record<string, string>;
   } = {},
 ) {
-  const program = expectStatus(await a.createProgram({ name: 'Creators', grace_period_seconds: opts.grace ?? 0 }), 201);
+  const program = expectStatus(
+    await a.createProgram({
+      name: 'Creators',
+      grace_period_seconds: opts.grace ?? 0,
+      ...(opts.window ? { performance_window: opts.window } : {}),
+    }),
+    201,
+  );
   for (const r of opts.requirements ?? [{ metric: 'assert:verified', operator: 'exists' }])
     expectStatus(await a.addRequirement(program.id, r), 201);
   const subject = opts.subject ?? { external_user_id: `u-${Math.random().toString(36).slice(2)}`, issuer: 'https://idp.example' };

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { PlatformClient } from '../../src/client/index.ts';
+import { PlatformClient } from '../../packages/client/src/index.ts';
 import { appTest, buildTenant } from '../support/kit.ts';
 
 const test = appTest();

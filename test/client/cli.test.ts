@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
-import { PlatformClient } from '../../src/client/index.ts';
+import { PlatformClient } from '../../packages/client/src/index.ts';
 import { cliRunner } from '../support/cli.ts';
 import { appTest, type TestApp, buildOrg, buildToken, emitEvent, type TestOrg } from '../support/kit.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { OperatorClient, PlatformClient, PlatformError } from '../../src/client/index.ts';
+import { OperatorClient, PlatformClient, PlatformError } from '../../packages/client/src/index.ts';
 import { appTest, buildTenant, type TestApp } from '../support/kit.ts';
 
 const SCOPES = ['distributions:read', 'distributions:write', 'distributions:launch', 'deployments:read'];

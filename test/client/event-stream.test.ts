@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { streamEvents, type WireEvent } from '../../src/cli/event-stream.ts';
+import { streamEvents, type WireEvent } from '../../packages/client/src/cli/event-stream.ts';
 import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
 import { appTest, buildTenant } from '../support/kit.ts';
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PlatformClient, PlatformError } from '../../src/client/index.ts';
+import { PlatformClient, PlatformError } from '../../packages/client/src/index.ts';
 
 /**
  * wait() against the real server is in distributions.test.ts (succeeded,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { PlatformClient, PlatformError } from '../../src/client/index.ts';
+import { PlatformClient, PlatformError } from '../../packages/client/src/index.ts';
 import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 import { FlakyProxy } from './flaky-proxy.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { PlatformError, ScopeClient, TokenClient } from '../../src/client/index.ts';
+import { PlatformError, ScopeClient, TokenClient } from '../../packages/client/src/index.ts';
 import { appTest, buildOrg, buildToken, type TestApp } from '../support/kit.ts';
 
 const test = appTest();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PlatformError, webhooks } from '../../src/client/index.ts';
+import { PlatformError, webhooks } from '../../packages/client/src/index.ts';
 
 /** `webhooks.verify` called from plain JavaScript with the wrong things: a PlatformError with a hint, never a raw Node error. */
 const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { PlatformError, webhooks } from '../../src/client/index.ts';
+import { PlatformError, webhooks } from '../../packages/client/src/index.ts';
 
 const secret = webhooks.generateSecret();
 const previous = webhooks.generateSecret();

@@ -13,10 +13,13 @@ import { events } from '../../src/domain/event/event.ts';
 import { programs } from '../../src/domain/program/program.ts';
 import { webhookDeliveries } from '../../src/domain/webhook/delivery.ts';
 import { webhookEndpoints } from '../../src/domain/webhook/endpoint.ts';
+import { performance } from '../../src/domain/performance/performance.ts';
+import { tiers } from '../../src/domain/program/tiers.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { assertionRoutes } from '../../rest/platform/assertions.ts';
 import { distributionRoutes } from '../../rest/platform/distributions.ts';
 import { eventRoutes } from '../../rest/platform/events.ts';
+import { performanceRoutes } from '../../rest/platform/performance.ts';
 import { programRoutes } from '../../rest/platform/programs.ts';
 import { webhookDeliveryRoutes } from '../../rest/platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from '../../rest/platform/webhook-endpoints.ts';
@@ -42,6 +45,8 @@ const ALL = [
   assertions,
   distributions,
   deployments,
+  performance,
+  tiers,
 ].flatMap((group) => Object.values(group) as Action[]);
 const SCOPES = [
   'webhooks:read',
@@ -58,6 +63,10 @@ const SCOPES = [
   'assertions:write',
   'distributions:read',
   'deployments:read',
+  'performance:read',
+  'performance:write',
+  'program_tiers:read',
+  'program_tiers:write',
 ];
 const P = '/v1/platform';
 
@@ -66,7 +75,8 @@ const EP = `id url description enabledEvents status disabledReason failingSince 
 const WINDOW = 'attempts succeeded successRate p50Ms p99Ms';
 const HEALTH = `lastHour { ${WINDOW} } lastDay { ${WINDOW} } lastSuccessAt lastFailure { at statusCode error }`;
 const REQ = 'id program metric operator threshold createdAt';
-const PROG = `id brand name gracePeriodSeconds requirements { ${REQ} } livemode createdAt updatedAt`;
+const MSR = 'id entity metric value occurredAt program externalId duplicate createdAt';
+const PROG = `id brand name gracePeriodSeconds performanceWindow requirements { ${REQ} } livemode createdAt updatedAt`;
 
 type Ids = Record<string, string>;
 interface Call {
@@ -115,7 +125,8 @@ const createEvent = (token: string): Promise<Ids> => {
 };
 const edges = (conn: any) => ({ data: conn.edges.map((e: any) => e.node), hasMore: conn.pageInfo.hasNextPage });
 
-const ENR = 'id program entity status standing graceEndsAt evaluation evaluatedAt livemode createdAt updatedAt';
+const ENR =
+  'id program entity status standing graceEndsAt evaluation evaluatedAt tier { id name rateBps metric threshold value } livemode createdAt updatedAt';
 const OP = `id subject { type id } kind status waitingReason attempts maxAttempts error result progress targetOperationId
   parentOperationId livemode createdAt updatedAt completedAt`;
 const SUBJECT = { external_user_id: 'u-parity', issuer: 'https://idp.example' };
@@ -179,6 +190,17 @@ const unknownDistribution = (name: string, field: string) => ({
   rest: { method: 'POST' as const, path: `/distributions/dist_nope/${name}` },
   gql: { query: `mutation { ${field}(id: "dist_nope") { distribution { id } } }` },
 });
+
+const TIER = 'id program name metric threshold rateBps createdAt updatedAt';
+const createTier = async (token: string): Promise<Ids> => {
+  const { program } = await createProgram(token);
+  const res = await t.http.post(
+    `${P}/programs/${program}/tiers`,
+    { name: 'Gold', metric: 'sales', threshold: 100, rate_bps: 250 },
+    { token },
+  );
+  return { program: program!, tier: res.body.tier.id };
+};
 
 const ROWS: Row[] = [
   {
@@ -657,10 +679,142 @@ const ROWS: Row[] = [
     }),
     unknown: { rest: { method: 'GET', path: '/deployments/dep_nope' }, gql: { query: '{ deployment(id: "dep_nope") { id } }' } },
   },
+  {
+    action: tiers.create,
+    setup: createProgram,
+    call: (ids) => ({
+      rest: {
+        method: 'POST',
+        path: `/programs/${ids.program}/tiers`,
+        body: { name: 'Gold', metric: 'sales', threshold: 100, rate_bps: 250 },
+        envelope: 'tier',
+      },
+      gql: {
+        query: `mutation { createProgramTier(program: "${ids.program}", name: "Gold", metric: "sales", threshold: 100, rateBps: 250) { tier { ${TIER} } } }`,
+        pick: (d) => d.createProgramTier.tier,
+      },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'POST', path: `/programs/${ids.program}/tiers`, body: { name: 'Gold', metric: 'Sales', threshold: 1, rate_bps: 1 } },
+      gql: {
+        query: `mutation { createProgramTier(program: "${ids.program}", name: "Gold", metric: "Sales", threshold: 1, rateBps: 1) { tier { id } } }`,
+      },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/programs/prog_nope/tiers', body: { name: 'Gold', metric: 'sales', threshold: 1, rate_bps: 1 } },
+      gql: {
+        query:
+          'mutation { createProgramTier(program: "prog_nope", name: "Gold", metric: "sales", threshold: 1, rateBps: 1) { tier { id } } }',
+      },
+    },
+  },
+  {
+    action: tiers.list,
+    setup: createTier,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/programs/${ids.program}/tiers` },
+      gql: { query: `{ programTiers(program: "${ids.program}") { ${TIER} } }`, pick: (d) => ({ data: d.programTiers, hasMore: false }) },
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/programs/prog_nope/tiers' },
+      gql: { query: '{ programTiers(program: "prog_nope") { id } }' },
+    },
+  },
+  {
+    action: tiers.update,
+    setup: createTier,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/programs/${ids.program}/tiers/${ids.tier}`, body: { rate_bps: 300 }, envelope: 'tier' },
+      gql: {
+        query: `mutation { updateProgramTier(program: "${ids.program}", id: "${ids.tier}", rateBps: 300) { tier { ${TIER} } } }`,
+        pick: (d) => d.updateProgramTier.tier,
+      },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'POST', path: `/programs/${ids.program}/tiers/${ids.tier}`, body: { rate_bps: -1 } },
+      gql: { query: `mutation { updateProgramTier(program: "${ids.program}", id: "${ids.tier}", rateBps: -1) { tier { id } } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/programs/prog_nope/tiers/tier_nope', body: { rate_bps: 1 } },
+      gql: { query: 'mutation { updateProgramTier(program: "prog_nope", id: "tier_nope", rateBps: 1) { tier { id } } }' },
+    },
+  },
+  {
+    action: tiers.remove,
+    setup: createTier,
+    call: (ids) => ({
+      rest: { method: 'DELETE', path: `/programs/${ids.program}/tiers/${ids.tier}`, envelope: 'tier' },
+      gql: {
+        query: `mutation { deleteProgramTier(program: "${ids.program}", id: "${ids.tier}") { tier { id deleted } } }`,
+        pick: (d) => d.deleteProgramTier.tier,
+      },
+    }),
+    unknown: {
+      rest: { method: 'DELETE', path: '/programs/prog_nope/tiers/tier_nope' },
+      gql: { query: 'mutation { deleteProgramTier(program: "prog_nope", id: "tier_nope") { tier { id } } }' },
+    },
+  },
+  {
+    action: performance.record,
+    volatile: ['entity'],
+    setup: async () => ({ user: randomUUID() }),
+    call: (ids) => ({
+      rest: {
+        method: 'POST',
+        path: '/performance/measurements',
+        body: {
+          measurements: [{ external_user_id: ids.user, issuer: 'acme', metric: 'sales', value: 2.5, occurred_at: '2026-01-05T00:00:00Z' }],
+        },
+      },
+      gql: {
+        query: `mutation { recordMeasurements(measurements: [{ externalUserId: "${ids.user}", issuer: "acme", metric: "sales", value: 2.5, occurredAt: "2026-01-05T00:00:00Z" }]) { recorded duplicates data { ${MSR} } } }`,
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/performance/measurements', body: { measurements: [] } },
+      gql: { query: 'mutation { recordMeasurements(measurements: []) { recorded } }' },
+    }),
+    unknown: {
+      rest: {
+        method: 'POST',
+        path: '/performance/measurements',
+        body: { measurements: [{ entity: 'ent_nope', metric: 'sales', value: 1, occurred_at: '2026-01-05T00:00:00Z' }] },
+      },
+      gql: {
+        query:
+          'mutation { recordMeasurements(measurements: [{ entity: "ent_nope", metric: "sales", value: 1, occurredAt: "2026-01-05T00:00:00Z" }]) { recorded } }',
+      },
+    },
+  },
+  {
+    action: performance.rollups,
+    volatile: ['entity'],
+    setup: async (token) => {
+      const user = randomUUID();
+      const m = { external_user_id: user, issuer: 'acme', metric: 'sales', value: 4, occurred_at: '2026-01-05T10:00:00Z' };
+      const res = await rest(token, { method: 'POST', path: '/performance/measurements', body: { measurements: [m] } });
+      return { entity: res.body.data[0].entity };
+    },
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/performance/rollups?entity=${ids.entity}&metric=sales&window=week` },
+      gql: {
+        query: `{ performanceRollups(entity: "${ids.entity}", metric: "sales", window: WEEK) { data { metric window periodStart periodEnd entity program value count } hasMore } }`,
+        pick: (d) => d.performanceRollups,
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/performance/rollups?metric=sales&window=day&limit=0' },
+      gql: { query: '{ performanceRollups(metric: "sales", window: DAY, limit: 0) { hasMore } }' },
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/performance/rollups?entity=ent_nope&metric=sales&window=day' },
+      gql: { query: '{ performanceRollups(entity: "ent_nope", metric: "sales", window: DAY) { hasMore } }' },
+    },
+  },
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
-const ENUM_FIELDS = new Set(['status', 'disabled_reason', 'ordering', 'operator', 'standing', 'action']);
+const ENUM_FIELDS = new Set(['status', 'disabled_reason', 'ordering', 'operator', 'standing', 'action', 'performance_window', 'window']);
 const camel = (v: unknown): unknown => {
   if (Array.isArray(v)) return v.map(camel);
   if (!v || typeof v !== 'object') return v;
@@ -700,6 +854,7 @@ test('every action declared for both fronts has a REST route and a GraphQL field
     ...operationRoutes(t.app.deps),
     ...assertionRoutes(t.app.deps),
     ...distributionRoutes(t.app.deps),
+    ...performanceRoutes(t.app.deps),
   ];
   const bound = new Map<string, string[]>();
   for (const type of Object.values(schema.getTypeMap())) {

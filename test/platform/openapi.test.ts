@@ -35,6 +35,10 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'POST /programs/{id}/requirements program_requirements:write',
       'GET /programs/{id}/requirements program_requirements:read',
       'DELETE /programs/{id}/requirements/{requirement} program_requirements:write',
+      'POST /programs/{id}/tiers program_tiers:write',
+      'GET /programs/{id}/tiers program_tiers:read',
+      'POST /programs/{id}/tiers/{tier} program_tiers:write',
+      'DELETE /programs/{id}/tiers/{tier} program_tiers:write',
       'POST /enrollments enrollments:write',
       'GET /enrollments enrollments:read',
       'GET /enrollments/{id} enrollments:read',
@@ -53,6 +57,8 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'POST /distributions/{id}/cancel distributions:write',
       'GET /deployments deployments:read',
       'GET /deployments/{id} deployments:read',
+      'POST /performance/measurements performance:write',
+      'GET /performance/rollups performance:read',
     ].sort(),
   );
   const create = res.body.paths['/webhook_endpoints'].post;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter, retryDelayMs, shouldRetry, type AttemptOutcome, type RetryPolicy } from '../../src/client/retry.ts';
+import { parseRetryAfter, retryDelayMs, shouldRetry, type AttemptOutcome, type RetryPolicy } from '../../packages/client/src/retry.ts';
 
 /** The client library's retry policy (src/client/retry.ts): pure, so checked without a server. */
 const policy = fc.record({

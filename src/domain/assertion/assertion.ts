@@ -155,7 +155,7 @@ async function readClaim(
 ): Promise<Claim> {
   const lock = lockSubject(deps, organizationId, subject, opts);
   const entity = subjectEntity(organizationId, subject);
-  const results = await send([...lock, currentClaim(entity, claimKey), standingInputs(Prisma.sql`(${entity})`)]);
+  const results = await send([...lock, currentClaim(entity, claimKey), standingInputs(Prisma.sql`(${entity})`, deps.clock.now())]);
   const [locked, [claim], [inputs]] = results.slice(lock.length - 1) as [
     { id: string }[],
     { claim: Record<string, unknown> }[],

@@ -22,6 +22,12 @@ export const Enrollment = z.object({
     .nullable()
     .describe('the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements'),
   evaluated_at: time.nullable(),
+  tier: z
+    .object({ id: z.string(), name: z.string(), rate_bps: z.number().int(), metric: z.string(), threshold: z.number(), value: z.number() })
+    .nullable()
+    .describe(
+      "the highest rung of the program's tier ladder whose threshold the metric's sum over the current period meets; evaluation.tiers shows every rung",
+    ),
   livemode: z.boolean(),
   created_at: time,
   updated_at: time,
@@ -39,6 +45,7 @@ export function presentEnrollment(row: EnrollmentRow): PublicEnrollment {
     grace_ends_at: row.graceEndsAt?.toISOString() ?? null,
     evaluation: (row.evaluation as Record<string, unknown> | null) ?? null,
     evaluated_at: row.evaluatedAt?.toISOString() ?? null,
+    tier: (row.tier as PublicEnrollment['tier']) ?? null,
     livemode: true,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),

@@ -19,17 +19,36 @@ import { presentEnrollment, type Standing } from './presenter.ts';
  * standing event per enrollment and concurrent causes never both emit.
  * The standings themselves (STANDINGS) belong to the public object: presenter.ts.
  */
-export type Trigger = 'assertion' | 'expiry' | 'grace_expired' | 'requirement_change' | 'activation';
+export type Trigger = 'assertion' | 'metric' | 'period' | 'expiry' | 'grace_expired' | 'requirement_change' | 'tier_change' | 'activation';
 
 export interface RequirementResult {
   requirement: string;
   metric: string;
   operator: string;
   threshold: number | null;
-  /** The claim value the rule saw; absent or expired claims read as 0. */
+  /** The value the rule saw: the claim's (absent or expired claims read as 0), or the metric's sum over the program's current period (0 without measurements). */
   value: number;
   present: boolean;
   passed: boolean;
+}
+
+/** One rung of the ladder as an evaluation saw it (ladder order: threshold, then id). */
+export interface TierResult {
+  tier: string;
+  metric: string;
+  threshold: number;
+  value: number;
+  reached: boolean;
+}
+
+/** The enrollment's current tier: the highest rung of its program's ladder whose threshold its metric sum meets. */
+export interface CurrentTier {
+  id: string;
+  name: string;
+  rate_bps: number;
+  metric: string;
+  threshold: number;
+  value: number;
 }
 
 export interface Evaluation {
@@ -39,23 +58,50 @@ export interface Evaluation {
   evaluated_at: string;
   qualified: boolean;
   requirements: RequirementResult[];
+  /** Why the enrollment has its tier: every rung with the sum it saw (absent when the program has no ladder). */
+  tiers?: TierResult[];
 }
 
-export const ASSERT_METRIC = /^assert:([a-z][a-z0-9_]{0,63})$/;
+/** What a requirement reads: `assert:<key>` (a claim) or `metric:<key>` (a measured metric, summed over the program's current period). */
+export const REQUIREMENT_METRIC = /^(assert|metric):([a-z][a-z0-9_]{0,63})$/;
+
+/** A metric's sum over one program's current period, as the standing inputs carry it. */
+export interface MetricTotal {
+  programId: string;
+  key: string;
+  value: number;
+  count: number;
+}
+
+const metricSlot = (programId: string, key: string) => `${programId}\u0000${key}`;
 
 /** A claim counts while present and unexpired at `now`; expiry needs no event. */
 export const claimLive = (c: Pick<AssertionClaim, 'present' | 'expiresAt'> | undefined, now: Date): boolean =>
   !!c && c.present && (c.expiresAt === null || c.expiresAt > now);
 
-export function checkRequirement(
-  r: Pick<ProgramRequirement, 'id' | 'metric' | 'operator' | 'threshold'>,
+function requirementValue(
+  r: Pick<ProgramRequirement, 'programId' | 'metric'>,
   claims: Map<string, Pick<AssertionClaim, 'present' | 'value' | 'expiresAt'>>,
+  metrics: Map<string, MetricTotal>,
   now: Date,
-): RequirementResult {
-  const key = ASSERT_METRIC.exec(r.metric)?.[1];
+): { present: boolean; value: number } {
+  const [, source, key] = REQUIREMENT_METRIC.exec(r.metric) ?? [];
+  if (source === 'metric') {
+    const total = metrics.get(metricSlot(r.programId, key!));
+    return { present: !!total && total.count > 0, value: total?.value ?? 0 };
+  }
   const claim = key ? claims.get(key) : undefined;
   const present = claimLive(claim, now);
-  const value = present ? (claim!.value ?? 0) : 0;
+  return { present, value: present ? (claim!.value ?? 0) : 0 };
+}
+
+export function checkRequirement(
+  r: Pick<ProgramRequirement, 'id' | 'programId' | 'metric' | 'operator' | 'threshold'>,
+  claims: Map<string, Pick<AssertionClaim, 'present' | 'value' | 'expiresAt'>>,
+  metrics: Map<string, MetricTotal>,
+  now: Date,
+): RequirementResult {
+  const { present, value } = requirementValue(r, claims, metrics, now);
   const t = r.threshold ?? 0;
   const passed = {
     exists: present && value !== 0,
@@ -96,36 +142,78 @@ export interface EvaluationCause {
   assertion?: string;
 }
 
-/** What an evaluation reads, in one statement: the active enrollments with their program's grace, the requirements, the claims. */
+/**
+ * What an evaluation reads, in one statement: the active enrollments with
+ * their program's grace, the requirements, the claims, and the sums of the
+ * metrics that `metric:<key>` requirements name over each program's current period.
+ */
 export interface StandingInputs {
   enrollments: (Enrollment & { gracePeriodSeconds: number; brandId: string })[];
   requirements: Pick<ProgramRequirement, 'id' | 'programId' | 'metric' | 'operator' | 'threshold'>[];
   claims: Pick<AssertionClaim, 'key' | 'present' | 'value' | 'expiresAt'>[];
+  metrics: MetricTotal[];
+  /** The ladders of the enrollments' programs, in ladder order. */
+  tiers: { id: string; programId: string; name: string; metric: string; threshold: number; rateBps: number }[];
 }
+
+/** The ladder of one program against its metric sums: every rung, and the highest reached. */
+export function placeOnLadder(
+  ladder: StandingInputs['tiers'],
+  metrics: Map<string, MetricTotal>,
+): { results: TierResult[]; current: CurrentTier | null } {
+  let current: CurrentTier | null = null;
+  const results = ladder.map((t) => {
+    const value = metrics.get(metricSlot(t.programId, t.metric))?.value ?? 0;
+    const reached = value >= t.threshold;
+    if (reached) current = { id: t.id, name: t.name, rate_bps: t.rateBps, metric: t.metric, threshold: t.threshold, value };
+    return { tier: t.id, metric: t.metric, threshold: t.threshold, value, reached };
+  });
+  return { results, current };
+}
+
+/**
+ * The start of the UTC period (`day`, `week` from Monday as ISO 8601 has
+ * it, or `month`) that contains `at`, as SQL: `window` and `at` are SQL
+ * expressions (a column, a parameter).
+ */
+export const periodStart = (window: Prisma.Sql, at: Prisma.Sql): Prisma.Sql =>
+  Prisma.sql`(date_trunc(${window}, (${at}) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
 
 /**
  * The statement reading an entity's standing inputs as one `inputs` JSON
  * column. `entity` is an SQL expression for the entity id (a subquery on the
  * batched port, where the id may not be known yet; NULL reads as no inputs).
  */
-export function standingInputs(entity: Prisma.Sql, programId?: string): Prisma.Sql {
+export function standingInputs(entity: Prisma.Sql, now: Date, programId?: string): Prisma.Sql {
   const program = programId ? Prisma.sql`AND e.program_id = ${programId}` : Prisma.empty;
+  const at = Prisma.sql`${now}::timestamptz`;
   return Prisma.sql`
     WITH target AS (SELECT ${entity}::text AS id),
     enr AS (
-      SELECT e.*, p.grace_period_seconds, p.brand_id FROM enrollment e JOIN program p ON p.id = e.program_id, target
+      SELECT e.*, p.grace_period_seconds, p.brand_id, p.performance_window FROM enrollment e JOIN program p ON p.id = e.program_id, target
       WHERE e.entity_id = target.id AND e.status = 'active' ${program}
     )
     SELECT json_build_object(
       'enrollments', COALESCE((SELECT json_agg(json_build_object(
         'id', id, 'organizationId', organization_id, 'programId', program_id, 'entityId', entity_id, 'status', status,
         'standing', standing, 'graceEndsAt', grace_ends_at, 'evaluation', evaluation, 'evaluatedAt', evaluated_at,
-        'createdAt', created_at, 'updatedAt', updated_at, 'gracePeriodSeconds', grace_period_seconds, 'brandId', brand_id) ORDER BY id) FROM enr), '[]'),
+        'tier', tier, 'createdAt', created_at, 'updatedAt', updated_at, 'gracePeriodSeconds', grace_period_seconds, 'brandId', brand_id) ORDER BY id) FROM enr), '[]'),
       'requirements', COALESCE((SELECT json_agg(json_build_object(
         'id', r.id, 'programId', r.program_id, 'metric', r.metric, 'operator', r.operator, 'threshold', r.threshold) ORDER BY r.id)
         FROM program_requirement r WHERE r.program_id IN (SELECT program_id FROM enr)), '[]'),
       'claims', COALESCE((SELECT json_agg(json_build_object('key', c.key, 'present', c.present, 'value', c.value, 'expiresAt', c.expires_at))
-        FROM assertion_claim c, target WHERE c.entity_id = target.id AND EXISTS (SELECT 1 FROM enr)), '[]')
+        FROM assertion_claim c, target WHERE c.entity_id = target.id AND EXISTS (SELECT 1 FROM enr)), '[]'),
+      'metrics', COALESCE((SELECT json_agg(json_build_object('programId', r.program_id, 'key', r.key, 'value', t.total, 'count', t.n))
+        FROM (SELECT DISTINCT m.program_id, m.key, enr.performance_window
+                FROM (SELECT r.program_id, substr(r.metric, 8) AS key FROM program_requirement r WHERE r.metric LIKE 'metric:%'
+                      UNION SELECT t.program_id, t.metric FROM program_tier t) m
+                JOIN enr ON enr.program_id = m.program_id) r,
+        LATERAL (SELECT COALESCE(sum(m.value), 0)::float8 AS total, count(*)::int AS n FROM performance_measurement m, target
+                  WHERE m.entity_id = target.id AND m.metric = r.key AND (m.program_id IS NULL OR m.program_id = r.program_id)
+                    AND m.occurred_at >= ${periodStart(Prisma.sql`r.performance_window`, at)} AND m.occurred_at <= ${at}) t), '[]'),
+      'tiers', COALESCE((SELECT json_agg(json_build_object('id', t.id, 'programId', t.program_id, 'name', t.name, 'metric', t.metric,
+          'threshold', t.threshold::float8, 'rateBps', t.rate_bps) ORDER BY t.program_id, t.threshold, t.id)
+        FROM program_tier t WHERE t.program_id IN (SELECT program_id FROM enr)), '[]')
     ) AS inputs`;
 }
 
@@ -144,6 +232,8 @@ export function parseStandingInputs(raw: unknown): StandingInputs {
     })),
     requirements: r.requirements,
     claims: r.claims.map((c) => ({ ...c, expiresAt: date(c.expiresAt) })),
+    metrics: r.metrics,
+    tiers: r.tiers,
   };
 }
 
@@ -156,22 +246,28 @@ export function parseStandingInputs(raw: unknown): StandingInputs {
 export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now: Date): { statements: Prisma.Sql[]; events: NewEvent[] } {
   if (!inputs.enrollments.length) return { statements: [], events: [] };
   const claims = new Map(inputs.claims.map((c) => [c.key, c]));
-  const updates: { id: string; standing: Standing; grace_ends_at: Date | null; evaluation: Evaluation }[] = [];
+  const metrics = new Map(inputs.metrics.map((m) => [metricSlot(m.programId, m.key), m]));
+  const updates: { id: string; standing: Standing; grace_ends_at: Date | null; evaluation: Evaluation; tier: CurrentTier | null }[] = [];
   const events: NewEvent[] = [];
   for (const enrollment of inputs.enrollments) {
-    const results = inputs.requirements.filter((r) => r.programId === enrollment.programId).map((r) => checkRequirement(r, claims, now));
+    const results = inputs.requirements
+      .filter((r) => r.programId === enrollment.programId)
+      .map((r) => checkRequirement(r, claims, metrics, now));
     const passed = results.every((r) => r.passed);
     const previous = enrollment.standing as Standing;
     const move = nextStanding(previous, enrollment.graceEndsAt, passed, now, enrollment.gracePeriodSeconds);
     const trigger: Trigger = move.graceExpired ? 'grace_expired' : cause.trigger;
+    const ladder = inputs.tiers.filter((t) => t.programId === enrollment.programId);
+    const placed = placeOnLadder(ladder, metrics);
     const evaluation: Evaluation = {
       trigger,
       ...(cause.assertion ? { assertion: cause.assertion } : {}),
       evaluated_at: now.toISOString(),
       qualified: passed,
       requirements: results,
+      ...(ladder.length ? { tiers: placed.results } : {}),
     };
-    updates.push({ id: enrollment.id, standing: move.standing, grace_ends_at: move.graceEndsAt, evaluation });
+    updates.push({ id: enrollment.id, standing: move.standing, grace_ends_at: move.graceEndsAt, evaluation, tier: placed.current });
     if (!move.emits) continue;
     const { gracePeriodSeconds: _, brandId, ...row } = enrollment;
     const updated: Enrollment = {
@@ -179,6 +275,7 @@ export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now
       standing: move.standing,
       graceEndsAt: move.graceEndsAt,
       evaluation: evaluation as object,
+      tier: placed.current as object | null,
       evaluatedAt: now,
       updatedAt: now,
     };
@@ -191,8 +288,8 @@ export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now
     });
   }
   const update = Prisma.sql`UPDATE enrollment e
-      SET standing = u.standing, grace_ends_at = u.grace_ends_at, evaluation = u.evaluation, evaluated_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
-      FROM json_to_recordset(${JSON.stringify(updates)}::json) AS u(id text, standing text, grace_ends_at timestamptz, evaluation jsonb)
+      SET standing = u.standing, grace_ends_at = u.grace_ends_at, evaluation = u.evaluation, tier = u.tier, evaluated_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+      FROM json_to_recordset(${JSON.stringify(updates)}::json) AS u(id text, standing text, grace_ends_at timestamptz, evaluation jsonb, tier jsonb)
       WHERE e.id = u.id`;
   return { statements: [update], events };
 }
@@ -210,8 +307,9 @@ export async function evaluateEntityStanding(
   only: { programId?: string; alreadyLocked?: boolean } = {},
 ): Promise<number> {
   if (!only.alreadyLocked) await lockEntity(tx, entityId);
-  const [row] = await tx.$queryRaw<{ inputs: unknown }[]>(standingInputs(Prisma.sql`${entityId}`, only.programId));
-  const plan = planStanding(parseStandingInputs(row!.inputs), cause, deps.clock.now());
+  const now = deps.clock.now();
+  const [row] = await tx.$queryRaw<{ inputs: unknown }[]>(standingInputs(Prisma.sql`${entityId}`, now, only.programId));
+  const plan = planStanding(parseStandingInputs(row!.inputs), cause, now);
   for (const statement of plan.statements) await tx.$executeRaw(statement);
   if (!plan.events.length) return 0;
   await tx.$executeRaw(insertEvents(deps, plan.events));

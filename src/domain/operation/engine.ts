@@ -2,6 +2,7 @@ import type { Operation } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps, OperationSlot } from '../context.ts';
 import { statement } from '../../db/sql-port.ts';
+import { tracing } from '../../tracing.ts';
 import { appendEvent, insertEvents, type NewEvent } from '../event/event.ts';
 import {
   LIVE_STATUSES,
@@ -399,17 +400,22 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
             true,
           ),
       };
-      let out: StepOutcome;
-      if (!handler) {
-        out = await ctx.commit(async () => ({
-          status: 'failed',
-          error: { code: 'unknown_operation_kind', message: `No handler for ${op.kind}` },
-        }));
-      } else if (op.cancelRequestedBy) {
-        out = await (handler.cancel ? handler.cancel(ctx) : ctx.commit(async () => ({ status: 'canceled' })));
-      } else {
-        out = await handler.step(ctx);
-      }
+      const out: StepOutcome = await tracing.span(
+        `operation.step ${op.kind}`,
+        { 'operation.id': op.id, 'operation.kind': op.kind, 'operation.status': op.status, 'operation.attempt': op.attempts },
+        async (span) => {
+          const stepped = !handler
+            ? await ctx.commit(async () => ({
+                status: 'failed' as const,
+                error: { code: 'unknown_operation_kind', message: `No handler for ${op.kind}` },
+              }))
+            : op.cancelRequestedBy
+              ? await (handler.cancel ? handler.cancel(ctx) : ctx.commit(async () => ({ status: 'canceled' as const })))
+              : await handler.step(ctx);
+          span.setAttributes({ 'operation.outcome': stepped.status });
+          return stepped;
+        },
+      );
       if (out.status !== 'continue') return;
       held = undefined;
       op = next ?? (await deps.db.prisma.operation.findUniqueOrThrow({ where: { id: op.id } }));

@@ -4,7 +4,7 @@ import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
-import { ASSERT_METRIC, evaluateEntityStanding } from '../enrollment/standing.ts';
+import { REQUIREMENT_METRIC, evaluateEntityStanding } from '../enrollment/standing.ts';
 import { mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst, wholeList } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
@@ -16,16 +16,23 @@ import type { SurfaceBCaller } from '../platform/request-auth.ts';
  */
 export const GRACE_PERIOD_MAX_SECONDS = 365 * 24 * 3600;
 
+/** The UTC period a `metric:<key>` requirement sums its measurements over (weeks start on Monday, as in ISO 8601). */
+export const PERFORMANCE_WINDOWS = ['day', 'week', 'month'] as const;
+
 export const CreateProgramInput = z.strictObject({
   name: z.string().min(1).max(200),
   grace_period_seconds: z.number().int().min(0).max(GRACE_PERIOD_MAX_SECONDS).default(0),
+  performance_window: z
+    .enum(PERFORMANCE_WINDOWS)
+    .default('month')
+    .describe('the UTC period metric:<key> requirements sum over (weeks start Monday); default month'),
 });
 
 export const REQUIREMENT_OPERATORS = ['exists', 'gte', 'lte', 'eq', 'neq'] as const;
 
 export const CreateRequirementInput = z
   .strictObject({
-    metric: z.string().regex(ASSERT_METRIC, "must be 'assert:<key>' with key matching ^[a-z][a-z0-9_]{0,63}$"),
+    metric: z.string().regex(REQUIREMENT_METRIC, "must be 'assert:<key>' or 'metric:<key>' with key matching ^[a-z][a-z0-9_]{0,63}$"),
     operator: z.enum(REQUIREMENT_OPERATORS),
     threshold: z.number().nullable().optional(),
   })
@@ -44,7 +51,7 @@ export const ProgramRequirement = z.object({
   id: z.string().describe('prefix req_'),
   object: z.literal('program_requirement'),
   program: z.string(),
-  metric: z.string().describe('assert:<key>'),
+  metric: z.string().describe("'assert:<key>' (a claim) or 'metric:<key>' (a measured metric summed over the program's current period)"),
   operator: z.enum(REQUIREMENT_OPERATORS),
   threshold: z.number().nullable(),
   created_at: time,
@@ -58,6 +65,7 @@ export const Program = z.object({
   brand: z.string(),
   name: z.string(),
   grace_period_seconds: z.number().int(),
+  performance_window: z.enum(PERFORMANCE_WINDOWS),
   requirements: z.array(ProgramRequirement),
   livemode: z.boolean(),
   created_at: time,
@@ -81,6 +89,7 @@ export const presentProgram = (p: ProgramRow, requirements: RequirementRow[]): P
   brand: p.brandId,
   name: p.name,
   grace_period_seconds: p.gracePeriodSeconds,
+  performance_window: p.performanceWindow as PublicProgram['performance_window'],
   requirements: requirements.map(presentRequirement),
   livemode: true,
   created_at: p.createdAt.toISOString(),
@@ -123,6 +132,7 @@ async function createProgram(
       brandId: caller.brand.id,
       name: input.name,
       gracePeriodSeconds: input.grace_period_seconds,
+      performanceWindow: input.performance_window,
       createdAt: now,
       updatedAt: now,
     },

@@ -7,6 +7,18 @@ import { subjectArgs, subjectInput } from './assertion.ts';
 import { EnrollmentStanding, EnrollmentStatus } from './enums.ts';
 import { Node } from './node.ts';
 
+const EnrollmentTier = builder.objectRef<NonNullable<PublicEnrollment['tier']>>('EnrollmentTier').implement({
+  description: "An enrollment's current tier: the highest rung whose threshold the metric's sum over the program's current period meets",
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    rateBps: t.exposeInt('rate_bps'),
+    metric: t.exposeString('metric'),
+    threshold: t.exposeFloat('threshold'),
+    value: t.exposeFloat('value', { description: 'the sum the last evaluation saw' }),
+  }),
+});
+
 /** Enrollments: lifecycle moves and standing with the evaluation that produced it. */
 export const Enrollment = builder.objectRef<PublicEnrollment>('Enrollment').implement({
   description: "An entity's enrollment in a program, with its standing",
@@ -25,6 +37,7 @@ export const Enrollment = builder.objectRef<PublicEnrollment>('Enrollment').impl
       resolve: (e) => e.evaluation,
     }),
     evaluatedAt: t.exposeString('evaluated_at', { nullable: true }),
+    tier: t.field({ type: EnrollmentTier, nullable: true, description: 'null: no rung reached, or no ladder', resolve: (e) => e.tier }),
     livemode: t.exposeBoolean('livemode'),
     createdAt: t.exposeString('created_at'),
     updatedAt: t.exposeString('updated_at'),

@@ -3,7 +3,7 @@ import { DEPLOYMENT_STATUSES, DISTRIBUTION_STATUSES } from '../../domain/distrib
 import { PUBLIC_EVENT_TYPES } from '../../domain/event/types.ts';
 import { ENROLLMENT_STATUSES, STANDINGS } from '../../domain/enrollment/presenter.ts';
 import { OPERATION_STATUSES, WAITING_REASONS } from '../../domain/operation/operation.ts';
-import { REQUIREMENT_OPERATORS } from '../../domain/program/program.ts';
+import { PERFORMANCE_WINDOWS, REQUIREMENT_OPERATORS } from '../../domain/program/program.ts';
 import { UNIT_STATUSES } from '../../domain/unit/unit.ts';
 import { DELIVERY_STATUSES } from '../../domain/webhook/delivery.ts';
 import { WEBHOOK_HEALTH_EVENT_KINDS } from '../../domain/webhook/health-event.ts';
@@ -58,6 +58,11 @@ export const DistributionStatus = closedSet(
   "A distribution's lifecycle (LAUNCHING first; a FAILED one may be launched again)",
 );
 export const DeploymentStatus = closedSet('DeploymentStatus', DEPLOYMENT_STATUSES, "A deployment's lifecycle at its provider");
+export const PerformanceWindow = closedSet(
+  'PerformanceWindow',
+  PERFORMANCE_WINDOWS,
+  'A UTC period of measurements: DAY, WEEK (ISO 8601: from Monday) or MONTH',
+);
 export const AssertionAction = closedSet('AssertionAction', ASSERTION_ACTIONS, 'Whether an assertion event states or revokes its claim');
 export const UnitStatus = closedSet('UnitStatus', UNIT_STATUSES, 'A unit is a DRAFT until published');
 export const WebhookEndpointStatus = closedSet(

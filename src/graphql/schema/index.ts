@@ -10,5 +10,6 @@ import './enrollment.ts';
 import './webhook-delivery.ts';
 import './operation.ts';
 import './distribution.ts';
+import './performance.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -1,13 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import {
-  ScopeClient,
-  webhooks,
-  type AssertionSubject,
-  type PlatformEvent,
-  type WebhookDelivery,
-  type WebhookEndpoint,
-} from '../client/index.ts';
+import { ScopeClient, webhooks, type AssertionSubject, type PlatformEvent, type WebhookDelivery, type WebhookEndpoint } from '../index.ts';
 import { required, UsageError } from './credentials.ts';
 import { EXIT, print, table } from './output.ts';
 import { creds, operatorClient, platformClient, run } from './program.ts';

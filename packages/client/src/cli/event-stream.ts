@@ -1,6 +1,6 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
-import { PlatformError, toCamelCase, type PlatformEvent } from '../client/index.ts';
+import { PlatformError, toCamelCase, type PlatformEvent } from '../index.ts';
 
 /**
  * The live event stream over graphql-ws (`subscription events` on /graphql),

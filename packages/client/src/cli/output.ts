@@ -1,4 +1,4 @@
-import { PlatformError } from '../client/index.ts';
+import { PlatformError } from '../index.ts';
 import { UsageError } from './credentials.ts';
 
 /**

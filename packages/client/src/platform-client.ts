@@ -1,5 +1,6 @@
 import { RequestSender, type FetchLike } from './request-sender.ts';
 import { Assertions } from './resources/assertions.ts';
+import { Performance, ProgramTiers } from './resources/performance.ts';
 import { Deployments, Distributions } from './resources/distributions.ts';
 import { Events } from './resources/events.ts';
 import { Operations } from './resources/operations.ts';
@@ -33,6 +34,8 @@ export class PlatformClient {
   readonly operations: Operations;
   readonly distributions: Distributions;
   readonly deployments: Deployments;
+  readonly performance: Performance;
+  readonly programTiers: ProgramTiers;
   /** Verification needs no API key; also exported standalone as `webhooks`. */
   readonly webhooks = webhooks;
   readonly sender: RequestSender;
@@ -55,5 +58,7 @@ export class PlatformClient {
     this.operations = new Operations(this.sender);
     this.distributions = new Distributions(this.sender);
     this.deployments = new Deployments(this.sender);
+    this.performance = new Performance(this.sender);
+    this.programTiers = new ProgramTiers(this.sender);
   }
 }

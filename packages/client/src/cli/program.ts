@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { OperatorClient, PlatformClient, TokenClient } from '../client/index.ts';
+import { OperatorClient, PlatformClient, TokenClient } from '../index.ts';
 import { required, resolveCredentials, type CredentialFlags } from './credentials.ts';
 import { EXIT, exitCodeFor, reportError, type OutputOptions } from './output.ts';
 
@@ -8,7 +8,7 @@ import { EXIT, exitCodeFor, reportError, type OutputOptions } from './output.ts'
 export type Globals = CredentialFlags & OutputOptions;
 
 export const program = new Command('platform')
-  .description('Run and operate the platform API, and talk to it from the terminal')
+  .description('Talk to the platform API from the terminal')
   .option('--json', 'print results (and errors, on stderr) as JSON for scripts')
   .option('--origin <url>', 'API origin (env PLATFORM_ORIGIN; default from the credentials file, else http://127.0.0.1:4000)')
   .option('--api-key <key>', 'platform token sk_<brand>_live_... (env PLATFORM_API_KEY)')
@@ -60,3 +60,19 @@ program.version(
   '-V, --version',
   'print the version',
 );
+
+/** Parses `argv` and runs the command; every outcome ends as `process.exitCode` (see EXIT). */
+export async function runProgram(argv: readonly string[] = process.argv): Promise<void> {
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    // commander's own exits (help, version, usage errors) under exitOverride.
+    const e = err as { code?: string; exitCode?: number };
+    if (e.code === 'commander.helpDisplayed' || e.code === 'commander.help' || e.code === 'commander.version') process.exitCode = EXIT.ok;
+    else if (typeof e.exitCode === 'number') process.exitCode = EXIT.usage;
+    else {
+      reportError(program.opts<Globals>(), err);
+      process.exitCode = exitCodeFor(err);
+    }
+  }
+}

@@ -31,4 +31,5 @@ export type { WebhookEndpointCreateParams, WebhookEndpointUpdateParams } from '.
 export type { EventListParams } from './resources/events.ts';
 export type { DistributionCreateParams } from './resources/distributions.ts';
 export type { AssertionCreateParams, AssertionRevokeParams, AssertionListParams } from './resources/assertions.ts';
+export type { MeasurementParams, RollupParams, RollupPage, TierParams } from './resources/performance.ts';
 export * from './resources/types.ts';

@@ -177,3 +177,59 @@ export interface DistributionValidation {
 
 /** A claim's subject: an entity, or an external user id with its issuer (always together). */
 export type AssertionSubject = { entity: string } | { externalUserId: string; issuer: string };
+
+/** One measured value (`msr_`); `duplicate` when its `externalId` was already recorded (this is the first record). */
+export interface Measurement {
+  id: string;
+  object: 'measurement';
+  entity: string;
+  metric: string;
+  value: number;
+  occurredAt: string;
+  program: string | null;
+  externalId: string | null;
+  duplicate: boolean;
+  createdAt: string;
+}
+
+export interface MeasurementBatch {
+  object: 'measurement_batch';
+  recorded: number;
+  duplicates: number;
+  /** One per measurement sent, in the same order. */
+  data: Measurement[];
+}
+
+export type PerformanceWindow = 'day' | 'week' | 'month';
+
+/** The exact sum of a metric over one UTC period (`periodEnd` exclusive). */
+export interface PerformanceRollup {
+  object: 'performance_rollup';
+  metric: string;
+  window: PerformanceWindow;
+  periodStart: string;
+  periodEnd: string;
+  entity: string | null;
+  program: string | null;
+  value: number;
+  count: number;
+}
+
+/** One rung of a program's tier ladder (`tier_`). */
+export interface ProgramTier {
+  id: string;
+  object: 'program_tier';
+  program: string;
+  name: string;
+  metric: string;
+  threshold: number;
+  rateBps: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What a ladder change answers (202): the rung, and the `program.retier` operation applying the ladder. */
+export interface ProgramTierChange<T = ProgramTier> {
+  tier: T;
+  operation: Operation;
+}

@@ -1,0 +1,335 @@
+import { z } from 'zod';
+import { Prisma, type Tx } from '../../db/database.ts';
+import type { Deps } from '../context.ts';
+import { DomainError, isDomainError, missing } from '../errors.ts';
+import { isId, newId } from '../id.ts';
+import { findEntity, subjectFields, subjectOf, type Subject } from '../entity/entity.ts';
+import { evaluateEntityStanding, periodStart } from '../enrollment/standing.ts';
+import { mutation, read, type Reader } from '../action/action.ts';
+import { listOf, pageOf, wholeList, type Page } from '../action/list.ts';
+import { findProgram, PERFORMANCE_WINDOWS } from '../program/program.ts';
+import type { SurfaceBCaller } from '../platform/request-auth.ts';
+import { timestamp } from '../validation.ts';
+
+/**
+ * Performance: measured values of a metric for an entity, ingested in
+ * batches, append-only, summed into rollups per UTC day, ISO week (from
+ * Monday) or month, and read by `metric:<key>` program requirements over
+ * the program's current period. Values are exact: stored as numeric with six
+ * decimal places, summed in numeric, so a rollup does not depend on the
+ * order in which measurements arrived. A measurement names a program or
+ * none; one without a program counts toward every program of its entity.
+ */
+export const MEASUREMENT_BATCH_MAX = 500;
+export const METRIC_KEY = /^[a-z][a-z0-9_]{0,63}$/;
+/** Beyond this a value cannot keep six exact decimals in numeric(24,6). */
+export const MEASUREMENT_VALUE_MAX = 1e15;
+export const ROLLUP_LIMIT_MAX = 366;
+
+const metric = z.string().regex(METRIC_KEY, 'must match ^[a-z][a-z0-9_]{0,63}$');
+const noNul = (s: string) => !s.includes('\u0000');
+
+const MeasurementItem = z.strictObject({
+  ...subjectFields,
+  metric,
+  value: z
+    .number({ error: 'must be a finite number' })
+    .min(-MEASUREMENT_VALUE_MAX)
+    .max(MEASUREMENT_VALUE_MAX)
+    .describe('finite number, stored with six decimal places (numeric(24,6))'),
+  occurred_at: timestamp().describe('when it happened: now or in the past'),
+  program: z.string().min(1).optional().describe("prog_ id of the caller's brand; omitted: counts toward every program"),
+  external_id: z
+    .string()
+    .min(1)
+    .max(255)
+    .refine(noNul, 'must not contain NUL characters')
+    .optional()
+    .describe('your id for it: a repeat within the organization is a duplicate, never counted twice'),
+});
+type MeasurementItem = z.output<typeof MeasurementItem>;
+
+export const RecordMeasurementsInput = z.strictObject({
+  measurements: z.array(MeasurementItem).min(1).max(MEASUREMENT_BATCH_MAX),
+});
+
+const time = z.string().describe('ISO 8601 timestamp');
+
+export const Measurement = z.object({
+  id: z.string().describe('prefix msr_'),
+  object: z.literal('measurement'),
+  entity: z.string().describe('prefix ent_'),
+  metric: z.string(),
+  value: z.number(),
+  occurred_at: time,
+  program: z.string().nullable(),
+  external_id: z.string().nullable(),
+  duplicate: z.boolean().describe('true: its external_id was already recorded; this is the first record, nothing was added'),
+  created_at: time,
+});
+export type PublicMeasurement = z.output<typeof Measurement>;
+
+export const MeasurementBatch = z.object({
+  object: z.literal('measurement_batch'),
+  recorded: z.number().int().describe('measurements added'),
+  duplicates: z.number().int().describe('measurements whose external_id was already recorded'),
+  data: z.array(Measurement).describe('one per measurement sent, in the same order'),
+});
+export type PublicMeasurementBatch = z.output<typeof MeasurementBatch>;
+
+export const RollupsInput = z.strictObject({
+  ...subjectFields,
+  metric,
+  window: z.enum(PERFORMANCE_WINDOWS),
+  program: z.string().min(1).optional(),
+  since: timestamp().optional().describe('periods ending after this instant'),
+  until: timestamp().optional().describe('periods starting before this instant (default: now); the next page: the last period_start'),
+  limit: z.coerce.number().int().min(1).max(ROLLUP_LIMIT_MAX).default(31),
+});
+
+export const Rollup = z.object({
+  object: z.literal('performance_rollup'),
+  metric: z.string(),
+  window: z.enum(PERFORMANCE_WINDOWS),
+  period_start: time,
+  period_end: time.describe('exclusive'),
+  entity: z.string().nullable().describe('null: every entity of the organization'),
+  program: z.string().nullable().describe("null: every measurement; else the program's and those naming no program"),
+  value: z.number().describe('the exact sum of the period'),
+  count: z.number().int(),
+});
+export type PublicRollup = z.output<typeof Rollup>;
+
+interface MeasurementRow {
+  id: string;
+  entity_id: string;
+  program_id: string | null;
+  metric: string;
+  value: number;
+  occurred_at: Date;
+  external_id: string | null;
+  created_at: Date;
+}
+
+const presentMeasurement = (r: MeasurementRow, duplicate: boolean): PublicMeasurement => ({
+  id: r.id,
+  object: 'measurement',
+  entity: r.entity_id,
+  metric: r.metric,
+  value: r.value,
+  occurred_at: new Date(r.occurred_at).toISOString(),
+  program: r.program_id,
+  external_id: r.external_id,
+  duplicate,
+  created_at: new Date(r.created_at).toISOString(),
+});
+
+/** A problem with one item names it: `measurements.<index>.<field>`. */
+function atItem<T>(index: number, run: () => T): T {
+  try {
+    return run();
+  } catch (e) {
+    if (!isDomainError(e)) throw e;
+    throw new DomainError(e.code, e.message, `measurements.${index}.${e.param ?? 'entity'}`, e.details);
+  }
+}
+
+/** Every program the batch names, of the caller's brand; any other (other brand, other organization, bad id) is 404 naming the item. */
+async function checkPrograms(tx: Tx, caller: SurfaceBCaller, items: MeasurementItem[]): Promise<void> {
+  const named = [...new Set(items.flatMap((m) => (m.program === undefined ? [] : [m.program])))];
+  if (!named.length) return;
+  const found = await tx.program.findMany({
+    where: { id: { in: named.filter((id) => isId('program', id)) }, organizationId: caller.organization.id, brandId: caller.brand.id },
+    select: { id: true },
+  });
+  const known = new Set(found.map((p) => p.id));
+  const index = items.findIndex((m) => m.program !== undefined && !known.has(m.program));
+  if (index >= 0) throw missing('program', items[index]!.program!, `measurements.${index}.program`);
+}
+
+/**
+ * Each item's entity id, in two statements whatever the batch size: the
+ * external pairs created on first use (ON CONFLICT DO NOTHING converges
+ * concurrent first uses), then every subject resolved. An unknown `ent_` id is
+ * 404 naming its item.
+ */
+async function resolveEntities(deps: Deps, tx: Tx, organizationId: string, subjects: Subject[]): Promise<string[]> {
+  const pairs = subjects.flatMap((s) =>
+    s.kind === 'external' ? [{ id: newId('entity'), issuer: s.issuer, external_user_id: s.externalUserId }] : [],
+  );
+  if (pairs.length) {
+    await tx.$executeRaw`
+      INSERT INTO entity (id, organization_id, external_user_id, issuer, created_at)
+      SELECT p.id, ${organizationId}, p.external_user_id, p.issuer, ${deps.clock.now()}::timestamptz
+        FROM json_to_recordset(${JSON.stringify(pairs)}::json) AS p(id text, issuer text, external_user_id text)
+      ON CONFLICT (organization_id, issuer, external_user_id) DO NOTHING`;
+  }
+  const wanted = subjects.map((s, i) =>
+    s.kind === 'entity'
+      ? { i, id: s.id, issuer: null, external_user_id: null }
+      : { i, id: null, issuer: s.issuer, external_user_id: s.externalUserId },
+  );
+  // Two index lookups (by id, by the external pair), never a join on an OR: that would compare every item with every entity.
+  const rows = await tx.$queryRaw<{ i: number; id: string }[]>`
+    WITH w AS (SELECT * FROM json_to_recordset(${JSON.stringify(wanted)}::json) AS w(i int, id text, issuer text, external_user_id text))
+    SELECT w.i, e.id FROM w JOIN entity e ON e.id = w.id AND e.organization_id = ${organizationId} WHERE w.id IS NOT NULL
+    UNION ALL
+    SELECT w.i, e.id FROM w JOIN entity e
+      ON e.organization_id = ${organizationId} AND e.issuer = w.issuer AND e.external_user_id = w.external_user_id
+     WHERE w.id IS NULL`;
+  const byIndex = new Map(rows.map((r) => [r.i, r.id]));
+  const unknown = subjects.findIndex((_, i) => !byIndex.has(i));
+  if (unknown >= 0) throw missing('entity', (subjects[unknown] as { id: string }).id, `measurements.${unknown}.entity`);
+  return subjects.map((_, i) => byIndex.get(i)!);
+}
+
+const MEASUREMENT_COLUMNS = Prisma.sql`id, entity_id, program_id, metric, value::float8 AS value, occurred_at, external_id, created_at`;
+
+/**
+ * Records a batch in one transaction: every item validated first (a bad item
+ * rejects the batch, naming it), one insert for all of them (a repeated
+ * `external_id` is kept once), then the standing of every entity that gained
+ * a measurement and has active enrollments re-evaluated under its lock
+ * (trigger `metric`), entities in id order so concurrent batches never
+ * deadlock. Evaluation runs after the insert, so each sees its own
+ * measurements and everything committed before its lock.
+ */
+async function recordMeasurements(
+  deps: Deps,
+  tx: Tx,
+  caller: SurfaceBCaller,
+  input: z.output<typeof RecordMeasurementsInput>,
+): Promise<PublicMeasurementBatch> {
+  const now = deps.clock.now();
+  const items = input.measurements;
+  const subjects = items.map((m, i) =>
+    atItem(i, () => {
+      if (m.occurred_at > now) throw new DomainError('invalid_request', 'occurred_at must be now or in the past', 'occurred_at');
+      const subject = subjectOf(m);
+      if (subject.kind === 'entity' && !isId('entity', subject.id)) throw missing('entity', subject.id, 'entity');
+      return subject;
+    }),
+  );
+  await checkPrograms(tx, caller, items);
+  const organizationId = caller.organization.id;
+  const entities = await resolveEntities(deps, tx, organizationId, subjects);
+  const rows = items.map((m, i) => ({
+    ord: i,
+    id: newId('measurement'),
+    entity_id: entities[i],
+    program_id: m.program ?? null,
+    metric: m.metric,
+    value: String(m.value),
+    occurred_at: m.occurred_at.toISOString(),
+    external_id: m.external_id ?? null,
+  }));
+  const inserted = await tx.$queryRaw<MeasurementRow[]>`
+    INSERT INTO performance_measurement (id, organization_id, entity_id, program_id, metric, value, occurred_at, external_id, created_at)
+    SELECT r.id, ${organizationId}, r.entity_id, r.program_id, r.metric, r.value::numeric, r.occurred_at, r.external_id, ${now}::timestamptz
+      FROM json_to_recordset(${JSON.stringify(rows)}::json)
+        AS r(ord int, id text, entity_id text, program_id text, metric text, value text, occurred_at timestamptz, external_id text)
+     ORDER BY r.ord
+    ON CONFLICT (organization_id, external_id) WHERE external_id IS NOT NULL DO NOTHING
+    RETURNING ${MEASUREMENT_COLUMNS}`;
+  const added = new Map(inserted.map((r) => [r.id, r]));
+  const repeated = rows.filter((r) => !added.has(r.id)).map((r) => r.external_id!);
+  const earlier = repeated.length
+    ? await tx.$queryRaw<MeasurementRow[]>`
+        SELECT ${MEASUREMENT_COLUMNS} FROM performance_measurement
+         WHERE organization_id = ${organizationId} AND external_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(repeated)}::jsonb))`
+    : [];
+  const byExternalId = new Map(earlier.map((r) => [r.external_id, r]));
+  const data = rows.map((r) => {
+    const row = added.get(r.id);
+    return row ? presentMeasurement(row, false) : presentMeasurement(byExternalId.get(r.external_id)!, true);
+  });
+  const touched = [...new Set(inserted.map((r) => r.entity_id))];
+  if (touched.length) {
+    const enrolled = await tx.$queryRaw<{ id: string }[]>`
+      SELECT e.id FROM entity e
+       WHERE e.id IN (SELECT jsonb_array_elements_text(${JSON.stringify(touched)}::jsonb))
+         AND EXISTS (SELECT 1 FROM enrollment n WHERE n.entity_id = e.id AND n.status = 'active')
+       ORDER BY e.id FOR UPDATE OF e`;
+    for (const { id } of enrolled) await evaluateEntityStanding(deps, tx, id, { trigger: 'metric' }, { alreadyLocked: true });
+  }
+  return { object: 'measurement_batch', recorded: inserted.length, duplicates: rows.length - inserted.length, data };
+}
+
+/**
+ * Sums per UTC period, newest first, periods without measurements left out.
+ * `until` pages back: the next page is `until` = the last `period_start`.
+ * An external pair never seen has no measurements (an empty list); an unknown
+ * `ent_` id is 404.
+ */
+async function listRollups(
+  db: Reader,
+  caller: SurfaceBCaller,
+  input: z.output<typeof RollupsInput>,
+  now: Date,
+): Promise<Page<PublicRollup>> {
+  const organizationId = caller.organization.id;
+  const hasSubject = input.entity !== undefined || input.external_user_id !== undefined || input.issuer !== undefined;
+  const entity = hasSubject ? await findEntity(db, organizationId, subjectOf(input)) : null;
+  if (hasSubject && !entity) return wholeList([]);
+  if (input.program !== undefined) await findProgram(db, caller, input.program, 'program');
+  const until = input.until ?? now;
+  const window = Prisma.sql`${input.window}`;
+  const start = periodStart(window, Prisma.sql`m.occurred_at`);
+  const rows = await db.$queryRaw<{ period_start: Date; value: number; count: number }[]>`
+    SELECT ${start} AS period_start, sum(m.value)::float8 AS value, count(*)::int AS count
+      FROM performance_measurement m
+     WHERE m.organization_id = ${organizationId} AND m.metric = ${input.metric}
+       ${entity ? Prisma.sql`AND m.entity_id = ${entity.id}` : Prisma.empty}
+       ${input.program !== undefined ? Prisma.sql`AND (m.program_id IS NULL OR m.program_id = ${input.program})` : Prisma.empty}
+       AND m.occurred_at < ${periodStart(window, Prisma.sql`${until}::timestamptz`)} + ('1 ' || ${input.window})::interval
+       AND ${start} < ${until}::timestamptz
+       ${input.since ? Prisma.sql`AND m.occurred_at >= ${periodStart(window, Prisma.sql`${input.since}::timestamptz`)}` : Prisma.empty}
+     GROUP BY 1 ORDER BY 1 DESC LIMIT ${input.limit + 1}`;
+  const page = pageOf(rows, input.limit);
+  const step = {
+    day: (d: Date) => d.setUTCDate(d.getUTCDate() + 1),
+    week: (d: Date) => d.setUTCDate(d.getUTCDate() + 7),
+    month: (d: Date) => d.setUTCMonth(d.getUTCMonth() + 1),
+  }[input.window];
+  return {
+    ...page,
+    data: page.data.map((r) => {
+      const startAt = new Date(r.period_start);
+      const end = new Date(startAt);
+      step(end);
+      return {
+        object: 'performance_rollup',
+        metric: input.metric,
+        window: input.window,
+        period_start: startAt.toISOString(),
+        period_end: end.toISOString(),
+        entity: entity?.id ?? null,
+        program: input.program ?? null,
+        value: r.value,
+        count: r.count,
+      };
+    }),
+  };
+}
+
+/** The performance actions (src/domain/action/action.ts). */
+export const performance = {
+  /** Outcome `created` (201) whether or not some items were duplicates: the batch itself was recorded. */
+  record: mutation({
+    name: 'performance.record_measurements',
+    scope: 'performance:write',
+    input: RecordMeasurementsInput,
+    output: MeasurementBatch,
+    outcome: 'created',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, input, db }) => recordMeasurements(deps, db, caller, input),
+  }),
+  rollups: read({
+    name: 'performance.rollups',
+    scope: 'performance:read',
+    input: RollupsInput,
+    output: listOf(Rollup),
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, input, db }) => listRollups(db, caller, input, deps.clock.now()),
+  }),
+};

@@ -1,0 +1,57 @@
+import type { Logger } from 'pino';
+
+/**
+ * Optional OpenTelemetry traces (README "Operating it", "Traces"). The code
+ * that records spans calls `tracing`: with no OTLP endpoint configured it is
+ * `noTracing`, whose `span` only calls its function, and no OpenTelemetry
+ * module is ever loaded. `startTracing` (from buildApp, when
+ * `config.tracesEndpoint` is set) imports src/tracing-otel.ts, which sets up
+ * the SDK and replaces `tracing`. Like OpenTelemetry's own tracer provider it
+ * is one per process.
+ *
+ * Span names are low-cardinality: a route template, a GraphQL operation type
+ * and name, a statement name, an operation kind; never an id. Ids and codes
+ * go in attributes.
+ */
+export type SpanAttributes = Record<string, string | number | boolean | undefined>;
+
+export interface SpanHandle {
+  setAttributes(attributes: SpanAttributes): void;
+  updateName(name: string): void;
+  /** Marks the span failed (without ending it); `span` does this itself for a thrown error. */
+  fail(message?: string): void;
+}
+
+export interface SpanOptions {
+  kind?: 'internal' | 'server' | 'client';
+  /** Incoming request headers whose W3C `traceparent` (and `tracestate`) become the span's parent. */
+  carrier?: Record<string, string | string[] | undefined>;
+}
+
+export interface Tracing {
+  readonly enabled: boolean;
+  /** Runs `fn` in a new span, a child of the active one (or of `carrier`'s context); it ends when `fn` settles. */
+  span<T>(name: string, attributes: SpanAttributes, fn: (span: SpanHandle) => T, options?: SpanOptions): T;
+  /** Sends the spans that ended so far. */
+  flush(): Promise<void>;
+}
+
+const NOOP_SPAN: SpanHandle = { setAttributes() {}, updateName() {}, fail() {} };
+
+export const noTracing: Tracing = {
+  enabled: false,
+  span: (_name, _attributes, fn) => fn(NOOP_SPAN),
+  flush: async () => {},
+};
+
+/** The process's tracing: `noTracing` until `startTracing` succeeds. */
+export let tracing: Tracing = noTracing;
+
+/** Turns tracing on for this process (once; later calls keep the first endpoint). */
+export async function startTracing(endpoint: string, log: Logger): Promise<Tracing> {
+  if (tracing.enabled) return tracing;
+  const { otelTracing } = await import('./tracing-otel.ts');
+  tracing = otelTracing(endpoint, log);
+  log.info({ endpoint }, 'OpenTelemetry traces exported over OTLP/HTTP');
+  return tracing;
+}
