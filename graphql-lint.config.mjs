@@ -20,8 +20,12 @@ const VALUE_TYPES = [
   'UnitPage',
   'Viewer',
   'WebhookAttempt',
+  'WebhookAttemptFailure',
   'WebhookDeliveryStatusSummary',
   'WebhookEndpointFilter',
+  'WebhookEndpointHealth',
+  'WebhookEndpointPolicy',
+  'WebhookHealthWindow',
 ];
 
 export default [

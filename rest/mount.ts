@@ -15,6 +15,7 @@ import { operatorEventRoutes } from './operator/events.ts';
 import { metricsRoute } from './operator/metrics.ts';
 import { operatorRoutes } from './operator/operator.ts';
 import { operatorWalletRoutes } from './operator/wallet.ts';
+import { operatorWebhookRoutes } from './operator/webhooks.ts';
 import { assertionRoutes } from './platform/assertions.ts';
 import { performanceRoutes } from './platform/performance.ts';
 import { distributionRoutes } from './platform/distributions.ts';
@@ -59,7 +60,12 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
   );
   const surfaceA = surfaceARoutes(deps, surfaceABuckets);
   const tokens = tokenRoutes(deps, surfaceABuckets);
-  const operator = [...operatorRoutes(deps, opts.killSwitch), ...operatorEventRoutes(deps), ...operatorWalletRoutes(deps)];
+  const operator = [
+    ...operatorRoutes(deps, opts.killSwitch),
+    ...operatorEventRoutes(deps),
+    ...operatorWalletRoutes(deps),
+    ...operatorWebhookRoutes(deps),
+  ];
   const platform = [
     ...webhookEndpointRoutes(deps),
     ...webhookDeliveryRoutes(deps),

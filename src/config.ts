@@ -94,6 +94,13 @@ const Env = z.object({
     .string()
     .regex(/^\s*\d+(\.\d+)?\s*(ms|s|m|h|d)?\s*$/, 'WEBHOOK_ATTEMPT_RETENTION must be one duration like 30d (0: keep forever)')
     .default('30d'),
+  WEBHOOK_POLICY_MAX_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  WEBHOOK_POLICY_MAX_RETRIES: z.coerce.number().int().min(0).max(100).default(20),
+  WEBHOOK_POLICY_MAX_RETRY_DELAY: z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?\s*(ms|s|m|h|d)?\s*$/, 'WEBHOOK_POLICY_MAX_RETRY_DELAY must be one duration like 1d or 12h')
+    .default('1d'),
+  WEBHOOK_POLICY_MAX_RATE_PER_SECOND: z.coerce.number().positive().default(1000),
   METRICS_LISTEN: z
     .string()
     .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'METRICS_LISTEN must be host:port, e.g. 127.0.0.1:9464')
@@ -193,6 +200,16 @@ export interface WebhookConfig {
   disableFailingAfterMs: number;
   /** Attempts older than this are pruned by the maintenance loop (the deliveries and the feed stay); 0 keeps them forever. */
   attemptRetentionMs: number;
+  /** What an endpoint's own policy may ask for (src/domain/webhook/policy.ts); `max_in_flight` is bounded by `endpointConcurrency`. */
+  policyBounds: WebhookPolicyBounds;
+}
+
+export interface WebhookPolicyBounds {
+  maxTimeoutMs: number;
+  /** Entries of an endpoint's `retry_schedule` (retries after the first attempt). */
+  maxRetries: number;
+  maxRetryDelayMs: number;
+  maxRatePerSecond: number;
 }
 
 /** What one GraphQL document may ask for; anything beyond is refused before execution. */
@@ -329,6 +346,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       worker: e.WEBHOOK_WORKER ?? true,
       disableFailingAfterMs: parseDurations(e.WEBHOOK_DISABLE_FAILING_AFTER, 'WEBHOOK_DISABLE_FAILING_AFTER')[0]!,
       attemptRetentionMs: parseDurations(e.WEBHOOK_ATTEMPT_RETENTION, 'WEBHOOK_ATTEMPT_RETENTION')[0]!,
+      policyBounds: {
+        maxTimeoutMs: e.WEBHOOK_POLICY_MAX_TIMEOUT_MS,
+        maxRetries: e.WEBHOOK_POLICY_MAX_RETRIES,
+        maxRetryDelayMs: parseDurations(e.WEBHOOK_POLICY_MAX_RETRY_DELAY, 'WEBHOOK_POLICY_MAX_RETRY_DELAY')[0]!,
+        maxRatePerSecond: e.WEBHOOK_POLICY_MAX_RATE_PER_SECOND,
+      },
     },
     ...overrides,
   };

@@ -100,9 +100,10 @@ export class WebhookWorker {
     const leased = await leaseDue(this.deps, {
       owner: this.owner,
       leaseMs: cfg.leaseMs,
+      timeoutMs: cfg.timeoutMs,
       limit: free,
       initialFree: this.limits.initialFree,
-      known: this.limits.known(),
+      known: this.limits.known(Date.now()),
     });
     if (leased.length) await this.dispatch(leased);
     return leased.length === free;
@@ -127,7 +128,9 @@ export class WebhookWorker {
 
   private track(d: LeasedDelivery, secrets: string[], body: string): void {
     const limit = this.limits.of(d.endpoint_id);
-    const token = limit.start(Date.now());
+    const now = Date.now();
+    limit.configure(d.endpoint.policy, now);
+    const token = limit.start(now);
     const p: Promise<void> = this.attempt(d, secrets, body)
       .then((outcome) => limit.finish(token, outcome))
       .catch((err) => {
@@ -151,6 +154,7 @@ export class WebhookWorker {
     const headers = webhookHeaders(secrets, d.event_id, Math.floor(Date.now() / 1000), body);
     // A replayed event carries the same webhook-id and signature as a live one, plus the replay operation's id.
     const replay: Record<string, string> = d.replay_operation_id ? { [REPLAY_HEADER]: d.replay_operation_id } : {};
+    const timeoutMs = d.endpoint.policy?.timeout_ms;
     const outcome = await tracing.span(
       'webhook.attempt',
       {
@@ -160,7 +164,12 @@ export class WebhookWorker {
         'webhook.attempt': d.attempts + 1,
       },
       async (span) => {
-        const o = await postWebhook(d.endpoint.url, { ...headers, ...replay }, body, this.sendOptions);
+        const o = await postWebhook(
+          d.endpoint.url,
+          { ...headers, ...replay },
+          body,
+          timeoutMs ? { ...this.sendOptions, timeoutMs } : this.sendOptions,
+        );
         span.setAttributes({
           'http.response.status_code': o.statusCode ?? undefined,
           'webhook.outcome': o.ok ? 'success' : o.statusCode !== null ? 'http_error' : 'no_response',

@@ -38,8 +38,15 @@ describe('responses', () => {
 
     const retrieved = await client.webhookEndpoints.retrieve(created.id);
     expect(retrieved.id).toBe(created.id);
+    expect(retrieved.health?.lastHour).toEqual({ attempts: 0, succeeded: 0, successRate: null, p50Ms: null, p99Ms: null });
     const updated = await client.webhookEndpoints.update(created.id, { status: 'disabled' });
     expect(updated.status).toBe('disabled');
+    // Nested input keys go out snake_case too.
+    const tuned = await client.webhookEndpoints.update(created.id, {
+      policy: { maxInFlight: 2, retrySchedule: ['30s'] },
+      ordering: 'subject',
+    });
+    expect(tuned).toMatchObject({ policy: { maxInFlight: 2, retrySchedule: ['30s'], timeoutMs: null }, ordering: 'subject' });
     const rotated = await client.webhookEndpoints.rotateSecret(created.id);
     expect(rotated.secret).toMatch(/^whsec_/);
     expect(rotated.secret).not.toBe(created.secret);

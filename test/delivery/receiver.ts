@@ -1,9 +1,9 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { loadConfig, type WebhookConfig } from '../../src/config.ts';
 import { appendEvent } from '../../src/domain/event/event.ts';
-import type { TestApp, TestOrg } from '../support/kit.ts';
+import { appTest, type TestApp, type TestOrg } from '../support/kit.ts';
 
 /** A real webhook receiver on 127.0.0.1 (port 0). Each path can answer its own way. */
 export interface Received {
@@ -78,6 +78,29 @@ export function webhookConfig(over: Partial<WebhookConfig> = {}): { webhook: Web
     webhook: { ...base, retryScheduleMs: [0, 1000, 5000], timeoutMs: 2000, leaseMs: 5000, pollMs: 20, allowLoopback: true, ...over },
   };
 }
+
+/**
+ * A delivery test file's server (configured by `webhookConfig(over)`) and receiver: `ctx.t` and `ctx.rx` are set
+ * before the first test, and the receiver is closed after the last.
+ */
+export function deliveryTest(over: Partial<WebhookConfig> = {}) {
+  const test = appTest({ config: webhookConfig(over) });
+  const ctx = {} as { t: TestApp; rx: Receiver };
+  test.beforeAll(async ({ app }) => {
+    ctx.t = app;
+    ctx.rx = await startReceiver();
+  });
+  afterAll(() => ctx.rx?.close());
+  return { test, ctx };
+}
+
+/** Answers every request with `status` (and `body`). */
+export const answering =
+  (status: number, body = '') =>
+  (_req: IncomingMessage, res: ServerResponse) => {
+    res.statusCode = status;
+    res.end(body);
+  };
 
 export async function createEndpoint(t: TestApp, token: string, body: Record<string, unknown>) {
   const res = await t.http.post('/v1/platform/webhook_endpoints', body, { token });

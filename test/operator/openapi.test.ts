@@ -99,6 +99,7 @@ describe('dashboard and operations document', () => {
         'GET /operator/brands/{brand}/wallet [{"operatorToken":[]}]',
         'POST /operator/brands/{brand}/wallet/top_up [{"operatorToken":[]}]',
         ...['review', 'cleanup'].map((n) => `POST /operator/sandbox/deployments/{id}/${n} [{"operatorToken":[]}]`),
+        'GET /operator/webhook_endpoints/{id}/health_events [{"operatorToken":[]}]',
         'GET /healthz []',
         'GET /readyz []',
         'GET /openapi.json []',

@@ -72,8 +72,10 @@ const SCOPES = [
 ];
 const P = '/v1/platform';
 
-const EP =
-  'id url description enabledEvents filter { brands subjectTypes } status disabledReason failingSince secret rotatedAt livemode createdAt updatedAt';
+const EP = `id url description enabledEvents filter { brands subjectTypes } status disabledReason failingSince
+  policy { timeoutMs retrySchedule maxInFlight rateLimitPerSecond } ordering secret rotatedAt livemode createdAt updatedAt`;
+const WINDOW = 'attempts succeeded successRate p50Ms p99Ms';
+const HEALTH = `lastHour { ${WINDOW} } lastDay { ${WINDOW} } lastSuccessAt lastFailure { at statusCode error }`;
 const REQ = 'id program metric operator threshold createdAt';
 const MSR = 'id entity metric value occurredAt program externalId duplicate createdAt';
 const PROG = `id brand name gracePeriodSeconds performanceWindow requirements { ${REQ} } livemode createdAt updatedAt`;
@@ -240,7 +242,7 @@ const ROWS: Row[] = [
     setup: createEndpoint,
     call: (ids) => ({
       rest: { method: 'GET', path: `/webhook_endpoints/${ids.endpoint}`, envelope: 'webhook_endpoint' },
-      gql: { query: `{ webhookEndpoint(id: "${ids.endpoint}") { ${EP} } }` },
+      gql: { query: `{ webhookEndpoint(id: "${ids.endpoint}") { ${EP} health { ${HEALTH} } } }` },
     }),
     unknown: { rest: { method: 'GET', path: '/webhook_endpoints/we_nope' }, gql: { query: '{ webhookEndpoint(id: "we_nope") { id } }' } },
   },
@@ -867,7 +869,7 @@ const ROWS: Row[] = [
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
-const ENUM_FIELDS = new Set(['status', 'disabled_reason', 'operator', 'standing', 'action', 'performance_window', 'window']);
+const ENUM_FIELDS = new Set(['status', 'disabled_reason', 'ordering', 'operator', 'standing', 'action', 'performance_window', 'window']);
 const camel = (v: unknown): unknown => {
   if (Array.isArray(v)) return v.map(camel);
   if (!v || typeof v !== 'object') return v;

@@ -65,6 +65,12 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
     ].sort(),
   );
   const create = res.body.paths['/webhook_endpoints'].post;
-  expect(Object.keys(create.requestBody.content['application/json'].schema.properties)).toEqual(['url', 'description', 'enabled_events']);
+  expect(Object.keys(create.requestBody.content['application/json'].schema.properties)).toEqual([
+    'url',
+    'description',
+    'enabled_events',
+    'policy',
+    'ordering',
+  ]);
   expect(create.parameters.map((p: any) => p.name)).toContain('Idempotency-Key');
 });

@@ -26,6 +26,18 @@ export async function createEndpoint(t: TestApp, token: string, body: Record<str
   return res.body.webhook_endpoint;
 }
 
+/** The policy of an endpoint that sets none: every setting is the deployment's. */
+export const DEFAULT_POLICY = { timeout_ms: null, retry_schedule: null, max_in_flight: null, rate_limit_per_second: null };
+const NO_ATTEMPTS = { attempts: 0, succeeded: 0, success_rate: null, p50_ms: null, p99_ms: null };
+
+/** A retrieved endpoint never delivered to, without its health summary (checked empty): what create and update answered. */
+export function retrieved(res: HttpResponse) {
+  expect(Object.keys(res.body), res.text).toEqual(['webhook_endpoint']);
+  const { health, ...endpoint } = res.body.webhook_endpoint;
+  expect(health).toEqual({ last_hour: NO_ATTEMPTS, last_day: NO_ATTEMPTS, last_success_at: null, last_failure: null });
+  return endpoint;
+}
+
 /** The error body without the per-request id, to compare two errors. */
 export const errorShape = (res: HttpResponse) => ({
   status: res.status,

@@ -2,7 +2,7 @@ import { describe, expect } from 'vitest';
 import { signingSecrets } from '../../src/domain/webhook/endpoint.ts';
 import { loadConfig } from '../../src/config.ts';
 import { appTest, buildTenant, buildToken, expectPlatformError, type TestApp } from '../support/kit.ts';
-import { WE, WRITE, createEndpoint, endpointCount, errorShape, key, rest } from './webhook-endpoints-helpers.ts';
+import { DEFAULT_POLICY, WE, WRITE, createEndpoint, endpointCount, errorShape, key, rest, retrieved } from './webhook-endpoints-helpers.ts';
 
 const test = appTest({ config: { webhook: { ...loadConfig({}).webhook, allowLoopback: true } } });
 /** The file's app, for the tests and helpers below. */
@@ -34,6 +34,8 @@ describe('create', () => {
       status: 'enabled',
       disabled_reason: null,
       failing_since: null,
+      policy: DEFAULT_POLICY,
+      ordering: 'none',
       secret: expect.stringMatching(SECRET),
       rotated_at: null,
       livemode: true,
@@ -304,7 +306,7 @@ describe('update', () => {
       url: 'http://localhost:9000/x',
       status: 'enabled',
     });
-    expect((await rest(t, token).get(e.id)).body).toEqual({ webhook_endpoint: empty.body.webhook_endpoint });
+    expect(retrieved(await rest(t, token).get(e.id))).toEqual(empty.body.webhook_endpoint);
   });
 
   test('validates url, description, enabled_events and status like create, and changes nothing on error', async () => {
@@ -326,7 +328,7 @@ describe('update', () => {
     expectPlatformError(await api.update(e.id, { status: 'paused' }), 400, 'invalid_request', 'status');
     expectPlatformError(await api.update(e.id, { status: 'disabled', secret: 'whsec_mine' }), 400, 'invalid_request', 'secret');
     const { secret: _s, ...unchanged } = e;
-    expect((await api.get(e.id)).body.webhook_endpoint).toEqual(unchanged);
+    expect(retrieved(await api.get(e.id))).toEqual(unchanged);
   });
 });
 
@@ -501,7 +503,7 @@ describe('bad input', () => {
     expectPlatformError(await t.http.delete(`${WE}/${e.id}?force=1`, { token }), 400, 'invalid_request', 'force');
     expect(await endpointCount(t, org.id)).toBe(1);
     const { secret: _s, ...unchanged } = e;
-    expect((await rest(t, token).get(e.id)).body.webhook_endpoint).toEqual(unchanged);
+    expect(retrieved(await rest(t, token).get(e.id))).toEqual(unchanged);
   });
 
   test('a huge body is refused without a 500', async () => {

@@ -42,11 +42,45 @@ describe('AdaptiveLimit', () => {
             expect(l.inFlight).toBe(0);
             expect(l.limit).toBeGreaterThanOrEqual(1);
             expect(l.limit).toBeLessThanOrEqual(ceiling);
-            expect(l.free).toBe(l.limit);
+            expect(l.free(now)).toBe(l.limit);
           }
         },
       ),
     );
+  });
+
+  it("an endpoint's max_in_flight caps the limit whatever the outcomes, set before the first attempt or later", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 0, max: 50 }),
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 8 }), outcome), { maxLength: 100 }),
+        (maxInFlight, configureAfter, rounds) => {
+          const l = new AdaptiveLimit({ initial: 4, ceiling: 64 });
+          let now = 0;
+          for (const [i, [n, o]] of rounds.entries()) {
+            if (i === configureAfter) l.configure({ max_in_flight: maxInFlight }, now);
+            const started = Array.from({ length: Math.max(0, Math.min(n, l.free(now))) }, () => l.start(now++));
+            for (const tk of started) l.finish(tk, o);
+            if (i >= configureAfter) expect(l.limit).toBeLessThanOrEqual(maxInFlight);
+          }
+        },
+      ),
+    );
+  });
+
+  it('a rate limit grants its burst at once, then one slot per 1/rate seconds; removing it lifts the pacing', () => {
+    const l = new AdaptiveLimit({ initial: 64, ceiling: 64 });
+    l.configure({ rate_limit_per_second: 5 }, 0);
+    expect(l.free(0)).toBe(5);
+    for (let i = 0; i < 5; i++) l.finish(l.start(0), { ok: true, statusCode: 200, error: null, durationMs: 1 });
+    expect(l.free(0)).toBe(0);
+    expect(l.paced(0)).toBe(true);
+    expect(l.free(199)).toBe(0);
+    expect(l.free(200)).toBe(1);
+    expect(l.free(10_000)).toBe(5); // never more than the burst
+    l.configure(null, 10_000);
+    expect(l.free(10_000)).toBe(64);
   });
 
   it('a burst of overload answers that were in flight together shrinks the limit once, not once per answer', () => {

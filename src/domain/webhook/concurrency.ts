@@ -1,4 +1,5 @@
 import type { AttemptOutcome } from './send.ts';
+import { rateBurst, type EndpointPolicy } from './policy.ts';
 
 /**
  * Adaptive per-endpoint concurrency: how many requests this process keeps in
@@ -41,6 +42,10 @@ const SMOOTHING = 0.1;
 export class AdaptiveLimit {
   private value: number;
   private threshold: number;
+  /** The deployment's ceiling, or the endpoint's max_in_flight if lower. */
+  private ceiling: number;
+  /** The endpoint's rate limit: a token bucket in real time (ms), one token per attempt started; tokens may go below zero (a debt). */
+  private pace: { perSecond: number; burst: number; tokens: number; at: number } | undefined;
   private inFlightNow = 0;
   /** Incremented on each decrease; an attempt carries the epoch it started in. */
   private epoch = 0;
@@ -53,8 +58,36 @@ export class AdaptiveLimit {
   lastUsed = 0;
 
   constructor(private readonly policy: LimitPolicy) {
+    this.ceiling = policy.ceiling;
     this.value = Math.min(policy.initial, policy.ceiling);
     this.threshold = policy.ceiling;
+  }
+
+  /**
+   * Applies the endpoint's own policy (read with each lease, so a change takes
+   * effect at the next one): max_in_flight caps the limit, whatever the
+   * adaptation says; a rate limit paces the starts.
+   */
+  configure(p: Pick<EndpointPolicy, 'max_in_flight' | 'rate_limit_per_second'> | null, now: number): void {
+    this.ceiling = Math.min(this.policy.ceiling, p?.max_in_flight ?? Infinity);
+    this.value = Math.min(this.value, this.ceiling);
+    this.threshold = Math.min(this.threshold, this.ceiling);
+    const perSecond = p?.rate_limit_per_second;
+    if (!perSecond) this.pace = undefined;
+    else if (this.pace?.perSecond !== perSecond) {
+      const burst = rateBurst(perSecond);
+      this.pace = { perSecond, burst, tokens: Math.min(burst, this.pace ? this.tokens(now) : burst), at: now };
+    }
+  }
+
+  private tokens(now: number): number {
+    const p = this.pace!;
+    return Math.min(p.burst, p.tokens + ((now - p.at) / 1000) * p.perSecond);
+  }
+
+  /** Whether the rate limit's bucket is below full (its state is worth reporting to the lease). */
+  paced(now: number): boolean {
+    return this.pace !== undefined && this.tokens(now) < this.pace.burst;
   }
 
   /** The current limit (whole requests). */
@@ -66,13 +99,18 @@ export class AdaptiveLimit {
     return this.inFlightNow;
   }
 
-  /** Free slots now. */
-  get free(): number {
-    return this.limit - this.inFlightNow;
+  /** Free slots now: below the limit, and within the rate limit's tokens. */
+  free(now: number): number {
+    const slots = this.limit - this.inFlightNow;
+    return this.pace ? Math.min(slots, Math.floor(this.tokens(now))) : slots;
   }
 
   /** An attempt starts; the token goes back to `finish`. */
   start(now: number): AttemptToken {
+    if (this.pace) {
+      this.pace.tokens = this.tokens(now) - 1;
+      this.pace.at = now;
+    }
     this.inFlightNow++;
     this.lastUsed = now;
     return { epoch: this.epoch, used: this.inFlightNow * 2 >= this.limit };
@@ -92,7 +130,7 @@ export class AdaptiveLimit {
       return;
     }
     if (!token.used) return;
-    this.value = Math.min(this.policy.ceiling, this.value + (this.value < this.threshold ? 1 : 1 / this.value));
+    this.value = Math.min(this.ceiling, this.value + (this.value < this.threshold ? 1 : 1 / this.value));
   }
 
   private decrease(token: AttemptToken, factor: number): void {
@@ -159,12 +197,12 @@ export class EndpointLimits {
    * flight, or a limit that moved): free slots and in-flight counts, as the
    * lease statement takes them.
    */
-  known(): { ids: string[]; free: number[]; inFlight: number[] } {
+  known(now: number): { ids: string[]; free: number[]; inFlight: number[] } {
     const out = { ids: [] as string[], free: [] as number[], inFlight: [] as number[] };
     for (const [id, l] of this.byEndpoint) {
-      if (l.inFlight === 0 && l.limit === this.initialFree) continue;
+      if (l.inFlight === 0 && l.limit === this.initialFree && !l.paced(now)) continue;
       out.ids.push(id);
-      out.free.push(Math.max(0, l.free));
+      out.free.push(Math.max(0, l.free(now)));
       out.inFlight.push(l.inFlight);
     }
     return out;

@@ -11,6 +11,9 @@ import { mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { refusedDestination } from './address-guard.ts';
 import { exhaustEndpointDeliveries } from './lease.ts';
+import { WebhookEndpointHealth, webhookEndpointHealth } from './health.ts';
+import { recordHealthEvents } from './health-event.ts';
+import { mergePolicy, presentPolicy, WebhookEndpointPolicy, WebhookEndpointPolicyInput } from './policy.ts';
 
 /**
  * Webhook endpoints: organization-scoped (brand selection does not apply).
@@ -57,11 +60,23 @@ const filter = z
   })
   .nullable();
 
+/**
+ * `subject`: deliveries of one subject {type, id} go one at a time in seq order (lease.ts); `none` (the default, as
+ * the spec says): in parallel, in any order.
+ */
+export const WEBHOOK_ENDPOINT_ORDERINGS = ['none', 'subject'] as const;
+const ordering = z.enum(WEBHOOK_ENDPOINT_ORDERINGS);
+
+/** The endpoint's own delivery policy (policy.ts); null clears it. */
+const policy = WebhookEndpointPolicyInput.nullable();
+
 export const CreateWebhookEndpointInput = z.strictObject({
   url,
   description: description.optional(),
   enabled_events: enabledEvents.optional(),
   filter: filter.optional(),
+  policy: policy.optional(),
+  ordering: ordering.optional(),
 });
 
 export const WEBHOOK_ENDPOINT_STATUSES = ['enabled', 'disabled'] as const;
@@ -74,6 +89,8 @@ export const UpdateWebhookEndpointInput = z.strictObject({
   enabled_events: enabledEvents.optional(),
   filter: filter.optional(),
   status: z.enum(WEBHOOK_ENDPOINT_STATUSES).optional(),
+  policy: policy.optional(),
+  ordering: ordering.optional(),
 });
 
 /** rotate_secret and delete take no parameters. */
@@ -102,6 +119,8 @@ export const WebhookEndpoint = z.object({
       'why it is disabled: manual (through the API), gone (the receiver answered 410 Gone) or failing (every attempt failed for WEBHOOK_DISABLE_FAILING_AFTER, default 5 days); null while enabled',
     ),
   failing_since: time.nullable().describe('since when every attempt has failed; null after a success (or while nothing was sent)'),
+  policy: WebhookEndpointPolicy,
+  ordering: ordering.describe('subject: deliveries of one subject go one at a time in seq order; none: in parallel, any order'),
   secret: z.string().optional().describe('whsec_...; only in create and rotate_secret responses'),
   rotated_at: time.nullable(),
   livemode: z.boolean(),
@@ -109,6 +128,8 @@ export const WebhookEndpoint = z.object({
   updated_at: time,
 });
 export type PublicWebhookEndpoint = z.output<typeof WebhookEndpoint>;
+/** What retrieve answers: the endpoint and its health summary (health.ts), computed for one endpoint, never for a list page. */
+export const WebhookEndpointWithHealth = WebhookEndpoint.extend({ health: WebhookEndpointHealth });
 export const DeletedWebhookEndpoint = z.object({ id: z.string(), object: z.literal('webhook_endpoint'), deleted: z.literal(true) });
 
 export function presentWebhookEndpoint(row: WebhookEndpointRow, withSecret = false): PublicWebhookEndpoint {
@@ -122,6 +143,8 @@ export function presentWebhookEndpoint(row: WebhookEndpointRow, withSecret = fal
     status: row.status as PublicWebhookEndpoint['status'],
     disabled_reason: (row.disabledReason as PublicWebhookEndpoint['disabled_reason']) ?? null,
     failing_since: row.failingSince?.toISOString() ?? null,
+    policy: presentPolicy(row.policy),
+    ordering: row.ordering as PublicWebhookEndpoint['ordering'],
     ...(withSecret ? { secret: row.secret } : {}),
     rotated_at: row.rotatedAt?.toISOString() ?? null,
     livemode: row.livemode,
@@ -188,6 +211,7 @@ async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
   checkDestination(deps, input.url);
   const events = checkEventTypes(input.enabled_events) ?? [];
   const matching = await checkFilter(deps, tx, organizationId, input.filter);
+  const policy = input.policy ? mergePolicy(deps.config.webhook, null, input.policy) : null;
   const now = deps.clock.now();
   const row = await tx.webhookEndpoint.create({
     data: {
@@ -197,6 +221,8 @@ async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
       description: input.description ?? null,
       enabledEvents: events,
       ...(matching !== undefined ? { filter: matching } : {}),
+      policy: policy ?? Prisma.DbNull,
+      ordering: input.ordering ?? 'none',
       secret: generateWebhookSecret(),
       createdAt: now,
       updatedAt: now,
@@ -227,6 +253,7 @@ async function updateWebhookEndpoint(
   if (input.url !== undefined) checkDestination(deps, input.url);
   const events = checkEventTypes(input.enabled_events);
   const matching = await checkFilter(deps, tx, organizationId, input.filter);
+  const policy = input.policy !== undefined ? mergePolicy(deps.config.webhook, row.policy, input.policy) : undefined;
   const updated = await tx.webhookEndpoint.update({
     where: { id: row.id },
     data: {
@@ -235,6 +262,8 @@ async function updateWebhookEndpoint(
       ...(events !== undefined ? { enabledEvents: events } : {}),
       ...(matching !== undefined ? { filter: matching } : {}),
       ...(input.status !== undefined ? { status: input.status } : {}),
+      ...(policy !== undefined ? { policy: policy ?? Prisma.DbNull } : {}),
+      ...(input.ordering !== undefined ? { ordering: input.ordering } : {}),
       // Enabling clears the reason and starts the failure clock afresh; disabling an enabled endpoint records the owner's hand (an endpoint the receiver
       // retired with 410 Gone keeps `gone` if it is "disabled" again).
       ...(input.status === 'enabled' ? { disabledReason: null, failingSince: null } : {}),
@@ -243,6 +272,10 @@ async function updateWebhookEndpoint(
     },
   });
   if (input.status === 'disabled') await exhaustEndpointDeliveries(tx, row.id, deps.clock.now());
+  if (input.status !== undefined && input.status !== row.status)
+    await recordHealthEvents(tx, deps.clock.now(), [
+      { endpointId: row.id, kind: input.status, reason: input.status === 'disabled' ? updated.disabledReason : null },
+    ]);
   return presentWebhookEndpoint(updated);
 }
 
@@ -306,9 +339,12 @@ export const webhookEndpoints = {
     scope: 'webhooks:read',
     params: ['id'],
     input: NoWebhookEndpointInput,
-    output: WebhookEndpoint,
+    output: WebhookEndpointWithHealth,
     fronts: ['rest', 'graphql'],
-    run: async ({ caller, params, db }) => presentWebhookEndpoint(await findEndpoint(db, caller.organization.id, params.id)),
+    run: async ({ deps, caller, params, db }) => {
+      const row = await findEndpoint(db, caller.organization.id, params.id);
+      return { ...presentWebhookEndpoint(row), health: await webhookEndpointHealth(db, row.id, deps.clock.now()) };
+    },
   }),
   update: mutation({
     name: 'webhook_endpoints.update',

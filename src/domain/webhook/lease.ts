@@ -5,6 +5,8 @@ import type { Deps } from '../context.ts';
 import { newId } from '../id.ts';
 import { statement } from '../../db/sql-port.ts';
 import type { AttemptOutcome } from './send.ts';
+import { scheduleOf, type EndpointPolicy } from './policy.ts';
+import { recordHealthEvents, type HealthTransition } from './health-event.ts';
 
 /**
  * Leasing: how workers claim due deliveries.
@@ -27,13 +29,17 @@ export interface LeasedDelivery {
   attempts: number;
   /** The replay that re-sends this event (sent with a `webhook-replay` header); null for a fan-out delivery. */
   replay_operation_id: string | null;
-  endpoint: Pick<WebhookEndpoint, 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince'>;
+  endpoint: Pick<WebhookEndpoint, 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince'> & {
+    policy: EndpointPolicy | null;
+  };
   event: EventRecord;
 }
 
 export interface LeaseRequest {
   owner: string;
   leaseMs: number;
+  /** The deployment's timeout: an endpoint whose own is longer has its lease lengthened by the difference. */
+  timeoutMs: number;
   /** How many to claim in total. */
   limit: number;
   /** Free slots of an endpoint this process knows nothing about (its starting limit). */
@@ -54,6 +60,7 @@ interface LeasedRow {
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
   failing_since: Date | string | null;
+  policy: EndpointPolicy | null;
   type: string;
   seq: string | number | bigint | null;
   subject_type: string;
@@ -66,6 +73,17 @@ interface LeasedRow {
 }
 
 /**
+ * Ordered endpoints (`ordering: subject`): a delivery is a candidate only if
+ * no earlier event (lower seq) of the same subject still has a pending or
+ * failing delivery to that endpoint, leased or not, due or not. So one
+ * subject's deliveries go one at a time in seq order and a failing one holds
+ * back only its own subject; an exhausted one releases it. Fan-out inserts
+ * deliveries in event order, so an earlier event's delivery always exists
+ * before a later one's. The check costs an unordered endpoint's candidate one
+ * primary-key probe (the first EXISTS fails and the second is not run); an
+ * ordered one's walks the subject's earlier events by the (organization_id,
+ * subject_id, seq) index and probes (endpoint_id, event_id).
+ *
  * One statement on the SQL port, so no interactive transaction: read the
  * oldest due candidates of endpoints with a free slot, keep at most the free
  * slots per endpoint, lock what is picked (SKIP LOCKED: another worker's
@@ -78,7 +96,7 @@ interface LeasedRow {
  * than the slots (deliveries fanned out together share their due time, and a
  * window of one endpoint's would starve the others); only picks are locked.
  */
-const leaseStatement = statement<[Date, string[], number[], number[], number, number, string, Date], LeasedRow>(
+const leaseStatement = statement<[Date, string[], number[], number[], number, number, string, Date, number], LeasedRow>(
   'webhook_lease_due',
   `WITH known AS (
      SELECT * FROM unnest($2::text[], $3::int[], $4::int[]) AS k(endpoint_id, free, in_flight)
@@ -87,12 +105,21 @@ const leaseStatement = statement<[Date, string[], number[], number[], number, nu
      WHERE d.status IN ('pending', 'failing') AND d.next_attempt_at <= $1::timestamptz
        AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1::timestamptz)
        AND NOT EXISTS (SELECT 1 FROM known k WHERE k.endpoint_id = d.endpoint_id AND k.free <= 0)
+       AND NOT (EXISTS (SELECT 1 FROM webhook_endpoint w WHERE w.id = d.endpoint_id AND w.ordering = 'subject')
+         AND EXISTS (SELECT 1 FROM event e
+           JOIN event e2 ON e2.organization_id = e.organization_id AND e2.subject_id = e.subject_id
+             AND e2.subject_type = e.subject_type AND e2.seq < e.seq
+           JOIN webhook_delivery d2 ON d2.endpoint_id = d.endpoint_id AND d2.event_id = e2.id
+           WHERE e.id = d.event_id AND d2.status IN ('pending', 'failing')))
      ORDER BY d.next_attempt_at
      LIMIT $6::int * 2 + 64
    ), ranked AS (
-     SELECT c.id, c.next_attempt_at, coalesce(k.free, $5::int) AS free, coalesce(k.in_flight, 0) AS in_flight,
+     SELECT c.id, c.next_attempt_at, coalesce(k.in_flight, 0) AS in_flight,
+            least(coalesce(k.free, $5::int),
+                  coalesce((w.policy->>'max_in_flight')::int - coalesce(k.in_flight, 0), $6::int),
+                  CASE WHEN k.endpoint_id IS NULL THEN greatest(1, floor((w.policy->>'rate_limit_per_second')::float8))::int END) AS free,
             row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rn
-     FROM candidate c LEFT JOIN known k ON k.endpoint_id = c.endpoint_id
+     FROM candidate c JOIN webhook_endpoint w ON w.id = c.endpoint_id LEFT JOIN known k ON k.endpoint_id = c.endpoint_id
    ), pick AS (
      SELECT id FROM ranked WHERE rn <= free ORDER BY in_flight + rn, next_attempt_at LIMIT $6::int
    ), locked AS (
@@ -101,11 +128,12 @@ const leaseStatement = statement<[Date, string[], number[], number[], number, nu
      FOR UPDATE OF d SKIP LOCKED
    )
    UPDATE webhook_delivery d
-   SET lease_owner = $7, lease_expires_at = $8::timestamptz, updated_at = $1::timestamptz
+   SET lease_owner = $7, updated_at = $1::timestamptz,
+     lease_expires_at = $8::timestamptz + greatest(0, coalesce((w.policy->>'timeout_ms')::int, 0) - $9::int) * interval '1 millisecond'
    FROM locked, webhook_endpoint w, event e
    WHERE d.id = locked.id AND w.id = d.endpoint_id AND e.id = d.event_id
    RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.replay_operation_id, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
-     w.previous_secret_expires_at, w.failing_since, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.brand_id, e.livemode, e.created_at`,
+     w.previous_secret_expires_at, w.failing_since, w.policy, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.brand_id, e.livemode, e.created_at`,
 );
 
 export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDelivery[]> {
@@ -120,6 +148,7 @@ export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDeliv
     r.limit,
     r.owner,
     new Date(now.getTime() + r.leaseMs),
+    r.timeoutMs,
   ]);
   return rows.map((x) => ({
     id: x.id,
@@ -134,6 +163,7 @@ export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDeliv
       previousSecret: x.previous_secret,
       previousSecretExpiresAt: x.previous_secret_expires_at,
       failingSince: x.failing_since === null ? null : new Date(x.failing_since),
+      policy: typeof x.policy === 'string' ? JSON.parse(x.policy) : x.policy,
     },
     event: {
       id: x.event_id,
@@ -212,8 +242,8 @@ const recordStatement = statement<
      FROM o WHERE d.id = o.id AND d.lease_owner = $12 AND d.status IN ('pending', 'failing')
      RETURNING d.id
    )
-   INSERT INTO webhook_attempt (id, delivery_id, number, started_at, duration_ms, status_code, error, response_excerpt)
-   SELECT o.attempt_id, o.id, o.made, o.started_at, o.duration_ms, o.code, o.error, o.excerpt
+   INSERT INTO webhook_attempt (id, delivery_id, endpoint_id, number, started_at, duration_ms, status_code, error, response_excerpt)
+   SELECT o.attempt_id, o.id, d.endpoint_id, o.made, o.started_at, o.duration_ms, o.code, o.error, o.excerpt
    FROM o JOIN webhook_delivery d ON d.id = o.id`,
 );
 
@@ -225,7 +255,6 @@ const recordStatement = statement<
 export async function recordAttempts(deps: Deps, owner: string, finished: FinishedAttempt[]): Promise<void> {
   if (!finished.length) return;
   const now = deps.clock.now();
-  const schedule = deps.config.webhook.retryScheduleMs;
   const c = {
     id: [] as string[],
     status: [] as string[],
@@ -242,7 +271,7 @@ export async function recordAttempts(deps: Deps, owner: string, finished: Finish
   const failed: { f: FinishedAttempt; made: number; next: ReturnType<typeof nextState> }[] = [];
   for (const f of finished) {
     const made = f.delivery.attempts + 1;
-    const next = nextState(f.outcome, made, schedule, now);
+    const next = nextState(f.outcome, made, scheduleOf(deps.config.webhook, f.delivery.endpoint.policy), now);
     if (!f.outcome.ok) failed.push({ f, made, next });
     c.id.push(f.delivery.id);
     c.status.push(next.status);
@@ -325,12 +354,18 @@ export function endpointHealth(finished: FinishedAttempt[], disableAfterMs: numb
  */
 async function recordEndpointHealth(deps: Deps, h: EndpointHealthChange, now: Date): Promise<void> {
   const disabled = await deps.db.transaction(async (tx) => {
-    if (h.recovered.length)
-      await tx.$executeRaw`UPDATE webhook_endpoint SET failing_since = NULL WHERE id = ANY(${h.recovered}::text[]) AND failing_since IS NOT NULL`;
-    if (h.failing.length)
-      await tx.$executeRaw`UPDATE webhook_endpoint w SET failing_since = x.since
+    const transitions: HealthTransition[] = [];
+    if (h.recovered.length) {
+      const rows = await tx.$queryRaw<{ id: string }[]>`
+        UPDATE webhook_endpoint SET failing_since = NULL WHERE id = ANY(${h.recovered}::text[]) AND failing_since IS NOT NULL RETURNING id`;
+      transitions.push(...rows.map((r) => ({ endpointId: r.id, kind: 'recovered' as const })));
+    }
+    if (h.failing.length) {
+      const rows = await tx.$queryRaw<{ id: string }[]>`UPDATE webhook_endpoint w SET failing_since = x.since
         FROM unnest(${h.failing.map((f) => f.id)}::text[], ${h.failing.map((f) => f.since.toISOString())}::timestamptz[]) AS x(id, since)
-        WHERE w.id = x.id AND w.failing_since IS NULL`;
+        WHERE w.id = x.id AND w.failing_since IS NULL RETURNING w.id`;
+      transitions.push(...rows.map((r) => ({ endpointId: r.id, kind: 'failing_started' as const })));
+    }
     const out: { id: string; reason: string }[] = [];
     for (const reason of ['gone', 'failing'] as const) {
       const ids = h.disable.filter((d) => d.reason === reason).map((d) => d.id);
@@ -341,6 +376,8 @@ async function recordEndpointHealth(deps: Deps, h: EndpointHealthChange, now: Da
       if (rows.length) await exhaust(tx, now, Prisma.sql`endpoint_id = ANY(${rows.map((r) => r.id)}::text[])`);
       out.push(...rows.map((r) => ({ id: r.id, reason })));
     }
+    transitions.push(...out.map((d) => ({ endpointId: d.id, kind: 'disabled' as const, reason: d.reason })));
+    await recordHealthEvents(tx, now, transitions);
     return out;
   });
   for (const d of disabled)

@@ -6,7 +6,8 @@ import { OPERATION_STATUSES, WAITING_REASONS } from '../../domain/operation/oper
 import { PERFORMANCE_WINDOWS, REQUIREMENT_OPERATORS } from '../../domain/program/program.ts';
 import { UNIT_STATUSES } from '../../domain/unit/unit.ts';
 import { DELIVERY_STATUSES } from '../../domain/webhook/delivery.ts';
-import { WEBHOOK_ENDPOINT_DISABLED_REASONS, WEBHOOK_ENDPOINT_STATUSES } from '../../domain/webhook/endpoint.ts';
+import { WEBHOOK_HEALTH_EVENT_KINDS } from '../../domain/webhook/health-event.ts';
+import { WEBHOOK_ENDPOINT_DISABLED_REASONS, WEBHOOK_ENDPOINT_ORDERINGS, WEBHOOK_ENDPOINT_STATUSES } from '../../domain/webhook/endpoint.ts';
 import { builder } from '../builder.ts';
 
 /**
@@ -74,6 +75,16 @@ export const WebhookEndpointDisabledReason = closedSet(
   'WebhookEndpointDisabledReason',
   WEBHOOK_ENDPOINT_DISABLED_REASONS,
   'Why an endpoint is disabled: MANUAL (through the API), GONE (its receiver answered 410 Gone) or FAILING (every attempt failed for too long)',
+);
+export const WebhookEndpointOrdering = closedSet(
+  'WebhookEndpointOrdering',
+  WEBHOOK_ENDPOINT_ORDERINGS,
+  'NONE: deliveries go out in parallel, in any order (the default); SUBJECT: deliveries of one subject go one at a time in seq order, a failing one holding back the later ones of its subject only',
+);
+export const WebhookEndpointHealthEventKind = closedSet(
+  'WebhookEndpointHealthEventKind',
+  WEBHOOK_HEALTH_EVENT_KINDS,
+  'FAILING_STARTED: an unbroken run of failed attempts began; RECOVERED: a 2xx ended it; DISABLED (see reason); ENABLED',
 );
 export const WebhookDeliveryStatus = closedSet(
   'WebhookDeliveryStatus',

@@ -16,10 +16,40 @@ export interface WebhookEndpoint extends Timestamped {
   disabledReason: 'manual' | 'gone' | 'failing' | null;
   /** Since when every attempt has failed; null after a success. */
   failingSince: string | null;
+  /** The endpoint's own delivery policy; a null field is the deployment's setting. */
+  policy: WebhookEndpointPolicy;
+  /** `subject`: deliveries of one subject go one at a time in seq order; `none`: in parallel, any order. */
+  ordering: 'none' | 'subject';
+  /** Retrieve only: success rate and latency over the last hour and day, last success and failure. */
+  health?: WebhookEndpointHealth;
   /** Returned by create and rotateSecret only. */
   secret?: string;
   rotatedAt: string | null;
   updatedAt: string;
+}
+
+export interface WebhookEndpointPolicy {
+  timeoutMs: number | null;
+  /** Delays before each retry after the first attempt, e.g. `['30s', '5m']`. */
+  retrySchedule: string[] | null;
+  maxInFlight: number | null;
+  rateLimitPerSecond: number | null;
+}
+
+export interface WebhookHealthWindow {
+  attempts: number;
+  succeeded: number;
+  /** 0..1; null without attempts. */
+  successRate: number | null;
+  p50Ms: number | null;
+  p99Ms: number | null;
+}
+
+export interface WebhookEndpointHealth {
+  lastHour: WebhookHealthWindow;
+  lastDay: WebhookHealthWindow;
+  lastSuccessAt: string | null;
+  lastFailure: { at: string; statusCode: number | null; error: string | null } | null;
 }
 
 export interface WebhookAttempt {

@@ -1,13 +1,18 @@
 import type { PagePromise } from '../list.ts';
 import type { RequestOptions } from '../request-sender.ts';
 import { Resource, path, type ListParams } from './resource.ts';
-import type { DeletedObject, WebhookDelivery, WebhookEndpoint } from './types.ts';
+import type { DeletedObject, WebhookDelivery, WebhookEndpoint, WebhookEndpointPolicy } from './types.ts';
+
+/** Overrides of the deployment's delivery policy: an omitted field is left alone, null restores the deployment's setting. */
+export type WebhookEndpointPolicyParams = { [K in keyof WebhookEndpointPolicy]?: WebhookEndpointPolicy[K] };
 
 export interface WebhookEndpointCreateParams {
   url: string;
   description?: string;
   /** Public event types; empty or omitted subscribes to all of them. */
   enabledEvents?: string[];
+  policy?: WebhookEndpointPolicyParams | null;
+  ordering?: 'none' | 'subject';
 }
 
 export interface WebhookEndpointUpdateParams {
@@ -15,6 +20,8 @@ export interface WebhookEndpointUpdateParams {
   description?: string;
   enabledEvents?: string[];
   status?: 'enabled' | 'disabled';
+  policy?: WebhookEndpointPolicyParams | null;
+  ordering?: 'none' | 'subject';
 }
 
 /** Organization-scoped: the client's `brand` does not apply. */
