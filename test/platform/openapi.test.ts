@@ -69,6 +69,7 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
     'url',
     'description',
     'enabled_events',
+    'filter',
     'policy',
     'ordering',
   ]);
