@@ -23,6 +23,7 @@ import { eventRoutes } from './platform/events.ts';
 import { operationRoutes } from './platform/operations.ts';
 import { platformPipeline } from './platform/pipeline.ts';
 import { programRoutes } from './platform/programs.ts';
+import { brandRoutes } from './platform/brands.ts';
 import { webhookDeliveryRoutes } from './platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints.ts';
 import { docsPage } from './service/docs.ts';
@@ -70,6 +71,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...programRoutes(deps),
     ...enrollmentRoutes(deps),
     ...performanceRoutes(deps),
+    ...brandRoutes(deps),
   ];
   const service = serviceRoutes(opts.db, {
     urls: opts.urls,

@@ -15,6 +15,8 @@ import { webhookDeliveries } from '../../src/domain/webhook/delivery.ts';
 import { webhookEndpoints } from '../../src/domain/webhook/endpoint.ts';
 import { performance } from '../../src/domain/performance/performance.ts';
 import { tiers } from '../../src/domain/program/tiers.ts';
+import { brands } from '../../src/domain/brand/brand.ts';
+import { brandRoutes } from '../../rest/platform/brands.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { assertionRoutes } from '../../rest/platform/assertions.ts';
 import { distributionRoutes } from '../../rest/platform/distributions.ts';
@@ -47,6 +49,7 @@ const ALL = [
   deployments,
   performance,
   tiers,
+  brands,
 ].flatMap((group) => Object.values(group) as Action[]);
 const SCOPES = [
   'webhooks:read',
@@ -67,6 +70,7 @@ const SCOPES = [
   'performance:write',
   'program_tiers:read',
   'program_tiers:write',
+  'org:read',
 ];
 const P = '/v1/platform';
 
@@ -188,6 +192,7 @@ const unknownDistribution = (name: string, field: string) => ({
   gql: { query: `mutation { ${field}(id: "dist_nope") { distribution { id } } }` },
 });
 
+const BRAND = 'id slug name default createdAt';
 const TIER = 'id program name metric threshold rateBps createdAt updatedAt';
 const createTier = async (token: string): Promise<Ids> => {
   const { program } = await createProgram(token);
@@ -808,6 +813,32 @@ const ROWS: Row[] = [
       gql: { query: '{ performanceRollups(entity: "ent_nope", metric: "sales", window: DAY) { hasMore } }' },
     },
   },
+  {
+    action: brands.list,
+    call: () => ({
+      rest: { method: 'GET', path: '/brands?limit=1' },
+      gql: { query: `{ brands(first: 1) { edges { node { ${BRAND} } } pageInfo { hasNextPage } } }`, pick: (d) => edges(d.brands) },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/brands?limit=0' },
+      gql: { query: '{ brands(first: 0) { edges { cursor } } }' },
+      gqlParam: 'first',
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/brands?starting_after=brand_nope' },
+      gql: { query: '{ brands(after: "brand_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
+  },
+  {
+    action: brands.retrieve,
+    setup: async (token) => ({ brand: (await rest(token, { method: 'GET', path: '/brands' })).body.data[1].id }),
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/brands/${ids.brand}` },
+      gql: { query: `{ brand(id: "${ids.brand}") { ${BRAND} } }` },
+    }),
+    unknown: { rest: { method: 'GET', path: '/brands/brand_nope' }, gql: { query: '{ brand(id: "brand_nope") { id } }' } },
+  },
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
@@ -852,6 +883,7 @@ test('every action declared for both fronts has a REST route and a GraphQL field
     ...assertionRoutes(t.app.deps),
     ...distributionRoutes(t.app.deps),
     ...performanceRoutes(t.app.deps),
+    ...brandRoutes(t.app.deps),
   ];
   const bound = new Map<string, string[]>();
   for (const type of Object.values(schema.getTypeMap())) {

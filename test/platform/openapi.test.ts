@@ -59,6 +59,8 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'GET /deployments/{id} deployments:read',
       'POST /performance/measurements performance:write',
       'GET /performance/rollups performance:read',
+      'GET /brands org:read',
+      'GET /brands/{id} org:read',
     ].sort(),
   );
   const create = res.body.paths['/webhook_endpoints'].post;

@@ -1,5 +1,6 @@
 import { builder } from '../builder.ts';
 import './node.ts';
+import './brand.ts';
 import './viewer.ts';
 import './unit.ts';
 import './event.ts';

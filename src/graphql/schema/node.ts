@@ -1,3 +1,4 @@
+import { retrieveBrand } from '../../domain/brand/brand.ts';
 import { retrieveAssertion } from '../../domain/assertion/assertion.ts';
 import { retrieveDeployment, retrieveDistribution } from '../../domain/distribution/distribution.ts';
 import { retrieveEnrollment } from '../../domain/enrollment/enrollment.ts';
@@ -38,7 +39,7 @@ const LOOKUPS: Partial<Record<string, Lookup>> = {
   [ID_PREFIX.brand]: {
     type: 'Brand',
     scope: null,
-    load: (ctx, id) => ctx.deps.db.prisma.brand.findFirst({ where: { id, organizationId: org(ctx) } }),
+    load: (ctx, id) => retrieveBrand(ctx.deps.db.prisma, org(ctx), id),
   },
   [ID_PREFIX.unit]: { type: 'Unit', scope: 'units:read', load: (ctx, id) => retrieveUnit(ctx.deps.db.prisma, org(ctx), id) },
   [ID_PREFIX.event]: { type: 'Event', scope: 'events:read', load: (ctx, id) => retrieveEvent(ctx.deps, org(ctx), id) },
