@@ -28,6 +28,7 @@ export const ID_PREFIX = {
   attempt: 'atmpt',
   measurement: 'msr',
   tier: 'tier',
+  relationship: 'rel',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

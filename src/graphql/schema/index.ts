@@ -12,5 +12,6 @@ import './webhook-delivery.ts';
 import './operation.ts';
 import './distribution.ts';
 import './performance.ts';
+import './relationship.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

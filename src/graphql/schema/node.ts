@@ -1,4 +1,6 @@
 import { retrieveBrand } from '../../domain/brand/brand.ts';
+import { retrieveEntity } from '../../domain/entity/entities.ts';
+import { retrieveRelationship } from '../../domain/relationship/relationship.ts';
 import { retrieveAssertion } from '../../domain/assertion/assertion.ts';
 import { retrieveDeployment, retrieveDistribution } from '../../domain/distribution/distribution.ts';
 import { retrieveEnrollment } from '../../domain/enrollment/enrollment.ts';
@@ -64,6 +66,16 @@ const LOOKUPS: Partial<Record<string, Lookup>> = {
     type: 'Enrollment',
     scope: 'enrollments:read',
     load: (ctx, id) => retrieveEnrollment(ctx.deps, ctx.caller, id),
+  },
+  [ID_PREFIX.entity]: {
+    type: 'Entity',
+    scope: 'entities:read',
+    load: (ctx, id) => retrieveEntity(ctx.deps.db.prisma, ctx.caller, id, ctx.deps.clock.now()),
+  },
+  [ID_PREFIX.relationship]: {
+    type: 'Relationship',
+    scope: 'relationships:read',
+    load: (ctx, id) => retrieveRelationship(ctx.deps, ctx.caller, id),
   },
   [ID_PREFIX.operation]: { type: 'Operation', scope: 'operations:read', load: (ctx, id) => retrieveOperation(ctx.deps, org(ctx), id) },
   [ID_PREFIX.distribution]: {
