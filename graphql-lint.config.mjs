@@ -11,6 +11,7 @@ const VALUE_TYPES = [
   'DistributionOperation',
   'DeletedProgramTierChange',
   'DistributionValidation',
+  'EntityIdentity',
   'EventSubject',
   'MeasurementBatch',
   'PageInfo',

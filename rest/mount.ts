@@ -24,6 +24,9 @@ import { eventRoutes } from './platform/events.ts';
 import { operationRoutes } from './platform/operations.ts';
 import { platformPipeline } from './platform/pipeline.ts';
 import { programRoutes } from './platform/programs.ts';
+import { brandRoutes } from './platform/brands.ts';
+import { entityRoutes } from './platform/entities.ts';
+import { relationshipRoutes } from './platform/relationships.ts';
 import { webhookDeliveryRoutes } from './platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints.ts';
 import { docsPage } from './service/docs.ts';
@@ -76,6 +79,9 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...programRoutes(deps),
     ...enrollmentRoutes(deps),
     ...performanceRoutes(deps),
+    ...brandRoutes(deps),
+    ...entityRoutes(deps),
+    ...relationshipRoutes(deps),
   ];
   const service = serviceRoutes(opts.db, {
     urls: opts.urls,

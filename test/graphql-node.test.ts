@@ -3,6 +3,7 @@ import { ASSERTION_ACTIONS } from '../src/domain/assertion/assertion.ts';
 import { DEPLOYMENT_STATUSES, DISTRIBUTION_STATUSES } from '../src/domain/distribution/states.ts';
 import { ENROLLMENT_STATUSES, STANDINGS } from '../src/domain/enrollment/presenter.ts';
 import { OPERATION_STATUSES, WAITING_REASONS } from '../src/domain/operation/operation.ts';
+import { RELATIONSHIP_STATUSES } from '../src/domain/relationship/states.ts';
 import { REQUIREMENT_OPERATORS } from '../src/domain/program/program.ts';
 import { UNIT_STATUSES } from '../src/domain/unit/unit.ts';
 import { DELIVERY_STATUSES } from '../src/domain/webhook/delivery.ts';
@@ -36,6 +37,8 @@ const NODE_TYPES = {
   Operation: 'operations:read',
   Distribution: 'distributions:read',
   Deployment: 'deployments:read',
+  Entity: 'entities:read',
+  Relationship: 'relationships:read',
 } as const;
 type NodeType = keyof typeof NODE_TYPES;
 const SCOPES = [
@@ -47,6 +50,7 @@ const SCOPES = [
   'enrollments:write',
   'distributions:write',
   'distributions:launch',
+  'relationships:write',
 ];
 
 const gql = async (token: string, query: string, variables: Record<string, unknown> = {}) => {
@@ -79,6 +83,8 @@ async function world(): Promise<{ org: TestOrg; token: string; ids: Record<NodeT
   const enrollment = (
     await ok(token, `mutation($p: ID!) { createEnrollment(program: $p, externalUserId: "u1", issuer: "iss") { id } }`, { p: program.id })
   ).createEnrollment;
+  const relationship = (await ok(token, `mutation { createRelationship(externalUserId: "u1", issuer: "iss") { id entity } }`))
+    .createRelationship;
   const launched = (
     await ok(
       token,
@@ -110,6 +116,8 @@ async function world(): Promise<{ org: TestOrg; token: string; ids: Record<NodeT
       Operation: launched.operation.id,
       Distribution: launched.distribution.id,
       Deployment: deployment.id,
+      Entity: relationship.entity,
+      Relationship: relationship.id,
     },
   };
 }
@@ -128,6 +136,7 @@ describe('closed sets are GraphQL enums declared from the domain arrays', () => 
       EnrollmentStatus: ENROLLMENT_STATUSES,
       EnrollmentStanding: STANDINGS,
       RequirementOperator: REQUIREMENT_OPERATORS,
+      RelationshipStatus: RELATIONSHIP_STATUSES,
     };
     const { token } = { token: (await buildToken(t, await buildOrg(t), ['units:read'])).secret };
     for (const [name, values] of Object.entries(sets)) {

@@ -29,6 +29,7 @@ export const ID_PREFIX = {
   measurement: 'msr',
   tier: 'tier',
   webhookHealthEvent: 'whe',
+  relationship: 'rel',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -41,7 +41,10 @@ type Kind =
   | 'operation'
   | 'deployment'
   | 'unit'
-  | 'token';
+  | 'token'
+  | 'brand'
+  | 'relationship'
+  | 'tier';
 type Ids = Record<Kind, string>;
 
 /** The object a collection's path segment names. */
@@ -58,6 +61,10 @@ const SEGMENT_KIND: Record<string, Kind> = {
   deployments: 'deployment',
   units: 'unit',
   tokens: 'token',
+  brands: 'brand',
+  entities: 'entity',
+  relationships: 'relationship',
+  tiers: 'tier',
 };
 
 /** The object a query parameter or body field names. */
@@ -80,6 +87,10 @@ const BODIES: Record<string, (ids: Ids) => unknown> = {
   deleteUnit: (ids) => ({ unit_id: ids.unit }),
   revokePlatformToken: (ids) => ({ token_id: ids.token }),
   rotatePlatformToken: (ids) => ({ token_id: ids.token }),
+  createRelationship: (ids) => ({ entity: ids.entity }),
+  createProgramTier: () => ({ name: 'Other', metric: 'sales', threshold: 5, rate_bps: 1 }),
+  updateProgramTier: () => ({ rate_bps: 2 }),
+  replayWebhookEndpoint: () => ({ starting_after: 0 }),
 };
 
 // Rate limits (and the per-organization create limit) must not answer for the lookup: far above this test's needs.
@@ -135,6 +146,12 @@ test.beforeAll(async ({ app }) => {
   await t.app.operations.drain();
   const deployments = await t.http.get(`/v1/platform/deployments?distribution=${launched.distribution.id}`, { token });
   const unit = await post('/api/units/create', { type: 'video', caption: 'Ours' }, 200);
+  const relationship = await post('/v1/platform/relationships', { entity: assertion.entity }, 201);
+  const tier = await post(
+    `/v1/platform/programs/${program.id}/tiers`,
+    { name: 'Gold', metric: 'sales', threshold: 100, rate_bps: 250 },
+    202,
+  );
   ours = {
     org,
     token,
@@ -152,6 +169,9 @@ test.beforeAll(async ({ app }) => {
       deployment: deployments.body.data[0].id,
       unit: unit.unit.id,
       token: tokenId,
+      brand: org.brands[0]!.id,
+      relationship: relationship.id,
+      tier: tier.tier.id,
     },
   };
 });
@@ -257,6 +277,9 @@ function argKind(field: GraphQLField<unknown, unknown>, arg: GraphQLArgument): K
     ['program', 'program'],
     ['unit', 'unit'],
     ['event', 'event'],
+    ['relationship', 'relationship'],
+    ['entity', 'entity'],
+    ['brand', 'brand'],
   ];
   return nouns.find(([noun]) => field.name.toLowerCase().includes(noun))?.[1];
 }
@@ -320,6 +343,12 @@ async function ourState(): Promise<unknown> {
     `/v1/platform/distributions/${ids.distribution}`,
     '/v1/platform/distributions',
     `/v1/platform/deployments/${ids.deployment}`,
+    `/v1/platform/relationships/${ids.relationship}`,
+    '/v1/platform/relationships',
+    `/v1/platform/entities/${ids.entity}`,
+    '/v1/platform/entities',
+    `/v1/platform/brands/${ids.brand}`,
+    `/v1/platform/programs/${ids.program}/tiers`,
   ];
   await t.app.sequencer.flush();
   const out: Record<string, unknown> = {};
@@ -353,6 +382,11 @@ describe('cross-tenant matrix', () => {
       'graphql query event',
       'graphql mutation retryWebhookDelivery',
       'graphql mutation deleteUnit',
+      'brands/{id}',
+      'entities/{id}',
+      'relationships/{id}/end',
+      'graphql mutation endRelationship',
+      'graphql query entity',
     ]) {
       expect(names).toContain(r);
     }

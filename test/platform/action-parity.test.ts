@@ -16,6 +16,12 @@ import { webhookEndpoints } from '../../src/domain/webhook/endpoint.ts';
 import { performance } from '../../src/domain/performance/performance.ts';
 import { tiers } from '../../src/domain/program/tiers.ts';
 import { webhookReplays } from '../../src/domain/webhook/replay.ts';
+import { brands } from '../../src/domain/brand/brand.ts';
+import { brandRoutes } from '../../rest/platform/brands.ts';
+import { entities } from '../../src/domain/entity/entities.ts';
+import { relationships } from '../../src/domain/relationship/relationship.ts';
+import { entityRoutes } from '../../rest/platform/entities.ts';
+import { relationshipRoutes } from '../../rest/platform/relationships.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { assertionRoutes } from '../../rest/platform/assertions.ts';
 import { distributionRoutes } from '../../rest/platform/distributions.ts';
@@ -49,6 +55,9 @@ const ALL = [
   deployments,
   performance,
   tiers,
+  brands,
+  entities,
+  relationships,
 ].flatMap((group) => Object.values(group) as Action[]);
 const SCOPES = [
   'webhooks:read',
@@ -69,6 +78,10 @@ const SCOPES = [
   'performance:write',
   'program_tiers:read',
   'program_tiers:write',
+  'org:read',
+  'entities:read',
+  'relationships:read',
+  'relationships:write',
 ];
 const P = '/v1/platform';
 
@@ -193,6 +206,18 @@ const unknownDistribution = (name: string, field: string) => ({
   gql: { query: `mutation { ${field}(id: "dist_nope") { distribution { id } } }` },
 });
 
+const BRAND = 'id slug name default createdAt';
+const RELATIONSHIP = 'id brand entity status endedAt livemode createdAt updatedAt';
+const ENTITY =
+  'id identities { externalUserId issuer } claims enrollments { id program status standing } relationships { id brand status } createdAt';
+/** A relationship of a fresh external user (its own entity), moved as given. */
+const createRelationship = async (token: string, moves: string[] = []): Promise<Ids> => {
+  const user = randomUUID();
+  const res = await t.http.post(`${P}/relationships`, { external_user_id: user, issuer: 'acme' }, { token });
+  expect(res.status, res.text).toBe(201);
+  for (const m of moves) expect((await t.http.post(`${P}/relationships/${res.body.id}/${m}`, undefined, { token })).status).toBe(200);
+  return { user, relationship: res.body.id, entity: res.body.entity };
+};
 const TIER = 'id program name metric threshold rateBps createdAt updatedAt';
 const createTier = async (token: string): Promise<Ids> => {
   const { program } = await createProgram(token);
@@ -866,6 +891,137 @@ const ROWS: Row[] = [
       gql: { query: '{ performanceRollups(entity: "ent_nope", metric: "sales", window: DAY) { hasMore } }' },
     },
   },
+  {
+    action: brands.list,
+    call: () => ({
+      rest: { method: 'GET', path: '/brands?limit=1' },
+      gql: { query: `{ brands(first: 1) { edges { node { ${BRAND} } } pageInfo { hasNextPage } } }`, pick: (d) => edges(d.brands) },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/brands?limit=0' },
+      gql: { query: '{ brands(first: 0) { edges { cursor } } }' },
+      gqlParam: 'first',
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/brands?starting_after=brand_nope' },
+      gql: { query: '{ brands(after: "brand_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
+  },
+  {
+    action: brands.retrieve,
+    setup: async (token) => ({ brand: (await rest(token, { method: 'GET', path: '/brands' })).body.data[1].id }),
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/brands/${ids.brand}` },
+      gql: { query: `{ brand(id: "${ids.brand}") { ${BRAND} } }` },
+    }),
+    unknown: { rest: { method: 'GET', path: '/brands/brand_nope' }, gql: { query: '{ brand(id: "brand_nope") { id } }' } },
+  },
+  {
+    action: entities.list,
+    volatile: ['externalUserId'],
+    setup: (token) => createRelationship(token),
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/entities?external_user_id=${ids.user}&issuer=acme` },
+      gql: {
+        query: `{ entities(externalUserId: "${ids.user}", issuer: "acme") { edges { node { ${ENTITY} } } pageInfo { hasNextPage } } }`,
+        pick: (d) => edges(d.entities),
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/entities?external_user_id=a' },
+      gql: { query: '{ entities(externalUserId: "a") { edges { cursor } } }' },
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/entities?starting_after=ent_nope' },
+      gql: { query: '{ entities(after: "ent_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
+  },
+  {
+    action: entities.retrieve,
+    volatile: ['externalUserId'],
+    setup: (token) => createRelationship(token),
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/entities/${ids.entity}` },
+      gql: { query: `{ entity(id: "${ids.entity}") { ${ENTITY} } }` },
+    }),
+    unknown: { rest: { method: 'GET', path: '/entities/ent_nope' }, gql: { query: '{ entity(id: "ent_nope") { id } }' } },
+  },
+  {
+    action: relationships.create,
+    volatile: ['entity'],
+    setup: async () => ({ user: randomUUID() }),
+    call: (ids) => ({
+      rest: { method: 'POST', path: '/relationships', body: { external_user_id: ids.user, issuer: 'acme' } },
+      gql: { query: `mutation { createRelationship(externalUserId: "${ids.user}", issuer: "acme") { ${RELATIONSHIP} } }` },
+    }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/relationships', body: { external_user_id: 'a' } },
+      gql: { query: 'mutation { createRelationship(externalUserId: "a") { id } }' },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/relationships', body: { entity: 'ent_nope' } },
+      gql: { query: 'mutation { createRelationship(entity: "ent_nope") { id } }' },
+    },
+  },
+  ...(
+    [
+      ['activate', []],
+      ['pause', ['activate']],
+      ['resume', ['activate', 'pause']],
+      ['end', ['activate']],
+    ] as const
+  ).map(
+    ([op, before]): Row => ({
+      action: relationships[op],
+      volatile: ['entity', 'endedAt'],
+      setup: (token) => createRelationship(token, [...before]),
+      call: (ids) => ({
+        rest: { method: 'POST', path: `/relationships/${ids.relationship}/${op}` },
+        gql: { query: `mutation { ${op}Relationship(id: "${ids.relationship}") { ${RELATIONSHIP} } }` },
+      }),
+      unknown: {
+        rest: { method: 'POST', path: `/relationships/rel_nope/${op}` },
+        gql: { query: `mutation { ${op}Relationship(id: "rel_nope") { id } }` },
+      },
+    }),
+  ),
+  {
+    action: relationships.list,
+    volatile: ['entity'],
+    setup: (token) => createRelationship(token),
+    call: () => ({
+      rest: { method: 'GET', path: '/relationships?limit=1' },
+      gql: {
+        query: `{ relationships(first: 1) { edges { node { ${RELATIONSHIP} } } pageInfo { hasNextPage } } }`,
+        pick: (d) => edges(d.relationships),
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/relationships?limit=0' },
+      gql: { query: '{ relationships(first: 0) { edges { cursor } } }' },
+      gqlParam: 'first',
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/relationships?starting_after=rel_nope' },
+      gql: { query: '{ relationships(after: "rel_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
+  },
+  {
+    action: relationships.retrieve,
+    volatile: ['entity'],
+    setup: (token) => createRelationship(token),
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/relationships/${ids.relationship}` },
+      gql: { query: `{ relationship(id: "${ids.relationship}") { ${RELATIONSHIP} } }` },
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/relationships/rel_nope' },
+      gql: { query: '{ relationship(id: "rel_nope") { id } }' },
+    },
+  },
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
@@ -910,6 +1066,9 @@ test('every action declared for both fronts has a REST route and a GraphQL field
     ...assertionRoutes(t.app.deps),
     ...distributionRoutes(t.app.deps),
     ...performanceRoutes(t.app.deps),
+    ...brandRoutes(t.app.deps),
+    ...entityRoutes(t.app.deps),
+    ...relationshipRoutes(t.app.deps),
   ];
   const bound = new Map<string, string[]>();
   for (const type of Object.values(schema.getTypeMap())) {

@@ -62,6 +62,17 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'GET /deployments/{id} deployments:read',
       'POST /performance/measurements performance:write',
       'GET /performance/rollups performance:read',
+      'GET /brands org:read',
+      'GET /brands/{id} org:read',
+      'GET /entities entities:read',
+      'GET /entities/{id} entities:read',
+      'POST /relationships relationships:write',
+      'GET /relationships relationships:read',
+      'GET /relationships/{id} relationships:read',
+      'POST /relationships/{id}/activate relationships:write',
+      'POST /relationships/{id}/pause relationships:write',
+      'POST /relationships/{id}/resume relationships:write',
+      'POST /relationships/{id}/end relationships:write',
     ].sort(),
   );
   const create = res.body.paths['/webhook_endpoints'].post;

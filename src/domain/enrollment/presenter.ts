@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Enrollment as EnrollmentRow } from '../../db/generated/client.ts';
 
-export const ENROLLMENT_STATUSES = ['pending', 'approved', 'rejected', 'active'] as const;
+/** `paused`: the entity's relationship with the program's brand ended (standing is evaluated only while `active`). */
+export const ENROLLMENT_STATUSES = ['pending', 'approved', 'rejected', 'active', 'paused'] as const;
 /** The standings of an active enrollment (standing.ts moves between them). */
 export const STANDINGS = ['not_qualified', 'qualified', 'grace'] as const;
 export type Standing = (typeof STANDINGS)[number];

@@ -9,6 +9,7 @@ import { DELIVERY_STATUSES } from '../../domain/webhook/delivery.ts';
 import { WEBHOOK_HEALTH_EVENT_KINDS } from '../../domain/webhook/health-event.ts';
 import { WEBHOOK_ENDPOINT_DISABLED_REASONS, WEBHOOK_ENDPOINT_ORDERINGS, WEBHOOK_ENDPOINT_STATUSES } from '../../domain/webhook/endpoint.ts';
 import { builder } from '../builder.ts';
+import { RELATIONSHIP_STATUSES } from '../../domain/relationship/states.ts';
 
 /**
  * Every closed set of the domain as a GraphQL enum, declared from the same
@@ -94,7 +95,7 @@ export const WebhookDeliveryStatus = closedSet(
 export const EnrollmentStatus = closedSet(
   'EnrollmentStatus',
   ENROLLMENT_STATUSES,
-  "An enrollment's lifecycle: PENDING, APPROVED, then ACTIVE (or REJECTED)",
+  "An enrollment's lifecycle: PENDING, APPROVED, then ACTIVE (or REJECTED); PAUSED once the entity's relationship with the brand ended",
 );
 export const EnrollmentStanding = closedSet(
   'EnrollmentStanding',
@@ -109,3 +110,8 @@ export const RequirementOperator = closedSet(
 
 /** Event types keep their dotted wire names (a GraphQL enum value cannot hold a dot): strings checked against the vocabulary, which the description lists. */
 export const EVENT_TYPE_DOC = `A public event type (dotted, so a String rather than an enum; anything else is invalid_event_type): ${PUBLIC_EVENT_TYPES.join(', ')}`;
+export const RelationshipStatus = closedSet(
+  'RelationshipStatus',
+  RELATIONSHIP_STATUSES,
+  "A relationship's lifecycle: CREATED, then ACTIVE and PAUSED in turn, ENDED (final; a new relationship may follow)",
+);

@@ -1,5 +1,6 @@
 import { builder } from '../builder.ts';
 import './node.ts';
+import './brand.ts';
 import './viewer.ts';
 import './unit.ts';
 import './event.ts';
@@ -11,5 +12,6 @@ import './webhook-delivery.ts';
 import './operation.ts';
 import './distribution.ts';
 import './performance.ts';
+import './relationship.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

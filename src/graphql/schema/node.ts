@@ -1,3 +1,6 @@
+import { retrieveBrand } from '../../domain/brand/brand.ts';
+import { retrieveEntity } from '../../domain/entity/entities.ts';
+import { retrieveRelationship } from '../../domain/relationship/relationship.ts';
 import { retrieveAssertion } from '../../domain/assertion/assertion.ts';
 import { retrieveDeployment, retrieveDistribution } from '../../domain/distribution/distribution.ts';
 import { retrieveEnrollment } from '../../domain/enrollment/enrollment.ts';
@@ -38,7 +41,7 @@ const LOOKUPS: Partial<Record<string, Lookup>> = {
   [ID_PREFIX.brand]: {
     type: 'Brand',
     scope: null,
-    load: (ctx, id) => ctx.deps.db.prisma.brand.findFirst({ where: { id, organizationId: org(ctx) } }),
+    load: (ctx, id) => retrieveBrand(ctx.deps.db.prisma, org(ctx), id),
   },
   [ID_PREFIX.unit]: { type: 'Unit', scope: 'units:read', load: (ctx, id) => retrieveUnit(ctx.deps.db.prisma, org(ctx), id) },
   [ID_PREFIX.event]: { type: 'Event', scope: 'events:read', load: (ctx, id) => retrieveEvent(ctx.deps, org(ctx), id) },
@@ -63,6 +66,16 @@ const LOOKUPS: Partial<Record<string, Lookup>> = {
     type: 'Enrollment',
     scope: 'enrollments:read',
     load: (ctx, id) => retrieveEnrollment(ctx.deps, ctx.caller, id),
+  },
+  [ID_PREFIX.entity]: {
+    type: 'Entity',
+    scope: 'entities:read',
+    load: (ctx, id) => retrieveEntity(ctx.deps.db.prisma, ctx.caller, id, ctx.deps.clock.now()),
+  },
+  [ID_PREFIX.relationship]: {
+    type: 'Relationship',
+    scope: 'relationships:read',
+    load: (ctx, id) => retrieveRelationship(ctx.deps, ctx.caller, id),
   },
   [ID_PREFIX.operation]: { type: 'Operation', scope: 'operations:read', load: (ctx, id) => retrieveOperation(ctx.deps, org(ctx), id) },
   [ID_PREFIX.distribution]: {

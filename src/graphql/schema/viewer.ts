@@ -1,19 +1,10 @@
 import { builder } from '../builder.ts';
 import { Node } from './node.ts';
+import { Brand } from './brand.ts';
+import { organizationBrands, retrieveBrand } from '../../domain/brand/brand.ts';
 
 builder.prismaObject('Organization', {
   description: 'The organization that owns the token',
-  interfaces: [Node],
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    slug: t.exposeString('slug'),
-    name: t.exposeString('name'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-  }),
-});
-
-builder.prismaObject('Brand', {
-  description: 'A brand of the organization; Service-Brand selects one per request',
   interfaces: [Node],
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -35,20 +26,15 @@ Viewer.implement({
       type: 'Organization',
       resolve: (query, v, _args, ctx) => ctx.deps.db.prisma.organization.findUniqueOrThrow({ ...query, where: { id: v.organizationId } }),
     }),
-    brand: t.prismaField({
-      type: 'Brand',
+    brand: t.field({
+      type: Brand,
       description: 'The brand selected by the Service-Brand header (default: the oldest)',
-      resolve: (query, v, _args, ctx) => ctx.deps.db.prisma.brand.findUniqueOrThrow({ ...query, where: { id: v.brandId } }),
+      resolve: (v, _args, ctx) => retrieveBrand(ctx.deps.db.prisma, v.organizationId, v.brandId),
     }),
-    brands: t.prismaField({
-      type: ['Brand'],
+    brands: t.field({
+      type: [Brand],
       description: 'All brands of the organization, oldest first',
-      resolve: (query, v, _args, ctx) =>
-        ctx.deps.db.prisma.brand.findMany({
-          ...query,
-          where: { organizationId: v.organizationId },
-          orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-        }),
+      resolve: (v, _args, ctx) => organizationBrands(ctx.deps.db.prisma, v.organizationId),
     }),
   }),
 });

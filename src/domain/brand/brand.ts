@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import type { Brand as BrandRow } from '../../db/generated/client.ts';
+import { missing } from '../errors.ts';
+import { isId } from '../id.ts';
+import { read, type Reader } from '../action/action.ts';
+import { ListInput, listOf, pageOf } from '../action/list.ts';
+
+/**
+ * Brands: read only. The organization's oldest brand is its default (the one
+ * a request without Service-Brand selects); lists are oldest first, paged
+ * forward from a `brand_` cursor. Another organization's brand is 404.
+ */
+export const NoBrandInput = z.strictObject({});
+
+const time = z.string().describe('ISO 8601 timestamp');
+
+export const Brand = z.object({
+  id: z.string().describe('prefix brand_'),
+  object: z.literal('brand'),
+  slug: z.string(),
+  name: z.string(),
+  default: z.boolean().describe('true on the oldest brand: the one selected when Service-Brand is absent'),
+  created_at: time,
+});
+export type PublicBrand = z.output<typeof Brand>;
+
+const presentBrand = (b: BrandRow, defaultId: string | undefined): PublicBrand => ({
+  id: b.id,
+  object: 'brand',
+  slug: b.slug,
+  name: b.name,
+  default: b.id === defaultId,
+  created_at: b.createdAt.toISOString(),
+});
+
+const OLDEST_FIRST = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
+
+const defaultBrandId = async (db: Reader, organizationId: string) =>
+  (await db.brand.findFirst({ where: { organizationId }, orderBy: OLDEST_FIRST, select: { id: true } }))?.id;
+
+async function findBrand(db: Reader, organizationId: string, id: string, param: string | null = null): Promise<BrandRow> {
+  const row = isId('brand', id) ? await db.brand.findFirst({ where: { id, organizationId } }) : null;
+  if (!row) throw missing('brand', id, param);
+  return row;
+}
+
+/** One brand of the organization, presented (GraphQL `node(id:)` and the retrieve action). */
+export async function retrieveBrand(db: Reader, organizationId: string, id: string): Promise<PublicBrand> {
+  const row = await findBrand(db, organizationId, id);
+  return presentBrand(row, await defaultBrandId(db, organizationId));
+}
+
+/** Every brand of the organization, oldest first (the viewer's `brands`). */
+export async function organizationBrands(db: Reader, organizationId: string): Promise<PublicBrand[]> {
+  const rows = await db.brand.findMany({ where: { organizationId }, orderBy: OLDEST_FIRST });
+  return rows.map((b) => presentBrand(b, rows[0]?.id));
+}
+
+async function listBrands(db: Reader, organizationId: string, q: z.output<typeof ListInput>) {
+  const cursor = q.starting_after === undefined ? undefined : await findBrand(db, organizationId, q.starting_after, 'starting_after');
+  const rows = await db.brand.findMany({
+    where: {
+      organizationId,
+      ...(cursor ? { OR: [{ createdAt: { gt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { gt: cursor.id } }] } : {}),
+    },
+    orderBy: OLDEST_FIRST,
+    take: q.limit + 1,
+  });
+  const page = pageOf(rows, q.limit);
+  const defaultId = await defaultBrandId(db, organizationId);
+  return { ...page, data: page.data.map((b) => presentBrand(b, defaultId)) };
+}
+
+/** The brand actions (src/domain/action/action.ts). */
+export const brands = {
+  /** Oldest first, paged forward: the first brand of the first page is the default. */
+  list: read({
+    name: 'brands.list',
+    scope: 'org:read',
+    input: ListInput,
+    output: listOf(Brand),
+    fronts: ['rest', 'graphql'],
+    run: ({ caller, input, db }) => listBrands(db, caller.organization.id, input),
+  }),
+  retrieve: read({
+    name: 'brands.retrieve',
+    scope: 'org:read',
+    params: ['id'],
+    input: NoBrandInput,
+    output: Brand,
+    fronts: ['rest', 'graphql'],
+    run: ({ caller, params, db }) => retrieveBrand(db, caller.organization.id, params.id),
+  }),
+};

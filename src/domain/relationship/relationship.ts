@@ -1,0 +1,242 @@
+import { z } from 'zod';
+import type { Relationship as RelationshipRow } from '../../db/generated/client.ts';
+import type { Tx } from '../../db/database.ts';
+import type { Deps } from '../context.ts';
+import { DomainError, isUniqueViolation, missing } from '../errors.ts';
+import { isId, newId } from '../id.ts';
+import { appendEvent } from '../event/event.ts';
+import { ensureEntity, findEntity, lockEntity, subjectFields, subjectOf } from '../entity/entity.ts';
+import { mutation, read, type Reader } from '../action/action.ts';
+import { ListInput, listOf, newestFirst } from '../action/list.ts';
+import type { SurfaceBCaller } from '../platform/request-auth.ts';
+import { RELATIONSHIP_STATUSES, type RelationshipStatus } from './states.ts';
+
+/**
+ * Relationships: a brand's durable relationship with an entity, in the
+ * brand Service-Brand selects. At most one per (brand, entity) is not ended
+ * (a partial unique index): a second is 409 `resource_conflict`; once it has
+ * ended a new one may follow. Every move appends its `relationship.*` event
+ * in the same transaction. Ending one pauses the entity's active enrollments
+ * in the brand's programs (status `paused`: standing is no longer evaluated);
+ * the public vocabulary has no event for that, so an internal
+ * `enrollment.paused` event records each.
+ */
+export const CreateRelationshipInput = z.strictObject({ ...subjectFields });
+
+export const ListRelationshipsInput = z.strictObject({
+  ...subjectFields,
+  status: z.enum(RELATIONSHIP_STATUSES).optional(),
+  ...ListInput.shape,
+});
+
+export const NoRelationshipInput = z.strictObject({});
+
+const time = z.string().describe('ISO 8601 timestamp');
+
+export const Relationship = z.object({
+  id: z.string().describe('prefix rel_'),
+  object: z.literal('relationship'),
+  brand: z.string(),
+  entity: z.string().describe('prefix ent_'),
+  status: z.enum(RELATIONSHIP_STATUSES),
+  ended_at: time.nullable(),
+  livemode: z.boolean(),
+  created_at: time,
+  updated_at: time,
+});
+export type PublicRelationship = z.output<typeof Relationship>;
+
+export const presentRelationship = (r: RelationshipRow): PublicRelationship => ({
+  id: r.id,
+  object: 'relationship',
+  brand: r.brandId,
+  entity: r.entityId,
+  status: r.status as RelationshipStatus,
+  ended_at: r.endedAt?.toISOString() ?? null,
+  livemode: true,
+  created_at: r.createdAt.toISOString(),
+  updated_at: r.updatedAt.toISOString(),
+});
+
+type Move = 'activate' | 'pause' | 'resume' | 'end';
+
+/** Which statuses each move goes from, where to, and the event it emits. */
+const LIFECYCLE: Record<Move, { from: readonly RelationshipStatus[]; to: RelationshipStatus; event: string }> = {
+  activate: { from: ['created'], to: 'active', event: 'relationship.activated' },
+  pause: { from: ['active'], to: 'paused', event: 'relationship.paused' },
+  resume: { from: ['paused'], to: 'active', event: 'relationship.resumed' },
+  end: { from: ['created', 'active', 'paused'], to: 'ended', event: 'relationship.ended' },
+};
+
+/** A relationship of the caller's brand; anything else (other brand, other organization, bad id) is 404. */
+async function findRelationship(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<RelationshipRow> {
+  const row = isId('relationship', id)
+    ? await db.relationship.findFirst({ where: { id, organizationId: caller.organization.id, brandId: caller.brand.id } })
+    : null;
+  if (!row) throw missing('relationship', id, param);
+  return row;
+}
+
+const appendMove = (deps: Deps, tx: Tx, caller: SurfaceBCaller, type: string, row: RelationshipRow) =>
+  appendEvent(deps, tx, {
+    organizationId: row.organizationId,
+    type,
+    subject: { type: 'relationship', id: row.id },
+    data: { ...presentRelationship(row) },
+    brandId: caller.brand.id,
+  });
+
+async function createRelationship(
+  deps: Deps,
+  tx: Tx,
+  caller: SurfaceBCaller,
+  input: z.output<typeof CreateRelationshipInput>,
+): Promise<PublicRelationship> {
+  const entity = await ensureEntity(deps, tx, caller.organization.id, subjectOf(input));
+  const now = deps.clock.now();
+  let row: RelationshipRow;
+  try {
+    row = await tx.relationship.create({
+      data: {
+        id: newId('relationship'),
+        organizationId: caller.organization.id,
+        brandId: caller.brand.id,
+        entityId: entity.id,
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+  } catch (e) {
+    if (isUniqueViolation(e))
+      throw new DomainError(
+        'resource_conflict',
+        `Entity ${entity.id} already has a relationship with this brand that has not ended; end it before starting another`,
+        'entity',
+      );
+    throw e;
+  }
+  await appendMove(deps, tx, caller, 'relationship.created', row);
+  return presentRelationship(row);
+}
+
+/**
+ * The entity's active enrollments in the brand's programs become `paused`
+ * (standing evaluation reads only active ones), each recorded by an internal
+ * event; run under the entity's lock, so no evaluation races it.
+ */
+async function pauseEnrollments(deps: Deps, tx: Tx, caller: SurfaceBCaller, row: RelationshipRow): Promise<void> {
+  const now = deps.clock.now();
+  const paused = await tx.$queryRaw<{ id: string; program_id: string }[]>`
+    UPDATE enrollment e SET status = 'paused', updated_at = ${now}::timestamptz
+    FROM program p
+    WHERE p.id = e.program_id AND p.brand_id = ${row.brandId} AND e.entity_id = ${row.entityId} AND e.status = 'active'
+    RETURNING e.id, e.program_id`;
+  for (const e of paused) {
+    await appendEvent(deps, tx, {
+      organizationId: row.organizationId,
+      type: 'enrollment.paused',
+      subject: { type: 'enrollment', id: e.id },
+      data: { id: e.id, program: e.program_id, entity: row.entityId, status: 'paused', cause: { relationship: row.id } },
+      brandId: caller.brand.id,
+    });
+  }
+}
+
+/** Moves take the entity's lock (as enrollment moves and evaluations do), then read the row as it now is. */
+async function moveRelationship(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string, move: Move): Promise<PublicRelationship> {
+  const found = await findRelationship(tx, caller, id);
+  await lockEntity(tx, found.entityId);
+  const row = await tx.relationship.findUniqueOrThrow({ where: { id: found.id } });
+  const rule = LIFECYCLE[move];
+  if (!rule.from.includes(row.status as RelationshipStatus)) {
+    throw new DomainError(
+      'invalid_state_transition',
+      `Cannot ${move} a relationship that is ${row.status} (allowed from: ${rule.from.join(', ')})`,
+    );
+  }
+  const now = deps.clock.now();
+  const updated = await tx.relationship.update({
+    where: { id: row.id },
+    data: { status: rule.to, updatedAt: now, ...(rule.to === 'ended' ? { endedAt: now } : {}) },
+  });
+  await appendMove(deps, tx, caller, rule.event, updated);
+  if (rule.to === 'ended') await pauseEnrollments(deps, tx, caller, updated);
+  return presentRelationship(updated);
+}
+
+/** Newest first, within the caller's brand; filters by subject and status. */
+async function listRelationships(db: Reader, caller: SurfaceBCaller, input: z.output<typeof ListRelationshipsInput>) {
+  const hasSubject = input.entity !== undefined || input.external_user_id !== undefined || input.issuer !== undefined;
+  const entity = hasSubject ? await findEntity(db, caller.organization.id, subjectOf(input)) : undefined;
+  const page = await newestFirst(
+    input,
+    (id, param) => findRelationship(db, caller, id, param),
+    async (below, take) =>
+      // A subject with no entity yet has no relationship.
+      entity === null
+        ? []
+        : db.relationship.findMany({
+            where: {
+              organizationId: caller.organization.id,
+              brandId: caller.brand.id,
+              ...(entity ? { entityId: entity.id } : {}),
+              ...(input.status ? { status: input.status } : {}),
+              ...below,
+            },
+            orderBy: { id: 'desc' },
+            take,
+          }),
+  );
+  return { ...page, data: page.data.map(presentRelationship) };
+}
+
+const move = (name: Move) =>
+  mutation({
+    name: `relationships.${name}`,
+    scope: 'relationships:write',
+    params: ['id'],
+    input: NoRelationshipInput,
+    output: Relationship,
+    outcome: 'ok',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, params, db }) => moveRelationship(deps, db, caller, params.id, name),
+  });
+
+/** The relationship actions (src/domain/action/action.ts). */
+export const relationships = {
+  create: mutation({
+    name: 'relationships.create',
+    scope: 'relationships:write',
+    input: CreateRelationshipInput,
+    output: Relationship,
+    outcome: 'created',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, input, db }) => createRelationship(deps, db, caller, input),
+  }),
+  activate: move('activate'),
+  pause: move('pause'),
+  resume: move('resume'),
+  end: move('end'),
+  list: read({
+    name: 'relationships.list',
+    scope: 'relationships:read',
+    input: ListRelationshipsInput,
+    output: listOf(Relationship),
+    fronts: ['rest', 'graphql'],
+    run: ({ caller, input, db }) => listRelationships(db, caller, input),
+  }),
+  retrieve: read({
+    name: 'relationships.retrieve',
+    scope: 'relationships:read',
+    params: ['id'],
+    input: NoRelationshipInput,
+    output: Relationship,
+    fronts: ['rest', 'graphql'],
+    run: async ({ caller, params, db }) => presentRelationship(await findRelationship(db, caller, params.id)),
+  }),
+};
+
+/** A relationship of the caller's brand by id (GraphQL `node(id:)`); 404 otherwise. */
+export async function retrieveRelationship(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicRelationship> {
+  return presentRelationship(await findRelationship(deps.db.prisma, caller, id));
+}
