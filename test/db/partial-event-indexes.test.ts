@@ -83,6 +83,8 @@ describe(`event indexes partial on seq and position (${onPostgres() ? 'PostgreSQ
     const defs = Object.fromEntries(rows.map((r) => [r.indexname as string, r.indexdef as string]));
     expect(Object.keys(defs).sort()).toEqual([
       'event_organization_id_brand_id_seq_idx',
+      // A replay's \`since\`: the first sequenced event at or after a time (only sequenced rows, like the others).
+      'event_organization_id_created_at_idx',
       'event_organization_id_seq_key',
       'event_organization_id_subject_id_seq_idx',
       'event_organization_id_subject_type_seq_idx',
