@@ -9,6 +9,13 @@ import { afterAll, beforeAll, describe, expect, vi } from 'vitest';
 import { PlatformClient } from '../../packages/client/src/index.ts';
 import { cliRunner } from '../support/cli.ts';
 import { appTest, type TestApp, buildOrg, buildToken, emitEvent, type TestOrg } from '../support/kit.ts';
+import { onPostgres } from '../support/database.ts';
+
+/**
+ * The CLI is a client of the HTTP API: what these commands prove is client behaviour, and every API rule they touch is
+ * proven on both databases by the API suites, so they run in the PGlite pass only (each command is a process: minutes).
+ */
+const clientSideOnly = onPostgres();
 
 /** The `platform` CLI, spawned as a process (through its bin launcher) against a real server. */
 // Every command is a fresh Node process (about a second each, more on a loaded machine).
@@ -40,7 +47,7 @@ function stop(child: ChildProcess) {
   if (child.exitCode === null) child.kill('SIGKILL');
 }
 
-describe('platform tokens', () => {
+describe.skipIf(clientSideOnly)('platform tokens', () => {
   test('list, create, rotate and revoke with the user token from the environment', async ({ app: t }) => {
     const ut = { PLATFORM_USER_TOKEN: org.userToken };
     const created = await run(['--json', 'tokens', 'create', '--name', 'cli', '--scope', 'units:read', 'org:read'], ut);
@@ -105,7 +112,7 @@ describe('platform tokens', () => {
   });
 });
 
-describe('platform kill-switch', () => {
+describe.skipIf(clientSideOnly)('platform kill-switch', () => {
   test('status, on and off with the operator token', async ({ app: t }) => {
     const op = { PLATFORM_OPERATOR_TOKEN: t.operatorToken };
     const status = await run(['kill-switch', 'status'], op);
@@ -118,7 +125,7 @@ describe('platform kill-switch', () => {
   });
 });
 
-describe('platform events tail', () => {
+describe.skipIf(clientSideOnly)('platform events tail', () => {
   test('prints a live event, then exits 0 on SIGINT', async ({ app: t }) => {
     const first = await emitEvent(t, org.id, 'assertion.created', { key: 'before' });
     const tail = start(['events', 'tail', '--type', 'assertion.created', '--starting-after', first], { PLATFORM_API_KEY: apiKey });
@@ -158,7 +165,7 @@ describe('platform events tail', () => {
   });
 });
 
-describe('platform listen', () => {
+describe.skipIf(clientSideOnly)('platform listen', () => {
   let receiver: Server;
   const received: { headers: Record<string, string>; body: string }[] = [];
   beforeAll(async () => {
@@ -200,7 +207,7 @@ describe('platform listen', () => {
   });
 });
 
-describe('platform operations wait', () => {
+describe.skipIf(clientSideOnly)('platform operations wait', () => {
   test('waits for a launch to succeed (exit 0) and reports progress', async ({ app: t }) => {
     const client = new PlatformClient({ apiKey, origin: t.origin });
     const { operation } = await client.distributions.create({ name: 'CLI', budget: 0, deployments: [{ provider: 'sandbox', config: {} }] });
