@@ -1,7 +1,7 @@
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { lockEntity } from '../entity/entity.ts';
-import { evaluateEntityStanding, periodStart, type Trigger } from './standing.ts';
+import { evaluateEntityStanding, periodEnd, periodStart, type Trigger } from './standing.ts';
 import { Loop } from '../../runtime/loop.ts';
 
 /**
@@ -81,7 +81,7 @@ export async function nextDueAt(deps: Deps): Promise<Date | null> {
          WHERE c.present AND c.expires_at > ${now}
            AND EXISTS (SELECT 1 FROM enrollment e WHERE e.entity_id = c.entity_id AND e.status = 'active')),
       (SELECT min(grace_ends_at) FROM enrollment WHERE status = 'active' AND standing = 'grace' AND grace_ends_at > ${now}),
-      (SELECT min(${periodStart(Prisma.sql`p.performance_window`, Prisma.sql`${now}::timestamptz`)} + ('1 ' || p.performance_window)::interval)
+      (SELECT min(${periodEnd(Prisma.sql`p.performance_window`, Prisma.sql`${now}::timestamptz`)})
          FROM program p WHERE ${MEASURED_PROGRAM}
           AND EXISTS (SELECT 1 FROM enrollment e WHERE e.program_id = p.id AND e.status = 'active'))
     ) AS at`;

@@ -179,6 +179,10 @@ export function placeOnLadder(
 export const periodStart = (window: Prisma.Sql, at: Prisma.Sql): Prisma.Sql =>
   Prisma.sql`(date_trunc(${window}, (${at}) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
 
+/** The end (exclusive) of that period: the next one's start, the arithmetic done in UTC whatever the session's zone. */
+export const periodEnd = (window: Prisma.Sql, at: Prisma.Sql): Prisma.Sql =>
+  Prisma.sql`((date_trunc(${window}, (${at}) AT TIME ZONE 'UTC') + ('1 ' || ${window})::interval) AT TIME ZONE 'UTC')`;
+
 /**
  * The statement reading an entity's standing inputs as one `inputs` JSON
  * column. `entity` is an SQL expression for the entity id (a subquery on the

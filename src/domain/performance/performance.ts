@@ -4,12 +4,13 @@ import type { Deps } from '../context.ts';
 import { DomainError, isDomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { findEntity, subjectFields, subjectOf, type Subject } from '../entity/entity.ts';
-import { evaluateEntityStanding, periodStart } from '../enrollment/standing.ts';
+import { evaluateEntityStanding, periodEnd, periodStart } from '../enrollment/standing.ts';
 import { mutation, read, type Reader } from '../action/action.ts';
 import { listOf, pageOf, wholeList, type Page } from '../action/list.ts';
 import { findProgram, PERFORMANCE_WINDOWS } from '../program/program.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { timestamp } from '../validation.ts';
+import { ASSERTION_KEY } from '../assertion/assertion.ts';
 
 /**
  * Performance: measured values of a metric for an entity, ingested in
@@ -21,13 +22,13 @@ import { timestamp } from '../validation.ts';
  * none; one without a program counts toward every program of its entity.
  */
 export const MEASUREMENT_BATCH_MAX = 500;
-export const METRIC_KEY = /^[a-z][a-z0-9_]{0,63}$/;
+/** A metric key follows the assertion key rule. */
+export const METRIC_KEY = ASSERTION_KEY;
 /** Beyond this a value cannot keep six exact decimals in numeric(24,6). */
 export const MEASUREMENT_VALUE_MAX = 1e15;
 export const ROLLUP_LIMIT_MAX = 366;
 
 const metric = z.string().regex(METRIC_KEY, 'must match ^[a-z][a-z0-9_]{0,63}$');
-const noNul = (s: string) => !s.includes('\u0000');
 
 const MeasurementItem = z.strictObject({
   ...subjectFields,
@@ -43,7 +44,6 @@ const MeasurementItem = z.strictObject({
     .string()
     .min(1)
     .max(255)
-    .refine(noNul, 'must not contain NUL characters')
     .optional()
     .describe('your id for it: a repeat within the organization is a duplicate, never counted twice'),
 });
@@ -275,34 +275,26 @@ async function listRollups(
   const until = input.until ?? now;
   const window = Prisma.sql`${input.window}`;
   const start = periodStart(window, Prisma.sql`m.occurred_at`);
-  const rows = await db.$queryRaw<{ period_start: Date; value: number; count: number }[]>`
-    SELECT ${start} AS period_start, sum(m.value)::float8 AS value, count(*)::int AS count
+  const rows = await db.$queryRaw<{ period_start: Date; period_end: Date; value: number; count: number }[]>`
+    SELECT ${start} AS period_start, ${periodEnd(window, Prisma.sql`m.occurred_at`)} AS period_end, sum(m.value)::float8 AS value, count(*)::int AS count
       FROM performance_measurement m
      WHERE m.organization_id = ${organizationId} AND m.metric = ${input.metric}
        ${entity ? Prisma.sql`AND m.entity_id = ${entity.id}` : Prisma.empty}
        ${input.program !== undefined ? Prisma.sql`AND (m.program_id IS NULL OR m.program_id = ${input.program})` : Prisma.empty}
-       AND m.occurred_at < ${periodStart(window, Prisma.sql`${until}::timestamptz`)} + ('1 ' || ${input.window})::interval
+       AND m.occurred_at < ${periodEnd(window, Prisma.sql`${until}::timestamptz`)}
        AND ${start} < ${until}::timestamptz
        ${input.since ? Prisma.sql`AND m.occurred_at >= ${periodStart(window, Prisma.sql`${input.since}::timestamptz`)}` : Prisma.empty}
-     GROUP BY 1 ORDER BY 1 DESC LIMIT ${input.limit + 1}`;
+     GROUP BY 1, 2 ORDER BY 1 DESC LIMIT ${input.limit + 1}`;
   const page = pageOf(rows, input.limit);
-  const step = {
-    day: (d: Date) => d.setUTCDate(d.getUTCDate() + 1),
-    week: (d: Date) => d.setUTCDate(d.getUTCDate() + 7),
-    month: (d: Date) => d.setUTCMonth(d.getUTCMonth() + 1),
-  }[input.window];
   return {
     ...page,
     data: page.data.map((r) => {
-      const startAt = new Date(r.period_start);
-      const end = new Date(startAt);
-      step(end);
       return {
         object: 'performance_rollup',
         metric: input.metric,
         window: input.window,
-        period_start: startAt.toISOString(),
-        period_end: end.toISOString(),
+        period_start: new Date(r.period_start).toISOString(),
+        period_end: new Date(r.period_end).toISOString(),
         entity: entity?.id ?? null,
         program: input.program ?? null,
         value: r.value,

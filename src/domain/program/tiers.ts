@@ -29,11 +29,7 @@ import { findProgram } from './program.ts';
 export const DEFAULT_RETIER_BATCH = 200;
 export const RATE_BPS_MAX = 1_000_000;
 
-const name = z
-  .string()
-  .min(1)
-  .max(200)
-  .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+const name = z.string().min(1).max(200);
 const metric = z.string().regex(METRIC_KEY, 'must be a metric key matching ^[a-z][a-z0-9_]{0,63}$');
 const threshold = z.number().min(0).max(MEASUREMENT_VALUE_MAX);
 const rateBps = z.number().int().min(0).max(RATE_BPS_MAX).describe('basis points of the measured value earned: 100 = 1 %');
