@@ -135,8 +135,10 @@ test('failing_since marks an unbroken run of failures, a success clears it, and 
   await emitEvent(t, org.id);
   await settle(t);
   expect(await endpointOf(t, token, ep.id)).toMatchObject({ status: 'disabled', disabled_reason: 'failing' });
-  // A fan-out that raced the disable may still hold a pending delivery: it is exhausted when leased, with no request.
+  // A fan-out or lease that raced the disable may still hold a pending or failing delivery: it is exhausted when next
+  // leased, with no request (past the longest retry of the schedule, jitter included).
   const sent = rx.for('/flaky').length;
+  t.clock.advance(6000);
   await settle(t);
   expect(rx.for('/flaky').length).toBe(sent);
   expect((await listDeliveries(t, token, ep.id)).every((x) => x.status !== 'pending' && x.status !== 'failing')).toBe(true);
