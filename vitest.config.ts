@@ -15,6 +15,10 @@ export default defineConfig({
     // Each file starts its own server on its own database (in-memory PGlite, or a
     // fresh database in TEST_DATABASE_URL's cluster), so files run in parallel.
     pool: 'forks',
+    // Files share their worker's module cache: importing the app (Prisma, the Pothos schema) once per worker instead of
+    // once per file cuts the suite's import time from ~400 s to ~25 s. Safe because no module keeps per-test state:
+    // every file builds its own app, database and clock (test/support/kit.ts), and nothing is mocked by module.
+    isolate: false,
     // Tests mostly wait on sockets and the database: on a 2-core machine the
     // default (cores - 1 = one worker) leaves the CPU idle, four keep it busy.
     maxWorkers: 4,
