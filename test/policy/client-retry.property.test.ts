@@ -70,10 +70,10 @@ describe('retryDelayMs', () => {
 describe('parseRetryAfter', () => {
   const NOW = Date.parse('2030-01-01T00:00:00Z');
 
-  it('reads delta-seconds as ms, never negative', () => {
+  it('reads delta-seconds as ms; a negative number is not delta-seconds and is ignored', () => {
     fc.assert(
       fc.property(fc.integer({ min: -1000, max: 86_400 }), (s) => {
-        expect(parseRetryAfter(String(s), NOW)).toBe(Math.max(0, s * 1000));
+        expect(parseRetryAfter(String(s), NOW)).toBe(s < 0 ? undefined : s * 1000);
       }),
     );
   });
@@ -88,6 +88,7 @@ describe('parseRetryAfter', () => {
   });
 
   it('is undefined when absent, blank or unreadable', () => {
-    for (const header of [null, '', '   ', 'soon', 'Mon, 99 Foo 2030']) expect(parseRetryAfter(header, NOW)).toBeUndefined();
+    for (const header of [null, undefined, '', '   ', 'soon', '1.5', 'Mon, 99 Foo 2030'])
+      expect(parseRetryAfter(header, NOW)).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseRetryAfter } from '../../src/domain/webhook/send.ts';
+import { parseRetryAfter } from '../../packages/client/src/retry.ts';
 
 describe('parseRetryAfter (RFC 9110: delta-seconds or an HTTP date)', () => {
   const now = Date.parse('2026-11-25T12:00:00Z');

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { AddressRefused, checkLiteralHost, guardedLookup, type AddressPolicy } from './address-guard.ts';
+import { parseRetryAfter } from '../../../packages/client/src/retry.ts';
 
 /**
  * One delivery attempt over HTTP: POST, no redirects followed, a hard
@@ -20,16 +21,6 @@ export interface AttemptOutcome {
   durationMs: number;
   /** A 429 or 503 with a `Retry-After` (seconds, or an HTTP date): how long the receiver asked to wait. */
   retryAfterMs?: number;
-}
-
-/** `Retry-After` as milliseconds from `nowMs`: delta-seconds or an IMF-fixdate HTTP date (RFC 9110 §10.2.3); anything else is ignored. */
-export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
-  if (!value) return undefined;
-  const v = value.trim();
-  if (/^\d{1,10}$/.test(v)) return Number(v) * 1000;
-  if (!/^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/.test(v)) return undefined;
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
 export interface SendOptions extends AddressPolicy {
