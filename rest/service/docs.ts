@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type Koa from 'koa';
+import { DomainError } from '../../src/domain/errors.ts';
 
 /**
  * The API reference at `/docs`: Swagger UI (swagger-ui-dist, served from this
@@ -75,15 +76,15 @@ const asset = (file: string) => {
 
 export function docsPage(): Koa.Middleware {
   return async (ctx, next) => {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     const name = ctx.path === '/docs' ? 'index' : ctx.path.startsWith('/docs/') ? ctx.path.slice('/docs/'.length) : undefined;
-    if (name === undefined) return next();
+    if (name === undefined || (name !== 'index' && name !== 'init.js' && !Object.hasOwn(ASSETS, name))) return next();
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
+      throw new DomainError('method_not_allowed', 'Use GET for this path', null, { allow: 'GET, HEAD' });
     let type: string;
     let body: string | Buffer;
     if (name === 'index') [type, body] = ['text/html; charset=utf-8', PAGE];
     else if (name === 'init.js') [type, body] = ['text/javascript; charset=utf-8', INIT];
-    else if (Object.hasOwn(ASSETS, name)) [type, body] = [ASSETS[name]!.type, await asset(ASSETS[name]!.file)];
-    else return next();
+    else [type, body] = [ASSETS[name]!.type, await asset(ASSETS[name]!.file)];
     ctx.state.route = name === 'index' ? '/docs' : '/docs/:asset'; // the metrics' and log's route template
     ctx.set('Content-Security-Policy', CSP);
     ctx.set('X-Content-Type-Options', 'nosniff');

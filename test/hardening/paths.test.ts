@@ -108,6 +108,17 @@ describe('path matching', () => {
     expectNotFound(await send('DELETE', '/v1/platform/EVENTS', 'platform'), 'DELETE /v1/platform/EVENTS', 'b');
   });
 
+  test('the service pages answer another method with 405 and Allow, never 404: /docs and its assets, health, OpenAPI, metrics', async ({
+    app: t,
+  }) => {
+    for (const path of ['/docs', '/docs/swagger-ui.css', '/docs/init.js', '/healthz', '/openapi.json', '/metrics']) {
+      const res = await rawRequest(t.origin, 'POST', path);
+      expect(res.status, path).toBe(405);
+      expect(res.headers.allow, path).toMatch(/^GET/);
+    }
+    expect((await rawRequest(t.origin, 'POST', '/docs/nothing.js')).status).toBe(404);
+  });
+
   test('an encoded NUL in the path is 400 invalid_request before any id lookup', async ({ app: t }) => {
     const res = await send('GET', '/v1/platform/webhook_endpoints/we_%00', 'platform');
     expect(res.status, res.text).toBe(400);
