@@ -40,12 +40,12 @@ export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log'
   const delivers = background && config.webhook.worker;
   let sequencedHere = 0n;
   const stream = new EventStream(base, (position) => {
-    if (delivers && position > sequencedHere) webhooks.kick();
+    if (delivers && position > sequencedHere) webhooks.sequenced();
   });
   const sequencer = new Sequencer(base, (max) => {
     sequencedHere = max;
     stream.pull(max);
-    if (delivers) webhooks.kick();
+    if (delivers) webhooks.sequenced();
   });
   const credentials = new CredentialCache(base);
   const deps: Deps = { ...base, sequencer, credentials };

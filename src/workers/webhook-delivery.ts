@@ -31,6 +31,14 @@ export class WebhookWorker {
   );
   /** Set by every wake-up except a finished attempt, which only frees a slot. */
   private fanOutDue = true;
+  /**
+   * Set by every wake-up but a sequenced batch (`sequenced()`), and by a fan-out that made deliveries: only then can
+   * a lease find anything new. A sequenced batch that made no delivery (no endpoint wants it) costs no lease query;
+   * retries and expired leases come due on the poll, as they always did.
+   */
+  private leaseDue = true;
+  /** Whether the last fan-out met enabled endpoints: if not, the next one first tries the one-round-trip skip. */
+  private expectEndpoints = false;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly limits: EndpointLimits;
@@ -74,6 +82,14 @@ export class WebhookWorker {
   kick(fanOut = true): void {
     if (this.stopped) return;
     if (fanOut) this.fanOutDue = true;
+    this.leaseDue = true;
+    this.loop.kick();
+  }
+
+  /** Events were sequenced (here or, through NOTIFY, elsewhere): fan them out; lease only if that made deliveries. */
+  sequenced(): void {
+    if (this.stopped) return;
+    this.fanOutDue = true;
     this.loop.kick();
   }
 
@@ -92,11 +108,18 @@ export class WebhookWorker {
     const cfg = this.deps.config.webhook;
     if (this.fanOutDue) {
       this.fanOutDue = false;
-      while (!this.stopped && (await fanOutBatch(this.deps, cfg.retryScheduleMs[0] ?? 0)) === FANOUT_BATCH);
+      for (;;) {
+        if (this.stopped) break;
+        const out = await fanOutBatch(this.deps, cfg.retryScheduleMs[0] ?? 0, this.expectEndpoints);
+        this.expectEndpoints = out.endpoints;
+        if (out.deliveries > 0) this.leaseDue = true;
+        if (out.events < FANOUT_BATCH) break;
+      }
     }
-    if (this.stopped) return false;
+    if (this.stopped || !this.leaseDue) return false;
     const free = cfg.concurrency - this.inFlight.size;
     if (free <= 0) return false;
+    this.leaseDue = false;
     const leased = await leaseDue(this.deps, {
       owner: this.owner,
       leaseMs: cfg.leaseMs,
@@ -106,6 +129,8 @@ export class WebhookWorker {
       known: this.limits.known(Date.now()),
     });
     if (leased.length) await this.dispatch(leased);
+    // Every free slot taken: more may be due, so the loop runs again at once and leases again.
+    if (leased.length === free) this.leaseDue = true;
     return leased.length === free;
   }
 

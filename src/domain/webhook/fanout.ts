@@ -45,15 +45,49 @@ const AFTER_CURSOR = Prisma.sql`SELECT id, organization_id, type, brand_id, subj
   WHERE position > coalesce((SELECT (value->>'position')::bigint FROM system_setting WHERE key = ${CURSOR_KEY}), 0)
   ORDER BY position LIMIT ${FANOUT_BATCH}::int`;
 
+/** What one fan-out pass did: events consumed, deliveries made, and whether their organizations had enabled endpoints. */
+export interface FanOut {
+  events: number;
+  deliveries: number;
+  endpoints: boolean;
+}
+
 /**
- * Fans out one batch of events after the cursor; returns how many events it
- * consumed. Two round trips on the SQL port: (1) BEGIN, the lock, the events
- * after the cursor, the enabled endpoints of their organizations (a later
- * statement, a fresh snapshot: it may see more events, never fewer, so its
- * organizations are a superset); (2) the deliveries, the cursor, COMMIT.
+ * The cursor moved past the events after it when none of their organizations has an enabled endpoint, in one
+ * statement (one snapshot): the events it counts are exactly those it skips.
  */
-export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<number> {
+const SKIP_WITHOUT_ENDPOINTS = (now: Date) => Prisma.sql`WITH ev AS (${AFTER_CURSOR}),
+  advanced AS (
+    INSERT INTO system_setting (key, value, updated_at)
+    SELECT ${CURSOR_KEY}, jsonb_build_object('position', max(position)::text), ${now}::timestamptz FROM ev
+    HAVING count(*) > 0 AND NOT EXISTS (
+      SELECT 1 FROM webhook_endpoint w WHERE w.status = 'enabled' AND w.organization_id IN (SELECT organization_id FROM ev))
+    ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at
+    RETURNING 1)
+  SELECT (SELECT count(*) FROM ev)::int AS events, (SELECT count(*) FROM advanced)::int AS advanced`;
+
+/**
+ * Fans out one batch of events after the cursor. With `expectEndpoints`
+ * false (the worker's last pass met no endpoint), it first tries the
+ * common case of a deployment or a batch without endpoints in one round
+ * trip: BEGIN, the lock, SKIP_WITHOUT_ENDPOINTS, COMMIT. Otherwise, or when
+ * that found endpoints (nothing changed), two round trips: (1) BEGIN, the
+ * lock, the events after the cursor, the enabled endpoints of their
+ * organizations (a later statement, a fresh snapshot: it may see more
+ * events, never fewer, so its organizations are a superset); (2) the
+ * deliveries, the cursor, COMMIT.
+ */
+export async function fanOutBatch(deps: Deps, firstDelayMs: number, expectEndpoints: boolean): Promise<FanOut> {
   const now = deps.clock.now();
+  if (!expectEndpoints) {
+    const skipped = await deps.db.sql.transaction(async (send) => {
+      const results = await send([Prisma.sql`SELECT pg_advisory_xact_lock(${LOCK_KEY}::bigint)::text`, SKIP_WITHOUT_ENDPOINTS(now)], {
+        commit: true,
+      });
+      return results[1]![0] as { events: number; advanced: number };
+    });
+    if (skipped.events === 0 || skipped.advanced > 0) return { events: Number(skipped.events), deliveries: 0, endpoints: false };
+  }
   return deps.db.sql.transaction(async (send) => {
     const [, eventRows, endpointRows] = await send([
       Prisma.sql`SELECT pg_advisory_xact_lock(${LOCK_KEY}::bigint)::text`,
@@ -62,7 +96,8 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<num
         WHERE status = 'enabled' AND organization_id IN (SELECT organization_id FROM (${AFTER_CURSOR}) e)`,
     ]);
     const events = eventRows as unknown as EventRow[];
-    if (events.length === 0) return 0;
+    const endpoints = endpointRows!.length > 0;
+    if (events.length === 0) return { events: 0, deliveries: 0, endpoints };
 
     // Each endpoint's matcher is built once for the batch.
     const byOrg = new Map<string, (EndpointRow & { wants: ReturnType<typeof endpointMatcher> })[]>();
@@ -96,6 +131,6 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number): Promise<num
       ],
       { commit: true },
     );
-    return events.length;
+    return { events: events.length, deliveries: deliveries.length, endpoints };
   });
 }
