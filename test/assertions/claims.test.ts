@@ -193,4 +193,30 @@ describe('Idempotency-Key', () => {
     expect(revokeReplayed.status).toBe(200);
     expect(revokeReplayed.body).toEqual(absent.body);
   });
+
+  test('a replay answers what the key first answered even when the request would now fail validation; a different request is still 409', async () => {
+    const { api } = await setup(t);
+    const body = { ...subject(), key: 'verified', expires_at: inHours(1) };
+    const first = await api.assert(body, { 'Idempotency-Key': 'k-expiring' });
+    expect(first.status).toBe(201);
+    t.clock.advance(2 * 3600_000); // expires_at is now in the past: a new request with this body is 400
+    expect((await api.assert(body)).status).toBe(400);
+    const replay = await api.assert(body, { 'Idempotency-Key': 'k-expiring' });
+    expect(replay.status, replay.text).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    const other = await api.assert({ ...body, key: 'other' }, { 'Idempotency-Key': 'k-expiring' });
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('idempotency_key_conflict');
+  });
+
+  test('10 concurrent creates with one key append one event and all answer its assertion', async () => {
+    const { api } = await setup(t);
+    const body = { ...subject(), key: 'verified' };
+    const answers = await Promise.all(Array.from({ length: 10 }, () => api.assert(body, { 'Idempotency-Key': 'k-race' })));
+    for (const a of answers) expect(a.status, a.text).toBe(201);
+    expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
+    expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(9);
+    expect(await api.events('assertion.created')).toHaveLength(1);
+  });
 });

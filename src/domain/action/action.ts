@@ -147,9 +147,10 @@ export interface Answer<T> {
 
 /**
  * Checks the scope, then runs the action. An idempotent action parses its
- * input inside the keyed transaction, after the replay lookup: a key answers
- * as it did the first time (or refuses a different request) before today's
- * validation is consulted, as the REST and GraphQL mutations always have.
+ * input inside the keyed transaction: a key answers as it did the first time
+ * (or refuses a different request) whatever today's validation says, as the
+ * REST and GraphQL mutations always have (the replay lookup comes first, or,
+ * on the batched port, after any failure: idempotency.ts).
  */
 export async function invoke<P extends string, I extends z.ZodType, O extends z.ZodType>(
   ctx: ActionContext,

@@ -73,9 +73,7 @@ async function replay(
       'Idempotency-Key',
     );
   }
-  if (row.state !== 'complete') {
-    throw new DomainError('idempotency_key_in_use', `A request with Idempotency-Key '${req.key}' is still in progress`, 'Idempotency-Key');
-  }
+  if (row.state !== 'complete') throw keyInUse(req);
   return { status: row.response_status, body: row.response_body, replayed: true };
 }
 
@@ -100,8 +98,11 @@ async function lostRace(
   if (!isUniqueViolation(e)) throw e;
   const winner = await replay(deps, req, conflictCode);
   if (winner) return winner;
-  throw new DomainError('idempotency_key_in_use', `A request with Idempotency-Key '${req.key}' is still in progress`, 'Idempotency-Key');
+  throw keyInUse(req);
 }
+
+const keyInUse = (req: IdempotencyRequest) =>
+  new DomainError('idempotency_key_in_use', `A request with Idempotency-Key '${req.key}' is still in progress`, 'Idempotency-Key');
 
 /**
  * The same lifecycle for an action (src/domain/action/action.ts): the record
@@ -161,7 +162,11 @@ export interface BatchedResult<T> {
  * The same lifecycle on the batched SQL port (src/db/sql-port.ts), storing
  * the effect's value like runIdempotentValue: the record's insert rides in
  * the effect's first batch, its completion in the last one with the commit,
- * so the key adds no round trip beyond the replay lookup.
+ * so a new key adds no round trip at all. The replay lookup comes after a
+ * failure instead of before every request: a key already used fails the
+ * insert (or the effect failed first, e.g. validation that no longer holds),
+ * nothing was changed, and the stored answer (or the key's conflict) is
+ * what the caller gets, exactly as a lookup first would have answered.
  */
 export async function runIdempotentBatched<T>(
   deps: Deps,
@@ -171,10 +176,6 @@ export async function runIdempotentBatched<T>(
   beforeCommit?: () => Promise<void>,
 ): Promise<{ value: T; replayed: boolean }> {
   const conflictCode: ConflictCode = 'idempotency_key_conflict';
-  if (req) {
-    const earlier = await replay(deps, req, conflictCode);
-    if (earlier) return { value: earlier.body as T, replayed: true };
-  }
   try {
     const result = await deps.db.sql.transaction(async (send) => {
       let prelude = req ? openRecord(deps, req) : [];
@@ -193,8 +194,10 @@ export async function runIdempotentBatched<T>(
     return { value: result.value, replayed: false };
   } catch (e) {
     if (!req) throw e;
-    const winner = await lostRace(deps, req, conflictCode, e);
-    return { value: winner.body as T, replayed: true };
+    const earlier = await replay(deps, req, conflictCode);
+    if (earlier) return { value: earlier.body as T, replayed: true };
+    if (isUniqueViolation(e)) throw keyInUse(req);
+    throw e;
   }
 }
 
