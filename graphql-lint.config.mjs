@@ -12,6 +12,7 @@ const VALUE_TYPES = [
   'DeletedProgramTierChange',
   'DistributionValidation',
   'EntityIdentity',
+  'EventCatalogueEntry',
   'EventSubject',
   'MeasurementBatch',
   'PageInfo',

@@ -87,7 +87,13 @@ const { deps } = app;
 
 async function append(): Promise<void> {
   const id = await deps.db.transaction((tx) =>
-    appendEvent(deps, tx, { organizationId: orgId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_bench' }, data: {} }),
+    appendEvent(deps, tx, {
+      test: true,
+      organizationId: orgId,
+      type: 'assertion.created',
+      subject: { type: 'entity', id: 'ent_bench' },
+      data: {},
+    }),
   );
   appended.set(id, now());
 }

@@ -60,6 +60,7 @@ for (let i = 0; i < 300; i += 50) {
   await app.deps.db.transaction(async (tx: unknown) => {
     for (let j = 0; j < 50; j++) {
       await appendEvent(app.deps, tx, {
+        test: true,
         organizationId: created.organization.id,
         type: 'assertion.created',
         subject: { type: 'entity', id: `ent_seed${i + j}` },

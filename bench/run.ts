@@ -245,6 +245,7 @@ async function seedFeed(t: Stack, n: number) {
     await t.app.deps.db.transaction(async (tx) => {
       for (let j = 0; j < 50; j++) {
         await appendEvent(t.app.deps, tx, {
+          test: true,
           organizationId: t.orgId,
           type: 'assertion.created',
           subject: { type: 'entity', id: `ent_seed${i + j}` },
@@ -532,6 +533,7 @@ async function appendAtRate(app: App, orgId: string, rate: number, seconds: numb
       app.deps.db
         .transaction((tx) =>
           appendEvent(app.deps, tx, {
+            test: true,
             organizationId: orgId,
             type: 'assertion.created',
             subject: { type: 'entity', id: 'ent_live' },
@@ -763,6 +765,7 @@ async function scenario6(t: Stack, seconds: number) {
     while (writing && performance.now() < writeUntil) {
       await t.app.deps.db.transaction((tx) =>
         appendEvent(t.app.deps, tx, {
+          test: true,
           organizationId: orgId,
           type: 'assertion.created',
           subject: { type: 'entity', id: 'ent_tail' },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Deps } from '../../src/domain/context.ts';
 import { PUBLIC_EVENT_TYPES } from '../../src/domain/event/types.ts';
 import { ListEventsInput, events } from '../../src/domain/event/event.ts';
+import { eventTypes } from '../../src/domain/event/catalogue.ts';
 import type { RouteDef } from '../http/route.ts';
 import { actionRoute } from './answer.ts';
 
@@ -25,6 +26,24 @@ export function eventRoutes(deps: Deps): RouteDef[] {
       summary: 'One public event by evt_ id, once it is sequenced (the same object the feed and webhooks carry)',
       tag: 'Events',
       description: 'The event',
+      errors: [400, 401, 403, 404, 429, 503],
+    }),
+    actionRoute(deps, eventTypes.list, {
+      method: 'GET',
+      path: '/event_types',
+      operationId: 'listEventTypes',
+      summary: 'The event-type catalogue: every public type with the JSON Schema of its data and an example, ordered by type (one page)',
+      tag: 'Events',
+      description: 'Every public event type',
+      errors: [400, 401, 403, 429, 503],
+    }),
+    actionRoute(deps, eventTypes.retrieve, {
+      method: 'GET',
+      path: '/event_types/:type',
+      operationId: 'retrieveEventType',
+      summary: 'One public event type; a legacy program_member.* spelling answers its canonical relationship.* type',
+      tag: 'Events',
+      description: 'The event type',
       errors: [400, 401, 403, 404, 429, 503],
     }),
   ];

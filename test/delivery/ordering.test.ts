@@ -16,7 +16,7 @@ async function emitFor(t: TestApp, organizationId: string, subjects: string[]) {
   const { deps } = t.app;
   await deps.db.transaction(async (tx) => {
     for (const [i, id] of subjects.entries())
-      await appendEvent(deps, tx, { organizationId, type: 'assertion.created', subject: { type: 'entity', id }, data: { i } });
+      await appendEvent(deps, tx, { test: true, organizationId, type: 'assertion.created', subject: { type: 'entity', id }, data: { i } });
   });
   await t.app.sequencer.flush();
 }

@@ -124,7 +124,13 @@ export async function emitMany(t: TestApp, organizationId: string, n: number) {
   const { deps } = t.app;
   await deps.db.transaction(async (tx) => {
     for (let i = 0; i < n; i++)
-      await appendEvent(deps, tx, { organizationId, type: 'assertion.created', subject: { type: 'entity', id: 'ent_1' }, data: { i } });
+      await appendEvent(deps, tx, {
+        test: true,
+        organizationId,
+        type: 'assertion.created',
+        subject: { type: 'entity', id: 'ent_1' },
+        data: { i },
+      });
   });
   await t.app.sequencer.flush();
 }

@@ -41,6 +41,7 @@ async function emitMixed(t: TestApp, organizationId: string, n: number, every: n
     type: i % every === 0 ? 'assertion.revoked' : 'assertion.created',
     subject: { type: 'entity', id: 'ent_1' },
     data: { i },
+    test: true as const,
   }));
   await deps.db.sql.transaction((send) => send([insertEvents(deps, events)], { commit: true }));
   await t.app.sequencer.flush();

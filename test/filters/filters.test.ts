@@ -47,6 +47,7 @@ async function append(specs: Spec[], organizationId = org.id): Promise<string[]>
     ids.push(
       await t.app.deps.db.transaction((tx) =>
         appendEvent(t.app.deps, tx, {
+          test: true,
           organizationId,
           type: s.type,
           subject: { type: s.subject[0], id: s.subject[1] },

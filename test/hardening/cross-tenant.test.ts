@@ -214,6 +214,7 @@ async function openApiProbes(): Promise<Probe[]> {
         if (auth !== 'platformToken' && auth !== 'userToken') continue; // the operator acts across organizations by design
         const token = auth === 'userToken' ? other.org.userToken : other.token;
         const segments = path.split('/');
+        if (segments[1] === 'event_types') continue; // the event-type catalogue is global: no object of an organization to probe
         const pathKinds = [...path.matchAll(/\{(\w+)\}/g)].map((m) => {
           const i = segments.indexOf(m[0]);
           return [m[0], SEGMENT_KIND[segments[i - 1]!]] as const;

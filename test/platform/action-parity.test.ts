@@ -10,6 +10,7 @@ import { IMPLICIT_SCOPES } from '../../src/domain/scope/catalogue.ts';
 import { enrollmentRoutes } from '../../rest/platform/enrollments.ts';
 import { operationRoutes } from '../../rest/platform/operations.ts';
 import { events } from '../../src/domain/event/event.ts';
+import { eventTypes } from '../../src/domain/event/catalogue.ts';
 import { programs } from '../../src/domain/program/program.ts';
 import { webhookDeliveries } from '../../src/domain/webhook/delivery.ts';
 import { webhookEndpoints } from '../../src/domain/webhook/endpoint.ts';
@@ -48,6 +49,7 @@ const ALL = [
   webhookReplays,
   programs,
   events,
+  eventTypes,
   enrollments,
   operations,
   assertions,
@@ -409,6 +411,21 @@ const ROWS: Row[] = [
       gql: { query: `{ event(id: "${ids.event}") { id type seq subject { type id } data operation brand livemode createdAt } }` },
     }),
     unknown: { rest: { method: 'GET', path: '/events/evt_nope' }, gql: { query: '{ event(id: "evt_nope") { id } }' } },
+  },
+  {
+    action: eventTypes.list,
+    call: () => ({
+      rest: { method: 'GET', path: '/event_types', envelope: 'data' },
+      gql: { query: '{ eventTypes { type description schema example } }', pick: (d) => camel(d.eventTypes) },
+    }),
+  },
+  {
+    action: eventTypes.retrieve,
+    call: () => ({
+      rest: { method: 'GET', path: '/event_types/enrollment.qualified' },
+      gql: { query: '{ eventType(type: "enrollment.qualified") { type description schema example } }', pick: (d) => camel(d.eventType) },
+    }),
+    unknown: { rest: { method: 'GET', path: '/event_types/payout.lost' }, gql: { query: '{ eventType(type: "payout.lost") { type } }' } },
   },
   {
     action: programs.list,

@@ -19,6 +19,7 @@ test('a reader tailing with starting_after sees every event exactly once, in seq
       const id = await t.app.deps.db.transaction(async (tx) => {
         await sleep(Math.random() * 8);
         const id = await appendEvent(t.app.deps, tx, {
+          test: true,
           organizationId: org.id,
           type: 'assertion.created',
           subject: { type: 'entity', id: `w${w}` },

@@ -18,6 +18,8 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'DELETE /webhook_endpoints/{id} webhooks:write',
       'GET /events events:read',
       'GET /events/{id} events:read',
+      'GET /event_types events:read',
+      'GET /event_types/{type} events:read',
       'GET /webhook_endpoints webhooks:read',
       'GET /webhook_endpoints/{id} webhooks:read',
       'POST /webhook_endpoints webhooks:write',

@@ -54,6 +54,7 @@ test('concurrent writers in two organizations get dense per-organization seqs in
         const id = await t.app.deps.db.transaction(async (tx) => {
           await sleep(Math.random() * 6);
           const id = await appendEvent(t.app.deps, tx, {
+            test: true,
             organizationId: o.org.id,
             type: 'assertion.created',
             subject: { type: 'entity', id: `w${w}` },
@@ -107,7 +108,13 @@ test('an organization continues from its own maximum: events numbered before the
     },
   });
   const id = await t.app.deps.db.transaction((tx) =>
-    appendEvent(t.app.deps, tx, { organizationId: org.id, type: 'payout.settled', subject: { type: 'payout', id: 'po_1' }, data: {} }),
+    appendEvent(t.app.deps, tx, {
+      test: true,
+      organizationId: org.id,
+      type: 'payout.settled',
+      subject: { type: 'payout', id: 'po_1' },
+      data: {},
+    }),
   );
   await t.app.sequencer.flush();
   const res = await t.http.get('/v1/platform/events?starting_after=899999999', { token });

@@ -20,6 +20,7 @@ async function appendIn(organizationId: string, n: number) {
   await t.app.deps.db.transaction(async (tx) => {
     for (let i = 0; i < n; i++)
       await appendEvent(t.app.deps, tx, {
+        test: true,
         organizationId,
         type: 'assertion.created',
         subject: { type: 'entity', id: `ent_${i}` },

@@ -147,6 +147,7 @@ export async function appendEvents(
   const ids: string[] = [];
   const append = (tx: Tx, s: AppendSpec) =>
     appendEvent(app.deps, tx, {
+      test: true,
       organizationId,
       type: s.type ?? 'operation.succeeded',
       subject: { type: 'operation', id: s.subjectId ?? `op_test_${ids.length}` },

@@ -2,6 +2,7 @@ import { RequestSender, type FetchLike } from './request-sender.ts';
 import { Assertions } from './resources/assertions.ts';
 import { Performance, ProgramTiers } from './resources/performance.ts';
 import { Deployments, Distributions } from './resources/distributions.ts';
+import { EventTypes } from './resources/event-types.ts';
 import { Events } from './resources/events.ts';
 import { Operations } from './resources/operations.ts';
 import { WebhookEndpoints } from './resources/webhook-endpoints.ts';
@@ -30,6 +31,7 @@ export const SURFACE_B_PATH = '/v1/platform';
 export class PlatformClient {
   readonly webhookEndpoints: WebhookEndpoints;
   readonly events: Events;
+  readonly eventTypes: EventTypes;
   readonly assertions: Assertions;
   readonly operations: Operations;
   readonly distributions: Distributions;
@@ -54,6 +56,7 @@ export class PlatformClient {
     });
     this.webhookEndpoints = new WebhookEndpoints(this.sender);
     this.events = new Events(this.sender);
+    this.eventTypes = new EventTypes(this.sender);
     this.assertions = new Assertions(this.sender);
     this.operations = new Operations(this.sender);
     this.distributions = new Distributions(this.sender);

@@ -1,6 +1,6 @@
 import { PlatformError } from './error.ts';
 import { toCamelCase } from './key-case.ts';
-import type { PlatformEvent } from './resources/types.ts';
+import type { TypedEvent } from './resources/types.ts';
 
 /**
  * Standard Webhooks verification (the scheme DESIGN.md fixes for deliveries):
@@ -44,7 +44,7 @@ export async function verify(
   headers: WebhookHeaders,
   secret: string,
   opts: VerifyOptions = {},
-): Promise<PlatformEvent> {
+): Promise<TypedEvent> {
   // Called from JavaScript, the types are only a hope: refuse what cannot be verified with a hint, never a raw TypeError.
   if (typeof payload !== 'string' && !(payload instanceof Uint8Array)) {
     throw verifyError(
@@ -116,9 +116,9 @@ async function hmacKey(secret: string, usage: 'sign' | 'verify'): Promise<Crypto
   return globalThis.crypto.subtle.importKey('raw', raw, { name: 'HMAC', hash: 'SHA-256' }, false, [usage]);
 }
 
-function parseEvent(body: string): PlatformEvent {
+function parseEvent(body: string): TypedEvent {
   try {
-    return toCamelCase<PlatformEvent>(JSON.parse(body));
+    return toCamelCase<TypedEvent>(JSON.parse(body));
   } catch {
     throw verifyError('webhook_payload_invalid', 'The signed payload is not JSON');
   }

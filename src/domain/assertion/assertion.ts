@@ -12,6 +12,8 @@ import { batchedMutation, read, type BatchedRun, type Reader } from '../action/a
 import { listOf, pageOf, wholeList, type Page } from '../action/list.ts';
 import { timestamp } from '../validation.ts';
 import { listLimit } from '../platform/rate-limit.ts';
+import { Assertion, presentAssertion, type PublicAssertion } from './presenter.ts';
+export { ASSERTION_ACTIONS, Assertion, presentAssertion, type PublicAssertion } from './presenter.ts';
 
 /**
  * Assertions: claims about an entity, addressed by (entity, key). History is
@@ -45,40 +47,6 @@ export const ListAssertionsInput = z.strictObject({
 });
 
 export const NoAssertionInput = z.strictObject({});
-
-export const ASSERTION_ACTIONS = ['asserted', 'revoked'] as const;
-
-const time = z.string().describe('ISO 8601 timestamp');
-
-/** One assertion event as both fronts show it. */
-export const Assertion = z.object({
-  id: z.string().describe('prefix asrt_; addresses one event, never the claim'),
-  object: z.literal('assertion'),
-  entity: z.string().describe('prefix ent_'),
-  key: z.string(),
-  action: z.enum(ASSERTION_ACTIONS),
-  value: z.number().nullable().describe('booleans are stored as 1 or 0; null on a revocation'),
-  expires_at: time.nullable(),
-  effective_at: time,
-  livemode: z.boolean(),
-  created_at: time,
-});
-export type PublicAssertion = z.output<typeof Assertion>;
-
-export function presentAssertion(row: AssertionEvent): PublicAssertion {
-  return {
-    id: row.id,
-    object: 'assertion',
-    entity: row.entityId,
-    key: row.key,
-    action: row.action as PublicAssertion['action'],
-    value: row.value,
-    expires_at: row.expiresAt?.toISOString() ?? null,
-    effective_at: row.effectiveAt.toISOString(),
-    livemode: row.livemode,
-    created_at: row.createdAt.toISOString(),
-  };
-}
 
 /** What a revocation answers: the appended `revoked` event, or nothing when the claim was already absent. */
 export const AssertionRevocation = z.object({

@@ -23,7 +23,16 @@ import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { amount, walletBalance } from '../wallet/wallet.ts';
 import { providerFor } from './provider.ts';
 import { listLimit } from '../platform/rate-limit.ts';
-import { DEPLOYMENT_STATUSES, DISTRIBUTION_STATUSES } from './states.ts';
+import { DISTRIBUTION_STATUSES } from './states.ts';
+import { Deployment, Distribution, presentDeployment, presentDistribution } from './presenter.ts';
+export {
+  Deployment,
+  Distribution,
+  presentDeployment,
+  presentDistribution,
+  type PublicDeployment,
+  type PublicDistribution,
+} from './presenter.ts';
 
 /**
  * Distributions: a brand's budgeted campaign, placed through provider
@@ -59,24 +68,6 @@ export const ListDeploymentsInput = z.strictObject({
   starting_after: z.string().min(1).optional(),
 });
 
-const time = z.string().describe('ISO 8601 timestamp');
-
-/** A distribution as both fronts show it. */
-export const Distribution = z.object({
-  id: z.string().describe('prefix dist_'),
-  object: z.literal('distribution'),
-  brand: z.string(),
-  name: z.string(),
-  status: z.enum(DISTRIBUTION_STATUSES),
-  budget: z.number().int().describe('minor units'),
-  budget_reserved: z.number().int().describe('held from the brand wallet, not yet spent'),
-  budget_spent: z.number().int(),
-  livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
-});
-export type PublicDistribution = z.output<typeof Distribution>;
-
 /** What every distribution verb answers: the operation doing the work, and the distribution as it is now. */
 export const DistributionOperation = z.object({ operation: Operation, distribution: Distribution });
 export type PublicDistributionOperation = z.output<typeof DistributionOperation>;
@@ -91,49 +82,6 @@ export const DistributionValidation = z.object({
   wallet_balance: z.number().int(),
   funding_sufficient: z.boolean(),
 });
-
-export function presentDistribution(row: DistributionRow): PublicDistribution {
-  return {
-    id: row.id,
-    object: 'distribution',
-    brand: row.brandId,
-    name: row.name,
-    status: row.status as PublicDistribution['status'],
-    budget: Number(row.budget),
-    budget_reserved: Number(row.reserved),
-    budget_spent: Number(row.spent),
-    livemode: row.livemode,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-  };
-}
-
-export const Deployment = z.object({
-  id: z.string().describe('prefix dep_'),
-  object: z.literal('deployment'),
-  distribution: z.string(),
-  provider: z.string(),
-  config: z.record(z.string(), z.unknown()),
-  status: z.enum(DEPLOYMENT_STATUSES),
-  livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
-});
-export type PublicDeployment = z.output<typeof Deployment>;
-
-export function presentDeployment(row: DeploymentRow): PublicDeployment {
-  return {
-    id: row.id,
-    object: 'deployment',
-    distribution: row.distributionId,
-    provider: row.provider,
-    config: row.config as Record<string, unknown>,
-    status: row.status as PublicDeployment['status'],
-    livemode: row.livemode,
-    created_at: row.createdAt.toISOString(),
-    updated_at: row.updatedAt.toISOString(),
-  };
-}
 
 /** A distribution or deployment event carrying the object's public form. */
 export function distributionEventOf(

@@ -6,6 +6,17 @@ export const ENROLLMENT_STATUSES = ['pending', 'approved', 'rejected', 'active',
 /** The standings of an active enrollment (standing.ts moves between them). */
 export const STANDINGS = ['not_qualified', 'qualified', 'grace'] as const;
 export type Standing = (typeof STANDINGS)[number];
+/** What caused a standing evaluation (the `trigger` of an evaluation and of `enrollment.qualified`/`enrollment.disqualified`). */
+export const STANDING_TRIGGERS = [
+  'assertion',
+  'metric',
+  'period',
+  'expiry',
+  'grace_expired',
+  'requirement_change',
+  'tier_change',
+  'activation',
+] as const;
 
 const time = z.string().describe('ISO 8601 timestamp');
 

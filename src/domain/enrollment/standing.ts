@@ -3,7 +3,7 @@ import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { insertEvents, type NewEvent } from '../event/event.ts';
 import { lockEntity } from '../entity/entity.ts';
-import { presentEnrollment, type Standing } from './presenter.ts';
+import { type STANDING_TRIGGERS, presentEnrollment, type Standing } from './presenter.ts';
 
 /**
  * Enrollment standing: the spec's state table plus DESIGN.md's grace rule.
@@ -19,7 +19,7 @@ import { presentEnrollment, type Standing } from './presenter.ts';
  * standing event per enrollment and concurrent causes never both emit.
  * The standings themselves (STANDINGS) belong to the public object: presenter.ts.
  */
-export type Trigger = 'assertion' | 'metric' | 'period' | 'expiry' | 'grace_expired' | 'requirement_change' | 'tier_change' | 'activation';
+export type Trigger = (typeof STANDING_TRIGGERS)[number];
 
 export interface RequirementResult {
   requirement: string;

@@ -7,6 +7,7 @@ import { isId, newId } from '../id.ts';
 import { parseInput } from '../validation.ts';
 import { statement } from '../../db/sql-port.ts';
 import { PUBLIC_EVENT_TYPES, isPublicEventType } from './types.ts';
+import { eventDataProblem } from './payload.ts';
 import { read } from '../action/action.ts';
 import { ListInput, listOf, type Page } from '../action/list.ts';
 import {
@@ -63,9 +64,23 @@ export interface NewEvent {
   operationId?: string | null;
   /** The brand the causing request selected (null or omitted: an organization-level event). */
   brandId?: string | null;
+  /** A hand-made test event (the operator's route, test and benchmark fixtures): its data is whatever its maker gave, unchecked. */
+  test?: true;
+}
+
+/**
+ * A producer whose payload breaks its type's schema (src/domain/event/payload.ts) has a bug: the write fails
+ * loudly rather than publish data the catalogue does not describe. Checked always, in production too: about 0.5 µs
+ * for an assertion event and 2.5 µs for a standing event (zod 4), against a write of milliseconds.
+ */
+function checked(e: NewEvent): NewEvent {
+  const problem = e.test ? null : eventDataProblem(e.type, e.data);
+  if (problem) throw new Error(`${e.type} data does not match its schema (src/domain/event/payload.ts):\n${problem}`);
+  return e;
 }
 
 export async function appendEvent(deps: Deps, tx: Tx, e: NewEvent): Promise<string> {
+  checked(e);
   const id = newId('event');
   await tx.event.create({
     data: {
@@ -91,7 +106,7 @@ export async function appendEvent(deps: Deps, tx: Tx, e: NewEvent): Promise<stri
  */
 export function insertEvents(deps: Deps, events: NewEvent[]): Prisma.Sql {
   const createdAt = deps.clock.now();
-  const rows = events.map((e) => ({
+  const rows = events.map(checked).map((e) => ({
     id: newId('event'),
     organization_id: e.organizationId,
     type: e.type,
@@ -346,6 +361,7 @@ export async function appendOperatorEvent(deps: Deps, raw: unknown): Promise<{ i
       subject: input.subject,
       data: { ...input.data, test: true },
       brandId,
+      test: true,
     }),
   );
   return { id };

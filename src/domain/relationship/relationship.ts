@@ -10,6 +10,8 @@ import { mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { RELATIONSHIP_STATUSES, type RelationshipStatus } from './states.ts';
+import { presentRelationship, Relationship, type PublicRelationship } from './presenter.ts';
+export { Relationship, presentRelationship, type PublicRelationship } from './presenter.ts';
 
 /**
  * Relationships: a brand's durable relationship with an entity, in the
@@ -30,33 +32,6 @@ export const ListRelationshipsInput = z.strictObject({
 });
 
 export const NoRelationshipInput = z.strictObject({});
-
-const time = z.string().describe('ISO 8601 timestamp');
-
-export const Relationship = z.object({
-  id: z.string().describe('prefix rel_'),
-  object: z.literal('relationship'),
-  brand: z.string(),
-  entity: z.string().describe('prefix ent_'),
-  status: z.enum(RELATIONSHIP_STATUSES),
-  ended_at: time.nullable(),
-  livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
-});
-export type PublicRelationship = z.output<typeof Relationship>;
-
-export const presentRelationship = (r: RelationshipRow): PublicRelationship => ({
-  id: r.id,
-  object: 'relationship',
-  brand: r.brandId,
-  entity: r.entityId,
-  status: r.status as RelationshipStatus,
-  ended_at: r.endedAt?.toISOString() ?? null,
-  livemode: true,
-  created_at: r.createdAt.toISOString(),
-  updated_at: r.updatedAt.toISOString(),
-});
 
 type Move = 'activate' | 'pause' | 'resume' | 'end';
 

@@ -4,6 +4,7 @@ import './brand.ts';
 import './viewer.ts';
 import './unit.ts';
 import './event.ts';
+import './event-type.ts';
 import './webhook-endpoint.ts';
 import './assertion.ts';
 import './program.ts';

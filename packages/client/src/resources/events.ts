@@ -1,7 +1,7 @@
 import type { PagePromise } from '../list.ts';
 import type { RequestOptions } from '../request-sender.ts';
 import { Resource, path } from './resource.ts';
-import type { PlatformEvent } from './types.ts';
+import type { TypedEvent } from './types.ts';
 
 export interface EventListParams {
   /** One public event type. */
@@ -23,7 +23,7 @@ const commaList = (v: string[] | undefined) => (v === undefined ? undefined : v.
 
 /** The feed: ascending `seq` (unlike other lists), so auto-paging tails the log. */
 export class Events extends Resource {
-  list(params: EventListParams = {}, options?: RequestOptions): PagePromise<PlatformEvent> {
+  list(params: EventListParams = {}, options?: RequestOptions): PagePromise<TypedEvent> {
     const { startingAfter, brands, subjectTypes, ...rest } = params;
     return this.page(
       '/events',
@@ -38,7 +38,7 @@ export class Events extends Resource {
   }
 
   /** One event by `evt_` id, once sequenced. */
-  retrieve(id: string, options?: RequestOptions): Promise<PlatformEvent> {
+  retrieve(id: string, options?: RequestOptions): Promise<TypedEvent> {
     return this.one({ method: 'GET', path: path('/events/{id}', id), options });
   }
 }

@@ -1,4 +1,7 @@
 /** Client-side (camelCase) shapes of Surface B objects, as far as the spec states them. */
+import type { EventDataMap, EventType } from '../event-data.ts';
+
+export type { EventDataMap, EventType } from '../event-data.ts';
 
 export interface Timestamped {
   livemode: boolean;
@@ -98,6 +101,26 @@ export interface PlatformEvent<D = Record<string, any>> extends Timestamped {
   operation: string | null;
   /** The brand the causing request selected; null for organization-level events. */
   brand: string | null;
+}
+
+/**
+ * A public event whose `data` is typed by its `type` (a discriminated union: narrowing on `event.type` narrows
+ * `event.data`), generated from the server's payload schemas (event-data.ts). Operator test events (`data.test`)
+ * carry whatever data the operator gave.
+ */
+export type TypedEvent<T extends EventType = EventType> = {
+  [K in T]: Omit<PlatformEvent<EventDataMap[K]>, 'type'> & { type: K };
+}[T];
+
+/** One entry of the event-type catalogue (`client.eventTypes`). */
+export interface EventCatalogueEntry {
+  object: 'event_type';
+  type: EventType;
+  description: string;
+  /** JSON Schema (draft 2020-12) of the type's `data`, with keys camelCased as the client reads them. */
+  schema: Record<string, unknown>;
+  /** A `data` payload of this type. */
+  example: Record<string, unknown>;
 }
 
 export interface AssertionEvent extends Timestamped {

@@ -1,0 +1,33 @@
+import { camelKey } from '../key-case.ts';
+import type { RequestOptions } from '../request-sender.ts';
+import { Resource, path } from './resource.ts';
+import type { EventCatalogueEntry } from './types.ts';
+
+/**
+ * The event-type catalogue (`GET /event_types`): every public type with the JSON Schema of its `data` and an
+ * example. Like every response, both are camelCased, and so are the schema's `required` names: the schema the
+ * client returns describes `event.data` as the client reads it.
+ */
+export class EventTypes extends Resource {
+  /** Every public event type, ordered by type (one whole list: the catalogue is small and the same for everyone). */
+  async list(options?: RequestOptions): Promise<EventCatalogueEntry[]> {
+    const { data } = await this.one<{ data: EventCatalogueEntry[] }>({ method: 'GET', path: '/event_types', options });
+    return data.map(clientEntry);
+  }
+
+  /** One type; a legacy `program_member.*` spelling answers its canonical `relationship.*` type. */
+  async retrieve(type: string, options?: RequestOptions): Promise<EventCatalogueEntry> {
+    return clientEntry(await this.one<EventCatalogueEntry>({ method: 'GET', path: path('/event_types/{type}', type), options }));
+  }
+}
+
+const clientEntry = (e: EventCatalogueEntry): EventCatalogueEntry => ({ ...e, schema: camelRequired(e.schema) as Record<string, unknown> });
+
+/** The keys were camelCased on the way in; a schema's `required` lists name keys in its values: camelCase them too. */
+function camelRequired(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(camelRequired);
+  if (typeof v !== 'object' || v === null) return v;
+  return Object.fromEntries(
+    Object.entries(v).map(([k, x]) => [k, k === 'required' && Array.isArray(x) ? x.map((n) => camelKey(String(n))) : camelRequired(x)]),
+  );
+}
