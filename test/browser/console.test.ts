@@ -156,6 +156,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     // The second tab signs in with the organization's user token and revokes the first tab's token: the first signs out.
     await tab.page.goto(`${t.origin}/console#/signin`);
     await signIn(tab.page, org.userToken);
+    await tab.page.locator('main h2', { hasText: 'Platform tokens' }).waitFor();
     await tab.page.locator(`tr[data-id="${tokenId}"] button.revoke`).click();
     await expect.poll(() => tab.page.locator(`tr[data-id="${tokenId}"]`).textContent()).toContain('revoked');
     await page.locator('.signed-out').waitFor();
@@ -167,5 +168,71 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     expect([...elsewhere, ...tab.elsewhere]).toEqual([]);
     expect([...errors, ...tab.errors]).toEqual([]);
     expect([...consoleErrors, ...tab.consoleErrors].filter((e) => /Content Security Policy|Refused/.test(e))).toEqual([]);
+  });
+
+  test('webhook endpoints (create with the secret once, rotate, replay, disable), entities, and the operator views', {
+    timeout: 90_000,
+  }, async ({ app }) => {
+    const { org, token } = await buildTenant(app, ['webhooks:read', 'webhooks:write', 'entities:read', 'assertions:write']);
+    const { page, elsewhere, errors } = await offlinePage(browser(), app.origin);
+    await page.goto(`${app.origin}/console#/signin`);
+    await signIn(page, token);
+    await page.locator('main h2', { hasText: 'Webhook endpoints' }).waitFor(); // the first view the token opens
+    await page.locator('main .empty', { hasText: 'No webhook endpoints yet.' }).waitFor();
+    expect(await page.locator('.hidden-views').textContent()).toContain('Live feed (needs scope events:read)');
+
+    // Refused input: the API's code and request id.
+    const create = page.locator('form[aria-label="New endpoint"]');
+    await create.locator('input[name=url]').fill('http://example.com/hook');
+    await create.locator('button').click();
+    await expect.poll(() => page.locator('.error-code').textContent()).toBe('invalid_request');
+    await create.locator('input[name=url]').fill('https://example.com/hook');
+    await create.locator('input[name=description]').fill('Receiver');
+    await create.locator('button').click();
+    await expect.poll(() => page.locator('.secret-value').textContent()).toMatch(/^whsec_/);
+    const row = page.locator('main tbody tr', { hasText: 'https://example.com/hook' });
+    await expect.poll(() => row.textContent()).toContain('ENABLED');
+
+    await row.click();
+    await page.locator('main h2', { hasText: 'Endpoint' }).waitFor();
+    await page.locator('button', { hasText: 'Rotate secret' }).click();
+    await expect.poll(() => page.locator('.secret-value').textContent()).toMatch(/^whsec_/);
+    await page.locator('form[aria-label="Replay a range"] input[name=after]').fill('0');
+    await page.locator('form[aria-label="Replay a range"] button').click();
+    await expect.poll(() => page.locator('.notice a').textContent()).toMatch(/^op_/);
+    await page.locator('button', { hasText: 'Disable' }).click();
+    await expect.poll(() => page.locator('main dl').textContent()).toContain('DISABLED (MANUAL)');
+
+    const claim = await app.http.post(
+      '/v1/platform/assertions',
+      { external_user_id: 'u1', issuer: 'https://id.example.com', key: 'kyc_passed' },
+      { token },
+    );
+    expect(claim.status, claim.text).toBe(201);
+    await page.goto(`${app.origin}/console#/entities`);
+    await expect.poll(() => page.locator('main tbody').textContent()).toContain('https://id.example.com:u1');
+    expect(await page.locator('main tbody').textContent()).toContain('kyc_passed');
+
+    // The operator: organizations, a wallet top-up, and the kill switch only after a confirmation.
+    await page.goto(`${app.origin}/console#/signin`);
+    await signIn(page, app.operatorToken);
+    await page.locator('main h2', { hasText: 'Operator' }).waitFor();
+    await page.locator('main tbody tr', { hasText: org.slug }).waitFor();
+    await page.locator('input[name=brand]').fill(org.brands[0]!.id);
+    await page.locator('input[name=amount]').fill('500');
+    await page.locator('form[aria-label="Wallet top-up"] button').click();
+    await expect.poll(() => page.locator('.notice').textContent()).toContain('balance 500');
+    await page.locator('button', { hasText: 'Engage…' }).click();
+    expect((await app.http.get('/operator/kill_switch', { token: app.operatorToken })).body.engaged).toBe(false);
+    await page.locator('button.confirm').click();
+    await expect.poll(() => page.locator('.kill-state strong').textContent()).toBe('engaged');
+    await page.locator('button', { hasText: 'Disengage…' }).click();
+    await page.locator('button.confirm').click();
+    await expect.poll(() => page.locator('.kill-state strong').textContent()).toBe('off');
+    expect((await app.http.get('/operator/kill_switch', { token: app.operatorToken })).body.engaged).toBe(false);
+
+    await page.close();
+    expect(elsewhere).toEqual([]);
+    expect(errors).toEqual([]);
   });
 });

@@ -123,7 +123,10 @@ function signInView(main: HTMLElement): void {
     const token = formValues(form).token ?? '';
     try {
       await signIn(token);
-      location.hash = kindOf(token) === 'user' ? '#/tokens' : kindOf(token) === 'operator' ? '#/operator' : '#/feed';
+      // The first view this token opens.
+      const kind = kindOf(token);
+      const first = VIEWS.find((v) => allowed(v.need) && ('scope' in v.need ? kind === 'platform' : v.need.kind === kind));
+      location.hash = `#/${first?.path ?? 'signin'}`;
     } catch (err) {
       fill(out, errorBox(err));
     }

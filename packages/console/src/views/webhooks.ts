@@ -206,9 +206,10 @@ function endpointView(main: HTMLElement, ctx: Ctx, id: string): void {
     void act(async () => {
       const r = await gql<{ replayWebhookEndpoint: Pick<Operation, 'id' | 'status'> }>(REPLAY, {
         id,
-        after: f.after ? Number(f.after) : null,
-        since: f.since || null,
-        until: f.until || null,
+        // Omitted, not null: the range takes exactly one start.
+        after: f.after ? Number(f.after) : undefined,
+        since: f.since || undefined,
+        until: f.until || undefined,
         onlyFailed: f.onlyFailed === 'yes',
       });
       fill(
