@@ -1,20 +1,12 @@
 import { type ApiError, errorBox, gql, KIND_LABEL, type Kind, kindOf, rest, session, whenCredentialEnds } from './api.ts';
 import { fill, formValues, h } from './dom.ts';
-import type { Brand, Organization, Viewer } from './schema.ts';
+import { type SignedViewer, VIEWER } from './viewer.ts';
 import { entitiesView } from './views/entities.ts';
 import { feedView } from './views/feed.ts';
 import { operationsView } from './views/operations.ts';
 import { operatorView } from './views/operator.ts';
 import { tokensView } from './views/tokens.ts';
 import { webhooksView } from './views/webhooks.ts';
-
-/** The signed-in platform token as the API describes it (GraphQL `viewer`). */
-export type SignedViewer = Pick<Viewer, 'tokenId' | 'scopes'> & {
-  organization: Pick<Organization, 'id' | 'slug' | 'name'>;
-  brands: Pick<Brand, 'id' | 'slug' | 'name'>[];
-};
-
-const VIEWER = '{ viewer { tokenId scopes organization { id slug name } brands { id slug name } } }';
 
 export interface Ctx {
   viewer: SignedViewer | null;

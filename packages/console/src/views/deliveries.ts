@@ -12,7 +12,7 @@ export type DeliveryRow = Pick<
 export const DELIVERY_FIELDS =
   'id endpointId eventId eventType status attempts nextAttemptAt lastStatusCode createdAt attemptLog { number statusCode durationMs error responseExcerpt startedAt }';
 
-const RETRY = 'mutation($endpointId: ID!, $id: ID!) { retryWebhookDelivery(endpointId: $endpointId, id: $id) { id status } }';
+export const RETRY = 'mutation($endpointId: ID!, $id: ID!) { retryWebhookDelivery(endpointId: $endpointId, id: $id) { id status } }';
 
 /**
  * Deliveries with their attempts, and a Retry button on each (scope webhooks:write). After a retry the list is

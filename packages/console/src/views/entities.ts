@@ -8,9 +8,9 @@ type EnrollmentDetail = Pick<Enrollment, 'id' | 'program' | 'status' | 'standing
   tier: Pick<EnrollmentTier, 'name' | 'value'> | null;
 };
 
-const LIST =
+export const LIST =
   '{ entities(first: 100) { edges { node { id claims createdAt identities { issuer externalUserId } enrollments { id program standing status } } } } }';
-const ENROLLMENT =
+export const ENROLLMENT =
   'query($id: ID!) { enrollment(id: $id) { id program status standing evaluation evaluatedAt graceEndsAt tier { name value } } }';
 
 /** Entities with their current claims and enrollments; an enrollment opens its standing and the evaluation that produced it. */

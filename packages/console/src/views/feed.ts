@@ -7,15 +7,15 @@ import { DELIVERY_FIELDS, type DeliveryRow, deliveriesPanel } from './deliveries
 
 type FeedEvent = Pick<Event, 'id' | 'type' | 'seq' | 'brand' | 'data' | 'operation' | 'createdAt'> & { subject: EventSubject };
 
-const SUBSCRIPTION = `subscription($types: [String!], $brands: [String!], $subjectTypes: [String!], $subjectId: String, $after: String) {
+export const SUBSCRIPTION = `subscription($types: [String!], $brands: [String!], $subjectTypes: [String!], $subjectId: String, $after: String) {
   events(types: $types, brands: $brands, subjectTypes: $subjectTypes, subjectId: $subjectId, startingAfter: $after) {
     id type seq brand subject { type id } data operation createdAt
   }
 }`;
 
-const DELIVERIES = `query($id: ID!) { eventDeliveries(eventId: $id, first: 50) { edges { node { ${DELIVERY_FIELDS} } } } }`;
+export const DELIVERIES = `query($id: ID!) { eventDeliveries(eventId: $id, first: 50) { edges { node { ${DELIVERY_FIELDS} } } } }`;
 
-const SHOWN = 500;
+export const SHOWN = 500;
 
 /**
  * The live feed: the events subscription in seq order, filtered by type, brand and subject; paused, it keeps

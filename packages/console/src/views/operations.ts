@@ -21,12 +21,12 @@ type Op = Pick<
   | 'completedAt'
 > & { subject: EventSubject };
 
-const FIELDS =
+export const FIELDS =
   'id kind status waitingReason attempts maxAttempts error progress result targetOperationId parentOperationId createdAt completedAt subject { type id }';
-const LIST = `query($status: OperationStatus, $subjectId: String) { operations(first: 100, status: $status, subjectId: $subjectId) { edges { node { ${FIELDS} } } } }`;
-const WATCH = `subscription($id: ID!) { operation(id: $id) { ${FIELDS} } }`;
-const CANCEL = 'mutation($id: ID!) { cancelDistribution(id: $id) { operation { id } } }';
-const TERMINAL = new Set(['SUCCEEDED', 'PARTIAL', 'FAILED', 'CANCELED']);
+export const LIST = `query($status: OperationStatus, $subjectId: String) { operations(first: 100, status: $status, subjectId: $subjectId) { edges { node { ${FIELDS} } } } }`;
+export const WATCH = `subscription($id: ID!) { operation(id: $id) { ${FIELDS} } }`;
+export const CANCEL = 'mutation($id: ID!) { cancelDistribution(id: $id) { operation { id } } }';
+export const TERMINAL = new Set(['SUCCEEDED', 'PARTIAL', 'FAILED', 'CANCELED']);
 
 const list = (vars: Record<string, unknown> = {}) =>
   gql<{ operations: { edges: { node: Op }[] } }>(LIST, vars).then((r) => r.operations.edges.map((e) => e.node));

@@ -13,19 +13,19 @@ type EndpointRow = Pick<
   webhookDelivery: WebhookDeliveryStatusSummary;
 };
 
-const WINDOW = 'attempts successRate p50Ms p99Ms';
-const ENDPOINT = `id url description status disabledReason failingSince enabledEvents rotatedAt createdAt
+export const WINDOW = 'attempts successRate p50Ms p99Ms';
+export const ENDPOINT = `id url description status disabledReason failingSince enabledEvents rotatedAt createdAt
   health { lastHour { ${WINDOW} } lastDay { ${WINDOW} } lastSuccessAt lastFailure { at statusCode error } }
   webhookDelivery { pending failing succeeded exhausted }`;
-const LIST = `{ webhookEndpoints(first: 100) { edges { node { ${ENDPOINT} } } } }`;
-const ONE = `query($id: ID!) { webhookEndpoint(id: $id) { ${ENDPOINT} } }`;
-const DELIVERIES = `query($id: ID!) { webhookEndpoint(id: $id) { deliveries(first: 25) { edges { node { ${DELIVERY_FIELDS} } } } } }`;
-const CREATE = `mutation($url: String!, $description: String, $events: [String!]) {
+export const LIST = `{ webhookEndpoints(first: 100) { edges { node { ${ENDPOINT} } } } }`;
+export const ONE = `query($id: ID!) { webhookEndpoint(id: $id) { ${ENDPOINT} } }`;
+export const DELIVERIES = `query($id: ID!) { webhookEndpoint(id: $id) { deliveries(first: 25) { edges { node { ${DELIVERY_FIELDS} } } } } }`;
+export const CREATE = `mutation($url: String!, $description: String, $events: [String!]) {
   createWebhookEndpoint(url: $url, description: $description, enabledEvents: $events) { id secret } }`;
-const UPDATE = `mutation($id: ID!, $url: String, $description: String, $events: [String!], $status: WebhookEndpointStatus) {
+export const UPDATE = `mutation($id: ID!, $url: String, $description: String, $events: [String!], $status: WebhookEndpointStatus) {
   updateWebhookEndpoint(id: $id, url: $url, description: $description, enabledEvents: $events, status: $status) { id } }`;
-const ROTATE = 'mutation($id: ID!) { rotateWebhookEndpointSecret(id: $id) { id secret } }';
-const REPLAY = `mutation($id: ID!, $after: Int, $since: String, $until: String, $onlyFailed: Boolean) {
+export const ROTATE = 'mutation($id: ID!) { rotateWebhookEndpointSecret(id: $id) { id secret } }';
+export const REPLAY = `mutation($id: ID!, $after: Int, $since: String, $until: String, $onlyFailed: Boolean) {
   replayWebhookEndpoint(id: $id, startingAfter: $after, since: $since, until: $until, onlyFailed: $onlyFailed) { id status } }`;
 
 const rate = (w: Window) => (w.successRate === null ? '–' : `${Math.round(w.successRate * 100)}% of ${w.attempts}`);
