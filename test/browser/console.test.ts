@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import { describe, expect } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createEndpoint, startReceiver, webhookConfig, type Receiver } from '../delivery/receiver.ts';
@@ -80,6 +81,8 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     const { org, token, tokenId } = await buildTenant(t, ['events:read', 'webhooks:read', 'webhooks:write']);
     await createEndpoint(t, token, { url: rx.url('/down'), enabled_events: ['assertion.created'] });
     const first = await emitEvent(t, org.id, 'payout.created', { amount: 1 });
+    const sockets: Duplex[] = []; // the graphql-ws connections, to drop them
+    t.app.server.on('upgrade', (_req, socket: Duplex) => sockets.push(socket));
 
     const { page, elsewhere, errors, consoleErrors } = await offlinePage(browser(), t.origin);
     expect((await page.goto(`${t.origin}/console`))?.status()).toBe(200);
@@ -122,6 +125,15 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     expect(await rowOf(page, 'payout.settled').count()).toBe(0);
     await page.locator('button.pause').click();
     await rowOf(page, 'payout.settled').waitFor();
+
+    // The connection drops: the feed reconnects and subscribes after the last seq it received, so an event
+    // committed meanwhile shows once and nothing repeats.
+    const opened = sockets.length;
+    for (const socket of sockets) socket.destroy();
+    await emitEvent(t, org.id, 'payout.failed');
+    await rowOf(page, 'payout.failed').waitFor();
+    expect(sockets.length).toBeGreaterThan(opened);
+    expect(await page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['4', '3', '2', '1']);
 
     // Its detail by keyboard: the JSON and its delivery to the failing endpoint; a retry adds an attempt.
     await rowOf(page, 'assertion.created').focus();
