@@ -36,8 +36,8 @@ const ctx: Ctx = {
   get viewer() {
     return viewer;
   },
-  // operations:read is implicit on every platform token (README "Operations").
-  has: (scope) => !!viewer && (scope === 'operations:read' || viewer.scopes.includes(scope)),
+  // The viewer's scopes include the implicit operations:read.
+  has: (scope) => !!viewer && viewer.scopes.includes(scope),
   signedIn: (kind) => (kind === 'platform' ? !!viewer : !!session.get(kind)),
 };
 
@@ -184,7 +184,6 @@ function route(): void {
   fill(document.getElementById('top')!, ...header());
   fill(document.getElementById('nav')!, nav(current));
   if (!target) {
-    if (view) signedOut ??= null;
     signInView(main);
     return;
   }
