@@ -62,6 +62,13 @@ async function signIn(page: Page, token: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
+/** Readable on a phone: at 390 px nothing is wider than the screen (wide tables scroll inside their box). */
+async function narrow(page: Page): Promise<void> {
+  await page.setViewportSize({ width: 390, height: 800 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
 const rowOf = (page: Page, text: string) => page.locator('.feed-list tr', { hasText: text });
 
 describe.skipIf(!hasChromium)('the console in a real browser', () => {
@@ -147,10 +154,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await expect.poll(() => delivery.locator('tbody tr').count()).toBe(2);
     expect(rx.for('/down')).toHaveLength(2);
 
-    // Readable on a phone: nothing wider than the screen.
-    await page.setViewportSize({ width: 390, height: 800 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-    await page.setViewportSize({ width: 1280, height: 800 });
+    await narrow(page);
 
     // A distribution's launch, watched live in a second tab to its terminal status.
     const ops = await opsTenant(t);
@@ -214,6 +218,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await expect.poll(() => page.locator('.notice a').textContent()).toMatch(/^op_/);
     await page.locator('button', { hasText: 'Disable' }).click();
     await expect.poll(() => page.locator('main dl').textContent()).toContain('DISABLED (MANUAL)');
+    await narrow(page);
 
     const claim = await app.http.post(
       '/v1/platform/assertions',
@@ -242,6 +247,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await page.locator('button.confirm').click();
     await expect.poll(() => page.locator('.kill-state strong').textContent()).toBe('off');
     expect((await app.http.get('/operator/kill_switch', { token: app.operatorToken })).body.engaged).toBe(false);
+    await narrow(page);
 
     await page.close();
     expect(elsewhere).toEqual([]);
