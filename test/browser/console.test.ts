@@ -1,5 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
-import { describe, expect } from 'vitest';
+import { beforeAll, describe, expect } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createEndpoint, startReceiver, webhookConfig, type Receiver } from '../delivery/receiver.ts';
 import { launch, tenant as opsTenant, topUp } from '../operations/helpers.ts';
@@ -8,6 +10,12 @@ import { appTest, buildTenant, buildToken, emitEvent, rawRequest, type TestApp }
 
 // One attempt per delivery: a failing one is exhausted at once, and a retry is one more attempt.
 const test = appTest({ config: webhookConfig({ retryScheduleMs: [0] }) });
+
+// The console as its sources are now (npm install builds it; an edit since would otherwise test the old modules).
+beforeAll(() => {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-p', new URL('../../packages/console', import.meta.url).pathname], { stdio: 'inherit' });
+}, 60_000);
 
 test('GET /console serves the page and its modules from this server with a strict CSP, ETags and 304s; other paths stay 404', async ({
   app,
