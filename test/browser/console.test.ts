@@ -176,11 +176,19 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await expect.poll(() => tab.page.locator('.op-status').textContent(), { timeout: 30_000 }).toBe('SUCCEEDED');
     expect(await tab.page.locator('dl').textContent()).toContain('distribution.launch');
     await tab.page.locator('table', { hasText: 'deployment.provision' }).waitFor(); // its child
+    await tab.page.goto(`${t.origin}/console#/operations`);
+    await expect.poll(() => tab.page.locator(`main tr[data-id="${launched.operation.id}"]`).textContent()).toContain('SUCCEEDED');
 
     // The second tab signs in with the organization's user token and revokes the first tab's token: the first signs out.
     await tab.page.goto(`${t.origin}/console#/signin`);
     await signIn(tab.page, org.userToken);
     await tab.page.locator('main h2', { hasText: 'Platform tokens' }).waitFor();
+    const form = tab.page.locator('form[aria-label="New token"]');
+    await form.locator('input[name=name]').fill('ci reader');
+    await form.locator('input[name=scopes]').fill('events:read');
+    await form.locator('button').click();
+    await expect.poll(() => tab.page.locator('.secret-value').textContent()).toMatch(/^sk_platform_live_/);
+    await tab.page.locator('main tbody tr', { hasText: 'ci reader' }).waitFor();
     await tab.page.locator(`tr[data-id="${tokenId}"] button.revoke`).click();
     await expect.poll(() => tab.page.locator(`tr[data-id="${tokenId}"]`).textContent()).toContain('revoked');
     await page.locator('.signed-out').waitFor();
