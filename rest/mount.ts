@@ -29,6 +29,7 @@ import { entityRoutes } from './platform/entities.ts';
 import { relationshipRoutes } from './platform/relationships.ts';
 import { webhookDeliveryRoutes } from './platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints.ts';
+import { consolePage } from './service/console.ts';
 import { docsPage } from './service/docs.ts';
 import { serviceRoutes } from './service/routes.ts';
 import { surfaceARoutes } from './surface-a/routes.ts';
@@ -106,6 +107,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
   });
   koa.use(surfaceB.routes());
   koa.use(docsPage());
+  koa.use(consolePage());
   // Anything unmatched: a 404 in the envelope of the surface the path belongs to.
   koa.use(async (ctx) => {
     throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);

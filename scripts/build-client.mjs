@@ -1,10 +1,11 @@
 // Builds the client package (packages/client: the client library and the
 // user-facing `platform` commands) to JavaScript and declaration files in
 // packages/client/dist, which this project's `exports` point at, so
-// `import ... from 'platform-api'` works from plain Node. Run on
-// `npm install` (postinstall); without typescript (an install that omits
-// dev dependencies) it says so and skips: the server itself runs the
-// package's TypeScript sources through tsx and needs no build.
+// `import ... from 'platform-api'` works from plain Node; and the web console
+// (packages/console) to the native ES modules the server serves at /console.
+// Run on `npm install` (postinstall); without typescript (an install that
+// omits dev dependencies) it says so and skips: the server itself runs the
+// package's TypeScript sources through tsx, and /console answers 503 until built.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
@@ -13,8 +14,12 @@ let tsc;
 try {
   tsc = require.resolve('typescript/bin/tsc');
 } catch {
-  console.warn('build-client: typescript is not installed; packages/client/dist not built (npm install with dev dependencies builds it)');
+  console.warn(
+    'build-client: typescript is not installed; packages/client/dist and packages/console/dist not built (npm install with dev dependencies builds them)',
+  );
   process.exit(0);
 }
-const result = spawnSync(process.execPath, [tsc, '-p', new URL('../packages/client', import.meta.url).pathname], { stdio: 'inherit' });
-process.exit(result.status ?? 1);
+for (const pkg of ['client', 'console']) {
+  const result = spawnSync(process.execPath, [tsc, '-p', new URL(`../packages/${pkg}`, import.meta.url).pathname], { stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}

@@ -43,6 +43,7 @@ const served =
         `  Surface B          ${u.api_origin}/v1/platform`,
         `  GraphQL            ${u.graphql_url}   (GraphiQL in a browser, graphql-ws on the same path)`,
         `  Operator           ${u.api_origin}/operator`,
+        `  Console            ${u.api_origin}/console   (in a browser: live feed, webhooks, operations, tokens)`,
       ];
 console.log(
   [

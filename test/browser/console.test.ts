@@ -1,0 +1,272 @@
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import type { Duplex } from 'node:stream';
+import { beforeAll, describe, expect } from 'vitest';
+import type { Page } from 'playwright-core';
+import { createEndpoint, startReceiver, webhookConfig, type Receiver } from '../delivery/receiver.ts';
+import { launch, tenant as opsTenant, topUp } from '../operations/helpers.ts';
+import { hasChromium, offlinePage, useBrowser } from '../support/browser.ts';
+import { appTest, buildTenant, buildToken, emitEvent, rawRequest, type TestApp } from '../support/kit.ts';
+
+// One attempt per delivery: a failing one is exhausted at once, and a retry is one more attempt.
+const test = appTest({ config: webhookConfig({ retryScheduleMs: [0] }) });
+
+// The console as its sources are now (npm install builds it; an edit since would otherwise test the old modules).
+beforeAll(() => {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-p', new URL('../../packages/console', import.meta.url).pathname], { stdio: 'inherit' });
+}, 60_000);
+
+test('GET /console serves the page and its modules from this server with a strict CSP, ETags and 304s; other paths stay 404', async ({
+  app,
+}) => {
+  const page = await fetch(`${app.origin}/console`);
+  expect(page.status).toBe(200);
+  expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+  const csp = page.headers.get('content-security-policy') ?? '';
+  expect(csp).toContain("default-src 'none'");
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).not.toContain('unsafe'); // no inline script or style, no eval
+  const etag = page.headers.get('etag');
+  expect(etag).toMatch(/^"[\w-]{27}"$/);
+  expect(page.headers.get('cache-control')).toBe('no-cache');
+  // fetch would add `Cache-Control: no-cache` beside If-None-Match (a reload); a browser's revalidation does not.
+  const again = await rawRequest(app.origin, 'GET', '/console', { 'if-none-match': etag! });
+  expect(again.status).toBe(304);
+  expect(again.text).toBe('');
+
+  const html = await page.text();
+  const refs = [...html.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1]!);
+  expect(refs).toEqual(['/console/console.css', '/console/main.js']);
+  const main = await fetch(`${app.origin}/console/main.js`);
+  expect(main.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+  // Every module the entry imports, transitively, is served.
+  const seen = new Set<string>();
+  const walk = async (path: string): Promise<void> => {
+    if (seen.has(path)) return;
+    seen.add(path);
+    const res = await fetch(`${app.origin}${path}`);
+    expect(res.status, path).toBe(200);
+    for (const m of (await res.text()).matchAll(/from ["'](\.{1,2}\/[^"']+)["']/g)) await walk(new URL(m[1]!, `http://x${path}`).pathname);
+  };
+  await walk('/console/main.js');
+  expect(seen.size).toBeGreaterThan(8);
+  for (const path of [
+    '/console/',
+    '/console/index.html',
+    '/console/../package.json',
+    '/console/main.ts',
+    '/console/schema.d.ts',
+    '/consolex',
+  ]) {
+    expect((await fetch(`${app.origin}${path}`)).status, path).toBe(404);
+  }
+});
+
+/** Signs `page` in with `token` by keyboard only. */
+async function signIn(page: Page, token: string): Promise<void> {
+  await page.locator('#token').focus();
+  await page.keyboard.insertText(token);
+  await page.keyboard.press('Enter');
+}
+
+/** Readable on a phone: at 390 px nothing is wider than the screen (wide tables scroll inside their box). */
+async function narrow(page: Page): Promise<void> {
+  await page.setViewportSize({ width: 390, height: 800 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
+
+const rowOf = (page: Page, text: string) => page.locator('.feed-list tr', { hasText: text });
+
+describe.skipIf(!hasChromium)('the console in a real browser', () => {
+  const browser = useBrowser();
+  let t: TestApp;
+  let rx: Receiver;
+
+  test('sign in, the live feed, an event`s deliveries and a retry, an operation reaching its end, and a revoked token signing the console out', {
+    timeout: 120_000,
+  }, async ({ app }) => {
+    t = app;
+    rx = await startReceiver();
+    rx.on('/down', (_req, res) => {
+      res.statusCode = 500;
+      res.end('receiver down');
+    });
+    const { org, token, tokenId } = await buildTenant(t, ['events:read', 'webhooks:read', 'webhooks:write']);
+    await createEndpoint(t, token, { url: rx.url('/down'), enabled_events: ['assertion.created'] });
+    const first = await emitEvent(t, org.id, 'payout.created', { amount: 1 });
+    const sockets: Duplex[] = []; // the graphql-ws connections, to drop them
+    t.app.server.on('upgrade', (_req, socket: Duplex) => sockets.push(socket));
+
+    const { page, elsewhere, errors, consoleErrors } = await offlinePage(browser(), t.origin);
+    expect((await page.goto(`${t.origin}/console`))?.status()).toBe(200);
+    await page.locator('#token').waitFor();
+
+    // A bad token: the API's code and request id, and no sign-in.
+    await signIn(page, 'sk_platform_live_nope');
+    await expect.poll(() => page.locator('.error-code').textContent()).toBe('invalid_token');
+    await expect.poll(() => page.locator('.request-id').textContent()).toMatch(/^req_/);
+
+    // Sign in: the token's kind and scopes, and what is hidden for lack of a scope or credential.
+    await page.locator('#token').fill('');
+    await signIn(page, token);
+    await page.locator('.feed-state.live').waitFor();
+    expect(await page.locator('.signed-in').textContent()).toContain(`Platform token · ${org.slug} · 4 scopes`);
+    const hidden = await page.locator('.hidden-views').textContent();
+    expect(hidden).toContain('Entities (needs scope entities:read)');
+    expect(hidden).toContain('Tokens (sign in with the dashboard user token)');
+    expect(await page.locator('nav a').allTextContents()).toEqual(['Live feed', 'Webhook endpoints', 'Operations', 'Sign in']);
+    expect(await page.evaluate(() => JSON.stringify(sessionStorage))).toContain(token);
+    expect(page.url()).not.toContain(token);
+
+    // The feed from seq 0: the replayed event, then an assertion as it commits, in seq order.
+    await page.locator('input[name=after]').fill('0');
+    await page.locator('form.filters button[type=submit]').click();
+    await rowOf(page, first).or(rowOf(page, 'payout.created')).waitFor();
+    const created = await t.http.post(
+      '/v1/platform/assertions',
+      { external_user_id: 'user_console', issuer: 'https://id.example.com', key: 'kyc_passed' },
+      { token: (await buildToken(t, org, ['assertions:write'])).secret },
+    );
+    expect(created.status, created.text).toBe(201);
+    await rowOf(page, 'assertion.created').waitFor();
+    expect(await page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['2', '1']);
+
+    // Paused, arrivals are counted; resumed, they show.
+    await page.locator('button.pause').click();
+    await emitEvent(t, org.id, 'payout.settled');
+    await expect.poll(() => page.locator('button.pause').textContent()).toBe('Resume (1 new)');
+    expect(await rowOf(page, 'payout.settled').count()).toBe(0);
+    await page.locator('button.pause').click();
+    await rowOf(page, 'payout.settled').waitFor();
+
+    // The connection drops: the feed reconnects and subscribes after the last seq it received, so an event
+    // committed meanwhile shows once and nothing repeats.
+    const opened = sockets.length;
+    for (const socket of sockets) socket.destroy();
+    await emitEvent(t, org.id, 'payout.failed');
+    await rowOf(page, 'payout.failed').waitFor();
+    expect(sockets.length).toBeGreaterThan(opened);
+    expect(await page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['4', '3', '2', '1']);
+
+    // Its detail by keyboard: the JSON and its delivery to the failing endpoint; a retry adds an attempt.
+    await rowOf(page, 'assertion.created').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('.feed-detail pre').textContent()).toContain('"kyc_passed"');
+    const delivery = page.locator('.feed-detail .delivery');
+    await expect.poll(() => delivery.getAttribute('data-status')).toBe('EXHAUSTED');
+    expect(await delivery.locator('tbody tr').count()).toBe(1);
+    expect(await delivery.locator('tbody').textContent()).toContain('receiver down');
+    await delivery.locator('button.retry').click();
+    await expect.poll(() => delivery.locator('tbody tr').count()).toBe(2);
+    expect(rx.for('/down')).toHaveLength(2);
+
+    await narrow(page);
+
+    // A distribution's launch, watched live in a second tab to its terminal status.
+    const ops = await opsTenant(t);
+    await topUp(t, ops.brand, 1000);
+    const launched = await launch(t, ops, { budget: 100, deployments: [{ provider: 'sandbox', config: {} }] });
+    const tab = await offlinePage(browser(), t.origin);
+    await tab.page.goto(`${t.origin}/console#/signin`);
+    await signIn(tab.page, ops.token);
+    await tab.page.locator('.feed-state.live').waitFor();
+    await tab.page.goto(`${t.origin}/console#/operations/${launched.operation.id}`);
+    await expect.poll(() => tab.page.locator('.op-status').textContent(), { timeout: 30_000 }).toBe('SUCCEEDED');
+    expect(await tab.page.locator('dl').textContent()).toContain('distribution.launch');
+    await tab.page.locator('table', { hasText: 'deployment.provision' }).waitFor(); // its child
+    await tab.page.goto(`${t.origin}/console#/operations`);
+    await expect.poll(() => tab.page.locator(`main tr[data-id="${launched.operation.id}"]`).textContent()).toContain('SUCCEEDED');
+
+    // The second tab signs in with the organization's user token and revokes the first tab's token: the first signs out.
+    await tab.page.goto(`${t.origin}/console#/signin`);
+    await signIn(tab.page, org.userToken);
+    await tab.page.locator('main h2', { hasText: 'Platform tokens' }).waitFor();
+    const form = tab.page.locator('form[aria-label="New token"]');
+    await form.locator('input[name=name]').fill('ci reader');
+    await form.locator('input[name=scopes]').fill('events:read');
+    await form.locator('button').click();
+    await expect.poll(() => tab.page.locator('.secret-value').textContent()).toMatch(/^sk_platform_live_/);
+    await tab.page.locator('main tbody tr', { hasText: 'ci reader' }).waitFor();
+    await tab.page.locator(`tr[data-id="${tokenId}"] button.revoke`).click();
+    await expect.poll(() => tab.page.locator(`tr[data-id="${tokenId}"]`).textContent()).toContain('revoked');
+    await page.locator('.signed-out').waitFor();
+    expect(await page.locator('.signed-out .error-code').textContent()).toBe('invalid_token');
+    expect(await page.evaluate(() => sessionStorage.getItem('console.platform'))).toBeNull();
+
+    for (const p of [page, tab.page]) await p.close();
+    await rx.close();
+    expect([...elsewhere, ...tab.elsewhere]).toEqual([]);
+    expect([...errors, ...tab.errors]).toEqual([]);
+    expect([...consoleErrors, ...tab.consoleErrors].filter((e) => /Content Security Policy|Refused/.test(e))).toEqual([]);
+  });
+
+  test('webhook endpoints (create with the secret once, rotate, replay, disable), entities, and the operator views', {
+    timeout: 90_000,
+  }, async ({ app }) => {
+    const { org, token } = await buildTenant(app, ['webhooks:read', 'webhooks:write', 'entities:read', 'assertions:write']);
+    const { page, elsewhere, errors } = await offlinePage(browser(), app.origin);
+    await page.goto(`${app.origin}/console#/signin`);
+    await signIn(page, token);
+    await page.locator('main h2', { hasText: 'Webhook endpoints' }).waitFor(); // the first view the token opens
+    await page.locator('main .empty', { hasText: 'No webhook endpoints yet.' }).waitFor();
+    expect(await page.locator('.hidden-views').textContent()).toContain('Live feed (needs scope events:read)');
+
+    // Refused input: the API's code and request id.
+    const create = page.locator('form[aria-label="New endpoint"]');
+    await create.locator('input[name=url]').fill('http://example.com/hook');
+    await create.locator('button').click();
+    await expect.poll(() => page.locator('.error-code').textContent()).toBe('invalid_request');
+    await create.locator('input[name=url]').fill('https://example.com/hook');
+    await create.locator('input[name=description]').fill('Receiver');
+    await create.locator('button').click();
+    await expect.poll(() => page.locator('.secret-value').textContent()).toMatch(/^whsec_/);
+    const row = page.locator('main tbody tr', { hasText: 'https://example.com/hook' });
+    await expect.poll(() => row.textContent()).toContain('ENABLED');
+
+    await row.click();
+    await page.locator('main h2', { hasText: 'Endpoint' }).waitFor();
+    await page.locator('button', { hasText: 'Rotate secret' }).click();
+    await expect.poll(() => page.locator('.secret-value').textContent()).toMatch(/^whsec_/);
+    await page.locator('form[aria-label="Replay a range"] input[name=after]').fill('0');
+    await page.locator('form[aria-label="Replay a range"] button').click();
+    await expect.poll(() => page.locator('.notice a').textContent()).toMatch(/^op_/);
+    await page.locator('button', { hasText: 'Disable' }).click();
+    await expect.poll(() => page.locator('main dl').textContent()).toContain('DISABLED (MANUAL)');
+    await narrow(page);
+
+    const claim = await app.http.post(
+      '/v1/platform/assertions',
+      { external_user_id: 'u1', issuer: 'https://id.example.com', key: 'kyc_passed' },
+      { token },
+    );
+    expect(claim.status, claim.text).toBe(201);
+    await page.goto(`${app.origin}/console#/entities`);
+    await expect.poll(() => page.locator('main tbody').textContent()).toContain('https://id.example.com:u1');
+    expect(await page.locator('main tbody').textContent()).toContain('kyc_passed');
+
+    // The operator: organizations, a wallet top-up, and the kill switch only after a confirmation.
+    await page.goto(`${app.origin}/console#/signin`);
+    await signIn(page, app.operatorToken);
+    await page.locator('main h2', { hasText: 'Operator' }).waitFor();
+    await page.locator('main tbody tr', { hasText: org.slug }).waitFor();
+    await page.locator('input[name=brand]').fill(org.brands[0]!.id);
+    await page.locator('input[name=amount]').fill('500');
+    await page.locator('form[aria-label="Wallet top-up"] button').click();
+    await expect.poll(() => page.locator('.notice').textContent()).toContain('balance 500');
+    await page.locator('button', { hasText: 'Engage…' }).click();
+    expect((await app.http.get('/operator/kill_switch', { token: app.operatorToken })).body.engaged).toBe(false);
+    await page.locator('button.confirm').click();
+    await expect.poll(() => page.locator('.kill-state strong').textContent()).toBe('engaged');
+    await page.locator('button', { hasText: 'Disengage…' }).click();
+    await page.locator('button.confirm').click();
+    await expect.poll(() => page.locator('.kill-state strong').textContent()).toBe('off');
+    expect((await app.http.get('/operator/kill_switch', { token: app.operatorToken })).body.engaged).toBe(false);
+    await narrow(page);
+
+    await page.close();
+    expect(elsewhere).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+});
