@@ -27,7 +27,13 @@ export { toCamelCase, toSnakeCase } from './key-case.ts';
 export type { Page, PagePromise } from './list.ts';
 export type { RequestOptions, FetchLike } from './request-sender.ts';
 export { isTerminal, type WaitOptions, type OperationListParams } from './resources/operations.ts';
-export type { WebhookEndpointCreateParams, WebhookEndpointUpdateParams } from './resources/webhook-endpoints.ts';
+export type {
+  WebhookEndpointCreateParams,
+  WebhookEndpointUpdateParams,
+  WebhookEndpointFilterParams,
+  WebhookEndpointReplayParams,
+  DeliveryListParams,
+} from './resources/webhook-endpoints.ts';
 export type { EventListParams } from './resources/events.ts';
 export type { DistributionCreateParams } from './resources/distributions.ts';
 export type { AssertionCreateParams, AssertionRevokeParams, AssertionListParams } from './resources/assertions.ts';

@@ -106,8 +106,6 @@ export const EVENT_TYPE_DEFINITIONS = {
   ),
 } as const satisfies Record<PublicEventType, EventTypeDefinition>;
 
-export type EventDataOf<T extends PublicEventType> = z.output<(typeof EVENT_TYPE_DEFINITIONS)[T]['data']>;
-
 /** The first way `data` breaks its type's schema, or null when it conforms (internal types are not checked). */
 export function eventDataProblem(type: string, data: unknown): string | null {
   if (!Object.hasOwn(EVENT_TYPE_DEFINITIONS, type)) return null;

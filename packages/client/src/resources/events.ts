@@ -1,7 +1,8 @@
 import type { PagePromise } from '../list.ts';
 import type { RequestOptions } from '../request-sender.ts';
 import { Resource, path } from './resource.ts';
-import type { TypedEvent } from './types.ts';
+import type { TypedEvent, WebhookDelivery } from './types.ts';
+import { deliveryQuery, type DeliveryListParams } from './webhook-endpoints.ts';
 
 export interface EventListParams {
   /** One public event type. */
@@ -35,6 +36,11 @@ export class Events extends Resource {
       },
       options,
     );
+  }
+
+  /** One event's deliveries across the organization's endpoints, newest first (scope webhooks:read). */
+  deliveries(eventId: string, params: DeliveryListParams = {}, options?: RequestOptions): PagePromise<WebhookDelivery> {
+    return this.page(path('/events/{id}/deliveries', eventId), deliveryQuery(params), options);
   }
 
   /** One event by `evt_` id, once sequenced. */

@@ -14,6 +14,8 @@ export interface WebhookEndpoint extends Timestamped {
   url: string;
   description: string | null;
   enabledEvents: string[];
+  /** Besides `enabledEvents`: an event is delivered only if it matches every list given (null: not filtered). */
+  filter: { brands: string[] | null; subjectTypes: string[] | null };
   status: 'enabled' | 'disabled';
   /** Why it is disabled: `manual` (through the API), `gone` (its receiver answered 410 Gone) or `failing` (every attempt failed for too long); null while enabled. */
   disabledReason: 'manual' | 'gone' | 'failing' | null;
@@ -81,6 +83,8 @@ export interface WebhookDelivery {
   lastError: string | null;
   createdAt: string;
   completedAt: string | null;
+  /** The replay operation that re-sent the event (`op_`); null for a live delivery. */
+  replayOperationId: string | null;
   attemptLog: WebhookAttempt[];
 }
 
