@@ -173,7 +173,23 @@ export type Config = {
   http: HttpLimits;
   operations: OperationsConfig;
   webhook: WebhookConfig;
+  /** Payout runs (src/domain/payout/payout.ts); defaults when left out. */
+  payouts?: PayoutsConfig;
 };
+
+/** How payout runs pay: payouts per transaction, and what the sandbox payout provider answers. */
+export interface PayoutsConfig {
+  /** Payouts a payout.run step pays per transaction (DEFAULT_PAY_BATCH when left out). */
+  batch?: number;
+  sandbox?: {
+    /** succeed (default) or fail every payout. */
+    outcome?: 'succeed' | 'fail';
+    /** Each payment takes this long (to observe or interrupt a running run). */
+    delayMs?: number;
+    /** Entities (ent_ ids) whose payouts fail whatever `outcome` says. */
+    failEntities?: string[];
+  };
+}
 
 export interface WebhookConfig {
   /** Delay before each attempt (the first is usually 0); its length is the number of attempts. */
