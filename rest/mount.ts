@@ -18,6 +18,7 @@ import { operatorWalletRoutes } from './operator/wallet.ts';
 import { operatorWebhookRoutes } from './operator/webhooks.ts';
 import { assertionRoutes } from './platform/assertions.ts';
 import { performanceRoutes } from './platform/performance.ts';
+import { payoutRoutes } from './platform/payouts.ts';
 import { distributionRoutes } from './platform/distributions.ts';
 import { enrollmentRoutes } from './platform/enrollments.ts';
 import { eventRoutes } from './platform/events.ts';
@@ -80,6 +81,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...programRoutes(deps),
     ...enrollmentRoutes(deps),
     ...performanceRoutes(deps),
+    ...payoutRoutes(deps),
     ...brandRoutes(deps),
     ...entityRoutes(deps),
     ...relationshipRoutes(deps),

@@ -77,6 +77,11 @@ const Env = z.object({
   OPERATION_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   /** Active enrollments a program.retier step re-evaluates per transaction. */
   PROGRAM_RETIER_BATCH: z.coerce.number().int().min(1).max(10_000).default(200),
+  /** Payouts a payout.run step pays per transaction. */
+  PAYOUT_BATCH: z.coerce.number().int().min(1).max(10_000).default(100),
+  /** The sandbox payout provider: succeed or fail every payout, and how long each payment takes. */
+  PAYOUT_SANDBOX_OUTCOME: z.enum(['succeed', 'fail']).default('succeed'),
+  PAYOUT_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(30_000).default(0),
   WEBHOOK_RETRY_SCHEDULE: z.string().default('0s,5s,5m,30m,2h,5h,10h,10h'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.optional(),
@@ -173,7 +178,23 @@ export type Config = {
   http: HttpLimits;
   operations: OperationsConfig;
   webhook: WebhookConfig;
+  /** Payout runs (src/domain/payout/payout.ts); defaults when left out. */
+  payouts?: PayoutsConfig;
 };
+
+/** How payout runs pay: payouts per transaction, and what the sandbox payout provider answers. */
+export interface PayoutsConfig {
+  /** Payouts a payout.run step pays per transaction (DEFAULT_PAY_BATCH when left out). */
+  batch?: number;
+  sandbox?: {
+    /** succeed (default) or fail every payout. */
+    outcome?: 'succeed' | 'fail';
+    /** Each payment takes this long (to observe or interrupt a running run). */
+    delayMs?: number;
+    /** Entities (ent_ ids) whose payouts fail whatever `outcome` says. */
+    failEntities?: string[];
+  };
+}
 
 export interface WebhookConfig {
   /** Delay before each attempt (the first is usually 0); its length is the number of attempts. */
@@ -334,6 +355,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxAttempts: e.OPERATION_MAX_ATTEMPTS,
       retierBatch: e.PROGRAM_RETIER_BATCH,
     },
+    payouts: { batch: e.PAYOUT_BATCH, sandbox: { outcome: e.PAYOUT_SANDBOX_OUTCOME, delayMs: e.PAYOUT_SANDBOX_DELAY_MS } },
     webhook: {
       retryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,

@@ -101,7 +101,9 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
       [r.success.status]: {
         description: r.success.description,
         content: {
-          'application/json': { schema: r.success.schema ? stripMeta(toSchema(r.success.schema, 'output')) : { type: 'object' } },
+          [r.success.contentType ?? 'application/json']: {
+            schema: r.success.schema ? stripMeta(toSchema(r.success.schema, 'output')) : { type: 'object' },
+          },
         },
       },
     };

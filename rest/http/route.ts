@@ -28,7 +28,8 @@ export interface RouteDef {
   /** Documents the `Idempotency-Key` header. */
   idempotent?: boolean;
   deprecatedBodyFields?: Record<string, string>;
-  success: { status: number; description: string; schema?: z.ZodType };
+  /** `contentType` other than JSON (a CSV export): documented with `schema` (a string). */
+  success: { status: number; description: string; schema?: z.ZodType; contentType?: string };
   /** Documented responses that are neither the success nor the surface's error envelope. */
   otherResponses?: { status: number; description: string; schema: z.ZodType }[];
   errors: number[];

@@ -30,6 +30,9 @@ export const ID_PREFIX = {
   tier: 'tier',
   webhookHealthEvent: 'whe',
   relationship: 'rel',
+  ledgerEntry: 'le',
+  payout: 'po',
+  payoutRun: 'prun',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

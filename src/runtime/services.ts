@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import type { Deps } from '../domain/context.ts';
 import { distributionHandlers } from '../domain/distribution/handlers.ts';
 import { tierHandlers } from '../domain/program/tiers.ts';
+import { payoutHandlers } from '../domain/payout/payout.ts';
 import { StandingScheduler } from '../domain/enrollment/due-evaluation.ts';
 import { Sequencer } from '../domain/event/sequencer.ts';
 import { EventStream } from '../domain/event/stream.ts';
@@ -52,7 +53,7 @@ export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log'
   const webhooks = new WebhookWorker(deps);
   // A retry requested on an API process is picked up by a worker's poll.
   if (delivers) deps.webhooks = webhooks;
-  const operations = new OperationsRunner(deps, [...distributionHandlers, ...tierHandlers, ...replayHandlers]);
+  const operations = new OperationsRunner(deps, [...distributionHandlers, ...tierHandlers, ...replayHandlers, ...payoutHandlers]);
   deps.operations = operations;
   const killSwitch = new KillSwitch(deps);
   const gate = new PlatformGate(deps, killSwitch);

@@ -15,6 +15,7 @@ import {
 import { afterAll, describe, expect } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
+import { newId } from '../../src/domain/id.ts';
 import { appTest, buildOrg, buildToken, emitEvent, type TestApp, type TestOrg } from '../support/kit.ts';
 import type { HttpResponse } from '../support/http.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from '../delivery/receiver.ts';
@@ -44,7 +45,8 @@ type Kind =
   | 'token'
   | 'brand'
   | 'relationship'
-  | 'tier';
+  | 'tier'
+  | 'payout';
 type Ids = Record<Kind, string>;
 
 /** The object a collection's path segment names. */
@@ -65,6 +67,9 @@ const SEGMENT_KIND: Record<string, Kind> = {
   entities: 'entity',
   relationships: 'relationship',
   tiers: 'tier',
+  payouts: 'payout',
+  // POST /payouts/runs/{id}/cancel: a run is its payout.run operation.
+  runs: 'operation',
 };
 
 /** The object a query parameter or body field names. */
@@ -91,6 +96,7 @@ const BODIES: Record<string, (ids: Ids) => unknown> = {
   createProgramTier: () => ({ name: 'Other', metric: 'sales', threshold: 5, rate_bps: 1 }),
   updateProgramTier: () => ({ rate_bps: 2 }),
   replayWebhookEndpoint: () => ({ starting_after: 0 }),
+  runPayouts: (ids) => ({ program: ids.program, period_end: '2026-01-01T00:00:00Z' }),
 };
 
 // Rate limits (and the per-organization create limit) must not answer for the lookup: far above this test's needs.
@@ -152,6 +158,20 @@ test.beforeAll(async ({ app }) => {
     { name: 'Gold', metric: 'sales', threshold: 100, rate_bps: 250 },
     202,
   );
+  // A payout of ours, written directly (runs are proven in test/payouts/).
+  const payout = newId('payout');
+  await t.app.deps.db.prisma.payout.create({
+    data: {
+      id: payout,
+      organizationId: org.id,
+      brandId: org.brands[0]!.id,
+      runId: newId('payoutRun'),
+      operationId: launched.operation.id,
+      entityId: assertion.entity,
+      amount: 5n,
+      periodEnd: new Date('2026-01-01T00:00:00Z'),
+    },
+  });
   ours = {
     org,
     token,
@@ -172,6 +192,7 @@ test.beforeAll(async ({ app }) => {
       brand: org.brands[0]!.id,
       relationship: relationship.id,
       tier: tier.tier.id,
+      payout,
     },
   };
 });
@@ -281,6 +302,8 @@ function argKind(field: GraphQLField<unknown, unknown>, arg: GraphQLArgument): K
     ['relationship', 'relationship'],
     ['entity', 'entity'],
     ['brand', 'brand'],
+    ['payoutrun', 'operation'],
+    ['payout', 'payout'],
   ];
   return nouns.find(([noun]) => field.name.toLowerCase().includes(noun))?.[1];
 }
@@ -350,6 +373,9 @@ async function ourState(): Promise<unknown> {
     '/v1/platform/entities',
     `/v1/platform/brands/${ids.brand}`,
     `/v1/platform/programs/${ids.program}/tiers`,
+    `/v1/platform/payouts/${ids.payout}`,
+    '/v1/platform/payouts',
+    '/v1/platform/payouts/ledger',
   ];
   await t.app.sequencer.flush();
   const out: Record<string, unknown> = {};
@@ -388,6 +414,9 @@ describe('cross-tenant matrix', () => {
       'relationships/{id}/end',
       'graphql mutation endRelationship',
       'graphql query entity',
+      'payouts/{id}',
+      'payouts/runs/{id}/cancel',
+      'graphql mutation runPayouts',
     ]) {
       expect(names).toContain(r);
     }

@@ -5,7 +5,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createTestDatabase, seedDataDir, type TestDatabase } from '../support/database.ts';
 import { HttpClient } from '../support/http.ts';
-import { spawnServer, type ServerProcess } from '../support/ops-process.ts';
+import { crashWorkerEnv, spawnServer, until, type ServerProcess } from '../support/ops-process.ts';
 import { buildTenant, type Server } from '../support/kit.ts';
 
 /**
@@ -36,31 +36,13 @@ const TERMINAL = ['succeeded', 'partial', 'failed', 'canceled'];
 
 async function server(extra: Record<string, string> = {}): Promise<{ proc: ServerProcess; t: Server }> {
   const env: Record<string, string> = {
-    PORT: '0',
-    OPERATOR_TOKEN: operatorToken,
-    BOOTSTRAP: '0',
-    LOG_LEVEL: 'silent',
-    OPERATION_LEASE_MS: String(LEASE_MS),
-    OPERATIONS_POLL_MS: '100',
-    // Far beyond every deadline below: whatever settles after a kill was resumed through its expired lease, not the recheck.
-    OPERATION_RECHECK_MS: '600000',
-    WEBHOOK_WORKER: '0',
+    ...crashWorkerEnv(operatorToken, LEASE_MS),
     ...extra,
     ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : { DATA_DIR: dataDir }),
   };
   const proc = await spawnServer(env);
   running.push(proc);
   return { proc, t: { http: new HttpClient(proc.origin), operatorToken } };
-}
-
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 it('a worker killed mid-operation leaves the lease to expire; another process resumes and finishes it once', {

@@ -23,6 +23,9 @@ import { entities } from '../../src/domain/entity/entities.ts';
 import { relationships } from '../../src/domain/relationship/relationship.ts';
 import { entityRoutes } from '../../rest/platform/entities.ts';
 import { relationshipRoutes } from '../../rest/platform/relationships.ts';
+import { ledger } from '../../src/domain/payout/ledger.ts';
+import { payouts } from '../../src/domain/payout/payout.ts';
+import { payoutRoutes } from '../../rest/platform/payouts.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { assertionRoutes } from '../../rest/platform/assertions.ts';
 import { distributionRoutes } from '../../rest/platform/distributions.ts';
@@ -31,6 +34,7 @@ import { performanceRoutes } from '../../rest/platform/performance.ts';
 import { programRoutes } from '../../rest/platform/programs.ts';
 import { webhookDeliveryRoutes } from '../../rest/platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from '../../rest/platform/webhook-endpoints.ts';
+import { newId } from '../../src/domain/id.ts';
 import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 
 /**
@@ -60,6 +64,8 @@ const ALL = [
   brands,
   entities,
   relationships,
+  ledger,
+  payouts,
 ].flatMap((group) => Object.values(group) as Action[]);
 const SCOPES = [
   'webhooks:read',
@@ -84,6 +90,8 @@ const SCOPES = [
   'entities:read',
   'relationships:read',
   'relationships:write',
+  'payouts:read',
+  'payouts:write',
 ];
 const P = '/v1/platform';
 
@@ -221,6 +229,28 @@ const createRelationship = async (token: string, moves: string[] = []): Promise<
   return { user, relationship: res.body.id, entity: res.body.entity };
 };
 const TIER = 'id program name metric threshold rateBps createdAt updatedAt';
+const LEDGER = `id kind entity program enrollment periodStart periodEnd sourcePeriodStart tier metric value rateBps earned amount carry
+  status payout reverses createdAt`;
+const PAYOUT = 'id amount entity program status failureReason periodEnd entries operation createdAt updatedAt';
+/** A payout of the token's brand, written directly (a run's path to one is proven in test/payouts/). */
+const createPayout = async (token: string): Promise<Ids> => {
+  const brandId = (await t.http.get(`${P}/brands?limit=1`, { token })).body.data[0].id;
+  const brand = await t.app.deps.db.prisma.brand.findUniqueOrThrow({ where: { id: brandId } });
+  const id = newId('payout');
+  await t.app.deps.db.prisma.payout.create({
+    data: {
+      id,
+      organizationId: brand.organizationId,
+      brandId,
+      runId: newId('payoutRun'),
+      operationId: newId('operation'),
+      entityId: newId('entity'),
+      amount: 5n,
+      periodEnd: new Date('2026-01-01T00:00:00Z'),
+    },
+  });
+  return { payout: id };
+};
 const createTier = async (token: string): Promise<Ids> => {
   const { program } = await createProgram(token);
   const res = await t.http.post(
@@ -1039,6 +1069,96 @@ const ROWS: Row[] = [
       gql: { query: '{ relationship(id: "rel_nope") { id } }' },
     },
   },
+  {
+    action: ledger.list,
+    call: () => ({
+      rest: { method: 'GET', path: '/payouts/ledger?limit=1' },
+      gql: {
+        query: `{ ledgerEntries(first: 1) { edges { node { ${LEDGER} } } pageInfo { hasNextPage } } }`,
+        pick: (d) => edges(d.ledgerEntries),
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/payouts/ledger?limit=0' },
+      gql: { query: '{ ledgerEntries(first: 0) { edges { cursor } } }' },
+      gqlParam: 'first',
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/payouts/ledger?starting_after=le_nope' },
+      gql: { query: '{ ledgerEntries(after: "le_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
+  },
+  {
+    action: payouts.list,
+    setup: createPayout,
+    volatile: ['entries', 'operation', 'entity'],
+    call: () => ({
+      rest: { method: 'GET', path: '/payouts?limit=1' },
+      gql: { query: `{ payouts(first: 1) { edges { node { ${PAYOUT} } } pageInfo { hasNextPage } } }`, pick: (d) => edges(d.payouts) },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/payouts?limit=0' },
+      gql: { query: '{ payouts(first: 0) { edges { cursor } } }' },
+      gqlParam: 'first',
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/payouts?starting_after=po_nope' },
+      gql: { query: '{ payouts(after: "po_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
+  },
+  {
+    action: payouts.retrieve,
+    setup: createPayout,
+    volatile: ['entries', 'operation', 'entity'],
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/payouts/${ids.payout}` },
+      gql: { query: `{ payout(id: "${ids.payout}") { ${PAYOUT} } }` },
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/payouts/po_nope' },
+      gql: { query: '{ payout(id: "po_nope") { id } }' },
+    },
+  },
+  {
+    action: payouts.run,
+    setup: createProgram,
+    volatile: ['run'],
+    call: (ids) => ({
+      rest: {
+        method: 'POST',
+        path: '/payouts/runs',
+        body: { program: ids.program, period_end: '2026-01-01T00:00:00Z' },
+        envelope: 'operation',
+      },
+      gql: {
+        query: `mutation { runPayouts(program: "${ids.program}", periodEnd: "2026-01-01T00:00:00Z") { ${OP} } }`,
+        pick: json('runPayouts'),
+      },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'POST', path: '/payouts/runs', body: { program: ids.program, period_end: 'soon' } },
+      gql: { query: `mutation { runPayouts(program: "${ids.program}", periodEnd: "soon") { id } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/payouts/runs', body: { program: 'prog_nope', period_end: '2026-01-01T00:00:00Z' } },
+      gql: { query: 'mutation { runPayouts(program: "prog_nope", periodEnd: "2026-01-01T00:00:00Z") { id } }' },
+    },
+  },
+  {
+    action: payouts.cancelRun,
+    // No such run: the same 404 on both (test/payouts/runs.test.ts cancels a real one).
+    refused: 'resource_missing',
+    call: () => ({
+      rest: { method: 'POST', path: '/payouts/runs/op_00000000000000000000000000000000/cancel' },
+      gql: { query: 'mutation { cancelPayoutRun(id: "op_00000000000000000000000000000000") { id } }' },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/payouts/runs/op_nope/cancel' },
+      gql: { query: 'mutation { cancelPayoutRun(id: "op_nope") { id } }' },
+    },
+  },
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
@@ -1086,6 +1206,7 @@ test('every action declared for both fronts has a REST route and a GraphQL field
     ...brandRoutes(t.app.deps),
     ...entityRoutes(t.app.deps),
     ...relationshipRoutes(t.app.deps),
+    ...payoutRoutes(t.app.deps),
   ];
   const bound = new Map<string, string[]>();
   for (const type of Object.values(schema.getTypeMap())) {

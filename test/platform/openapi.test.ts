@@ -75,6 +75,12 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'POST /relationships/{id}/pause relationships:write',
       'POST /relationships/{id}/resume relationships:write',
       'POST /relationships/{id}/end relationships:write',
+      'GET /payouts/ledger payouts:read',
+      'GET /payouts/exports payouts:read',
+      'POST /payouts/runs payouts:write',
+      'POST /payouts/runs/{id}/cancel payouts:write',
+      'GET /payouts payouts:read',
+      'GET /payouts/{id} payouts:read',
     ].sort(),
   );
   const create = res.body.paths['/webhook_endpoints'].post;

@@ -101,3 +101,29 @@ export function serverProcesses(stopWith: (c: ServerProcess) => Promise<unknown>
   });
   return fleet;
 }
+
+/** Polls `probe` (every 50 ms: another process's state, which no event of this one announces) until it answers; fails after `ms`. */
+export async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * The environment of a process a crash test kills: no bootstrap, no webhook worker, a short lease and poll, and a
+ * recheck far beyond every deadline (whatever settles after a kill was resumed through its expired lease).
+ */
+export const crashWorkerEnv = (operatorToken: string, leaseMs: number): Record<string, string> => ({
+  PORT: '0',
+  OPERATOR_TOKEN: operatorToken,
+  BOOTSTRAP: '0',
+  LOG_LEVEL: 'silent',
+  OPERATION_LEASE_MS: String(leaseMs),
+  OPERATIONS_POLL_MS: '100',
+  OPERATION_RECHECK_MS: '600000',
+  WEBHOOK_WORKER: '0',
+});

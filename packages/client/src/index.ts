@@ -38,4 +38,5 @@ export type { EventListParams } from './resources/events.ts';
 export type { DistributionCreateParams } from './resources/distributions.ts';
 export type { AssertionCreateParams, AssertionRevokeParams, AssertionListParams } from './resources/assertions.ts';
 export type { MeasurementParams, RollupParams, RollupPage, TierParams } from './resources/performance.ts';
+export type { LedgerParams, PayoutListParams, PayoutRunParams, PayoutExportParams } from './resources/payouts.ts';
 export * from './resources/types.ts';

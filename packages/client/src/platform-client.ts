@@ -5,6 +5,7 @@ import { Deployments, Distributions } from './resources/distributions.ts';
 import { EventTypes } from './resources/event-types.ts';
 import { Events } from './resources/events.ts';
 import { Operations } from './resources/operations.ts';
+import { Payouts } from './resources/payouts.ts';
 import { WebhookEndpoints } from './resources/webhook-endpoints.ts';
 import { webhooks } from './webhooks.ts';
 
@@ -38,6 +39,7 @@ export class PlatformClient {
   readonly deployments: Deployments;
   readonly performance: Performance;
   readonly programTiers: ProgramTiers;
+  readonly payouts: Payouts;
   /** Verification needs no API key; also exported standalone as `webhooks`. */
   readonly webhooks = webhooks;
   readonly sender: RequestSender;
@@ -63,5 +65,6 @@ export class PlatformClient {
     this.deployments = new Deployments(this.sender);
     this.performance = new Performance(this.sender);
     this.programTiers = new ProgramTiers(this.sender);
+    this.payouts = new Payouts(this.sender);
   }
 }

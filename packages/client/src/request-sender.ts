@@ -144,6 +144,9 @@ function networkError(cause: unknown, timeoutMs: number, url: string): PlatformE
 async function readResponse<T>(res: Response): Promise<ApiResponse<T>> {
   const requestId = res.headers.get('request-id');
   const text = await res.text();
+  // A CSV export is text: handed back as it came.
+  if (res.ok && (res.headers.get('content-type') ?? '').startsWith('text/csv'))
+    return { status: res.status, body: text as T, requestId, headers: res.headers };
   let parsed: unknown;
   if (text !== '') {
     try {

@@ -3,6 +3,7 @@ import type { Deps } from '../context.ts';
 import { lockEntity } from '../entity/entity.ts';
 import { evaluateEntityStanding, periodEnd, periodStart, type Trigger } from './standing.ts';
 import { Loop } from '../../runtime/loop.ts';
+import { accrueEntity, dueAccruals } from '../payout/ledger.ts';
 
 /**
  * Time-driven standing changes: a claim expiring (no event is written for
@@ -54,6 +55,7 @@ async function dueEntities(db: Pick<Tx, '$queryRaw'>, now: Date, entityId?: stri
 
 /** Runs every evaluation due at deps.clock's now; returns the number of standing events emitted. Tests call it directly. */
 export async function runDueEvaluations(deps: Deps): Promise<number> {
+  await runDueAccruals(deps);
   let emitted = 0;
   for (;;) {
     const now = deps.clock.now();
@@ -69,6 +71,24 @@ export async function runDueEvaluations(deps: Deps): Promise<number> {
       });
     }
     if (entities.length < BATCH) return emitted;
+  }
+}
+
+/**
+ * Accrues closed periods into the payout ledger (ADR 0009), entity by entity under its lock, before standing is
+ * evaluated for the new period: the accrual reads the standing the closed period ended with.
+ */
+async function runDueAccruals(deps: Deps): Promise<void> {
+  for (;;) {
+    const now = deps.clock.now();
+    const entities = await dueAccruals(deps.db.prisma, now, BATCH);
+    for (const entityId of entities) {
+      await deps.db.transaction(async (tx) => {
+        await lockEntity(tx, entityId);
+        if ((await dueAccruals(tx, now, 1, [entityId])).length) await accrueEntity(deps, tx, entityId);
+      });
+    }
+    if (entities.length < BATCH) return;
   }
 }
 

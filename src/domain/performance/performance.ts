@@ -11,6 +11,7 @@ import { findProgram, PERFORMANCE_WINDOWS } from '../program/program.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { timestamp } from '../validation.ts';
 import { ASSERTION_KEY } from '../assertion/assertion.ts';
+import { accrueMeasured } from '../payout/ledger.ts';
 
 /**
  * Performance: measured values of a metric for an entity, ingested in
@@ -250,6 +251,13 @@ async function recordMeasurements(
        WHERE e.id IN (SELECT jsonb_array_elements_text(${JSON.stringify(touched)}::jsonb))
          AND EXISTS (SELECT 1 FROM enrollment n WHERE n.entity_id = e.id AND n.status = 'active')
        ORDER BY e.id FOR UPDATE OF e`;
+    // The payout ledger first: closed periods accrue with the standing they ended with, late measurements adjust.
+    await accrueMeasured(
+      deps,
+      tx,
+      enrolled.map((e) => e.id),
+      inserted.map((r) => r.id),
+    );
     for (const { id } of enrolled) await evaluateEntityStanding(deps, tx, id, { trigger: 'metric' }, { alreadyLocked: true });
   }
   return { object: 'measurement_batch', recorded: inserted.length, duplicates: rows.length - inserted.length, data };

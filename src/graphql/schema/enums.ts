@@ -9,6 +9,8 @@ import { DELIVERY_STATUSES } from '../../domain/webhook/delivery.ts';
 import { WEBHOOK_HEALTH_EVENT_KINDS } from '../../domain/webhook/health-event.ts';
 import { WEBHOOK_ENDPOINT_DISABLED_REASONS, WEBHOOK_ENDPOINT_ORDERINGS, WEBHOOK_ENDPOINT_STATUSES } from '../../domain/webhook/endpoint.ts';
 import { builder } from '../builder.ts';
+import { ENTRY_KINDS, ENTRY_STATUSES } from '../../domain/payout/ledger.ts';
+import { PAYOUT_STATUSES } from '../../domain/payout/payout.ts';
 import { RELATIONSHIP_STATUSES } from '../../domain/relationship/states.ts';
 
 /**
@@ -115,3 +117,14 @@ export const RelationshipStatus = closedSet(
   RELATIONSHIP_STATUSES,
   "A relationship's lifecycle: CREATED, then ACTIVE and PAUSED in turn, ENDED (final; a new relationship may follow)",
 );
+export const LedgerEntryKind = closedSet(
+  'LedgerEntryKind',
+  ENTRY_KINDS,
+  'ACCRUAL (a closed period), ADJUSTMENT (a later change to it), REVERSAL',
+);
+export const LedgerEntryStatus = closedSet(
+  'LedgerEntryStatus',
+  ENTRY_STATUSES,
+  'UNPAID, IN_FLIGHT (a created payout holds it) or PAID (a settled one)',
+);
+export const PayoutStatus = closedSet('PayoutStatus', PAYOUT_STATUSES, 'CREATED, then SETTLED or FAILED');

@@ -13,6 +13,7 @@ import './webhook-delivery.ts';
 import './operation.ts';
 import './distribution.ts';
 import './performance.ts';
+import './payout.ts';
 import './relationship.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

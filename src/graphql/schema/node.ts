@@ -12,6 +12,8 @@ import { retrieveProgram, retrieveRequirement } from '../../domain/program/progr
 import { retrieveUnit } from '../../domain/unit/unit.ts';
 import { retrieveWebhookDelivery } from '../../domain/webhook/delivery.ts';
 import { retrieveWebhookEndpoint } from '../../domain/webhook/endpoint.ts';
+import { retrieveLedgerEntry } from '../../domain/payout/ledger.ts';
+import { retrievePayout } from '../../domain/payout/payout.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 
@@ -84,6 +86,8 @@ const LOOKUPS: Partial<Record<string, Lookup>> = {
     load: (ctx, id) => retrieveDistribution(ctx.deps, org(ctx), id),
   },
   [ID_PREFIX.deployment]: { type: 'Deployment', scope: 'deployments:read', load: (ctx, id) => retrieveDeployment(ctx.deps, org(ctx), id) },
+  [ID_PREFIX.payout]: { type: 'Payout', scope: 'payouts:read', load: (ctx, id) => retrievePayout(ctx.deps, ctx.caller, id) },
+  [ID_PREFIX.ledgerEntry]: { type: 'LedgerEntry', scope: 'payouts:read', load: (ctx, id) => retrieveLedgerEntry(ctx.deps, ctx.caller, id) },
 };
 
 const lookupOf = (id: string) => LOOKUPS[id.slice(0, Math.max(0, id.indexOf('_')))];

@@ -205,24 +205,81 @@ export function registerUserCommands(): void {
     .description('poll an operation until it is terminal, showing progress; exit 0 succeeded, 5 partial/failed/canceled, 4 timed out')
     .option('--timeout-ms <ms>', 'give up after this long (the operation keeps running)', '60000')
     .option('--interval-ms <ms>', 'poll interval', '1000')
+    .action(run(async (g, id: string, o: WaitFlags) => waitOperation(g, id, o)));
+
+  // ── Payouts ───────────────────────────────────────────────────────────────
+
+  const payouts = program.command('payouts').description('the payout ledger, runs and payouts (payouts:read / :write)');
+
+  payouts
+    .command('run')
+    .description('pay the unpaid entries payable by --period-end, one payout per entity (a payout.run operation)')
+    .requiredOption('--period-end <time>', 'RFC 3339; entries payable in periods ending at or before it')
+    .option('--program <programId>', 'only this program (default: every program of the brand)')
+    .option('--wait', 'poll the operation until terminal, printing progress; exit 0 succeeded, 5 partial/failed/canceled, 4 timed out')
+    .option('--timeout-ms <ms>', 'with --wait: give up after this long (the run keeps going)', '60000')
+    .option('--interval-ms <ms>', 'with --wait: poll interval', '1000')
     .action(
-      run(async (g, id: string, o: { timeoutMs: string; intervalMs: string }) => {
-        const { client } = platformClient(g);
-        let lastLine = '';
-        const op = await client.operations.wait(id, {
-          timeoutMs: Number(o.timeoutMs),
-          intervalMs: Number(o.intervalMs),
-          onPoll: (p) => {
-            const line = progressLine(p);
-            if (line !== lastLine && !g.json) process.stderr.write(`${line}\n`);
-            lastLine = line;
-          },
-        });
-        print(g, op, () => `${op.id} ${op.status}${op.error ? `: ${JSON.stringify(op.error)}` : ''}`);
-        return op.status === 'succeeded' ? EXIT.ok : EXIT.operationNotSucceeded;
+      run(async (g, o: WaitFlags & { periodEnd: string; program?: string; wait?: boolean }) => {
+        const op = await platformClient(g).client.payouts.run({ program: o.program, periodEnd: o.periodEnd });
+        if (!o.wait) {
+          print(g, op, () => `${op.id} ${op.kind} ${op.status}; follow it with \`platform operations wait ${op.id}\``);
+          return;
+        }
+        if (!g.json) process.stderr.write(`${progressLine(op)}\n`);
+        return waitOperation(g, op.id, o, progressLine(op));
+      }),
+    );
+
+  payouts
+    .command('list')
+    .description('payouts of the selected brand, newest first')
+    .option('--status <status>', 'created, settled or failed')
+    .option('--limit <n>', 'at most this many (1 to 100)', '20')
+    .action(
+      run(async (g, o: { status?: 'created' | 'settled' | 'failed'; limit: string }) => {
+        const page = await platformClient(g).client.payouts.list({ status: o.status, limit: Number(o.limit) });
+        print(g, page.data, () =>
+          page.data.length
+            ? table([['ID', 'STATUS', 'AMOUNT', 'ENTITY'], ...page.data.map((p) => [p.id, p.status, String(p.amount), p.entity])])
+            : 'No payouts',
+        );
+      }),
+    );
+
+  payouts
+    .command('export')
+    .description('CSV of the payouts (or the ledger) of the period containing --period, to stdout')
+    .requiredOption('--period <time>', 'any RFC 3339 instant of the period')
+    .option('--kind <kind>', 'payouts or ledger', 'payouts')
+    .action(
+      run(async (g, o: { period: string; kind: 'payouts' | 'ledger' }) => {
+        process.stdout.write(await platformClient(g).client.payouts.export({ period: o.period, kind: o.kind }));
       }),
     );
   registerCompletion(program);
+}
+
+interface WaitFlags {
+  timeoutMs: string;
+  intervalMs: string;
+}
+
+/** Polls an operation until terminal, progress lines on stderr (each once); the exit code says how it ended. */
+async function waitOperation(g: Parameters<typeof platformClient>[0], id: string, o: WaitFlags, shown = ''): Promise<number> {
+  const { client } = platformClient(g);
+  let lastLine = shown;
+  const op = await client.operations.wait(id, {
+    timeoutMs: Number(o.timeoutMs),
+    intervalMs: Number(o.intervalMs),
+    onPoll: (p) => {
+      const line = progressLine(p);
+      if (line !== lastLine && !g.json) process.stderr.write(`${line}\n`);
+      lastLine = line;
+    },
+  });
+  print(g, op, () => `${op.id} ${op.status}${op.error ? `: ${JSON.stringify(op.error)}` : ''}`);
+  return op.status === 'succeeded' ? EXIT.ok : EXIT.operationNotSucceeded;
 }
 
 /** The brand and subject filters of `events tail` and `listen` (src/domain/event/filter.ts). */

@@ -260,3 +260,51 @@ export interface ProgramTierChange<T = ProgramTier> {
   tier: T;
   operation: Operation;
 }
+
+export type LedgerEntryStatus = 'unpaid' | 'in_flight' | 'paid';
+
+/** What an enrollment earned for a period, in integer minor units (`le_`); never updated or deleted. */
+export interface LedgerEntry {
+  id: string;
+  object: 'ledger_entry';
+  kind: 'accrual' | 'adjustment' | 'reversal';
+  entity: string;
+  program: string;
+  enrollment: string;
+  periodStart: string;
+  periodEnd: string;
+  sourcePeriodStart: string;
+  tier: string | null;
+  metric: string | null;
+  value: number;
+  rateBps: number;
+  /** The exact amount earned, a decimal string in minor units. */
+  earned: string;
+  /** Integer minor units: earned plus the carried remainder, rounded down. */
+  amount: number;
+  carry: string;
+  status: LedgerEntryStatus;
+  payout: string | null;
+  reverses: string | null;
+  createdAt: string;
+}
+
+export type PayoutStatus = 'created' | 'settled' | 'failed';
+
+/** One payment to an entity from a payout run (`po_`). */
+export interface Payout {
+  id: string;
+  object: 'payout';
+  amount: number;
+  entity: string;
+  program: string | null;
+  status: PayoutStatus;
+  failureReason: string | null;
+  periodEnd: string;
+  /** The ledger entries (`le_`) it pays. */
+  entries: string[];
+  /** The `payout.run` operation. */
+  operation: string;
+  createdAt: string;
+  updatedAt: string;
+}

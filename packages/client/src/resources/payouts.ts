@@ -1,0 +1,65 @@
+import type { PagePromise } from '../list.ts';
+import type { RequestOptions } from '../request-sender.ts';
+import { Resource, path } from './resource.ts';
+import type { LedgerEntry, LedgerEntryStatus, Operation, Payout, PayoutStatus } from './types.ts';
+
+export interface LedgerParams {
+  entity?: string;
+  program?: string;
+  /** Any instant of a period: entries payable in it. */
+  period?: string | Date;
+  status?: LedgerEntryStatus;
+  limit?: number;
+  startingAfter?: string;
+}
+
+export interface PayoutListParams {
+  status?: PayoutStatus;
+  entity?: string;
+  /** The payout.run operation. */
+  operation?: string;
+  limit?: number;
+  startingAfter?: string;
+}
+
+export interface PayoutRunParams {
+  /** Omitted: every program of the brand. */
+  program?: string;
+  /** Pays entries payable in periods ending at or before it; now or past. */
+  periodEnd: string | Date;
+}
+
+export interface PayoutExportParams {
+  kind?: 'payouts' | 'ledger';
+  /** Any instant of the period. */
+  period: string | Date;
+}
+
+const iso = (d: string | Date | undefined) => (d instanceof Date ? d.toISOString() : d);
+
+/** Payouts: the ledger, runs (`payout.run` operations: `operations.wait` them), payouts and CSV exports. */
+export class Payouts extends Resource {
+  ledger(params: LedgerParams = {}, options?: RequestOptions): PagePromise<LedgerEntry> {
+    return this.page('/payouts/ledger', { ...params, period: iso(params.period) }, options);
+  }
+
+  list(params: PayoutListParams = {}, options?: RequestOptions): PagePromise<Payout> {
+    return this.page('/payouts', { ...params }, options);
+  }
+
+  retrieve(id: string, options?: RequestOptions): Promise<Payout> {
+    return this.one({ method: 'GET', path: path('/payouts/{id}', id), options });
+  }
+
+  /** Starts (or, for the same program and periodEnd, answers again) the run; resolves with its operation. */
+  run(params: PayoutRunParams, options?: RequestOptions): Promise<Operation> {
+    const body = { program: params.program, periodEnd: iso(params.periodEnd) };
+    return this.one({ method: 'POST', path: '/payouts/runs', body, idempotent: true, options }, 'operation');
+  }
+
+  /** The CSV text (RFC 4180, header row first). */
+  export(params: PayoutExportParams, options?: RequestOptions): Promise<string> {
+    const query = { format: 'csv', kind: params.kind, period: iso(params.period) };
+    return this.one({ method: 'GET', path: '/payouts/exports', query, options });
+  }
+}

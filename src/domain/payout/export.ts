@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { Prisma } from '../../db/database.ts';
+import type { Deps } from '../context.ts';
+import type { SurfaceBCaller } from '../platform/request-auth.ts';
+import { timestamp } from '../validation.ts';
+import { ENTRY_COLUMNS, type EntryRow, presentEntry } from './ledger.ts';
+
+/**
+ * CSV exports of the payout ledger and of payouts, for the period containing
+ * `period` (entries payable in it; payouts paying such entries). Streamed: rows
+ * are read PAGE rows at a time by id (a keyset cursor, ascending), each page
+ * written before the next is read, so memory stays constant whatever the size
+ * and the first bytes leave before the last page is read. RFC 4180: CRLF line
+ * ends, a header row, fields with a comma, quote, CR or LF quoted with quotes
+ * doubled. CSV injection (OWASP): a text cell starting with = + - @, tab or CR
+ * is prefixed with a single quote; numeric columns are numbers we wrote.
+ */
+export const EXPORT_KINDS = ['payouts', 'ledger'] as const;
+const PAGE = 1000;
+
+export const ExportInput = z.strictObject({
+  format: z.literal('csv', { error: 'must be csv' }),
+  kind: z.enum(EXPORT_KINDS).default('payouts'),
+  period: timestamp().describe('any RFC 3339 instant of the period: rows payable in the period containing it'),
+});
+
+/** The documented columns of each export, in order (stable: new columns are only ever appended). */
+export const EXPORT_COLUMNS = {
+  ledger: [
+    'id',
+    'kind',
+    'entity',
+    'external_user_id',
+    'issuer',
+    'program',
+    'enrollment',
+    'period_start',
+    'period_end',
+    'source_period_start',
+    'tier',
+    'metric',
+    'value',
+    'rate_bps',
+    'earned',
+    'amount',
+    'carry',
+    'status',
+    'payout',
+    'reverses',
+    'created_at',
+  ],
+  payouts: [
+    'id',
+    'entity',
+    'external_user_id',
+    'issuer',
+    'program',
+    'amount',
+    'status',
+    'failure_reason',
+    'period_end',
+    'operation',
+    'entries',
+    'created_at',
+    'updated_at',
+  ],
+} as const;
+
+const NUMERIC = new Set(['value', 'rate_bps', 'earned', 'amount', 'carry', 'entries']);
+
+/** One CSV cell: injection-safe for text, RFC 4180-quoted when needed. */
+export function csvCell(value: unknown, numeric = false): string {
+  if (value === null || value === undefined) return '';
+  let s = String(value);
+  if (!numeric && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+const line = (kind: keyof typeof EXPORT_COLUMNS, row: Record<string, unknown>) =>
+  `${EXPORT_COLUMNS[kind].map((c) => csvCell(row[c], NUMERIC.has(c))).join(',')}\r\n`;
+
+type Identity = { external_user_id: string | null; issuer: string | null };
+
+/** The export's lines, header first, page by page (nothing is read before the consumer asks for the next line). */
+export async function* exportCsv(deps: Deps, caller: SurfaceBCaller, input: z.output<typeof ExportInput>): AsyncGenerator<string> {
+  const db = deps.db.prisma;
+  const org = caller.organization.id;
+  const brand = caller.brand.id;
+  const at = Prisma.sql`${input.period}::timestamptz`;
+  yield `${EXPORT_COLUMNS[input.kind].join(',')}\r\n`;
+  let after = '';
+  for (;;) {
+    if (input.kind === 'ledger') {
+      const rows = await db.$queryRaw<(EntryRow & Identity)[]>`
+        SELECT ${ENTRY_COLUMNS}, e.external_user_id, e.issuer FROM ledger_entry l LEFT JOIN entity e ON e.id = l.entity_id
+         WHERE l.organization_id = ${org} AND l.brand_id = ${brand} AND l.period_start <= ${at} AND l.period_end > ${at} AND l.id > ${after}
+         ORDER BY l.id LIMIT ${PAGE}`;
+      let chunk = '';
+      for (const r of rows) chunk += line('ledger', { ...presentEntry(r), external_user_id: r.external_user_id, issuer: r.issuer });
+      if (chunk) yield chunk;
+      if (rows.length < PAGE) return;
+      after = rows.at(-1)!.id;
+    } else {
+      const rows = await db.$queryRaw<Record<string, unknown>[]>`
+        SELECT p.id, p.entity_id AS entity, e.external_user_id, e.issuer, p.program_id AS program, p.amount::text AS amount, p.status,
+               p.failure_reason, p.period_end, p.operation_id AS operation,
+               (SELECT count(*)::int FROM payout_item i WHERE i.payout_id = p.id) AS entries, p.created_at, p.updated_at
+          FROM payout p LEFT JOIN entity e ON e.id = p.entity_id
+         WHERE p.organization_id = ${org} AND p.brand_id = ${brand} AND p.id > ${after}
+           AND EXISTS (SELECT 1 FROM payout_item i JOIN ledger_entry l ON l.id = i.entry_id
+                        WHERE i.payout_id = p.id AND l.period_start <= ${at} AND l.period_end > ${at})
+         ORDER BY p.id LIMIT ${PAGE}`;
+      let chunk = '';
+      for (const r of rows) {
+        const iso = (d: unknown) => new Date(d as Date).toISOString();
+        chunk += line('payouts', { ...r, period_end: iso(r.period_end), created_at: iso(r.created_at), updated_at: iso(r.updated_at) });
+      }
+      if (chunk) yield chunk;
+      if (rows.length < PAGE) return;
+      after = rows.at(-1)!.id as string;
+    }
+  }
+}

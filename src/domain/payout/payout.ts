@@ -1,0 +1,466 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import type { Operation as OperationRow, Payout as PayoutRow } from '../../db/generated/client.ts';
+import { Prisma, type Tx } from '../../db/database.ts';
+import type { Deps } from '../context.ts';
+import { DomainError, isUniqueViolation, missing } from '../errors.ts';
+import { insertEvents, type NewEvent } from '../event/event.ts';
+import { isId, newId } from '../id.ts';
+import { mutation, read, type Reader } from '../action/action.ts';
+import { ListInput, listOf, newestFirst } from '../action/list.ts';
+import type { OperationHandler, StepOutcome } from '../operation/engine.ts';
+import {
+  enqueueOperation,
+  liveOperation,
+  Operation,
+  operationConflict,
+  presentOperation,
+  requestCancel,
+  targetSettlement,
+  type PublicOperation,
+} from '../operation/operation.ts';
+import { findProgram } from '../program/program.ts';
+import type { SurfaceBCaller } from '../platform/request-auth.ts';
+import { timestamp } from '../validation.ts';
+
+/**
+ * Payout runs (ADR 0009). `POST /payouts/runs {program?, period_end}` starts a
+ * `payout.run` operation, one per (brand, program or the whole brand,
+ * period_end): a repeat answers the same operation. Its first step, under the
+ * brand's lock, groups the unpaid entries payable in periods ending by
+ * `period_end` per entity, reserves the total from the brand's wallet (waiting
+ * `funding_required` when short; a top-up wakes it), and creates one payout
+ * per entity with a positive total (`payout.created`), linking its entries.
+ * Later steps pay the created payouts through the payout provider, a batch per
+ * transaction: settled spends the payout's hold (`payout.settled`), failed
+ * returns it to the wallet (`payout.failed`) and so its entries to unpaid. A
+ * payout moves from created once (a conditional update), so a run resumed
+ * after a crash pays nothing twice; the provider call is idempotent per payout
+ * id. A cancel (control plane) fails what is not yet paid and releases its hold.
+ */
+export const RUN_KIND = 'payout.run';
+export const RUN_CANCEL_KIND = 'payout.run_cancel';
+export const DEFAULT_PAY_BATCH = 100;
+export const PAYOUT_STATUSES = ['created', 'settled', 'failed'] as const;
+
+const time = z.string().describe('ISO 8601 timestamp');
+
+export const PayoutObject = z.object({
+  id: z.string().describe('prefix po_'),
+  object: z.literal('payout'),
+  amount: z.number().int().describe('integer minor units'),
+  entity: z.string(),
+  program: z.string().nullable().describe('the run’s program; null: a run over every program of the brand'),
+  status: z.enum(PAYOUT_STATUSES),
+  failure_reason: z.string().nullable(),
+  period_end: time.describe('the run’s period_end: entries payable in periods ending by it'),
+  entries: z.array(z.string()).describe('the ledger entries (le_) it pays'),
+  operation: z.string().describe('the payout.run operation'),
+  created_at: time,
+  updated_at: time,
+});
+export type PublicPayout = z.output<typeof PayoutObject>;
+
+export const RunPayoutsInput = z.strictObject({
+  program: z.string().min(1).optional().describe("prog_ id of the caller's brand; omitted: every program of the brand"),
+  period_end: timestamp().describe('pays entries payable in periods ending at or before it; now or in the past'),
+});
+
+export const ListPayoutsInput = z.strictObject({
+  status: z.enum(PAYOUT_STATUSES).optional(),
+  entity: z.string().min(1).optional(),
+  operation: z.string().min(1).optional(),
+  ...ListInput.shape,
+});
+export const NoPayoutInput = z.strictObject({});
+
+async function entriesOf(db: Reader, ids: string[]): Promise<Map<string, string[]>> {
+  const items = await db.payoutItem.findMany({ where: { payoutId: { in: ids } }, orderBy: { entryId: 'asc' } });
+  const out = new Map<string, string[]>();
+  for (const i of items) out.set(i.payoutId, [...(out.get(i.payoutId) ?? []), i.entryId]);
+  return out;
+}
+
+const presentPayout = (p: PayoutRow, entries: string[]): PublicPayout => ({
+  id: p.id,
+  object: 'payout',
+  amount: Number(p.amount),
+  entity: p.entityId,
+  program: p.programId,
+  status: p.status as PublicPayout['status'],
+  failure_reason: p.failureReason,
+  period_end: p.periodEnd.toISOString(),
+  entries,
+  operation: p.operationId,
+  created_at: p.createdAt.toISOString(),
+  updated_at: p.updatedAt.toISOString(),
+});
+
+/** The payouts of a run's scope: a program's, or the brand's (a run naming no program). */
+const scopeOf = (brandId: string, programId: string | null) =>
+  programId ? { type: 'payouts', id: programId } : { type: 'payouts', id: brandId };
+
+async function runPayouts(deps: Deps, tx: Tx, caller: SurfaceBCaller, input: z.output<typeof RunPayoutsInput>): Promise<PublicOperation> {
+  const program = input.program === undefined ? null : await findProgram(tx, caller, input.program, 'program');
+  if (input.period_end > deps.clock.now())
+    throw new DomainError('invalid_request', 'period_end must be now or in the past: only closed periods are paid', 'period_end');
+  const brandId = caller.brand.id;
+  const programId = program?.id ?? null;
+  const same = await tx.payoutRun.findFirst({ where: { brandId, programId, periodEnd: input.period_end } });
+  if (same) return presentOperation(await tx.operation.findUniqueOrThrow({ where: { id: same.operationId } }));
+  const runId = newId('payoutRun');
+  const op = await enqueueOperation(deps, tx, {
+    organizationId: caller.organization.id,
+    brandId,
+    subject: scopeOf(brandId, programId),
+    kind: RUN_KIND,
+    progress: { phase: 'reserve', run: runId, period_end: input.period_end.toISOString(), program: programId },
+  });
+  try {
+    await tx.payoutRun.create({
+      data: { id: runId, organizationId: caller.organization.id, brandId, programId, periodEnd: input.period_end, operationId: op.id },
+    });
+  } catch (e) {
+    // A concurrent run of the same scope and period_end: the operation index answered first, or this one does.
+    if (isUniqueViolation(e)) throw operationConflict(scopeOf(brandId, programId));
+    throw e;
+  }
+  return presentOperation(op);
+}
+
+interface RunProgress {
+  phase: 'reserve' | 'pay';
+  run: string;
+  period_end: string;
+  program: string | null;
+  required?: number;
+  wallet_balance?: number;
+  payouts?: number;
+  amount?: number;
+  settled?: number;
+  failed?: number;
+  amount_settled?: number;
+  amount_failed?: number;
+}
+
+/** A payout event: the payout (its entries are on GET /payouts/{id}) and, on the event, the run's operation. */
+const payoutEvent = (type: string, p: PayoutRow, opId: string): NewEvent => {
+  const { entries: _, ...object } = presentPayout(p, []);
+  return {
+    organizationId: p.organizationId,
+    type,
+    subject: { type: 'payout', id: p.id },
+    data: { object },
+    operationId: opId,
+    brandId: p.brandId,
+  };
+};
+
+const movement = (deps: Deps, op: OperationRow, kind: 'reserve' | 'release' | 'spend', value: bigint | number) =>
+  Prisma.sql`INSERT INTO wallet_movement (id, organization_id, brand_id, kind, amount, operation_id, created_at)
+    VALUES (${newId('walletMovement')}, ${op.organizationId}, ${op.brandId}, ${kind}, ${String(value)}::bigint, ${op.id}, ${deps.clock.now()}::timestamptz)`;
+
+/**
+ * The reserve step, under the brand's lock (runs of one brand group entries one at a time): the unpaid entries
+ * payable by period_end grouped per entity, the total reserved from the wallet, one payout per entity.
+ */
+async function reserve(deps: Deps, tx: Tx, op: OperationRow, p: RunProgress): Promise<StepOutcome> {
+  await tx.$queryRaw`SELECT id FROM brand WHERE id = ${op.brandId} FOR UPDATE`;
+  const [wallet] = await tx.$queryRaw<
+    { balance: string }[]
+  >`SELECT balance::text AS balance FROM brand_wallet WHERE brand_id = ${op.brandId} FOR UPDATE`;
+  const groups = await tx.$queryRaw<{ entity_id: string; amount: string; entries: string[] }[]>`
+    SELECT l.entity_id, sum(l.amount)::text AS amount, json_agg(l.id ORDER BY l.id) AS entries FROM ledger_entry l
+     WHERE l.brand_id = ${op.brandId} AND l.period_end <= ${p.period_end}::timestamptz
+       ${p.program ? Prisma.sql`AND l.program_id = ${p.program}` : Prisma.empty}
+       AND NOT EXISTS (SELECT 1 FROM payout_item i JOIN payout po ON po.id = i.payout_id WHERE i.entry_id = l.id AND po.status IN ('created', 'settled'))
+     GROUP BY l.entity_id HAVING sum(l.amount) > 0 ORDER BY l.entity_id`;
+  const total = groups.reduce((s, g) => s + BigInt(g.amount), 0n);
+  const balance = BigInt(wallet?.balance ?? '0');
+  if (balance < total)
+    return { status: 'waiting', reason: 'funding_required', progress: { ...p, required: Number(total), wallet_balance: Number(balance) } };
+  const now = deps.clock.now();
+  const rows = groups.map((g) => ({ id: newId('payout'), entity_id: g.entity_id, amount: g.amount, entries: g.entries }));
+  if (rows.length) {
+    await tx.$executeRaw`UPDATE brand_wallet SET balance = balance - ${String(total)}::bigint, updated_at = ${now}::timestamptz
+      WHERE brand_id = ${op.brandId} AND balance >= ${String(total)}::bigint`;
+    await tx.$executeRaw(movement(deps, op, 'reserve', total));
+    const json = JSON.stringify(rows);
+    await tx.$executeRaw`
+      INSERT INTO payout (id, organization_id, brand_id, program_id, run_id, operation_id, entity_id, amount, status, period_end, created_at, updated_at)
+      SELECT r.id, ${op.organizationId}, ${op.brandId}, ${p.program}, ${p.run}, ${op.id}, r.entity_id, r.amount::bigint, 'created',
+             ${p.period_end}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+        FROM json_to_recordset(${json}::json) AS r(id text, entity_id text, amount text)`;
+    await tx.$executeRaw`
+      INSERT INTO payout_item (payout_id, entry_id)
+      SELECT r.id, e.entry FROM json_to_recordset(${json}::json) AS r(id text, entries json), json_array_elements_text(r.entries) AS e(entry)`;
+    const events = rows.map((r) =>
+      payoutEvent(
+        'payout.created',
+        {
+          id: r.id,
+          organizationId: op.organizationId,
+          brandId: op.brandId!,
+          programId: p.program,
+          runId: p.run,
+          operationId: op.id,
+          entityId: r.entity_id,
+          amount: BigInt(r.amount),
+          status: 'created',
+          failureReason: null,
+          periodEnd: new Date(p.period_end),
+          createdAt: now,
+          updatedAt: now,
+        },
+        op.id,
+      ),
+    );
+    await tx.$executeRaw(insertEvents(deps, events));
+    deps.db.afterCommit(tx, () => deps.sequencer.kick());
+  }
+  const progress: RunProgress = {
+    ...p,
+    phase: 'pay',
+    payouts: rows.length,
+    amount: Number(total),
+    settled: 0,
+    failed: 0,
+    amount_settled: 0,
+    amount_failed: 0,
+  };
+  delete progress.required;
+  delete progress.wallet_balance;
+  return { status: 'continue', progress: progress as unknown as Record<string, unknown> };
+}
+
+/** What the sandbox payout provider answers for one payout: config-driven, idempotent per payout id. */
+async function pay(deps: Deps, p: PayoutRow): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const c = deps.config.payouts?.sandbox ?? {};
+  if (c.delayMs) await sleep(c.delayMs);
+  if (c.outcome === 'fail' || c.failEntities?.includes(p.entityId))
+    return { ok: false, reason: 'sandbox: the provider refused the payment' };
+  return { ok: true };
+}
+
+/**
+ * Moves the given payouts from created to settled or failed (each only if still created): settled spends its hold,
+ * failed returns it to the wallet, each with its event.
+ */
+async function finishPayouts(
+  deps: Deps,
+  tx: Tx,
+  op: OperationRow,
+  outcomes: { payout: PayoutRow; ok: boolean; reason?: string }[],
+): Promise<{ settled: number; failed: number; amountSettled: bigint; amountFailed: bigint }> {
+  const now = deps.clock.now();
+  const out = { settled: 0, failed: 0, amountSettled: 0n, amountFailed: 0n };
+  const events: NewEvent[] = [];
+  for (const o of outcomes) {
+    const status = o.ok ? 'settled' : 'failed';
+    const moved = await tx.$executeRaw`UPDATE payout SET status = ${status}, failure_reason = ${o.ok ? null : (o.reason ?? null)},
+      updated_at = ${now}::timestamptz WHERE id = ${o.payout.id} AND status = 'created'`;
+    if (!moved) continue;
+    const row = { ...o.payout, status, failureReason: o.ok ? null : (o.reason ?? null), updatedAt: now };
+    if (o.ok) {
+      out.settled++;
+      out.amountSettled += o.payout.amount;
+      await tx.$executeRaw(movement(deps, op, 'spend', o.payout.amount));
+    } else {
+      out.failed++;
+      out.amountFailed += o.payout.amount;
+      await tx.$executeRaw`UPDATE brand_wallet SET balance = balance + ${String(o.payout.amount)}::bigint, updated_at = ${now}::timestamptz
+        WHERE brand_id = ${o.payout.brandId}`;
+      await tx.$executeRaw(movement(deps, op, 'release', o.payout.amount));
+    }
+    events.push(payoutEvent(o.ok ? 'payout.settled' : 'payout.failed', row, op.id));
+  }
+  if (events.length) {
+    await tx.$executeRaw(insertEvents(deps, events));
+    deps.db.afterCommit(tx, () => deps.sequencer.kick());
+  }
+  return out;
+}
+
+const addTo = (p: RunProgress, d: Awaited<ReturnType<typeof finishPayouts>>): RunProgress => ({
+  ...p,
+  settled: (p.settled ?? 0) + d.settled,
+  failed: (p.failed ?? 0) + d.failed,
+  amount_settled: (p.amount_settled ?? 0) + Number(d.amountSettled),
+  amount_failed: (p.amount_failed ?? 0) + Number(d.amountFailed),
+});
+
+const runResult = (p: RunProgress) => ({
+  run: p.run,
+  payouts: p.payouts ?? 0,
+  amount: p.amount ?? 0,
+  settled: p.settled ?? 0,
+  failed: p.failed ?? 0,
+  amount_settled: p.amount_settled ?? 0,
+  amount_failed: p.amount_failed ?? 0,
+});
+
+const run: OperationHandler = {
+  kind: RUN_KIND,
+  async step(ctx) {
+    const { deps } = ctx;
+    const p = ctx.op.progress as unknown as RunProgress;
+    if (p.phase === 'reserve') return ctx.commit((tx) => reserve(deps, tx, ctx.op, p));
+    const batch = deps.config.payouts?.batch ?? DEFAULT_PAY_BATCH;
+    const todo = await deps.db.prisma.payout.findMany({ where: { runId: p.run, status: 'created' }, orderBy: { id: 'asc' }, take: batch });
+    // The provider is called outside any transaction; a crash before the commit repeats the call (idempotent per payout).
+    const outcomes: { payout: PayoutRow; ok: boolean; reason?: string }[] = [];
+    for (const payout of todo) {
+      const r = await pay(deps, payout);
+      outcomes.push({ payout, ok: r.ok, reason: r.ok ? undefined : r.reason });
+    }
+    return ctx.commit(async (tx) => {
+      const progress = addTo(p, await finishPayouts(deps, tx, ctx.op, outcomes));
+      const out = progress as unknown as Record<string, unknown>;
+      if (todo.length === batch) return { status: 'continue', progress: out };
+      const result = runResult(progress);
+      if (!result.failed) return { status: 'succeeded', progress: out, result };
+      if (!result.settled && result.payouts)
+        return {
+          status: 'failed',
+          progress: out,
+          result,
+          error: { code: 'payouts_failed', message: `All ${result.failed} payouts failed` },
+        };
+      return {
+        status: 'partial',
+        progress: out,
+        result,
+        error: { code: 'some_payouts_failed', message: `${result.failed} of ${result.payouts} payouts failed` },
+      };
+    });
+  },
+  /** A canceled run keeps what is settled; every payout still created fails (`run_canceled`) and its hold returns to the wallet. */
+  cancel: (ctx) =>
+    ctx.commit(async (tx) => {
+      const p = ctx.op.progress as unknown as RunProgress;
+      const open = await tx.payout.findMany({ where: { runId: p.run, status: 'created' }, orderBy: { id: 'asc' } });
+      const progress = addTo(
+        p,
+        await finishPayouts(
+          ctx.deps,
+          tx,
+          ctx.op,
+          open.map((payout) => ({ payout, ok: false, reason: 'run_canceled' })),
+        ),
+      );
+      return {
+        status: 'canceled',
+        progress: progress as unknown as Record<string, unknown>,
+        result: { ...runResult(progress), canceled_by: ctx.op.cancelRequestedBy },
+      };
+    }),
+};
+
+const runCancel: OperationHandler = {
+  kind: RUN_CANCEL_KIND,
+  step: (ctx) =>
+    ctx.commit(async (tx) => {
+      // The run's row locked first: a run settling now has fenced it, so this waits for its commit and sees it
+      // settled; otherwise the run's settlement comes after this commit and wakes this wait (never in between).
+      await tx.$queryRaw`SELECT id FROM "operation" WHERE id = ${ctx.op.targetOperationId} FOR UPDATE`;
+      const settled = await targetSettlement(tx, ctx.op);
+      if (!settled) return { status: 'waiting', reason: 'awaiting_target_settle' };
+      return { status: 'succeeded', result: { target_operation_id: ctx.op.targetOperationId, ...settled } };
+    }),
+};
+
+export const payoutHandlers: OperationHandler[] = [run, runCancel];
+
+/** Cancels a live payout run (control plane); a second cancel while one is live answers that one. */
+async function cancelRun(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): Promise<PublicOperation> {
+  const target = isId('operation', id)
+    ? await tx.operation.findFirst({ where: { id, kind: RUN_KIND, organizationId: caller.organization.id, brandId: caller.brand.id } })
+    : null;
+  if (!target) throw missing('payout run', id);
+  const subject = { type: target.subjectType, id: target.subjectId };
+  const running = await liveOperation(tx, subject, 'control');
+  if (running) return presentOperation(running);
+  if (!(await liveOperation(tx, subject))) throw new DomainError('resource_conflict', `The payout run ${id} has already settled`, null);
+  const op = await enqueueOperation(deps, tx, {
+    organizationId: target.organizationId,
+    brandId: target.brandId,
+    subject,
+    kind: RUN_CANCEL_KIND,
+    plane: 'control',
+    targetOperationId: target.id,
+  });
+  await requestCancel(deps, tx, target, op);
+  return presentOperation(op);
+}
+
+async function findPayout(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<PayoutRow> {
+  const row = isId('payout', id)
+    ? await db.payout.findFirst({ where: { id, organizationId: caller.organization.id, brandId: caller.brand.id } })
+    : null;
+  if (!row) throw missing('payout', id, param);
+  return row;
+}
+
+/** One payout of the caller's brand with its entries (the action's read, and GraphQL `node(id:)`); 404 otherwise. */
+export async function retrievePayout(deps: Deps, caller: SurfaceBCaller, id: string, db: Reader = deps.db.prisma): Promise<PublicPayout> {
+  const p = await findPayout(db, caller, id);
+  return presentPayout(p, (await entriesOf(db, [p.id])).get(p.id) ?? []);
+}
+
+/** The payout actions (src/domain/action/action.ts). */
+export const payouts = {
+  run: mutation({
+    name: 'payouts.run',
+    scope: 'payouts:write',
+    input: RunPayoutsInput,
+    output: Operation,
+    outcome: 'accepted',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, input, db }) => runPayouts(deps, db, caller, input),
+  }),
+  cancelRun: mutation({
+    name: 'payouts.cancel_run',
+    scope: 'payouts:write',
+    params: ['id'],
+    input: NoPayoutInput,
+    output: Operation,
+    outcome: 'accepted',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, params, db }) => cancelRun(deps, db, caller, params.id),
+  }),
+  list: read({
+    name: 'payouts.list',
+    scope: 'payouts:read',
+    input: ListPayoutsInput,
+    output: listOf(PayoutObject),
+    fronts: ['rest', 'graphql'],
+    run: async ({ caller, input, db }) => {
+      const where: Prisma.PayoutWhereInput = {
+        organizationId: caller.organization.id,
+        brandId: caller.brand.id,
+        ...(input.status ? { status: input.status } : {}),
+        ...(input.entity ? { entityId: input.entity } : {}),
+        ...(input.operation ? { operationId: input.operation } : {}),
+      };
+      const page = await newestFirst(
+        input,
+        (id, param) => findPayout(db, caller, id, param),
+        (below, take) => db.payout.findMany({ where: { ...where, ...below }, orderBy: { id: 'desc' }, take }),
+      );
+      const entries = await entriesOf(
+        db,
+        page.data.map((p) => p.id),
+      );
+      return { ...page, data: page.data.map((p) => presentPayout(p, entries.get(p.id) ?? [])) };
+    },
+  }),
+  retrieve: read({
+    name: 'payouts.retrieve',
+    scope: 'payouts:read',
+    params: ['id'],
+    input: NoPayoutInput,
+    output: PayoutObject,
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, params, db }) => retrievePayout(deps, caller, params.id, db),
+  }),
+};

@@ -1,0 +1,79 @@
+import { describe, expect } from 'vitest';
+import { PlatformClient, PlatformError } from '../../packages/client/src/index.ts';
+import { newId } from '../../src/domain/id.ts';
+import { cliRunner } from '../support/cli.ts';
+import { onPostgres } from '../support/database.ts';
+import { appTest, buildTenant, type TestApp } from '../support/kit.ts';
+
+/** The client's payout methods and `platform payouts run --wait` against the real server (the CLI in the PGlite pass only). */
+const test = appTest();
+let t: TestApp;
+test.beforeAll(({ app }) => void (t = app));
+const { run } = cliRunner(() => t.origin);
+
+const DAY = 86_400_000;
+
+/** A tenant whose ledger holds one entry of `amounts[i]` for entity i yesterday, its wallet topped up to pay them. */
+async function owed(amounts: number[]) {
+  const { org, token } = await buildTenant(t, ['payouts:read', 'payouts:write', 'events:read']);
+  const brand = org.brands[0]!.id;
+  const db = t.app.deps.db.prisma;
+  const end = new Date(Math.floor(t.clock.now().getTime() / DAY) * DAY);
+  const start = new Date(end.getTime() - DAY);
+  for (const [i, amount] of amounts.entries()) {
+    const entity = newId('entity');
+    await db.$executeRaw`INSERT INTO entity (id, organization_id, external_user_id, issuer) VALUES (${entity}, ${org.id}, ${`c-${i}`}, 'acme')`;
+    await db.$executeRaw`
+      INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
+        source_period_start, qualified, value, rate_bps, earned, carry, amount)
+      VALUES (${newId('ledgerEntry')}, ${org.id}, ${brand}, 'prog_seed', ${newId('enrollment')}, ${entity}, 'accrual', ${start}::timestamptz,
+        ${end}::timestamptz, ${start}::timestamptz, true, ${amount}::numeric, 10000, ${amount}::numeric, 0, ${amount}::bigint)`;
+  }
+  const top = await t.http.post(`/operator/brands/${brand}/wallet/top_up`, { amount: 1000 }, { token: t.operatorToken });
+  expect(top.status, top.text).toBe(200);
+  return { token, start, end };
+}
+
+describe('payouts through the client', () => {
+  test('ledger, run and wait, list, retrieve, export', async () => {
+    const { token, start } = await owed([5, 7]);
+    const client = new PlatformClient({ apiKey: token, origin: t.origin });
+    const ledger = await client.payouts.ledger({ status: 'unpaid' });
+    expect(ledger.data.map((e) => e.amount).sort()).toEqual([5, 7]);
+    expect(ledger.data[0]).toMatchObject({ object: 'ledger_entry', rateBps: 10000, sourcePeriodStart: start.toISOString() });
+    const op = await client.payouts.run({ periodEnd: t.clock.now() });
+    expect(op).toMatchObject({ object: 'operation', kind: 'payout.run' });
+    const done = await client.operations.wait(op.id, { intervalMs: 50 });
+    expect(done).toMatchObject({ status: 'succeeded', result: { payouts: 2, amount: 12 } });
+    const page = await client.payouts.list({ status: 'settled' });
+    expect(page.data).toHaveLength(2);
+    const one = await client.payouts.retrieve(page.data[0]!.id);
+    expect(one).toMatchObject({ object: 'payout', status: 'settled', operation: op.id, failureReason: null });
+    expect(one.entries).toHaveLength(1);
+    const csv = await client.payouts.export({ period: start });
+    expect(csv.split('\r\n')).toHaveLength(1 + 2 + 1);
+    expect(csv.startsWith('id,entity,external_user_id,issuer,program,amount,status,')).toBe(true);
+    const bad = await client.payouts.export({ period: 'soon' }).catch((e) => e);
+    expect(bad).toBeInstanceOf(PlatformError);
+    expect(bad).toMatchObject({ status: 400, code: 'invalid_request', param: 'period' });
+  });
+});
+
+describe.skipIf(onPostgres())('platform payouts run --wait', () => {
+  test('prints the run’s progress until terminal, exit 0 when it succeeded', { timeout: 120_000 }, async () => {
+    const { token } = await owed([3, 4, 5]);
+    const out = await run(['payouts', 'run', '--period-end', t.clock.now().toISOString(), '--wait', '--interval-ms', '100'], {
+      PLATFORM_API_KEY: token,
+    });
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stderr).toMatch(/^op_[0-9a-f]{32} payout\.run (pending|running)/);
+    expect(out.stdout.trim()).toMatch(/^op_[0-9a-f]{32} succeeded$/);
+    const list = await run(['--json', 'payouts', 'list'], { PLATFORM_API_KEY: token });
+    expect(list.code, list.stderr).toBe(0);
+    expect(
+      JSON.parse(list.stdout)
+        .map((p: { amount: number }) => p.amount)
+        .sort(),
+    ).toEqual([3, 4, 5]);
+  });
+});
