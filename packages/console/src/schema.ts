@@ -157,6 +157,29 @@ export interface EventSubject {
   id: string;
   type: string;
 }
+export interface LedgerEntry {
+  amount: number;
+  carry: string;
+  createdAt: string;
+  earned: string;
+  enrollment: string;
+  entity: string;
+  id: string;
+  kind: LedgerEntryKind;
+  metric: string | null;
+  payout: string | null;
+  periodEnd: string;
+  periodStart: string;
+  program: string;
+  rateBps: number;
+  reverses: string | null;
+  sourcePeriodStart: string;
+  status: LedgerEntryStatus;
+  tier: string | null;
+  value: number;
+}
+export type LedgerEntryKind = 'ACCRUAL' | 'ADJUSTMENT' | 'REVERSAL';
+export type LedgerEntryStatus = 'IN_FLIGHT' | 'PAID' | 'UNPAID';
 export interface Measurement {
   createdAt: string;
   duplicate: boolean;
@@ -188,6 +211,7 @@ export interface Mutation {
   activateRelationship: Relationship;
   approveEnrollment: Enrollment;
   cancelDistribution: DistributionOperation;
+  cancelPayoutRun: Operation;
   cancelWebhookEndpointReplay: Operation;
   createAssertion: Assertion;
   createDistribution: DistributionOperation;
@@ -215,6 +239,7 @@ export interface Mutation {
   retryWebhookDelivery: WebhookDelivery;
   revokeAssertion: AssertionRevocation;
   rotateWebhookEndpointSecret: WebhookEndpoint;
+  runPayouts: Operation;
   updateProgramTier: ProgramTierChange;
   updateWebhookEndpoint: WebhookEndpoint;
   validateDistribution: DistributionValidation;
@@ -254,6 +279,20 @@ export interface PageInfo {
   hasPreviousPage: boolean;
   startCursor: string | null;
 }
+export interface Payout {
+  amount: number;
+  createdAt: string;
+  entity: string;
+  entries: Array<string>;
+  failureReason: string | null;
+  id: string;
+  operation: string;
+  periodEnd: string;
+  program: string | null;
+  status: PayoutStatus;
+  updatedAt: string;
+}
+export type PayoutStatus = 'CREATED' | 'FAILED' | 'SETTLED';
 export interface PerformanceRollup {
   count: number;
   entity: string | null;
@@ -320,9 +359,12 @@ export interface Query {
   eventType: EventCatalogueEntry;
   eventTypes: Array<EventCatalogueEntry>;
   events: QueryEventsConnection;
+  ledgerEntries: QueryLedgerEntriesConnection;
   node: Node | null;
   operation: Operation;
   operations: QueryOperationsConnection;
+  payout: Payout;
+  payouts: QueryPayoutsConnection;
   performanceRollups: PerformanceRollupList;
   program: Program;
   programRequirements: Array<ProgramRequirement>;
@@ -399,6 +441,14 @@ export interface QueryEventsConnectionEdge {
   cursor: string;
   node: Event;
 }
+export interface QueryLedgerEntriesConnection {
+  edges: Array<QueryLedgerEntriesConnectionEdge>;
+  pageInfo: PageInfo;
+}
+export interface QueryLedgerEntriesConnectionEdge {
+  cursor: string;
+  node: LedgerEntry;
+}
 export interface QueryOperationsConnection {
   edges: Array<QueryOperationsConnectionEdge>;
   pageInfo: PageInfo;
@@ -406,6 +456,14 @@ export interface QueryOperationsConnection {
 export interface QueryOperationsConnectionEdge {
   cursor: string;
   node: Operation;
+}
+export interface QueryPayoutsConnection {
+  edges: Array<QueryPayoutsConnectionEdge>;
+  pageInfo: PageInfo;
+}
+export interface QueryPayoutsConnectionEdge {
+  cursor: string;
+  node: Payout;
 }
 export interface QueryProgramsConnection {
   edges: Array<QueryProgramsConnectionEdge>;
