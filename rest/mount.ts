@@ -27,6 +27,7 @@ import { programRoutes } from './platform/programs.ts';
 import { brandRoutes } from './platform/brands.ts';
 import { entityRoutes } from './platform/entities.ts';
 import { relationshipRoutes } from './platform/relationships.ts';
+import { connectionRoutes } from './platform/connections.ts';
 import { webhookDeliveryRoutes } from './platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints.ts';
 import { docsPage } from './service/docs.ts';
@@ -82,6 +83,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...brandRoutes(deps),
     ...entityRoutes(deps),
     ...relationshipRoutes(deps),
+    ...connectionRoutes(deps),
   ];
   const service = serviceRoutes(opts.db, {
     urls: opts.urls,

@@ -30,6 +30,7 @@ export const ID_PREFIX = {
   tier: 'tier',
   webhookHealthEvent: 'whe',
   relationship: 'rel',
+  connection: 'conn',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

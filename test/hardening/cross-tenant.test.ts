@@ -44,7 +44,8 @@ type Kind =
   | 'token'
   | 'brand'
   | 'relationship'
-  | 'tier';
+  | 'tier'
+  | 'connection';
 type Ids = Record<Kind, string>;
 
 /** The object a collection's path segment names. */
@@ -65,6 +66,7 @@ const SEGMENT_KIND: Record<string, Kind> = {
   entities: 'entity',
   relationships: 'relationship',
   tiers: 'tier',
+  connections: 'connection',
 };
 
 /** The object a query parameter or body field names. */
@@ -88,6 +90,7 @@ const BODIES: Record<string, (ids: Ids) => unknown> = {
   revokePlatformToken: (ids) => ({ token_id: ids.token }),
   rotatePlatformToken: (ids) => ({ token_id: ids.token }),
   createRelationship: (ids) => ({ entity: ids.entity }),
+  createConnection: (ids) => ({ entity: ids.entity, provider: 'sandbox', account_id: 'acct-1' }),
   createProgramTier: () => ({ name: 'Other', metric: 'sales', threshold: 5, rate_bps: 1 }),
   updateProgramTier: () => ({ rate_bps: 2 }),
   replayWebhookEndpoint: () => ({ starting_after: 0 }),
@@ -147,6 +150,11 @@ test.beforeAll(async ({ app }) => {
   const deployments = await t.http.get(`/v1/platform/deployments?distribution=${launched.distribution.id}`, { token });
   const unit = await post('/api/units/create', { type: 'video', caption: 'Ours' }, 200);
   const relationship = await post('/v1/platform/relationships', { entity: assertion.entity }, 201);
+  const connection = await post(
+    '/v1/platform/connections',
+    { entity: assertion.entity, provider: 'sandbox', account_id: 'acct-ours', grants: ['videos:publish'] },
+    201,
+  );
   const tier = await post(
     `/v1/platform/programs/${program.id}/tiers`,
     { name: 'Gold', metric: 'sales', threshold: 100, rate_bps: 250 },
@@ -172,6 +180,7 @@ test.beforeAll(async ({ app }) => {
       brand: org.brands[0]!.id,
       relationship: relationship.id,
       tier: tier.tier.id,
+      connection: connection.id,
     },
   };
 });
@@ -280,6 +289,7 @@ function argKind(field: GraphQLField<unknown, unknown>, arg: GraphQLArgument): K
     ['relationship', 'relationship'],
     ['entity', 'entity'],
     ['brand', 'brand'],
+    ['connection', 'connection'],
   ];
   return nouns.find(([noun]) => field.name.toLowerCase().includes(noun))?.[1];
 }
@@ -349,6 +359,8 @@ async function ourState(): Promise<unknown> {
     '/v1/platform/entities',
     `/v1/platform/brands/${ids.brand}`,
     `/v1/platform/programs/${ids.program}/tiers`,
+    `/v1/platform/connections/${ids.connection}`,
+    '/v1/platform/connections',
   ];
   await t.app.sequencer.flush();
   const out: Record<string, unknown> = {};
@@ -387,6 +399,8 @@ describe('cross-tenant matrix', () => {
       'relationships/{id}/end',
       'graphql mutation endRelationship',
       'graphql query entity',
+      'connections/{id}/revoke',
+      'graphql mutation revokeConnection',
     ]) {
       expect(names).toContain(r);
     }

@@ -22,6 +22,8 @@ import { entities } from '../../src/domain/entity/entities.ts';
 import { relationships } from '../../src/domain/relationship/relationship.ts';
 import { entityRoutes } from '../../rest/platform/entities.ts';
 import { relationshipRoutes } from '../../rest/platform/relationships.ts';
+import { connections } from '../../src/domain/connection/connection.ts';
+import { connectionRoutes } from '../../rest/platform/connections.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { assertionRoutes } from '../../rest/platform/assertions.ts';
 import { distributionRoutes } from '../../rest/platform/distributions.ts';
@@ -58,6 +60,7 @@ const ALL = [
   brands,
   entities,
   relationships,
+  connections,
 ].flatMap((group) => Object.values(group) as Action[]);
 const SCOPES = [
   'webhooks:read',
@@ -82,6 +85,8 @@ const SCOPES = [
   'entities:read',
   'relationships:read',
   'relationships:write',
+  'connections:read',
+  'connections:write',
 ];
 const P = '/v1/platform';
 
@@ -180,7 +185,7 @@ const launched = async (token: string, config: Record<string, unknown> = {}): Pr
 
 const ASRT = 'id entity key action value expiresAt effectiveAt livemode createdAt';
 const DIST = 'id brand name status budget budgetReserved budgetSpent livemode createdAt updatedAt';
-const DEP = 'id distribution provider config status livemode createdAt updatedAt';
+const DEP = 'id distribution provider config connection status livemode createdAt updatedAt';
 /** A claim about a fresh external user (its own entity, so the two fronts never share a claim). */
 const createAssertion = async (token: string): Promise<Ids> => {
   const user = randomUUID();
@@ -217,6 +222,17 @@ const createRelationship = async (token: string, moves: string[] = []): Promise<
   expect(res.status, res.text).toBe(201);
   for (const m of moves) expect((await t.http.post(`${P}/relationships/${res.body.id}/${m}`, undefined, { token })).status).toBe(200);
   return { user, relationship: res.body.id, entity: res.body.entity };
+};
+const CONN = 'id brand entity provider accountId grants status revokedAt livemode createdAt updatedAt';
+/** A connection of a fresh external user (its own entity and account). */
+const createConnection = async (token: string): Promise<Ids> => {
+  const res = await t.http.post(
+    `${P}/connections`,
+    { external_user_id: randomUUID(), issuer: 'acme', provider: 'sandbox', account_id: randomUUID(), grants: ['a:b'] },
+    { token },
+  );
+  expect(res.status, res.text).toBe(201);
+  return { connection: res.body.id, entity: res.body.entity };
 };
 const TIER = 'id program name metric threshold rateBps createdAt updatedAt';
 const createTier = async (token: string): Promise<Ids> => {
@@ -1022,6 +1038,73 @@ const ROWS: Row[] = [
       gql: { query: '{ relationship(id: "rel_nope") { id } }' },
     },
   },
+  {
+    action: connections.create,
+    volatile: ['entity', 'accountId'],
+    setup: async () => ({ user: randomUUID() }),
+    call: (ids) => ({
+      rest: {
+        method: 'POST',
+        path: '/connections',
+        body: { external_user_id: ids.user, issuer: 'acme', provider: 'sandbox', account_id: ids.user, grants: ['a'] },
+      },
+      gql: {
+        query: `mutation { createConnection(externalUserId: "${ids.user}", issuer: "acme", provider: "sandbox", accountId: "${ids.user}", grants: ["a"]) { ${CONN} } }`,
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/connections', body: { entity: 'ent_x', provider: 'Bad', account_id: 'a' } },
+      gql: { query: 'mutation { createConnection(entity: "ent_x", provider: "Bad", accountId: "a") { id } }' },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/connections', body: { entity: 'ent_nope', provider: 'sandbox', account_id: 'a' } },
+      gql: { query: 'mutation { createConnection(entity: "ent_nope", provider: "sandbox", accountId: "a") { id } }' },
+    },
+  },
+  {
+    action: connections.revoke,
+    volatile: ['entity', 'accountId', 'revokedAt'],
+    setup: createConnection,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/connections/${ids.connection}/revoke` },
+      gql: { query: `mutation { revokeConnection(id: "${ids.connection}") { connection { ${CONN} } teardowns { id } } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/connections/conn_nope/revoke' },
+      gql: { query: 'mutation { revokeConnection(id: "conn_nope") { teardowns { id } } }' },
+    },
+  },
+  {
+    action: connections.list,
+    volatile: ['entity', 'accountId'],
+    setup: createConnection,
+    call: () => ({
+      rest: { method: 'GET', path: '/connections?limit=1' },
+      gql: {
+        query: `{ connections(first: 1) { edges { node { ${CONN} } } pageInfo { hasNextPage } } }`,
+        pick: (d) => edges(d.connections),
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/connections?provider=Bad' },
+      gql: { query: '{ connections(provider: "Bad") { edges { cursor } } }' },
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/connections?starting_after=conn_nope' },
+      gql: { query: '{ connections(after: "conn_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
+  },
+  {
+    action: connections.retrieve,
+    volatile: ['entity', 'accountId'],
+    setup: createConnection,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/connections/${ids.connection}` },
+      gql: { query: `{ connection(id: "${ids.connection}") { ${CONN} } }` },
+    }),
+    unknown: { rest: { method: 'GET', path: '/connections/conn_nope' }, gql: { query: '{ connection(id: "conn_nope") { id } }' } },
+  },
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
@@ -1069,6 +1152,7 @@ test('every action declared for both fronts has a REST route and a GraphQL field
     ...brandRoutes(t.app.deps),
     ...entityRoutes(t.app.deps),
     ...relationshipRoutes(t.app.deps),
+    ...connectionRoutes(t.app.deps),
   ];
   const bound = new Map<string, string[]>();
   for (const type of Object.values(schema.getTypeMap())) {

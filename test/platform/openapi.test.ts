@@ -73,6 +73,10 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'POST /relationships/{id}/pause relationships:write',
       'POST /relationships/{id}/resume relationships:write',
       'POST /relationships/{id}/end relationships:write',
+      'POST /connections connections:write',
+      'GET /connections connections:read',
+      'GET /connections/{id} connections:read',
+      'POST /connections/{id}/revoke connections:write',
     ].sort(),
   );
   const create = res.body.paths['/webhook_endpoints'].post;

@@ -10,6 +10,7 @@ import { WEBHOOK_HEALTH_EVENT_KINDS } from '../../domain/webhook/health-event.ts
 import { WEBHOOK_ENDPOINT_DISABLED_REASONS, WEBHOOK_ENDPOINT_ORDERINGS, WEBHOOK_ENDPOINT_STATUSES } from '../../domain/webhook/endpoint.ts';
 import { builder } from '../builder.ts';
 import { RELATIONSHIP_STATUSES } from '../../domain/relationship/states.ts';
+import { CONNECTION_STATUSES } from '../../domain/connection/connection.ts';
 
 /**
  * Every closed set of the domain as a GraphQL enum, declared from the same
@@ -114,4 +115,9 @@ export const RelationshipStatus = closedSet(
   'RelationshipStatus',
   RELATIONSHIP_STATUSES,
   "A relationship's lifecycle: CREATED, then ACTIVE and PAUSED in turn, ENDED (final; a new relationship may follow)",
+);
+export const ConnectionStatus = closedSet(
+  'ConnectionStatus',
+  CONNECTION_STATUSES,
+  "A connection's lifecycle: ACTIVE, then REVOKED (final; the account may be connected again)",
 );

@@ -13,5 +13,6 @@ import './operation.ts';
 import './distribution.ts';
 import './performance.ts';
 import './relationship.ts';
+import './connection.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });
