@@ -11,6 +11,7 @@ const VALUE_TYPES = [
   'DistributionOperation',
   'DeletedProgramTierChange',
   'DistributionValidation',
+  'ConnectConfig',
   'ConnectionRevocation',
   'EntityIdentity',
   'EventSubject',

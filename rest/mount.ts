@@ -28,6 +28,7 @@ import { brandRoutes } from './platform/brands.ts';
 import { entityRoutes } from './platform/entities.ts';
 import { relationshipRoutes } from './platform/relationships.ts';
 import { connectionRoutes } from './platform/connections.ts';
+import { connectConfigRoutes } from './platform/connect-config.ts';
 import { webhookDeliveryRoutes } from './platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints.ts';
 import { docsPage } from './service/docs.ts';
@@ -84,6 +85,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...entityRoutes(deps),
     ...relationshipRoutes(deps),
     ...connectionRoutes(deps),
+    ...connectConfigRoutes(deps),
   ];
   const service = serviceRoutes(opts.db, {
     urls: opts.urls,

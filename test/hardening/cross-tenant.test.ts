@@ -76,6 +76,7 @@ const FIELD_KIND: Record<string, Kind> = {
   distribution: 'distribution',
   unit_id: 'unit',
   token_id: 'token',
+  default_program: 'program',
 };
 
 /** Bodies of the routes in the matrix that take one; `ids` are ours or missing ones. */
@@ -90,6 +91,7 @@ const BODIES: Record<string, (ids: Ids) => unknown> = {
   revokePlatformToken: (ids) => ({ token_id: ids.token }),
   rotatePlatformToken: (ids) => ({ token_id: ids.token }),
   createRelationship: (ids) => ({ entity: ids.entity }),
+  updateConnectConfig: (ids) => ({ default_program: ids.program }),
   createConnection: (ids) => ({ entity: ids.entity, provider: 'sandbox', account_id: 'acct-1' }),
   createProgramTier: () => ({ name: 'Other', metric: 'sales', threshold: 5, rate_bps: 1 }),
   updateProgramTier: () => ({ rate_bps: 2 }),
@@ -271,6 +273,7 @@ function argKind(field: GraphQLField<unknown, unknown>, arg: GraphQLArgument): K
     entity: 'entity',
     distribution: 'distribution',
     subjectId: 'distribution',
+    defaultProgram: 'program',
   };
   if (byName[arg.name]) return byName[arg.name];
   if (arg.name !== 'id') return undefined;
@@ -361,6 +364,7 @@ async function ourState(): Promise<unknown> {
     `/v1/platform/programs/${ids.program}/tiers`,
     `/v1/platform/connections/${ids.connection}`,
     '/v1/platform/connections',
+    '/v1/platform/connect_config',
   ];
   await t.app.sequencer.flush();
   const out: Record<string, unknown> = {};

@@ -24,6 +24,8 @@ import { entityRoutes } from '../../rest/platform/entities.ts';
 import { relationshipRoutes } from '../../rest/platform/relationships.ts';
 import { connections } from '../../src/domain/connection/connection.ts';
 import { connectionRoutes } from '../../rest/platform/connections.ts';
+import { connectConfig } from '../../src/domain/connect/config.ts';
+import { connectConfigRoutes } from '../../rest/platform/connect-config.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { assertionRoutes } from '../../rest/platform/assertions.ts';
 import { distributionRoutes } from '../../rest/platform/distributions.ts';
@@ -61,6 +63,7 @@ const ALL = [
   entities,
   relationships,
   connections,
+  connectConfig,
 ].flatMap((group) => Object.values(group) as Action[]);
 const SCOPES = [
   'webhooks:read',
@@ -87,6 +90,8 @@ const SCOPES = [
   'relationships:write',
   'connections:read',
   'connections:write',
+  'connect_config:read',
+  'connect_config:write',
 ];
 const P = '/v1/platform';
 
@@ -223,6 +228,7 @@ const createRelationship = async (token: string, moves: string[] = []): Promise<
   for (const m of moves) expect((await t.http.post(`${P}/relationships/${res.body.id}/${m}`, undefined, { token })).status).toBe(200);
   return { user, relationship: res.body.id, entity: res.body.entity };
 };
+const CFG = 'brand allowedOrigins defaultProgram requiredAssertions displayName primaryColor accentColor livemode updatedAt';
 const CONN = 'id brand entity provider accountId grants status revokedAt livemode createdAt updatedAt';
 /** A connection of a fresh external user (its own entity and account). */
 const createConnection = async (token: string): Promise<Ids> => {
@@ -1105,6 +1111,36 @@ const ROWS: Row[] = [
     }),
     unknown: { rest: { method: 'GET', path: '/connections/conn_nope' }, gql: { query: '{ connection(id: "conn_nope") { id } }' } },
   },
+  {
+    action: connectConfig.retrieve,
+    call: () => ({
+      rest: { method: 'GET', path: '/connect_config' },
+      gql: { query: `{ connectConfig { ${CFG} } }` },
+    }),
+  },
+  {
+    action: connectConfig.update,
+    volatile: ['defaultProgram'],
+    setup: createBareProgram,
+    call: (ids) => ({
+      rest: {
+        method: 'POST',
+        path: '/connect_config',
+        body: { allowed_origins: ['https://a.example'], default_program: ids.program, display_name: 'A', primary_color: '#000000' },
+      },
+      gql: {
+        query: `mutation { updateConnectConfig(allowedOrigins: ["https://a.example"], defaultProgram: "${ids.program}", displayName: "A", primaryColor: "#000000") { ${CFG} } }`,
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/connect_config', body: { allowed_origins: ['https://a.example/x'] } },
+      gql: { query: 'mutation { updateConnectConfig(allowedOrigins: ["https://a.example/x"]) { brand } }' },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/connect_config', body: { default_program: 'prog_nope' } },
+      gql: { query: 'mutation { updateConnectConfig(defaultProgram: "prog_nope") { brand } }' },
+    },
+  },
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
@@ -1153,6 +1189,7 @@ test('every action declared for both fronts has a REST route and a GraphQL field
     ...entityRoutes(t.app.deps),
     ...relationshipRoutes(t.app.deps),
     ...connectionRoutes(t.app.deps),
+    ...connectConfigRoutes(t.app.deps),
   ];
   const bound = new Map<string, string[]>();
   for (const type of Object.values(schema.getTypeMap())) {

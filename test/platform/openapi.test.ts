@@ -77,6 +77,8 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'GET /connections connections:read',
       'GET /connections/{id} connections:read',
       'POST /connections/{id}/revoke connections:write',
+      'GET /connect_config connect_config:read',
+      'POST /connect_config connect_config:write',
     ].sort(),
   );
   const create = res.body.paths['/webhook_endpoints'].post;

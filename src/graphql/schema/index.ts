@@ -14,5 +14,6 @@ import './distribution.ts';
 import './performance.ts';
 import './relationship.ts';
 import './connection.ts';
+import './connect-config.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });
