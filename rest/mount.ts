@@ -29,6 +29,7 @@ import { entityRoutes } from './platform/entities.ts';
 import { relationshipRoutes } from './platform/relationships.ts';
 import { connectionRoutes } from './platform/connections.ts';
 import { connectConfigRoutes } from './platform/connect-config.ts';
+import { handoffIssuerRoutes } from './platform/handoff-issuers.ts';
 import { webhookDeliveryRoutes } from './platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints.ts';
 import { docsPage } from './service/docs.ts';
@@ -86,6 +87,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...relationshipRoutes(deps),
     ...connectionRoutes(deps),
     ...connectConfigRoutes(deps),
+    ...handoffIssuerRoutes(deps),
   ];
   const service = serviceRoutes(opts.db, {
     urls: opts.urls,

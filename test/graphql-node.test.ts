@@ -41,6 +41,7 @@ const NODE_TYPES = {
   Entity: 'entities:read',
   Relationship: 'relationships:read',
   ConnectedAccount: 'connections:read',
+  HandoffIssuer: 'handoff:read',
 } as const;
 type NodeType = keyof typeof NODE_TYPES;
 const SCOPES = [
@@ -54,6 +55,7 @@ const SCOPES = [
   'distributions:launch',
   'relationships:write',
   'connections:write',
+  'handoff:write',
 ];
 
 const gql = async (token: string, query: string, variables: Record<string, unknown> = {}) => {
@@ -91,6 +93,7 @@ async function world(): Promise<{ org: TestOrg; token: string; ids: Record<NodeT
   const connection = (
     await ok(token, `mutation { createConnection(externalUserId: "u1", issuer: "iss", provider: "sandbox", accountId: "a1") { id } }`)
   ).createConnection;
+  const issuer = (await ok(token, 'mutation { createHandoffIssuer(name: "i", algorithm: "HS256") { id } }')).createHandoffIssuer;
   const launched = (
     await ok(
       token,
@@ -125,6 +128,7 @@ async function world(): Promise<{ org: TestOrg; token: string; ids: Record<NodeT
       Entity: relationship.entity,
       Relationship: relationship.id,
       ConnectedAccount: connection.id,
+      HandoffIssuer: issuer.id,
     },
   };
 }

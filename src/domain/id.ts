@@ -31,6 +31,7 @@ export const ID_PREFIX = {
   webhookHealthEvent: 'whe',
   relationship: 'rel',
   connection: 'conn',
+  handoffIssuer: 'iss',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

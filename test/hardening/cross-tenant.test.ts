@@ -45,7 +45,8 @@ type Kind =
   | 'brand'
   | 'relationship'
   | 'tier'
-  | 'connection';
+  | 'connection'
+  | 'issuer';
 type Ids = Record<Kind, string>;
 
 /** The object a collection's path segment names. */
@@ -67,6 +68,7 @@ const SEGMENT_KIND: Record<string, Kind> = {
   relationships: 'relationship',
   tiers: 'tier',
   connections: 'connection',
+  issuers: 'issuer',
 };
 
 /** The object a query parameter or body field names. */
@@ -91,6 +93,7 @@ const BODIES: Record<string, (ids: Ids) => unknown> = {
   revokePlatformToken: (ids) => ({ token_id: ids.token }),
   rotatePlatformToken: (ids) => ({ token_id: ids.token }),
   createRelationship: (ids) => ({ entity: ids.entity }),
+  rotateHandoffIssuer: () => ({}),
   updateConnectConfig: (ids) => ({ default_program: ids.program }),
   createConnection: (ids) => ({ entity: ids.entity, provider: 'sandbox', account_id: 'acct-1' }),
   createProgramTier: () => ({ name: 'Other', metric: 'sales', threshold: 5, rate_bps: 1 }),
@@ -157,6 +160,7 @@ test.beforeAll(async ({ app }) => {
     { entity: assertion.entity, provider: 'sandbox', account_id: 'acct-ours', grants: ['videos:publish'] },
     201,
   );
+  const issuer = await post('/v1/platform/handoff/issuers', { name: 'Ours', algorithm: 'HS256' }, 201);
   const tier = await post(
     `/v1/platform/programs/${program.id}/tiers`,
     { name: 'Gold', metric: 'sales', threshold: 100, rate_bps: 250 },
@@ -183,6 +187,7 @@ test.beforeAll(async ({ app }) => {
       relationship: relationship.id,
       tier: tier.tier.id,
       connection: connection.id,
+      issuer: issuer.id,
     },
   };
 });
@@ -293,6 +298,7 @@ function argKind(field: GraphQLField<unknown, unknown>, arg: GraphQLArgument): K
     ['entity', 'entity'],
     ['brand', 'brand'],
     ['connection', 'connection'],
+    ['handoffissuer', 'issuer'],
   ];
   return nouns.find(([noun]) => field.name.toLowerCase().includes(noun))?.[1];
 }
@@ -365,6 +371,8 @@ async function ourState(): Promise<unknown> {
     `/v1/platform/connections/${ids.connection}`,
     '/v1/platform/connections',
     '/v1/platform/connect_config',
+    `/v1/platform/handoff/issuers/${ids.issuer}`,
+    '/v1/platform/handoff/issuers',
   ];
   await t.app.sequencer.flush();
   const out: Record<string, unknown> = {};
@@ -405,6 +413,8 @@ describe('cross-tenant matrix', () => {
       'graphql query entity',
       'connections/{id}/revoke',
       'graphql mutation revokeConnection',
+      'handoff/issuers/{id}/rotate',
+      'graphql mutation deleteHandoffIssuer',
     ]) {
       expect(names).toContain(r);
     }

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { isObjectType } from 'graphql';
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { Action } from '../../src/domain/action/action.ts';
 import { assertions } from '../../src/domain/assertion/assertion.ts';
 import { deployments, distributions } from '../../src/domain/distribution/distribution.ts';
@@ -26,6 +26,8 @@ import { connections } from '../../src/domain/connection/connection.ts';
 import { connectionRoutes } from '../../rest/platform/connections.ts';
 import { connectConfig } from '../../src/domain/connect/config.ts';
 import { connectConfigRoutes } from '../../rest/platform/connect-config.ts';
+import { handoffIssuers } from '../../src/domain/connect/handoff-issuer.ts';
+import { handoffIssuerRoutes } from '../../rest/platform/handoff-issuers.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { assertionRoutes } from '../../rest/platform/assertions.ts';
 import { distributionRoutes } from '../../rest/platform/distributions.ts';
@@ -64,6 +66,7 @@ const ALL = [
   relationships,
   connections,
   connectConfig,
+  handoffIssuers,
 ].flatMap((group) => Object.values(group) as Action[]);
 const SCOPES = [
   'webhooks:read',
@@ -92,6 +95,8 @@ const SCOPES = [
   'connections:write',
   'connect_config:read',
   'connect_config:write',
+  'handoff:read',
+  'handoff:write',
 ];
 const P = '/v1/platform';
 
@@ -229,6 +234,14 @@ const createRelationship = async (token: string, moves: string[] = []): Promise<
   return { user, relationship: res.body.id, entity: res.body.entity };
 };
 const CFG = 'brand allowedOrigins defaultProgram requiredAssertions displayName primaryColor accentColor livemode updatedAt';
+const ISSUER = 'id brand name algorithm publicKey previousExpiresAt rotatedAt livemode createdAt updatedAt';
+/** An EdDSA issuer (no secret, so both fronts' answers compare whole). */
+const createIssuer = async (token: string): Promise<Ids> => {
+  const res = await t.http.post(`${P}/handoff/issuers`, { name: 'I', algorithm: 'EdDSA', public_key: PUBLIC_JWK }, { token });
+  expect(res.status, res.text).toBe(201);
+  return { issuer: res.body.id };
+};
+const PUBLIC_JWK = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' });
 const CONN = 'id brand entity provider accountId grants status revokedAt livemode createdAt updatedAt';
 /** A connection of a fresh external user (its own entity and account). */
 const createConnection = async (token: string): Promise<Ids> => {
@@ -1141,6 +1154,78 @@ const ROWS: Row[] = [
       gql: { query: 'mutation { updateConnectConfig(defaultProgram: "prog_nope") { brand } }' },
     },
   },
+  {
+    action: handoffIssuers.create,
+    call: () => ({
+      rest: { method: 'POST', path: '/handoff/issuers', body: { name: 'I', algorithm: 'EdDSA', public_key: PUBLIC_JWK } },
+      gql: {
+        query: `mutation($k: JSON) { createHandoffIssuer(name: "I", algorithm: "EdDSA", publicKey: $k) { ${ISSUER} } }`,
+        vars: { k: PUBLIC_JWK },
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/handoff/issuers', body: { name: 'I', algorithm: 'EdDSA', public_key: 'nope' } },
+      gql: { query: 'mutation { createHandoffIssuer(name: "I", algorithm: "EdDSA", publicKey: "nope") { id } }' },
+    }),
+  },
+  {
+    action: handoffIssuers.rotate,
+    volatile: ['rotatedAt', 'previousExpiresAt'],
+    setup: createIssuer,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/handoff/issuers/${ids.issuer}/rotate`, body: { public_key: PUBLIC_JWK } },
+      gql: {
+        query: `mutation($k: JSON) { rotateHandoffIssuer(id: "${ids.issuer}", publicKey: $k) { ${ISSUER} } }`,
+        vars: { k: PUBLIC_JWK },
+      },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/handoff/issuers/iss_nope/rotate', body: {} },
+      gql: { query: 'mutation { rotateHandoffIssuer(id: "iss_nope") { id } }' },
+    },
+  },
+  {
+    action: handoffIssuers.delete,
+    setup: createIssuer,
+    call: (ids) => ({
+      rest: { method: 'DELETE', path: `/handoff/issuers/${ids.issuer}` },
+      gql: { query: `mutation { deleteHandoffIssuer(id: "${ids.issuer}") { id deleted } }` },
+    }),
+    unknown: {
+      rest: { method: 'DELETE', path: '/handoff/issuers/iss_nope' },
+      gql: { query: 'mutation { deleteHandoffIssuer(id: "iss_nope") { id } }' },
+    },
+  },
+  {
+    action: handoffIssuers.list,
+    setup: createIssuer,
+    call: () => ({
+      rest: { method: 'GET', path: '/handoff/issuers?limit=1' },
+      gql: {
+        query: `{ handoffIssuers(first: 1) { edges { node { ${ISSUER} } } pageInfo { hasNextPage } } }`,
+        pick: (d) => edges(d.handoffIssuers),
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/handoff/issuers?limit=0' },
+      gql: { query: '{ handoffIssuers(first: 0) { edges { cursor } } }' },
+      gqlParam: 'first',
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/handoff/issuers?starting_after=iss_nope' },
+      gql: { query: '{ handoffIssuers(after: "iss_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
+  },
+  {
+    action: handoffIssuers.retrieve,
+    setup: createIssuer,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/handoff/issuers/${ids.issuer}` },
+      gql: { query: `{ handoffIssuer(id: "${ids.issuer}") { ${ISSUER} } }` },
+    }),
+    unknown: { rest: { method: 'GET', path: '/handoff/issuers/iss_nope' }, gql: { query: '{ handoffIssuer(id: "iss_nope") { id } }' } },
+  },
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
@@ -1190,6 +1275,7 @@ test('every action declared for both fronts has a REST route and a GraphQL field
     ...relationshipRoutes(t.app.deps),
     ...connectionRoutes(t.app.deps),
     ...connectConfigRoutes(t.app.deps),
+    ...handoffIssuerRoutes(t.app.deps),
   ];
   const bound = new Map<string, string[]>();
   for (const type of Object.values(schema.getTypeMap())) {

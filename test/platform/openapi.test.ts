@@ -79,6 +79,11 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'POST /connections/{id}/revoke connections:write',
       'GET /connect_config connect_config:read',
       'POST /connect_config connect_config:write',
+      'POST /handoff/issuers handoff:write',
+      'GET /handoff/issuers handoff:read',
+      'GET /handoff/issuers/{id} handoff:read',
+      'POST /handoff/issuers/{id}/rotate handoff:write',
+      'DELETE /handoff/issuers/{id} handoff:write',
     ].sort(),
   );
   const create = res.body.paths['/webhook_endpoints'].post;

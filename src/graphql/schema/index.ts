@@ -15,5 +15,6 @@ import './performance.ts';
 import './relationship.ts';
 import './connection.ts';
 import './connect-config.ts';
+import './handoff-issuer.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });
