@@ -554,6 +554,28 @@ const ROWS: Row[] = [
     }),
   ),
   {
+    action: enrollments.resume,
+    volatile: ['entity'],
+    setup: async (token) => {
+      // Paused by the end of its relationship, with a new relationship since (a fresh user per front).
+      const { program } = await createBareProgram(token);
+      const res = await t.http.post(`${P}/enrollments`, { program, external_user_id: randomUUID(), issuer: 'acme' }, { token });
+      for (const m of ['approve', 'activate']) await t.http.post(`${P}/enrollments/${res.body.id}/${m}`, undefined, { token });
+      const rel = await t.http.post(`${P}/relationships`, { entity: res.body.entity }, { token });
+      await t.http.post(`${P}/relationships/${rel.body.id}/end`, undefined, { token });
+      expect((await t.http.post(`${P}/relationships`, { entity: res.body.entity }, { token })).status).toBe(201);
+      return { enrollment: res.body.id };
+    },
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/enrollments/${ids.enrollment}/resume` },
+      gql: { query: `mutation { resumeEnrollment(id: "${ids.enrollment}") { ${ENR} } }`, pick: json('resumeEnrollment') },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/enrollments/enr_nope/resume' },
+      gql: { query: 'mutation { resumeEnrollment(id: "enr_nope") { id } }' },
+    },
+  },
+  {
     action: enrollments.list,
     setup: (token) => createEnrollment(token),
     call: (ids) => ({

@@ -48,6 +48,7 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'POST /enrollments/{id}/approve enrollments:write',
       'POST /enrollments/{id}/reject enrollments:write',
       'POST /enrollments/{id}/activate enrollments:write',
+      'POST /enrollments/{id}/resume enrollments:write',
       'GET /operations operations:read',
       'GET /operations/{id} operations:read',
       'POST /distributions distributions:launch',
