@@ -195,6 +195,28 @@ describe('connections', () => {
     expect(typesOf(evts, before[1].id)).toEqual(['deployment.created', 'deployment.activated']);
   });
 
+  test('a teardown waits for the provision running on its deployment (awaiting_target_settle), then tears down what it left', async () => {
+    const w = await who();
+    const conn = await w.connect();
+    const { distribution } = await launch(t, w, { deployments: [{ ...sandbox({ outcome: 'review' }), connection: conn.id }] });
+    await drain(t);
+    const [dep] = await deployments(t, w, distribution.id);
+    expect(dep.status).toBe('in_review');
+    const [teardown] = expectStatus(await w.revoke(conn.id), 200).teardowns;
+    await drain(t);
+    expect(await op(t, w, teardown.id)).toMatchObject({ status: 'waiting', waiting_reason: 'awaiting_target_settle' });
+    expect((await deployments(t, w, distribution.id))[0].status).toBe('in_review');
+    const approved = await t.http.post(
+      `/operator/sandbox/deployments/${dep.id}/review`,
+      { decision: 'approve' },
+      { token: t.operatorToken },
+    );
+    expect(approved.status, approved.text).toBe(200);
+    await drain(t);
+    expect(await op(t, w, teardown.id)).toMatchObject({ status: 'succeeded', result: { deployment_status: 'canceled' } });
+    expect((await deployments(t, w, distribution.id))[0].status).toBe('canceled');
+  });
+
   test('GraphQL: the same actions, with the teardowns on revoke', async () => {
     const w = await who();
     const gql = async (query: string) => (await t.http.post('/graphql', { query }, { token: w.token })).body;

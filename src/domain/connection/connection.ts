@@ -7,7 +7,7 @@ import { isId, newId } from '../id.ts';
 import { ensureEntity, findEntity, subjectFields, subjectOf } from '../entity/entity.ts';
 import { mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
-import { enqueueOperation, Operation, presentOperation } from '../operation/operation.ts';
+import { enqueueOperation, liveOperation, Operation, presentOperation } from '../operation/operation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { LIVE_DEPLOYMENT_STATUSES } from '../distribution/states.ts';
 
@@ -155,12 +155,16 @@ async function revokeConnection(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: 
   });
   const teardowns = [];
   for (const dep of live) {
+    // A provision still running on it settles first (its outcome would overwrite the teardown's): the teardown waits on it.
+    const subject = { type: 'deployment', id: dep.id };
+    const target = await liveOperation(tx, subject);
     const op = await enqueueOperation(deps, tx, {
       organizationId: dep.organizationId,
       brandId: caller.brand.id,
-      subject: { type: 'deployment', id: dep.id },
+      subject,
       kind: 'deployment.teardown',
       plane: 'control',
+      targetOperationId: target?.id ?? null,
       progress: { phase: 'request', connection: found.id },
     });
     teardowns.push(presentOperation(op));

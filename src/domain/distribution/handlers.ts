@@ -431,7 +431,8 @@ const cancel: OperationHandler = {
 
 /**
  * deployment.teardown (control plane), started by revoking the connection a
- * live deployment places through: mark it canceling, then ask its provider
+ * live deployment places through: wait for the provision running on it, if
+ * any (awaiting_target_settle), mark it canceling, then ask its provider
  * to tear it down (awaiting_cleanup while the provider is still at it). The
  * distribution and its budget are untouched: only this placement ends. A
  * deployment something else already ended (a distribution cancel) settles
@@ -446,6 +447,7 @@ const teardown: OperationHandler = {
     const settled = (dep: Deployment) => ({ status: 'succeeded' as const, result: { deployment_status: dep.status } });
     if (phase === 'request') {
       return ctx.commit(async (tx) => {
+        if (!(await targetSettlement(tx, op))) return { status: 'waiting', reason: 'awaiting_target_settle', progress: progressOf(ctx) };
         const dep = await load(tx);
         if (!(LIVE_DEPLOYMENT_STATUSES as readonly string[]).includes(dep.status)) {
           return dep.status === 'canceling' ? { status: 'continue', progress: { ...progressOf(ctx), phase: 'cleanup' } } : settled(dep);
