@@ -11,6 +11,8 @@ const VALUE_TYPES = [
   'DistributionOperation',
   'DeletedProgramTierChange',
   'DistributionValidation',
+  'ConnectConfig',
+  'ConnectionRevocation',
   'EntityIdentity',
   'EventCatalogueEntry',
   'EventSubject',

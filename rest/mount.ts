@@ -28,6 +28,9 @@ import { programRoutes } from './platform/programs.ts';
 import { brandRoutes } from './platform/brands.ts';
 import { entityRoutes } from './platform/entities.ts';
 import { relationshipRoutes } from './platform/relationships.ts';
+import { connectionRoutes } from './platform/connections.ts';
+import { connectConfigRoutes } from './platform/connect-config.ts';
+import { handoffIssuerRoutes } from './platform/handoff-issuers.ts';
 import { webhookDeliveryRoutes } from './platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints.ts';
 import { consolePage } from './service/console.ts';
@@ -85,6 +88,9 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...brandRoutes(deps),
     ...entityRoutes(deps),
     ...relationshipRoutes(deps),
+    ...connectionRoutes(deps),
+    ...connectConfigRoutes(deps),
+    ...handoffIssuerRoutes(deps),
   ];
   const service = serviceRoutes(opts.db, {
     urls: opts.urls,

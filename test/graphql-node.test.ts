@@ -4,6 +4,7 @@ import { DEPLOYMENT_STATUSES, DISTRIBUTION_STATUSES } from '../src/domain/distri
 import { ENROLLMENT_STATUSES, STANDINGS } from '../src/domain/enrollment/presenter.ts';
 import { OPERATION_STATUSES, WAITING_REASONS } from '../src/domain/operation/operation.ts';
 import { RELATIONSHIP_STATUSES } from '../src/domain/relationship/states.ts';
+import { CONNECTION_STATUSES } from '../src/domain/connection/connection.ts';
 import { REQUIREMENT_OPERATORS } from '../src/domain/program/program.ts';
 import { UNIT_STATUSES } from '../src/domain/unit/unit.ts';
 import { DELIVERY_STATUSES } from '../src/domain/webhook/delivery.ts';
@@ -39,6 +40,8 @@ const NODE_TYPES = {
   Deployment: 'deployments:read',
   Entity: 'entities:read',
   Relationship: 'relationships:read',
+  ConnectedAccount: 'connections:read',
+  HandoffIssuer: 'handoff:read',
 } as const;
 type NodeType = keyof typeof NODE_TYPES;
 const SCOPES = [
@@ -51,6 +54,8 @@ const SCOPES = [
   'distributions:write',
   'distributions:launch',
   'relationships:write',
+  'connections:write',
+  'handoff:write',
 ];
 
 const gql = async (token: string, query: string, variables: Record<string, unknown> = {}) => {
@@ -85,6 +90,10 @@ async function world(): Promise<{ org: TestOrg; token: string; ids: Record<NodeT
   ).createEnrollment;
   const relationship = (await ok(token, `mutation { createRelationship(externalUserId: "u1", issuer: "iss") { id entity } }`))
     .createRelationship;
+  const connection = (
+    await ok(token, `mutation { createConnection(externalUserId: "u1", issuer: "iss", provider: "sandbox", accountId: "a1") { id } }`)
+  ).createConnection;
+  const issuer = (await ok(token, 'mutation { createHandoffIssuer(name: "i", algorithm: "HS256") { id } }')).createHandoffIssuer;
   const launched = (
     await ok(
       token,
@@ -118,6 +127,8 @@ async function world(): Promise<{ org: TestOrg; token: string; ids: Record<NodeT
       Deployment: deployment.id,
       Entity: relationship.entity,
       Relationship: relationship.id,
+      ConnectedAccount: connection.id,
+      HandoffIssuer: issuer.id,
     },
   };
 }
@@ -137,6 +148,7 @@ describe('closed sets are GraphQL enums declared from the domain arrays', () => 
       EnrollmentStanding: STANDINGS,
       RequirementOperator: REQUIREMENT_OPERATORS,
       RelationshipStatus: RELATIONSHIP_STATUSES,
+      ConnectionStatus: CONNECTION_STATUSES,
     };
     const { token } = { token: (await buildToken(t, await buildOrg(t), ['units:read'])).secret };
     for (const [name, values] of Object.entries(sets)) {

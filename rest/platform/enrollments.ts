@@ -6,7 +6,7 @@ import { actionRoute } from './answer.ts';
 /** Enrollments in the selected brand's programs: lifecycle moves and standing (with the evaluation that produced it). */
 export function enrollmentRoutes(deps: Deps): RouteDef[] {
   const common = { tag: 'Enrollments', errors: [400, 401, 403, 404, 409, 429, 503] };
-  const move = (op: 'approve' | 'reject' | 'activate', summary: string): RouteDef =>
+  const move = (op: 'approve' | 'reject' | 'activate' | 'resume', summary: string): RouteDef =>
     actionRoute(deps, enrollments[op], {
       ...common,
       method: 'POST',
@@ -27,6 +27,10 @@ export function enrollmentRoutes(deps: Deps): RouteDef[] {
     move('approve', 'Approve a pending enrollment (enrollment.approved)'),
     move('reject', 'Reject a pending or approved enrollment (enrollment.rejected)'),
     move('activate', 'Activate an approved enrollment (enrollment.activated); standing is evaluated from then on'),
+    move(
+      'resume',
+      'Resume a paused enrollment (its relationship with the brand ended) once the entity has a relationship that has not ended; standing is evaluated again',
+    ),
     actionRoute(deps, enrollments.list, {
       ...common,
       method: 'GET',

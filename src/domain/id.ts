@@ -33,6 +33,8 @@ export const ID_PREFIX = {
   ledgerEntry: 'le',
   payout: 'po',
   payoutRun: 'prun',
+  connection: 'conn',
+  handoffIssuer: 'iss',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

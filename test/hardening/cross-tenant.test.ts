@@ -46,7 +46,9 @@ type Kind =
   | 'brand'
   | 'relationship'
   | 'tier'
-  | 'payout';
+  | 'payout'
+  | 'connection'
+  | 'issuer';
 type Ids = Record<Kind, string>;
 
 /** The object a collection's path segment names. */
@@ -70,6 +72,8 @@ const SEGMENT_KIND: Record<string, Kind> = {
   payouts: 'payout',
   // POST /payouts/runs/{id}/cancel: a run is its payout.run operation.
   runs: 'operation',
+  connections: 'connection',
+  issuers: 'issuer',
 };
 
 /** The object a query parameter or body field names. */
@@ -79,6 +83,7 @@ const FIELD_KIND: Record<string, Kind> = {
   distribution: 'distribution',
   unit_id: 'unit',
   token_id: 'token',
+  default_program: 'program',
 };
 
 /** Bodies of the routes in the matrix that take one; `ids` are ours or missing ones. */
@@ -93,6 +98,9 @@ const BODIES: Record<string, (ids: Ids) => unknown> = {
   revokePlatformToken: (ids) => ({ token_id: ids.token }),
   rotatePlatformToken: (ids) => ({ token_id: ids.token }),
   createRelationship: (ids) => ({ entity: ids.entity }),
+  rotateHandoffIssuer: () => ({}),
+  updateConnectConfig: (ids) => ({ default_program: ids.program }),
+  createConnection: (ids) => ({ entity: ids.entity, provider: 'sandbox', account_id: 'acct-1' }),
   createProgramTier: () => ({ name: 'Other', metric: 'sales', threshold: 5, rate_bps: 1 }),
   updateProgramTier: () => ({ rate_bps: 2 }),
   replayWebhookEndpoint: () => ({ starting_after: 0 }),
@@ -153,6 +161,12 @@ test.beforeAll(async ({ app }) => {
   const deployments = await t.http.get(`/v1/platform/deployments?distribution=${launched.distribution.id}`, { token });
   const unit = await post('/api/units/create', { type: 'video', caption: 'Ours' }, 200);
   const relationship = await post('/v1/platform/relationships', { entity: assertion.entity }, 201);
+  const connection = await post(
+    '/v1/platform/connections',
+    { entity: assertion.entity, provider: 'sandbox', account_id: 'acct-ours', grants: ['videos:publish'] },
+    201,
+  );
+  const issuer = await post('/v1/platform/handoff/issuers', { name: 'Ours', algorithm: 'HS256' }, 201);
   const tier = await post(
     `/v1/platform/programs/${program.id}/tiers`,
     { name: 'Gold', metric: 'sales', threshold: 100, rate_bps: 250 },
@@ -193,6 +207,8 @@ test.beforeAll(async ({ app }) => {
       relationship: relationship.id,
       tier: tier.tier.id,
       payout,
+      connection: connection.id,
+      issuer: issuer.id,
     },
   };
 });
@@ -284,6 +300,7 @@ function argKind(field: GraphQLField<unknown, unknown>, arg: GraphQLArgument): K
     entity: 'entity',
     distribution: 'distribution',
     subjectId: 'distribution',
+    defaultProgram: 'program',
   };
   if (byName[arg.name]) return byName[arg.name];
   if (arg.name !== 'id') return undefined;
@@ -304,6 +321,8 @@ function argKind(field: GraphQLField<unknown, unknown>, arg: GraphQLArgument): K
     ['brand', 'brand'],
     ['payoutrun', 'operation'],
     ['payout', 'payout'],
+    ['connection', 'connection'],
+    ['handoffissuer', 'issuer'],
   ];
   return nouns.find(([noun]) => field.name.toLowerCase().includes(noun))?.[1];
 }
@@ -376,6 +395,11 @@ async function ourState(): Promise<unknown> {
     `/v1/platform/payouts/${ids.payout}`,
     '/v1/platform/payouts',
     '/v1/platform/payouts/ledger',
+    `/v1/platform/connections/${ids.connection}`,
+    '/v1/platform/connections',
+    '/v1/platform/connect_config',
+    `/v1/platform/handoff/issuers/${ids.issuer}`,
+    '/v1/platform/handoff/issuers',
   ];
   await t.app.sequencer.flush();
   const out: Record<string, unknown> = {};
@@ -417,6 +441,10 @@ describe('cross-tenant matrix', () => {
       'payouts/{id}',
       'payouts/runs/{id}/cancel',
       'graphql mutation runPayouts',
+      'connections/{id}/revoke',
+      'graphql mutation revokeConnection',
+      'handoff/issuers/{id}/rotate',
+      'graphql mutation deleteHandoffIssuer',
     ]) {
       expect(names).toContain(r);
     }

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { isObjectType } from 'graphql';
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { Action } from '../../src/domain/action/action.ts';
 import { assertions } from '../../src/domain/assertion/assertion.ts';
 import { deployments, distributions } from '../../src/domain/distribution/distribution.ts';
@@ -26,6 +26,12 @@ import { relationshipRoutes } from '../../rest/platform/relationships.ts';
 import { ledger } from '../../src/domain/payout/ledger.ts';
 import { payouts } from '../../src/domain/payout/payout.ts';
 import { payoutRoutes } from '../../rest/platform/payouts.ts';
+import { connections } from '../../src/domain/connection/connection.ts';
+import { connectionRoutes } from '../../rest/platform/connections.ts';
+import { connectConfig } from '../../src/domain/connect/config.ts';
+import { connectConfigRoutes } from '../../rest/platform/connect-config.ts';
+import { handoffIssuers } from '../../src/domain/connect/handoff-issuer.ts';
+import { handoffIssuerRoutes } from '../../rest/platform/handoff-issuers.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { assertionRoutes } from '../../rest/platform/assertions.ts';
 import { distributionRoutes } from '../../rest/platform/distributions.ts';
@@ -66,6 +72,9 @@ const ALL = [
   relationships,
   ledger,
   payouts,
+  connections,
+  connectConfig,
+  handoffIssuers,
 ].flatMap((group) => Object.values(group) as Action[]);
 const SCOPES = [
   'webhooks:read',
@@ -92,6 +101,12 @@ const SCOPES = [
   'relationships:write',
   'payouts:read',
   'payouts:write',
+  'connections:read',
+  'connections:write',
+  'connect_config:read',
+  'connect_config:write',
+  'handoff:read',
+  'handoff:write',
 ];
 const P = '/v1/platform';
 
@@ -190,7 +205,7 @@ const launched = async (token: string, config: Record<string, unknown> = {}): Pr
 
 const ASRT = 'id entity key action value expiresAt effectiveAt livemode createdAt';
 const DIST = 'id brand name status budget budgetReserved budgetSpent livemode createdAt updatedAt';
-const DEP = 'id distribution provider config status livemode createdAt updatedAt';
+const DEP = 'id distribution provider config connection status livemode createdAt updatedAt';
 /** A claim about a fresh external user (its own entity, so the two fronts never share a claim). */
 const createAssertion = async (token: string): Promise<Ids> => {
   const user = randomUUID();
@@ -227,6 +242,26 @@ const createRelationship = async (token: string, moves: string[] = []): Promise<
   expect(res.status, res.text).toBe(201);
   for (const m of moves) expect((await t.http.post(`${P}/relationships/${res.body.id}/${m}`, undefined, { token })).status).toBe(200);
   return { user, relationship: res.body.id, entity: res.body.entity };
+};
+const CFG = 'brand allowedOrigins defaultProgram requiredAssertions displayName primaryColor accentColor livemode updatedAt';
+const ISSUER = 'id brand name algorithm publicKey previousExpiresAt rotatedAt livemode createdAt updatedAt';
+/** An EdDSA issuer (no secret, so both fronts' answers compare whole). */
+const createIssuer = async (token: string): Promise<Ids> => {
+  const res = await t.http.post(`${P}/handoff/issuers`, { name: 'I', algorithm: 'EdDSA', public_key: PUBLIC_JWK }, { token });
+  expect(res.status, res.text).toBe(201);
+  return { issuer: res.body.id };
+};
+const PUBLIC_JWK = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' });
+const CONN = 'id brand entity provider accountId grants status revokedAt livemode createdAt updatedAt';
+/** A connection of a fresh external user (its own entity and account). */
+const createConnection = async (token: string): Promise<Ids> => {
+  const res = await t.http.post(
+    `${P}/connections`,
+    { external_user_id: randomUUID(), issuer: 'acme', provider: 'sandbox', account_id: randomUUID(), grants: ['a:b'] },
+    { token },
+  );
+  expect(res.status, res.text).toBe(201);
+  return { connection: res.body.id, entity: res.body.entity };
 };
 const TIER = 'id program name metric threshold rateBps createdAt updatedAt';
 const LEDGER = `id kind entity program enrollment periodStart periodEnd sourcePeriodStart tier metric value rateBps earned amount carry
@@ -565,6 +600,28 @@ const ROWS: Row[] = [
       },
     }),
   ),
+  {
+    action: enrollments.resume,
+    volatile: ['entity'],
+    setup: async (token) => {
+      // Paused by the end of its relationship, with a new relationship since (a fresh user per front).
+      const { program } = await createBareProgram(token);
+      const res = await t.http.post(`${P}/enrollments`, { program, external_user_id: randomUUID(), issuer: 'acme' }, { token });
+      for (const m of ['approve', 'activate']) await t.http.post(`${P}/enrollments/${res.body.id}/${m}`, undefined, { token });
+      const rel = await t.http.post(`${P}/relationships`, { entity: res.body.entity }, { token });
+      await t.http.post(`${P}/relationships/${rel.body.id}/end`, undefined, { token });
+      expect((await t.http.post(`${P}/relationships`, { entity: res.body.entity }, { token })).status).toBe(201);
+      return { enrollment: res.body.id };
+    },
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/enrollments/${ids.enrollment}/resume` },
+      gql: { query: `mutation { resumeEnrollment(id: "${ids.enrollment}") { ${ENR} } }`, pick: json('resumeEnrollment') },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/enrollments/enr_nope/resume' },
+      gql: { query: 'mutation { resumeEnrollment(id: "enr_nope") { id } }' },
+    },
+  },
   {
     action: enrollments.list,
     setup: (token) => createEnrollment(token),
@@ -1159,6 +1216,175 @@ const ROWS: Row[] = [
       gql: { query: 'mutation { cancelPayoutRun(id: "op_nope") { id } }' },
     },
   },
+  {
+    action: connections.create,
+    volatile: ['entity', 'accountId'],
+    setup: async () => ({ user: randomUUID() }),
+    call: (ids) => ({
+      rest: {
+        method: 'POST',
+        path: '/connections',
+        body: { external_user_id: ids.user, issuer: 'acme', provider: 'sandbox', account_id: ids.user, grants: ['a'] },
+      },
+      gql: {
+        query: `mutation { createConnection(externalUserId: "${ids.user}", issuer: "acme", provider: "sandbox", accountId: "${ids.user}", grants: ["a"]) { ${CONN} } }`,
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/connections', body: { entity: 'ent_x', provider: 'Bad', account_id: 'a' } },
+      gql: { query: 'mutation { createConnection(entity: "ent_x", provider: "Bad", accountId: "a") { id } }' },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/connections', body: { entity: 'ent_nope', provider: 'sandbox', account_id: 'a' } },
+      gql: { query: 'mutation { createConnection(entity: "ent_nope", provider: "sandbox", accountId: "a") { id } }' },
+    },
+  },
+  {
+    action: connections.revoke,
+    volatile: ['entity', 'accountId', 'revokedAt'],
+    setup: createConnection,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/connections/${ids.connection}/revoke` },
+      gql: { query: `mutation { revokeConnection(id: "${ids.connection}") { connection { ${CONN} } teardowns { id } } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/connections/conn_nope/revoke' },
+      gql: { query: 'mutation { revokeConnection(id: "conn_nope") { teardowns { id } } }' },
+    },
+  },
+  {
+    action: connections.list,
+    volatile: ['entity', 'accountId'],
+    setup: createConnection,
+    call: () => ({
+      rest: { method: 'GET', path: '/connections?limit=1' },
+      gql: {
+        query: `{ connections(first: 1) { edges { node { ${CONN} } } pageInfo { hasNextPage } } }`,
+        pick: (d) => edges(d.connections),
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/connections?provider=Bad' },
+      gql: { query: '{ connections(provider: "Bad") { edges { cursor } } }' },
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/connections?starting_after=conn_nope' },
+      gql: { query: '{ connections(after: "conn_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
+  },
+  {
+    action: connections.retrieve,
+    volatile: ['entity', 'accountId'],
+    setup: createConnection,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/connections/${ids.connection}` },
+      gql: { query: `{ connection(id: "${ids.connection}") { ${CONN} } }` },
+    }),
+    unknown: { rest: { method: 'GET', path: '/connections/conn_nope' }, gql: { query: '{ connection(id: "conn_nope") { id } }' } },
+  },
+  {
+    action: connectConfig.retrieve,
+    call: () => ({
+      rest: { method: 'GET', path: '/connect_config' },
+      gql: { query: `{ connectConfig { ${CFG} } }` },
+    }),
+  },
+  {
+    action: connectConfig.update,
+    volatile: ['defaultProgram'],
+    setup: createBareProgram,
+    call: (ids) => ({
+      rest: {
+        method: 'POST',
+        path: '/connect_config',
+        body: { allowed_origins: ['https://a.example'], default_program: ids.program, display_name: 'A', primary_color: '#000000' },
+      },
+      gql: {
+        query: `mutation { updateConnectConfig(allowedOrigins: ["https://a.example"], defaultProgram: "${ids.program}", displayName: "A", primaryColor: "#000000") { ${CFG} } }`,
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/connect_config', body: { allowed_origins: ['https://a.example/x'] } },
+      gql: { query: 'mutation { updateConnectConfig(allowedOrigins: ["https://a.example/x"]) { brand } }' },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/connect_config', body: { default_program: 'prog_nope' } },
+      gql: { query: 'mutation { updateConnectConfig(defaultProgram: "prog_nope") { brand } }' },
+    },
+  },
+  {
+    action: handoffIssuers.create,
+    call: () => ({
+      rest: { method: 'POST', path: '/handoff/issuers', body: { name: 'I', algorithm: 'EdDSA', public_key: PUBLIC_JWK } },
+      gql: {
+        query: `mutation($k: JSON) { createHandoffIssuer(name: "I", algorithm: "EdDSA", publicKey: $k) { ${ISSUER} } }`,
+        vars: { k: PUBLIC_JWK },
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/handoff/issuers', body: { name: 'I', algorithm: 'EdDSA', public_key: 'nope' } },
+      gql: { query: 'mutation { createHandoffIssuer(name: "I", algorithm: "EdDSA", publicKey: "nope") { id } }' },
+    }),
+  },
+  {
+    action: handoffIssuers.rotate,
+    volatile: ['rotatedAt', 'previousExpiresAt'],
+    setup: createIssuer,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/handoff/issuers/${ids.issuer}/rotate`, body: { public_key: PUBLIC_JWK } },
+      gql: {
+        query: `mutation($k: JSON) { rotateHandoffIssuer(id: "${ids.issuer}", publicKey: $k) { ${ISSUER} } }`,
+        vars: { k: PUBLIC_JWK },
+      },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/handoff/issuers/iss_nope/rotate', body: {} },
+      gql: { query: 'mutation { rotateHandoffIssuer(id: "iss_nope") { id } }' },
+    },
+  },
+  {
+    action: handoffIssuers.delete,
+    setup: createIssuer,
+    call: (ids) => ({
+      rest: { method: 'DELETE', path: `/handoff/issuers/${ids.issuer}` },
+      gql: { query: `mutation { deleteHandoffIssuer(id: "${ids.issuer}") { id deleted } }` },
+    }),
+    unknown: {
+      rest: { method: 'DELETE', path: '/handoff/issuers/iss_nope' },
+      gql: { query: 'mutation { deleteHandoffIssuer(id: "iss_nope") { id } }' },
+    },
+  },
+  {
+    action: handoffIssuers.list,
+    setup: createIssuer,
+    call: () => ({
+      rest: { method: 'GET', path: '/handoff/issuers?limit=1' },
+      gql: {
+        query: `{ handoffIssuers(first: 1) { edges { node { ${ISSUER} } } pageInfo { hasNextPage } } }`,
+        pick: (d) => edges(d.handoffIssuers),
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/handoff/issuers?limit=0' },
+      gql: { query: '{ handoffIssuers(first: 0) { edges { cursor } } }' },
+      gqlParam: 'first',
+    }),
+    unknown: {
+      rest: { method: 'GET', path: '/handoff/issuers?starting_after=iss_nope' },
+      gql: { query: '{ handoffIssuers(after: "iss_nope") { edges { cursor } } }' },
+      gqlParam: 'after',
+    },
+  },
+  {
+    action: handoffIssuers.retrieve,
+    setup: createIssuer,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/handoff/issuers/${ids.issuer}` },
+      gql: { query: `{ handoffIssuer(id: "${ids.issuer}") { ${ISSUER} } }` },
+    }),
+    unknown: { rest: { method: 'GET', path: '/handoff/issuers/iss_nope' }, gql: { query: '{ handoffIssuer(id: "iss_nope") { id } }' } },
+  },
 ];
 
 /** Fields whose GraphQL type is an enum: REST's lower-case value is GraphQL's SCREAMING_CASE one (CHANGELOG.md). */
@@ -1207,6 +1433,9 @@ test('every action declared for both fronts has a REST route and a GraphQL field
     ...entityRoutes(t.app.deps),
     ...relationshipRoutes(t.app.deps),
     ...payoutRoutes(t.app.deps),
+    ...connectionRoutes(t.app.deps),
+    ...connectConfigRoutes(t.app.deps),
+    ...handoffIssuerRoutes(t.app.deps),
   ];
   const bound = new Map<string, string[]>();
   for (const type of Object.values(schema.getTypeMap())) {

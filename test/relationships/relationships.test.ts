@@ -131,6 +131,28 @@ describe('relationships', () => {
     expect(g.body.data.enrollment.status).toBe('PAUSED');
   });
 
+  test('a paused enrollment resumes (POST /enrollments/{id}/resume) only once a relationship that has not ended exists; standing is evaluated again', async () => {
+    const { a, create, move, token } = await tenant();
+    const { enrollment, entity } = await activeEnrollment(a);
+    expectStatus(await a.assert({ entity, key: 'verified' }), 201);
+    const rel = expectStatus(await create({ entity }), 201);
+    expectStatus(await move(rel.id, 'end'), 200);
+    expectStatus(await a.revoke({ entity, key: 'verified' }), 201);
+    expect(expectStatus(await a.enrollment(enrollment.id), 200)).toMatchObject({ status: 'paused', standing: 'qualified' });
+    const resume = () => t.http.post(`${P}/enrollments/${enrollment.id}/resume`, undefined, { token });
+    // The relationship ended: nothing to resume under.
+    const refused = await resume();
+    expectPlatformError(refused, 409, 'invalid_state_transition');
+    expect(refused.body.error.message).toContain('no relationship');
+    expectStatus(await create({ entity }), 201);
+    const resumed = expectStatus(await resume(), 200);
+    // Active again, and its standing caught up with the claim revoked while it was paused.
+    expect(resumed).toMatchObject({ status: 'active', standing: 'not_qualified' });
+    const internal = await t.app.deps.db.prisma.event.findMany({ where: { subjectId: enrollment.id, type: 'enrollment.resumed' } });
+    expect(internal).toHaveLength(1);
+    expectPlatformError(await resume(), 409, 'invalid_state_transition');
+  });
+
   test('list: newest first within the brand, filtered by subject and status, paged; retrieve', async () => {
     const { create, move, get, org } = await tenant();
     const [r1, r2, r3] = [

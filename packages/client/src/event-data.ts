@@ -74,6 +74,8 @@ export interface EventDataMap {
       distribution: string;
       provider: string;
       config: Record<string, unknown>;
+      /** the conn_ connection it places through, if any */
+      connection: string | null;
       status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
       livemode: boolean;
       /** ISO 8601 timestamp */
@@ -93,6 +95,8 @@ export interface EventDataMap {
       distribution: string;
       provider: string;
       config: Record<string, unknown>;
+      /** the conn_ connection it places through, if any */
+      connection: string | null;
       status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
       livemode: boolean;
       /** ISO 8601 timestamp */
@@ -110,6 +114,8 @@ export interface EventDataMap {
       distribution: string;
       provider: string;
       config: Record<string, unknown>;
+      /** the conn_ connection it places through, if any */
+      connection: string | null;
       status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
       livemode: boolean;
       /** ISO 8601 timestamp */
@@ -127,6 +133,8 @@ export interface EventDataMap {
       distribution: string;
       provider: string;
       config: Record<string, unknown>;
+      /** the conn_ connection it places through, if any */
+      connection: string | null;
       status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
       livemode: boolean;
       /** ISO 8601 timestamp */
@@ -146,6 +154,8 @@ export interface EventDataMap {
       distribution: string;
       provider: string;
       config: Record<string, unknown>;
+      /** the conn_ connection it places through, if any */
+      connection: string | null;
       status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
       livemode: boolean;
       /** ISO 8601 timestamp */
@@ -163,6 +173,8 @@ export interface EventDataMap {
       distribution: string;
       provider: string;
       config: Record<string, unknown>;
+      /** the conn_ connection it places through, if any */
+      connection: string | null;
       status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
       livemode: boolean;
       /** ISO 8601 timestamp */
@@ -180,6 +192,8 @@ export interface EventDataMap {
       distribution: string;
       provider: string;
       config: Record<string, unknown>;
+      /** the conn_ connection it places through, if any */
+      connection: string | null;
       status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
       livemode: boolean;
       /** ISO 8601 timestamp */
@@ -199,6 +213,8 @@ export interface EventDataMap {
       distribution: string;
       provider: string;
       config: Record<string, unknown>;
+      /** the conn_ connection it places through, if any */
+      connection: string | null;
       status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
       livemode: boolean;
       /** ISO 8601 timestamp */
@@ -216,6 +232,8 @@ export interface EventDataMap {
       distribution: string;
       provider: string;
       config: Record<string, unknown>;
+      /** the conn_ connection it places through, if any */
+      connection: string | null;
       status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
       livemode: boolean;
       /** ISO 8601 timestamp */

@@ -39,4 +39,6 @@ export type { DistributionCreateParams } from './resources/distributions.ts';
 export type { AssertionCreateParams, AssertionRevokeParams, AssertionListParams } from './resources/assertions.ts';
 export type { MeasurementParams, RollupParams, RollupPage, TierParams } from './resources/performance.ts';
 export type { LedgerParams, PayoutListParams, PayoutRunParams, PayoutExportParams } from './resources/payouts.ts';
+export type { ListPageParams, RelationshipMove } from './resources/relationships.ts';
+export type { ConnectionCreateParams, ConnectConfigParams, HandoffIssuerCreateParams } from './resources/connections.ts';
 export * from './resources/types.ts';

@@ -7,6 +7,8 @@ import { Events } from './resources/events.ts';
 import { Operations } from './resources/operations.ts';
 import { Payouts } from './resources/payouts.ts';
 import { WebhookEndpoints } from './resources/webhook-endpoints.ts';
+import { Brands, Entities, Relationships } from './resources/relationships.ts';
+import { ConnectConfigs, Connections, HandoffIssuers } from './resources/connections.ts';
 import { webhooks } from './webhooks.ts';
 
 export interface PlatformClientOptions {
@@ -40,6 +42,12 @@ export class PlatformClient {
   readonly performance: Performance;
   readonly programTiers: ProgramTiers;
   readonly payouts: Payouts;
+  readonly brands: Brands;
+  readonly entities: Entities;
+  readonly relationships: Relationships;
+  readonly connections: Connections;
+  readonly connectConfig: ConnectConfigs;
+  readonly handoffIssuers: HandoffIssuers;
   /** Verification needs no API key; also exported standalone as `webhooks`. */
   readonly webhooks = webhooks;
   readonly sender: RequestSender;
@@ -66,5 +74,11 @@ export class PlatformClient {
     this.performance = new Performance(this.sender);
     this.programTiers = new ProgramTiers(this.sender);
     this.payouts = new Payouts(this.sender);
+    this.brands = new Brands(this.sender);
+    this.entities = new Entities(this.sender);
+    this.relationships = new Relationships(this.sender);
+    this.connections = new Connections(this.sender);
+    this.connectConfig = new ConnectConfigs(this.sender);
+    this.handoffIssuers = new HandoffIssuers(this.sender);
   }
 }

@@ -28,9 +28,42 @@ export interface Brand {
   name: string;
   slug: string;
 }
+export interface ConnectConfig {
+  accentColor: string | null;
+  allowedOrigins: Array<string>;
+  brand: string;
+  defaultProgram: string | null;
+  displayName: string | null;
+  livemode: boolean;
+  primaryColor: string | null;
+  requiredAssertions: Array<string>;
+  updatedAt: string | null;
+}
+export interface ConnectedAccount {
+  accountId: string;
+  brand: string;
+  createdAt: string;
+  entity: string;
+  grants: Array<string>;
+  id: string;
+  livemode: boolean;
+  provider: string;
+  revokedAt: string | null;
+  status: ConnectionStatus;
+  updatedAt: string;
+}
+export interface ConnectionRevocation {
+  connection: ConnectedAccount;
+  teardowns: Array<Operation>;
+}
+export type ConnectionStatus = 'ACTIVE' | 'REVOKED';
 export interface CreateUnitPayload {
   duplicate: boolean;
   unit: Unit;
+}
+export interface DeletedHandoffIssuer {
+  deleted: boolean;
+  id: string;
 }
 export interface DeletedProgramRequirement {
   deleted: boolean;
@@ -50,6 +83,7 @@ export interface DeletedWebhookEndpoint {
 }
 export interface Deployment {
   config: JSON;
+  connection: string | null;
   createdAt: string;
   distribution: string;
   id: string;
@@ -60,6 +94,7 @@ export interface Deployment {
 }
 export interface DeploymentInput {
   config: JSON | null;
+  connection: string | null;
   provider: string;
 }
 export type DeploymentStatus = 'ACTIVE' | 'CANCELED' | 'CANCELING' | 'CLEANUP_FAILED' | 'COMPLETED' | 'FAILED' | 'IN_REVIEW' | 'PAUSED' | 'PENDING' | 'PROVISIONING' | 'REJECTED';
@@ -157,6 +192,19 @@ export interface EventSubject {
   id: string;
   type: string;
 }
+export interface HandoffIssuer {
+  algorithm: string;
+  brand: string;
+  createdAt: string;
+  id: string;
+  livemode: boolean;
+  name: string;
+  previousExpiresAt: string | null;
+  publicKey: JSON | null;
+  rotatedAt: string | null;
+  secret: string | null;
+  updatedAt: string;
+}
 export interface LedgerEntry {
   amount: number;
   carry: string;
@@ -214,14 +262,17 @@ export interface Mutation {
   cancelPayoutRun: Operation;
   cancelWebhookEndpointReplay: Operation;
   createAssertion: Assertion;
+  createConnection: ConnectedAccount;
   createDistribution: DistributionOperation;
   createEnrollment: Enrollment;
+  createHandoffIssuer: HandoffIssuer;
   createProgram: Program;
   createProgramRequirement: ProgramRequirement;
   createProgramTier: ProgramTierChange;
   createRelationship: Relationship;
   createUnit: CreateUnitPayload;
   createWebhookEndpoint: WebhookEndpoint;
+  deleteHandoffIssuer: DeletedHandoffIssuer;
   deleteProgramRequirement: DeletedProgramRequirement;
   deleteProgramTier: DeletedProgramTierChange;
   deleteUnit: boolean;
@@ -235,11 +286,15 @@ export interface Mutation {
   rejectEnrollment: Enrollment;
   replayWebhookEndpoint: Operation;
   resumeDistribution: DistributionOperation;
+  resumeEnrollment: Enrollment;
   resumeRelationship: Relationship;
   retryWebhookDelivery: WebhookDelivery;
   revokeAssertion: AssertionRevocation;
+  revokeConnection: ConnectionRevocation;
+  rotateHandoffIssuer: HandoffIssuer;
   rotateWebhookEndpointSecret: WebhookEndpoint;
   runPayouts: Operation;
+  updateConnectConfig: ConnectConfig;
   updateProgramTier: ProgramTierChange;
   updateWebhookEndpoint: WebhookEndpoint;
   validateDistribution: DistributionValidation;
@@ -346,6 +401,9 @@ export interface Query {
   assertions: QueryAssertionsConnection;
   brand: Brand;
   brands: QueryBrandsConnection;
+  connectConfig: ConnectConfig;
+  connection: ConnectedAccount;
+  connections: QueryConnectionsConnection;
   deployment: Deployment;
   deployments: QueryDeploymentsConnection;
   distribution: Distribution;
@@ -359,6 +417,8 @@ export interface Query {
   eventType: EventCatalogueEntry;
   eventTypes: Array<EventCatalogueEntry>;
   events: QueryEventsConnection;
+  handoffIssuer: HandoffIssuer;
+  handoffIssuers: QueryHandoffIssuersConnection;
   ledgerEntries: QueryLedgerEntriesConnection;
   node: Node | null;
   operation: Operation;
@@ -392,6 +452,14 @@ export interface QueryBrandsConnection {
 export interface QueryBrandsConnectionEdge {
   cursor: string;
   node: Brand;
+}
+export interface QueryConnectionsConnection {
+  edges: Array<QueryConnectionsConnectionEdge>;
+  pageInfo: PageInfo;
+}
+export interface QueryConnectionsConnectionEdge {
+  cursor: string;
+  node: ConnectedAccount;
 }
 export interface QueryDeploymentsConnection {
   edges: Array<QueryDeploymentsConnectionEdge>;
@@ -440,6 +508,14 @@ export interface QueryEventsConnection {
 export interface QueryEventsConnectionEdge {
   cursor: string;
   node: Event;
+}
+export interface QueryHandoffIssuersConnection {
+  edges: Array<QueryHandoffIssuersConnectionEdge>;
+  pageInfo: PageInfo;
+}
+export interface QueryHandoffIssuersConnectionEdge {
+  cursor: string;
+  node: HandoffIssuer;
 }
 export interface QueryLedgerEntriesConnection {
   edges: Array<QueryLedgerEntriesConnectionEdge>;

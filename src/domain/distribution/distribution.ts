@@ -48,7 +48,13 @@ export const CreateDistributionInput = z.strictObject({
   name: z.string().min(1).max(200),
   budget: amount,
   deployments: z
-    .array(z.strictObject({ provider: z.string().min(1).max(64), config: z.record(z.string(), z.unknown()).optional() }))
+    .array(
+      z.strictObject({
+        provider: z.string().min(1).max(64),
+        config: z.record(z.string(), z.unknown()).optional(),
+        connection: z.string().min(1).max(128).optional().describe('a conn_ connection of the brand at the same provider'),
+      }),
+    )
     .min(1)
     .max(DEPLOYMENTS_MAX),
 });
@@ -151,9 +157,37 @@ function checkCreate(input: CreateDistribution) {
   return { deployments, planned };
 }
 
+type NamedConnection = { id: string; provider: string; status: string };
+/** The brand's connections the deployments name, read with `fetch` (create reads them on the batched port, validate with Prisma). */
+async function checkConnections(input: CreateDistribution, fetch: (ids: string[]) => Promise<NamedConnection[]>): Promise<void> {
+  const ids = [...new Set(input.deployments.flatMap((d) => (d.connection === undefined ? [] : [d.connection])))];
+  if (!ids.length) return;
+  const found = new Map((await fetch(ids.filter((id) => isId('connection', id)))).map((c) => [c.id, c]));
+  input.deployments.forEach((d, i) => {
+    if (d.connection === undefined) return;
+    const param = `deployments.${i}.connection`;
+    const c = found.get(d.connection);
+    if (!c) throw missing('connection', d.connection, param);
+    if (c.status !== 'active')
+      throw new DomainError('resource_conflict', `Connection ${c.id} is ${c.status}; only an active one can place`, param);
+    if (c.provider !== d.provider)
+      throw new DomainError('invalid_request', `Connection ${c.id} is at provider ${c.provider}, not ${d.provider}`, param);
+  });
+}
+
+const connectionsOf = (caller: SurfaceBCaller, ids: string[]) =>
+  Prisma.sql`SELECT id, provider, status FROM connection
+    WHERE organization_id = ${caller.organization.id} AND brand_id = ${caller.brand.id} AND id IN (${Prisma.join(ids)})`;
+
 /** Dry run: the same checks as create, plus whether the brand's wallet would fund it. Creates nothing, moves no money. */
 async function validateDistribution(db: Reader, caller: SurfaceBCaller, input: CreateDistribution) {
   const { deployments, planned } = checkCreate(input);
+  await checkConnections(input, (ids) =>
+    db.connection.findMany({
+      where: { id: { in: ids }, organizationId: caller.organization.id, brandId: caller.brand.id },
+      select: { id: true, provider: true, status: true },
+    }),
+  );
   const balance = await walletBalance(db, caller.brand.id);
   return {
     object: 'distribution_validation' as const,
@@ -203,6 +237,7 @@ async function createAndLaunch(
   take: () => OperationSlot | undefined,
 ): Promise<BatchedRun<PublicDistributionOperation>> {
   const { deployments } = checkCreate(input);
+  await checkConnections(input, async (ids) => (ids.length ? ((await send([connectionsOf(caller, ids)]))[0] as NamedConnection[]) : []));
   const now = deps.clock.now();
   const org = caller.organization.id;
   const dist: DistributionRow = {
@@ -219,12 +254,13 @@ async function createAndLaunch(
     createdAt: now,
     updatedAt: now,
   };
-  const deps_: DeploymentRow[] = deployments.map((d) => ({
+  const deps_: DeploymentRow[] = deployments.map((d, i) => ({
     id: newId('deployment'),
     organizationId: org,
     distributionId: dist.id,
     provider: d.provider,
     config: d.config as Prisma.JsonObject,
+    connectionId: input.deployments[i]!.connection ?? null,
     status: 'pending',
     providerState: {},
     livemode: true,
@@ -250,6 +286,7 @@ async function createAndLaunch(
     distribution_id: dist.id,
     provider: d.provider,
     config: d.config,
+    connection_id: d.connectionId,
     created_at: now,
     updated_at: now,
   }));
@@ -257,9 +294,9 @@ async function createAndLaunch(
     Prisma.sql`INSERT INTO distribution (id, organization_id, brand_id, name, status, budget, created_at, updated_at)
       VALUES (${dist.id}, ${org}, ${dist.brandId}, ${dist.name}, 'launching', ${input.budget}::bigint, ${now}::timestamptz, ${now}::timestamptz)`,
     ...launch.statements,
-    Prisma.sql`INSERT INTO deployment (id, organization_id, distribution_id, provider, config, created_at, updated_at)
+    Prisma.sql`INSERT INTO deployment (id, organization_id, distribution_id, provider, config, connection_id, created_at, updated_at)
       SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
-        AS x(id text, organization_id text, distribution_id text, provider text, config jsonb, created_at timestamptz, updated_at timestamptz)`,
+        AS x(id text, organization_id text, distribution_id text, provider text, config jsonb, connection_id text, created_at timestamptz, updated_at timestamptz)`,
     insertEvents(deps, events),
   ]);
   return {

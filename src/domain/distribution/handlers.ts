@@ -8,6 +8,7 @@ import { LIVE_STATUSES, enqueueBatched, isTerminal, settleOperation, targetSettl
 import { releaseAll, releaseStatements, reserveStatements, spendStatements, walletForReserve } from '../wallet/wallet.ts';
 import { deploymentEvent, deploymentEventOf, distributionEvent, distributionEventOf } from './distribution.ts';
 import { TransientProviderError, providerFor, type ProvisionResult, type TeardownResult } from './provider.ts';
+import { LIVE_DEPLOYMENT_STATUSES } from './states.ts';
 
 /**
  * The operation kinds of the distribution family. Each step reads, calls the
@@ -67,7 +68,7 @@ const distributionOf = (r: Record<string, unknown>): Distribution =>
   ({ ...r, budget: BigInt(r.budget as string), reserved: BigInt(r.reserved as string), spent: BigInt(r.spent as string) }) as Distribution;
 
 const DEPLOYMENT_COLUMNS = `id, organization_id AS "organizationId", distribution_id AS "distributionId", provider, config, status,
-  provider_state AS "providerState", livemode, created_at AS "createdAt", updated_at AS "updatedAt"`;
+  provider_state AS "providerState", connection_id AS "connectionId", livemode, created_at AS "createdAt", updated_at AS "updatedAt"`;
 const deploymentById = statement<[id: string], Deployment>(
   'deployment_by_id',
   `SELECT ${DEPLOYMENT_COLUMNS} FROM deployment WHERE id = $1`,
@@ -361,8 +362,6 @@ function pauseResume(kind: 'distribution.pause' | 'distribution.resume'): Operat
   };
 }
 
-const TEARDOWN_FROM = ['pending', 'provisioning', 'in_review', 'active', 'paused'];
-
 /**
  * distribution.cancel (control plane): wait for the targeted mutation to
  * settle (awaiting_target_settle), ask every placement to tear down
@@ -383,7 +382,9 @@ const cancel: OperationHandler = {
     }
     if (phase === 'teardown') {
       return ctx.commit(async (tx) => {
-        const todo = await tx.deployment.findMany({ where: { distributionId: op.subjectId, status: { in: TEARDOWN_FROM } } });
+        const todo = await tx.deployment.findMany({
+          where: { distributionId: op.subjectId, status: { in: [...LIVE_DEPLOYMENT_STATUSES] } },
+        });
         for (const dep of todo) await setDeployment(deps, tx, dep, 'canceling', 'deployment.cancel_requested', op.id);
         return { status: 'continue', progress: { ...progressOf(ctx), phase: 'cleanup' } };
       });
@@ -428,7 +429,51 @@ const cancel: OperationHandler = {
   },
 };
 
+/**
+ * deployment.teardown (control plane), started by revoking the connection a
+ * live deployment places through: wait for the provision running on it, if
+ * any (awaiting_target_settle), mark it canceling, then ask its provider
+ * to tear it down (awaiting_cleanup while the provider is still at it). The
+ * distribution and its budget are untouched: only this placement ends. A
+ * deployment something else already ended (a distribution cancel) settles
+ * as it is.
+ */
+const teardown: OperationHandler = {
+  kind: 'deployment.teardown',
+  async step(ctx) {
+    const { deps, op } = ctx;
+    const phase = progressOf(ctx).phase ?? 'request';
+    const load = (db: Tx | Deps['db']['prisma']) => db.deployment.findUniqueOrThrow({ where: { id: op.subjectId } });
+    const settled = (dep: Deployment) => ({ status: 'succeeded' as const, result: { deployment_status: dep.status } });
+    if (phase === 'request') {
+      return ctx.commit(async (tx) => {
+        if (!(await targetSettlement(tx, op))) return { status: 'waiting', reason: 'awaiting_target_settle', progress: progressOf(ctx) };
+        const dep = await load(tx);
+        if (!(LIVE_DEPLOYMENT_STATUSES as readonly string[]).includes(dep.status)) {
+          return dep.status === 'canceling' ? { status: 'continue', progress: { ...progressOf(ctx), phase: 'cleanup' } } : settled(dep);
+        }
+        await setDeployment(deps, tx, dep, 'canceling', 'deployment.cancel_requested', op.id);
+        return { status: 'continue', progress: { ...progressOf(ctx), phase: 'cleanup' } };
+      });
+    }
+    const dep = await load(deps.db.prisma);
+    if (dep.status !== 'canceling') return ctx.commit(async () => settled(dep));
+    const r = await providerFor(dep.provider).teardown(dep);
+    return ctx.commit(async (tx) => {
+      if (r.state === 'pending') return { status: 'waiting', reason: 'awaiting_cleanup', progress: progressOf(ctx) };
+      if (r.state === 'done') return settled(await setDeployment(deps, tx, dep, 'canceled', 'deployment.canceled', op.id));
+      const row = await setDeployment(deps, tx, dep, 'cleanup_failed', 'deployment.cleanup_failed', op.id, { reason: r.reason });
+      return {
+        status: 'failed',
+        result: { deployment_status: row.status },
+        error: { code: 'cleanup_failed', message: 'Teardown failed; the deployment may still be live at the provider' },
+      };
+    });
+  },
+};
+
 export const distributionHandlers: OperationHandler[] = [
+  teardown,
   launch,
   provision,
   pauseResume('distribution.pause'),

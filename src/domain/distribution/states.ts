@@ -28,3 +28,12 @@ export const DEPLOYMENT_STATUSES = [
   'cleanup_failed',
 ] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
+
+/** A deployment that may still be placed at its provider: what a cancel or a revoked connection tears down. */
+export const LIVE_DEPLOYMENT_STATUSES = [
+  'pending',
+  'provisioning',
+  'in_review',
+  'active',
+  'paused',
+] as const satisfies readonly DeploymentStatus[];

@@ -16,7 +16,13 @@ import { evaluateEntityStanding } from './standing.ts';
 /**
  * Enrollments: an entity in a program. Lifecycle `pending → approved →
  * active` (or `rejected` from pending or approved); standing is evaluated
- * only while `active`, first at activation.
+ * only while `active`, first at activation. Ending the entity's relationship
+ * with the brand pauses its active enrollments (relationship.ts); `resume`
+ * makes a paused one active again once the entity has a relationship with
+ * the brand that has not ended (ADR 0010), re-evaluating its standing as
+ * activation does. The public vocabulary has no event for a resume: an
+ * internal `enrollment.resumed` event records it, as `enrollment.paused`
+ * records the pause.
  */
 export const CreateEnrollmentInput = z.strictObject({ program: z.string().min(1), ...subjectFields });
 
@@ -29,13 +35,14 @@ export const ListEnrollmentsInput = z.strictObject({
 
 export const NoEnrollmentInput = z.strictObject({});
 
-type Move = 'approve' | 'reject' | 'activate';
+type Move = 'approve' | 'reject' | 'activate' | 'resume';
 
 /** Which statuses each lifecycle move goes from, where to, and the event it emits. */
 const LIFECYCLE: Record<Move, { from: readonly string[]; to: (typeof ENROLLMENT_STATUSES)[number]; event: string }> = {
   approve: { from: ['pending'], to: 'approved', event: 'enrollment.approved' },
   reject: { from: ['pending', 'approved'], to: 'rejected', event: 'enrollment.rejected' },
   activate: { from: ['approved'], to: 'active', event: 'enrollment.activated' },
+  resume: { from: ['paused'], to: 'active', event: 'enrollment.resumed' },
 };
 
 /** An enrollment in a program of the caller's brand; anything else is 404. */
@@ -96,6 +103,15 @@ async function moveEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: st
       `Cannot ${move} an enrollment that is ${row.status} (allowed from: ${rule.from.join(', ')})`,
     );
   }
+  if (
+    move === 'resume' &&
+    !(await tx.relationship.findFirst({ where: { brandId: caller.brand.id, entityId: row.entityId, status: { not: 'ended' } } }))
+  ) {
+    throw new DomainError(
+      'invalid_state_transition',
+      `Cannot resume: entity ${row.entityId} has no relationship with this brand that has not ended; start one first (POST /relationships)`,
+    );
+  }
   const updated = await tx.enrollment.update({ where: { id: row.id }, data: { status: rule.to, updatedAt: deps.clock.now() } });
   await appendEvent(deps, tx, {
     organizationId: row.organizationId,
@@ -104,7 +120,7 @@ async function moveEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: st
     data: { ...presentEnrollment(updated) },
     brandId: caller.brand.id,
   });
-  if (move === 'activate') {
+  if (move === 'activate' || move === 'resume') {
     await evaluateEntityStanding(deps, tx, row.entityId, { trigger: 'activation' }, { programId: row.programId, alreadyLocked: true });
   }
   return presentEnrollment(await tx.enrollment.findUniqueOrThrow({ where: { id: row.id } }));
@@ -167,6 +183,7 @@ export const enrollments = {
   approve: move('approve'),
   reject: move('reject'),
   activate: move('activate'),
+  resume: move('resume'),
   list: read({
     name: 'enrollments.list',
     scope: 'enrollments:read',

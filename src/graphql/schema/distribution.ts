@@ -39,6 +39,7 @@ const Deployment = builder.objectRef<PublicDeployment>('Deployment').implement({
     distribution: t.exposeString('distribution'),
     provider: t.exposeString('provider'),
     config: t.field({ type: 'JSON', resolve: (d) => d.config }),
+    connection: t.exposeString('connection', { nullable: true, description: 'The conn_ connection it places through, if any' }),
     status: t.expose('status', { type: DeploymentStatus }),
     livemode: t.exposeBoolean('livemode'),
     createdAt: t.exposeString('created_at'),
@@ -68,8 +69,8 @@ const DistributionValidation = builder.objectRef<z.output<typeof distributions.v
 });
 
 const DeploymentInput = builder.inputType('DeploymentInput', {
-  description: 'One deployment of a new distribution: a provider and its config',
-  fields: (t) => ({ provider: t.string({ required: true }), config: t.field({ type: 'JSON' }) }),
+  description: 'One deployment of a new distribution: a provider, its config, and optionally the conn_ connection it places through',
+  fields: (t) => ({ provider: t.string({ required: true }), config: t.field({ type: 'JSON' }), connection: t.string() }),
 });
 
 queryAction('distribution', distributions.retrieve, {
@@ -101,10 +102,16 @@ connectionAction('deployments', deployments.list, {
 });
 
 /** REST's create body from GraphQL arguments (omitted stays omitted). */
-const createInput = (a: { name: string; budget: number; deployments: { provider: string; config?: unknown }[] }) => ({
+const createInput = (a: {
+  name: string;
+  budget: number;
+  deployments: { provider: string; config?: unknown; connection?: string | null }[];
+}) => ({
   name: a.name,
   budget: a.budget,
-  deployments: a.deployments.map((d) => (d.config == null ? { provider: d.provider } : { provider: d.provider, config: d.config })),
+  deployments: a.deployments.map((d) =>
+    given({ provider: d.provider, config: d.config ?? undefined, connection: d.connection ?? undefined }),
+  ),
 });
 
 const createArgs = builder.args((t) => ({

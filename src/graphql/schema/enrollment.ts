@@ -69,6 +69,7 @@ for (const [field, op] of [
   ['approveEnrollment', 'approve'],
   ['rejectEnrollment', 'reject'],
   ['activateEnrollment', 'activate'],
+  ['resumeEnrollment', 'resume'],
 ] as const) {
   mutationAction(field, enrollments[op], {
     description: `${op[0]!.toUpperCase()}${op.slice(1)} an enrollment (scope enrollments:write)`,

@@ -12,6 +12,7 @@ import { builder } from '../builder.ts';
 import { ENTRY_KINDS, ENTRY_STATUSES } from '../../domain/payout/ledger.ts';
 import { PAYOUT_STATUSES } from '../../domain/payout/payout.ts';
 import { RELATIONSHIP_STATUSES } from '../../domain/relationship/states.ts';
+import { CONNECTION_STATUSES } from '../../domain/connection/connection.ts';
 
 /**
  * Every closed set of the domain as a GraphQL enum, declared from the same
@@ -128,3 +129,8 @@ export const LedgerEntryStatus = closedSet(
   'UNPAID, IN_FLIGHT (a created payout holds it) or PAID (a settled one)',
 );
 export const PayoutStatus = closedSet('PayoutStatus', PAYOUT_STATUSES, 'CREATED, then SETTLED or FAILED');
+export const ConnectionStatus = closedSet(
+  'ConnectionStatus',
+  CONNECTION_STATUSES,
+  "A connection's lifecycle: ACTIVE, then REVOKED (final; the account may be connected again)",
+);

@@ -15,5 +15,8 @@ import './distribution.ts';
 import './performance.ts';
 import './payout.ts';
 import './relationship.ts';
+import './connection.ts';
+import './connect-config.ts';
+import './handoff-issuer.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -1,6 +1,8 @@
 import { retrieveBrand } from '../../domain/brand/brand.ts';
 import { retrieveEntity } from '../../domain/entity/entities.ts';
 import { retrieveRelationship } from '../../domain/relationship/relationship.ts';
+import { retrieveConnection } from '../../domain/connection/connection.ts';
+import { retrieveHandoffIssuer } from '../../domain/connect/handoff-issuer.ts';
 import { retrieveAssertion } from '../../domain/assertion/assertion.ts';
 import { retrieveDeployment, retrieveDistribution } from '../../domain/distribution/distribution.ts';
 import { retrieveEnrollment } from '../../domain/enrollment/enrollment.ts';
@@ -78,6 +80,16 @@ const LOOKUPS: Partial<Record<string, Lookup>> = {
     type: 'Relationship',
     scope: 'relationships:read',
     load: (ctx, id) => retrieveRelationship(ctx.deps, ctx.caller, id),
+  },
+  [ID_PREFIX.connection]: {
+    type: 'ConnectedAccount',
+    scope: 'connections:read',
+    load: (ctx, id) => retrieveConnection(ctx.deps, ctx.caller, id),
+  },
+  [ID_PREFIX.handoffIssuer]: {
+    type: 'HandoffIssuer',
+    scope: 'handoff:read',
+    load: (ctx, id) => retrieveHandoffIssuer(ctx.deps, ctx.caller, id),
   },
   [ID_PREFIX.operation]: { type: 'Operation', scope: 'operations:read', load: (ctx, id) => retrieveOperation(ctx.deps, org(ctx), id) },
   [ID_PREFIX.distribution]: {

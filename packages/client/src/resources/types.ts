@@ -308,3 +308,80 @@ export interface Payout {
   createdAt: string;
   updatedAt: string;
 }
+
+export interface Brand {
+  id: string;
+  object: 'brand';
+  slug: string;
+  name: string;
+  /** The oldest brand: the one selected when no brand is given. */
+  default: boolean;
+  createdAt: string;
+}
+
+export interface Entity {
+  id: string;
+  object: 'entity';
+  identities: { externalUserId: string; issuer: string }[];
+  /** Keys of its current live claims. */
+  claims: string[];
+  /** In the selected brand's programs. */
+  enrollments: { id: string; program: string; status: string; standing: string }[];
+  /** With the selected brand. */
+  relationships: { id: string; brand: string; status: RelationshipStatus }[];
+  createdAt: string;
+}
+
+export type RelationshipStatus = 'created' | 'active' | 'paused' | 'ended';
+
+export interface Relationship extends Timestamped {
+  id: string;
+  object: 'relationship';
+  brand: string;
+  entity: string;
+  status: RelationshipStatus;
+  endedAt: string | null;
+  updatedAt: string;
+}
+
+export interface Connection extends Timestamped {
+  id: string;
+  object: 'connection';
+  brand: string;
+  entity: string;
+  provider: string;
+  accountId: string;
+  grants: string[];
+  status: 'active' | 'revoked';
+  revokedAt: string | null;
+  updatedAt: string;
+}
+
+export interface ConnectConfig {
+  object: 'connect_config';
+  brand: string;
+  allowedOrigins: string[];
+  defaultProgram: string | null;
+  requiredAssertions: string[];
+  displayName: string | null;
+  primaryColor: string | null;
+  accentColor: string | null;
+  livemode: boolean;
+  /** null until first configured. */
+  updatedAt: string | null;
+}
+
+export interface HandoffIssuer extends Timestamped {
+  id: string;
+  object: 'handoff_issuer';
+  brand: string;
+  name: string;
+  algorithm: 'HS256' | 'EdDSA';
+  /** EdDSA: the public key as a JWK. */
+  publicKey: Record<string, unknown> | null;
+  /** HS256: in the create and rotate answers only. */
+  secret?: string;
+  previousExpiresAt: string | null;
+  rotatedAt: string | null;
+  updatedAt: string;
+}
