@@ -5,7 +5,8 @@ import { appendEvent } from '../../src/domain/event/event.ts';
 import { EVENT_TYPE_DEFINITIONS, eventDataJsonSchema } from '../../src/domain/event/payload.ts';
 import { PUBLIC_EVENT_TYPES, type PublicEventType } from '../../src/domain/event/types.ts';
 import { activeEnrollment, api, setup } from '../assertions/helpers.ts';
-import { ALL_SCOPES, deployments, drain, launch, operationsConfig, sandbox, tenant, topUp, verb } from '../operations/helpers.ts';
+import { ALL_SCOPES, deployments, drain, launch, operationsConfig, sandbox, settled, tenant, topUp, verb } from '../operations/helpers.ts';
+import { activeIn, nextDay, paidProgram, payoutTenant } from '../payouts/helpers.ts';
 import { appTest, buildTenant, emitEvent, feedEvents } from '../support/kit.ts';
 
 /**
@@ -51,7 +52,7 @@ describe('event payload schemas', () => {
     await emitEvent(t, org.id, 'distribution.live', { anything: true });
   });
 
-  test('every type real routes emit (all but payout.*, which none emits yet) validates against its catalogued JSON Schema', async ({
+  test('every public type is emitted by real routes, and what the feed serves validates against its catalogued JSON Schema', async ({
     app: t,
   }) => {
     const who = await tenant(t, [...ALL_SCOPES, 'relationships:write']);
@@ -97,9 +98,30 @@ describe('event payload schemas', () => {
     const other = (await a.enroll({ program: program.id, external_user_id: randomUUID(), issuer: 'acme' })).body;
     expect((await a.move(other.id, 'reject')).status).toBe(200);
 
-    const emitted = [...(await feedEvents(t, who.token)), ...(await feedEvents(t, poor.token)), ...(await feedEvents(t, token))];
-    expect(emitted.map((e) => validate(e.type, e.data)).filter(Boolean)).toEqual([]);
-    const produced = new Set(emitted.map((e) => e.type));
-    expect(PUBLIC_EVENT_TYPES.filter((type) => !produced.has(type))).toEqual(['payout.created', 'payout.settled', 'payout.failed']);
+    // Payouts: a run over a closed day, one payout settled and one failed by the sandbox provider.
+    const payee = await payoutTenant(t);
+    const paid = await paidProgram(t, payee.api, payee.token, 1000);
+    const [kept, refused] = [await activeIn(payee.api, paid.id, 'kept'), await activeIn(payee.api, paid.id, 'refused')];
+    const occurred_at = t.clock.now().toISOString();
+    const measured = await payee.api.measure([kept, refused].map((e) => ({ entity: e.entity, metric: 'sales', value: 100, occurred_at })));
+    expect(measured.status, measured.text).toBe(201);
+    await nextDay(t);
+    await topUp(t, payee.brand, 1000);
+    const config = t.app.deps.config.payouts;
+    t.app.deps.config.payouts = { ...config, sandbox: { failEntities: [refused.entity] } };
+    try {
+      const run = await payee.run({ program: paid.id, period_end: t.clock.now().toISOString() });
+      expect(run.status, run.text).toBe(202);
+      await drain(t);
+      expect(await settled(t, { token: payee.token } as never, run.body.id)).toMatchObject({ status: 'partial' });
+    } finally {
+      t.app.deps.config.payouts = config;
+    }
+
+    const emitted = [who, poor, { token }, payee].map((x) => feedEvents(t, x.token));
+    const all = (await Promise.all(emitted)).flat();
+    expect(all.map((e) => validate(e.type, e.data)).filter(Boolean)).toEqual([]);
+    const produced = new Set(all.map((e) => e.type));
+    expect(PUBLIC_EVENT_TYPES.filter((type) => !produced.has(type))).toEqual([]);
   });
 });
