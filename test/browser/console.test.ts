@@ -164,6 +164,11 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
 
     await narrow(page);
 
+    // The type filter is a picker of the public event types.
+    await page.locator('select[name=type]').selectOption('payout.failed');
+    await page.locator('form.filters button[type=submit]').click();
+    await expect.poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['4']);
+
     // A distribution's launch, watched live in a second tab to its terminal status.
     const ops = await opsTenant(t);
     await topUp(t, ops.brand, 1000);
