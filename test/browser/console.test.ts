@@ -241,6 +241,20 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await expect.poll(() => page.locator('main dl').textContent()).toContain('DISABLED (MANUAL)');
     await narrow(page);
 
+    // Health live: an endpoint the server disables (its receiver answers 410) shows it in the open view.
+    const rx = await startReceiver();
+    rx.on('/gone', (_req, res) => {
+      res.statusCode = 410;
+      res.end();
+    });
+    const gone = await createEndpoint(app, token, { url: rx.url('/gone') });
+    await page.goto(`${app.origin}/console#/webhooks/${gone.id}`);
+    await page.locator('.health-state.live').waitFor();
+    await expect.poll(() => page.locator('main dl').textContent()).toContain('ENABLED');
+    await emitEvent(app, org.id, 'payout.created');
+    await expect.poll(() => page.locator('main dl').textContent()).toContain('DISABLED (GONE)');
+    await rx.close();
+
     const claim = await app.http.post(
       '/v1/platform/assertions',
       { external_user_id: 'u1', issuer: 'https://id.example.com', key: 'kyc_passed' },
