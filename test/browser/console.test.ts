@@ -11,6 +11,9 @@ import { appTest, buildTenant, buildToken, emitEvent, rawRequest, type TestApp }
 // One attempt per delivery: a failing one is exhausted at once, and a retry is one more attempt.
 const test = appTest({ config: webhookConfig({ retryScheduleMs: [0] }) });
 
+// Failed deliveries wait (on the fake clock) for a second attempt: a replay stays live until canceled.
+const waiting = appTest({ config: webhookConfig({ retryScheduleMs: [0, 60_000] }) });
+
 // The console as its sources are now (npm install builds it; an edit since would otherwise test the old modules).
 beforeAll(() => {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -285,6 +288,34 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await narrow(page);
 
     await page.close();
+    expect(elsewhere).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  waiting('a live replay canceled from its operation page', { timeout: 60_000 }, async ({ app }) => {
+    const { org, token } = await buildTenant(app, ['webhooks:read', 'webhooks:write']);
+    const rx = await startReceiver();
+    rx.on('/fail', (_req, res) => {
+      res.statusCode = 503;
+      res.end();
+    });
+    const endpoint = await createEndpoint(app, token, { url: rx.url('/fail') });
+    await emitEvent(app, org.id, 'payout.created');
+    const replay = await app.http.post(`/v1/platform/webhook_endpoints/${endpoint.id}/replay`, { starting_after: 0 }, { token });
+    expect(replay.status, replay.text).toBe(202);
+
+    const { page, elsewhere, errors } = await offlinePage(browser(), app.origin);
+    await page.goto(`${app.origin}/console#/signin`);
+    await signIn(page, token);
+    await page.locator('main h2', { hasText: 'Webhook endpoints' }).waitFor();
+    await page.goto(`${app.origin}/console#/operations/${replay.body.operation.id}`);
+    await page.locator('button', { hasText: 'Cancel replay' }).click();
+    await expect.poll(() => page.locator('.notice a').textContent()).toMatch(/^op_/);
+    await expect.poll(() => page.locator('.op-status').textContent()).toBe('CANCELED');
+    expect(await page.locator('button', { hasText: 'Cancel replay' }).count()).toBe(0);
+
+    await page.close();
+    await rx.close();
     expect(elsewhere).toEqual([]);
     expect(errors).toEqual([]);
   });
