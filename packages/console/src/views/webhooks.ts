@@ -262,5 +262,6 @@ function endpointView(main: HTMLElement, ctx: Ctx, id: string): () => void {
     deliveriesPanel(ctx, deliveries, 'endpoint'),
     write ? [h('h3', {}, 'Replay a range'), replay] : null,
   );
+  void load(); // at once, whether or not the subscription connects
   return () => sub.stop();
 }
