@@ -4,12 +4,16 @@ import type { Duplex } from 'node:stream';
 import { beforeAll, describe, expect } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createEndpoint, startReceiver, webhookConfig, type Receiver } from '../delivery/receiver.ts';
+import { ALL_SCOPES, activeEnrollment, expectStatus, setup } from '../assertions/helpers.ts';
 import { launch, tenant as opsTenant, topUp } from '../operations/helpers.ts';
 import { hasChromium, offlinePage, useBrowser } from '../support/browser.ts';
 import { appTest, buildTenant, buildToken, emitEvent, rawRequest, type TestApp } from '../support/kit.ts';
 
 // One attempt per delivery: a failing one is exhausted at once, and a retry is one more attempt.
 const test = appTest({ config: webhookConfig({ retryScheduleMs: [0] }) });
+
+// Failed deliveries wait (on the fake clock) for a second attempt: a replay stays live until canceled.
+const waiting = appTest({ config: webhookConfig({ retryScheduleMs: [0, 60_000] }) });
 
 // The console as its sources are now (npm install builds it; an edit since would otherwise test the old modules).
 beforeAll(() => {
@@ -164,6 +168,11 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
 
     await narrow(page);
 
+    // The type filter is a picker of the public event types.
+    await page.locator('select[name=type]').selectOption('payout.failed');
+    await page.locator('form.filters button[type=submit]').click();
+    await expect.poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['4']);
+
     // A distribution's launch, watched live in a second tab to its terminal status.
     const ops = await opsTenant(t);
     await topUp(t, ops.brand, 1000);
@@ -236,6 +245,20 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await expect.poll(() => page.locator('main dl').textContent()).toContain('DISABLED (MANUAL)');
     await narrow(page);
 
+    // Health live: an endpoint the server disables (its receiver answers 410) shows it in the open view.
+    const rx = await startReceiver();
+    rx.on('/gone', (_req, res) => {
+      res.statusCode = 410;
+      res.end();
+    });
+    const gone = await createEndpoint(app, token, { url: rx.url('/gone') });
+    await page.goto(`${app.origin}/console#/webhooks/${gone.id}`);
+    await page.locator('.health-state.live').waitFor();
+    await expect.poll(() => page.locator('main dl').textContent()).toContain('ENABLED');
+    await emitEvent(app, org.id, 'payout.created');
+    await expect.poll(() => page.locator('main dl').textContent()).toContain('DISABLED (GONE)');
+    await rx.close();
+
     const claim = await app.http.post(
       '/v1/platform/assertions',
       { external_user_id: 'u1', issuer: 'https://id.example.com', key: 'kyc_passed' },
@@ -269,4 +292,51 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     expect(elsewhere).toEqual([]);
     expect(errors).toEqual([]);
   });
+
+  waiting(
+    'a live replay canceled from its operation page; an enrollment`s standing and evaluation',
+    { timeout: 60_000 },
+    async ({ app }) => {
+      const { org, token } = await buildTenant(app, ['webhooks:read', 'webhooks:write']);
+      const rx = await startReceiver();
+      rx.on('/fail', (_req, res) => {
+        res.statusCode = 503;
+        res.end();
+      });
+      const endpoint = await createEndpoint(app, token, { url: rx.url('/fail') });
+      await emitEvent(app, org.id, 'payout.created');
+      const replay = await app.http.post(`/v1/platform/webhook_endpoints/${endpoint.id}/replay`, { starting_after: 0 }, { token });
+      expect(replay.status, replay.text).toBe(202);
+
+      const { page, elsewhere, errors } = await offlinePage(browser(), app.origin);
+      await page.goto(`${app.origin}/console#/signin`);
+      await signIn(page, token);
+      await page.locator('main h2', { hasText: 'Webhook endpoints' }).waitFor();
+      await page.goto(`${app.origin}/console#/operations/${replay.body.operation.id}`);
+      await page.locator('button', { hasText: 'Cancel replay' }).click();
+      await expect.poll(() => page.locator('.notice a').textContent()).toMatch(/^op_/);
+      await expect.poll(() => page.locator('.op-status').textContent()).toBe('CANCELED');
+      expect(await page.locator('button', { hasText: 'Cancel replay' }).count()).toBe(0);
+
+      // An enrollment's standing and the evaluation that produced it: qualified by an assertion.
+      const member = await setup(app, [...ALL_SCOPES, 'entities:read']);
+      const { enrollment, subject } = await activeEnrollment(member.api);
+      expectStatus(await member.api.assert({ ...subject, key: 'verified', value: true }), 201);
+      await page.goto(`${app.origin}/console#/signin`);
+      await signIn(page, member.token);
+      await page.locator('.feed-state.live').waitFor();
+      await page.goto(`${app.origin}/console#/entities`);
+      await page.locator('button.enrollment', { hasText: 'QUALIFIED' }).click();
+      await expect.poll(() => page.locator('main h3', { hasText: 'Enrollment' }).textContent()).toContain(enrollment.id);
+      expect(await page.locator('section[aria-label=Enrollment] dl').textContent()).toContain('StandingQUALIFIED');
+      const evaluation = await page.locator('section[aria-label=Enrollment] pre').textContent();
+      expect(evaluation).toContain('"trigger": "assertion"');
+      expect(evaluation).toContain('assert:verified');
+
+      await page.close();
+      await rx.close();
+      expect(elsewhere).toEqual([]);
+      expect(errors).toEqual([]);
+    },
+  );
 });

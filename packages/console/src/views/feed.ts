@@ -2,7 +2,7 @@ import { errorBox, gql } from '../api.ts';
 import { fill, formValues, h, json, table, time } from '../dom.ts';
 import { type LiveState, live } from '../live.ts';
 import type { View } from '../main.ts';
-import type { Event, EventSubject } from '../schema.ts';
+import type { Event, EventCatalogueEntry, EventSubject } from '../schema.ts';
 import { DELIVERY_FIELDS, type DeliveryRow, deliveriesPanel } from './deliveries.ts';
 
 type FeedEvent = Pick<Event, 'id' | 'type' | 'seq' | 'brand' | 'data' | 'operation' | 'createdAt'> & { subject: EventSubject };
@@ -12,6 +12,9 @@ export const SUBSCRIPTION = `subscription($types: [String!], $brands: [String!],
     id type seq brand subject { type id } data operation createdAt
   }
 }`;
+
+/** The public event types, for the type picker. */
+export const TYPES = '{ eventTypes { type } }';
 
 export const DELIVERIES = `query($id: ID!) { eventDeliveries(eventId: $id, first: 50) { edges { node { ${DELIVERY_FIELDS} } } } }`;
 
@@ -40,10 +43,15 @@ export const feedView: View = (main, ctx) => {
     h('p', { class: 'muted' }, 'Select an event to see its JSON and deliveries.'),
   );
   const problem = h('div', {});
+  const typePicker = h('select', { name: 'type' }, h('option', { value: '' }, 'any'));
+  gql<{ eventTypes: Pick<EventCatalogueEntry, 'type'>[] }>(TYPES).then(
+    (r) => typePicker.append(...r.eventTypes.map((t) => h('option', { value: t.type }, t.type))),
+    (err) => fill(problem, errorBox(err)),
+  );
   const form = h(
     'form',
     { class: 'filters', 'aria-label': 'Filters' },
-    h('label', {}, 'Type', h('input', { name: 'type', placeholder: 'assertion.created', size: 18 })),
+    h('label', {}, 'Type', typePicker),
     h(
       'label',
       {},

@@ -26,6 +26,29 @@ export const FIELDS =
 export const LIST = `query($status: OperationStatus, $subjectId: String) { operations(first: 100, status: $status, subjectId: $subjectId) { edges { node { ${FIELDS} } } } }`;
 export const WATCH = `subscription($id: ID!) { operation(id: $id) { ${FIELDS} } }`;
 export const CANCEL = 'mutation($id: ID!) { cancelDistribution(id: $id) { operation { id } } }';
+export const CANCEL_REPLAY = 'mutation($id: ID!) { cancelWebhookEndpointReplay(id: $id) { id } }';
+
+/** What a live operation's cancel button does, when the token may: the cancel of its distribution or its replay. */
+function cancelOf(ctx: Ctx, o: Op): { label: string; run: () => Promise<string> } | null {
+  if (TERMINAL.has(o.status)) return null;
+  if (ctx.has('distributions:write') && o.subject.type === 'distribution' && o.kind !== 'distribution.cancel')
+    return {
+      label: 'Cancel distribution',
+      run: () =>
+        gql<{ cancelDistribution: { operation: { id: string } } }>(CANCEL, { id: o.subject.id }).then(
+          (r) => r.cancelDistribution.operation.id,
+        ),
+    };
+  if (ctx.has('webhooks:write') && o.kind === 'webhook_endpoint.replay')
+    return {
+      label: 'Cancel replay',
+      run: () =>
+        gql<{ cancelWebhookEndpointReplay: { id: string } }>(CANCEL_REPLAY, { id: o.subject.id }).then(
+          (r) => r.cancelWebhookEndpointReplay.id,
+        ),
+    };
+  return null;
+}
 export const TERMINAL = new Set(['SUCCEEDED', 'PARTIAL', 'FAILED', 'CANCELED']);
 
 const list = (vars: Record<string, unknown> = {}) =>
@@ -78,8 +101,7 @@ function detailView(main: HTMLElement, ctx: Ctx, id: string): () => void {
   const out = h('div', {});
   const state = h('span', { class: 'chip', role: 'status' }, 'connecting');
   const draw = (o: Op) => {
-    const cancelable =
-      ctx.has('distributions:write') && o.subject.type === 'distribution' && o.kind !== 'distribution.cancel' && !TERMINAL.has(o.status);
+    const cancel = cancelOf(ctx, o);
     fill(
       info,
       h(
@@ -102,7 +124,7 @@ function detailView(main: HTMLElement, ctx: Ctx, id: string): () => void {
         h('dt', {}, 'Completed'),
         h('dd', {}, time(o.completedAt)),
       ),
-      cancelable
+      cancel
         ? h(
             'p',
             {},
@@ -113,14 +135,13 @@ function detailView(main: HTMLElement, ctx: Ctx, id: string): () => void {
                 class: 'danger',
                 onclick: async () => {
                   try {
-                    const r = await gql<{ cancelDistribution: { operation: { id: string } } }>(CANCEL, { id: o.subject.id });
-                    fill(out, h('p', { class: 'notice' }, 'Cancel requested: ', opLink(r.cancelDistribution.operation.id)));
+                    fill(out, h('p', { class: 'notice' }, 'Cancel requested: ', opLink(await cancel.run())));
                   } catch (err) {
                     fill(out, errorBox(err));
                   }
                 },
               },
-              'Cancel distribution',
+              cancel.label,
             ),
           )
         : null,

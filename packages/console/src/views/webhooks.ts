@@ -1,5 +1,6 @@
 import { errorBox, gql } from '../api.ts';
 import { fill, formValues, h, secretBox, status, table, time } from '../dom.ts';
+import { live } from '../live.ts';
 import type { Ctx, View } from '../main.ts';
 import type { Operation, WebhookDeliveryStatusSummary, WebhookEndpoint, WebhookEndpointHealth, WebhookHealthWindow } from '../schema.ts';
 import { DELIVERY_FIELDS, type DeliveryRow, deliveriesPanel } from './deliveries.ts';
@@ -20,6 +21,9 @@ export const ENDPOINT = `id url description status disabledReason failingSince e
 export const LIST = `{ webhookEndpoints(first: 100) { edges { node { ${ENDPOINT} } } } }`;
 export const ONE = `query($id: ID!) { webhookEndpoint(id: $id) { ${ENDPOINT} } }`;
 export const DELIVERIES = `query($id: ID!) { webhookEndpoint(id: $id) { deliveries(first: 25) { edges { node { ${DELIVERY_FIELDS} } } } } }`;
+/** The endpoint's health transitions, each with the endpoint after it (the detail view redraws from it). */
+export const HEALTH = `subscription($id: ID!, $after: String) {
+  webhookEndpointHealthChanged(id: $id, after: $after) { id endpoint { ${ENDPOINT} } } }`;
 export const CREATE = `mutation($url: String!, $description: String, $events: [String!]) {
   createWebhookEndpoint(url: $url, description: $description, enabledEvents: $events) { id secret } }`;
 export const UPDATE = `mutation($id: ID!, $url: String, $description: String, $events: [String!], $status: WebhookEndpointStatus) {
@@ -100,7 +104,7 @@ function listView(main: HTMLElement, ctx: Ctx): void {
   void load();
 }
 
-function endpointView(main: HTMLElement, ctx: Ctx, id: string): void {
+function endpointView(main: HTMLElement, ctx: Ctx, id: string): () => void {
   const info = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   const out = h('div', {});
   const write = ctx.has('webhooks:write');
@@ -112,85 +116,106 @@ function endpointView(main: HTMLElement, ctx: Ctx, id: string): void {
       fill(out, errorBox(err));
     }
   };
+  const draw = (e: EndpointRow) => {
+    const form = h(
+      'form',
+      { 'aria-label': 'Update endpoint' },
+      h('label', {}, 'URL', h('input', { name: 'url', type: 'url', value: e.url, size: 32 })),
+      h('label', {}, 'Description', h('input', { name: 'description', value: e.description ?? '', size: 18 })),
+      h('label', {}, 'Events', h('input', { name: 'events', value: e.enabledEvents.join(', '), size: 24 })),
+      h('button', { type: 'submit' }, 'Save'),
+    );
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const f = formValues(form);
+      void act(() => gql(UPDATE, { id, url: f.url, description: f.description || null, events: events(f.events) }));
+    });
+    fill(
+      info,
+      h(
+        'dl',
+        {},
+        h('dt', {}, 'Status'),
+        h('dd', {}, status(e.status), e.disabledReason ? ` (${e.disabledReason})` : ''),
+        h('dt', {}, 'Success'),
+        h('dd', {}, `last hour ${rate(e.health.lastHour)}, last day ${rate(e.health.lastDay)}`),
+        h('dt', {}, 'Latency (1 h)'),
+        h('dd', {}, e.health.lastHour.p50Ms === null ? '–' : `p50 ${e.health.lastHour.p50Ms} ms, p99 ${e.health.lastHour.p99Ms} ms`),
+        h('dt', {}, 'Failing since'),
+        h('dd', {}, time(e.failingSince)),
+        h('dt', {}, 'Last success'),
+        h('dd', {}, time(e.health.lastSuccessAt)),
+        h('dt', {}, 'Last failure'),
+        h(
+          'dd',
+          {},
+          e.health.lastFailure
+            ? [time(e.health.lastFailure.at), ` ${e.health.lastFailure.statusCode ?? ''} ${e.health.lastFailure.error ?? ''}`]
+            : '–',
+        ),
+        h('dt', {}, 'Secret rotated'),
+        h('dd', {}, time(e.rotatedAt)),
+      ),
+      write
+        ? [
+            h(
+              'div',
+              { class: 'toolbar' },
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: e.status === 'ENABLED' ? 'danger' : '',
+                  onclick: () => act(() => gql(UPDATE, { id, status: e.status === 'ENABLED' ? 'DISABLED' : 'ENABLED' })),
+                },
+                e.status === 'ENABLED' ? 'Disable' : 'Enable',
+              ),
+              h(
+                'button',
+                {
+                  type: 'button',
+                  onclick: () =>
+                    act(async () => {
+                      const r = await gql<{ rotateWebhookEndpointSecret: { secret: string } }>(ROTATE, { id });
+                      fill(
+                        out,
+                        secretBox('New signing secret (the previous one signs for 24 h more)', r.rotateWebhookEndpointSecret.secret),
+                      );
+                    }),
+                },
+                'Rotate secret',
+              ),
+            ),
+            form,
+          ]
+        : h('p', { class: 'muted' }, 'Changes are hidden: needs scope webhooks:write.'),
+    );
+  };
   const load = () =>
     gql<{ webhookEndpoint: EndpointRow }>(ONE, { id }).then(
-      ({ webhookEndpoint: e }) => {
-        const form = h(
-          'form',
-          { 'aria-label': 'Update endpoint' },
-          h('label', {}, 'URL', h('input', { name: 'url', type: 'url', value: e.url, size: 32 })),
-          h('label', {}, 'Description', h('input', { name: 'description', value: e.description ?? '', size: 18 })),
-          h('label', {}, 'Events', h('input', { name: 'events', value: e.enabledEvents.join(', '), size: 24 })),
-          h('button', { type: 'submit' }, 'Save'),
-        );
-        form.addEventListener('submit', (ev) => {
-          ev.preventDefault();
-          const f = formValues(form);
-          void act(() => gql(UPDATE, { id, url: f.url, description: f.description || null, events: events(f.events) }));
-        });
-        fill(
-          info,
-          h(
-            'dl',
-            {},
-            h('dt', {}, 'Status'),
-            h('dd', {}, status(e.status), e.disabledReason ? ` (${e.disabledReason})` : ''),
-            h('dt', {}, 'Success'),
-            h('dd', {}, `last hour ${rate(e.health.lastHour)}, last day ${rate(e.health.lastDay)}`),
-            h('dt', {}, 'Latency (1 h)'),
-            h('dd', {}, e.health.lastHour.p50Ms === null ? '–' : `p50 ${e.health.lastHour.p50Ms} ms, p99 ${e.health.lastHour.p99Ms} ms`),
-            h('dt', {}, 'Failing since'),
-            h('dd', {}, time(e.failingSince)),
-            h('dt', {}, 'Last success'),
-            h('dd', {}, time(e.health.lastSuccessAt)),
-            h('dt', {}, 'Last failure'),
-            h(
-              'dd',
-              {},
-              e.health.lastFailure
-                ? [time(e.health.lastFailure.at), ` ${e.health.lastFailure.statusCode ?? ''} ${e.health.lastFailure.error ?? ''}`]
-                : '–',
-            ),
-            h('dt', {}, 'Secret rotated'),
-            h('dd', {}, time(e.rotatedAt)),
-          ),
-          write
-            ? [
-                h(
-                  'div',
-                  { class: 'toolbar' },
-                  h(
-                    'button',
-                    {
-                      type: 'button',
-                      class: e.status === 'ENABLED' ? 'danger' : '',
-                      onclick: () => act(() => gql(UPDATE, { id, status: e.status === 'ENABLED' ? 'DISABLED' : 'ENABLED' })),
-                    },
-                    e.status === 'ENABLED' ? 'Disable' : 'Enable',
-                  ),
-                  h(
-                    'button',
-                    {
-                      type: 'button',
-                      onclick: () =>
-                        act(async () => {
-                          const r = await gql<{ rotateWebhookEndpointSecret: { secret: string } }>(ROTATE, { id });
-                          fill(
-                            out,
-                            secretBox('New signing secret (the previous one signs for 24 h more)', r.rotateWebhookEndpointSecret.secret),
-                          );
-                        }),
-                    },
-                    'Rotate secret',
-                  ),
-                ),
-                form,
-              ]
-            : h('p', { class: 'muted' }, 'Changes are hidden: needs scope webhooks:write.'),
-        );
-      },
+      (r) => draw(r.webhookEndpoint),
       (err) => fill(info, errorBox(err)),
     );
+  // Live: each health transition (failing, recovered, disabled by the server, enabled) redraws the endpoint; a
+  // reconnect resumes after the last transition received.
+  let lastTransition: string | null = null;
+  const state = h('span', { class: 'chip health-state', role: 'status' }, 'connecting');
+  const sub = live<{ webhookEndpointHealthChanged: { id: string; endpoint: EndpointRow } }>({
+    query: HEALTH,
+    variables: () => ({ id, after: lastTransition }),
+    onNext: ({ webhookEndpointHealthChanged: c }) => {
+      lastTransition = c.id;
+      draw(c.endpoint);
+    },
+    onError: (err) => fill(out, errorBox(err)),
+    onState: (st) => {
+      state.textContent = st === 'live' ? 'health live' : st;
+      state.className = `chip health-state ${st}`;
+      // Read it again once subscribed: a transition before the subscription (or during a drop before the first
+      // one) is then shown too.
+      if (st === 'live') void load();
+    },
+  });
   const replay = h(
     'form',
     { 'aria-label': 'Replay a range' },
@@ -230,12 +255,13 @@ function endpointView(main: HTMLElement, ctx: Ctx, id: string): void {
   fill(
     main,
     h('p', {}, h('a', { href: '#/webhooks' }, '← Endpoints')),
-    h('h2', {}, 'Endpoint ', h('code', {}, id)),
+    h('h2', {}, 'Endpoint ', h('code', {}, id), ' ', state),
     out,
     info,
     h('h3', {}, 'Delivery log'),
     deliveriesPanel(ctx, deliveries, 'endpoint'),
     write ? [h('h3', {}, 'Replay a range'), replay] : null,
   );
-  void load();
+  void load(); // at once, whether or not the subscription connects
+  return () => sub.stop();
 }
