@@ -78,7 +78,7 @@ const Env = z.object({
   /** Active enrollments a program.retier step re-evaluates per transaction. */
   PROGRAM_RETIER_BATCH: z.coerce.number().int().min(1).max(10_000).default(200),
   /** Payouts a payout.run step pays per transaction. */
-  PAYOUT_BATCH: z.coerce.number().int().min(1).max(10_000).default(100),
+  PAYOUT_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
   /** The sandbox payout provider: succeed or fail every payout, and how long each payment takes. */
   PAYOUT_SANDBOX_OUTCOME: z.enum(['succeed', 'fail']).default('succeed'),
   PAYOUT_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(30_000).default(0),

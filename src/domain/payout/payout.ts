@@ -40,7 +40,7 @@ import { timestamp } from '../validation.ts';
  */
 export const RUN_KIND = 'payout.run';
 export const RUN_CANCEL_KIND = 'payout.run_cancel';
-export const DEFAULT_PAY_BATCH = 100;
+export const DEFAULT_PAY_BATCH = 500;
 export const PAYOUT_STATUSES = ['created', 'settled', 'failed'] as const;
 
 const time = z.string().describe('ISO 8601 timestamp');
@@ -254,30 +254,45 @@ async function finishPayouts(
 ): Promise<{ settled: number; failed: number; amountSettled: bigint; amountFailed: bigint }> {
   const now = deps.clock.now();
   const out = { settled: 0, failed: 0, amountSettled: 0n, amountFailed: 0n };
-  const events: NewEvent[] = [];
-  for (const o of outcomes) {
-    const status = o.ok ? 'settled' : 'failed';
-    const moved = await tx.$executeRaw`UPDATE payout SET status = ${status}, failure_reason = ${o.ok ? null : (o.reason ?? null)},
-      updated_at = ${now}::timestamptz WHERE id = ${o.payout.id} AND status = 'created'`;
-    if (!moved) continue;
-    const row = { ...o.payout, status, failureReason: o.ok ? null : (o.reason ?? null), updatedAt: now };
+  if (!outcomes.length) return out;
+  // One statement moves the batch; only the rows still created come back (a resumed run's repeats move nothing).
+  const wanted = outcomes.map((o) => ({ id: o.payout.id, status: o.ok ? 'settled' : 'failed', reason: o.ok ? null : (o.reason ?? null) }));
+  const moved = new Set(
+    (
+      await tx.$queryRaw<{ id: string }[]>`
+        UPDATE payout p SET status = x.status, failure_reason = x.reason, updated_at = ${now}::timestamptz
+          FROM json_to_recordset(${JSON.stringify(wanted)}::json) AS x(id text, status text, reason text)
+         WHERE p.id = x.id AND p.status = 'created' RETURNING p.id`
+    ).map((r) => r.id),
+  );
+  const done = outcomes.filter((o) => moved.has(o.payout.id));
+  if (!done.length) return out;
+  const movements = done.map((o) => ({ id: newId('walletMovement'), kind: o.ok ? 'spend' : 'release', amount: String(o.payout.amount) }));
+  for (const o of done) {
     if (o.ok) {
       out.settled++;
       out.amountSettled += o.payout.amount;
-      await tx.$executeRaw(movement(deps, op, 'spend', o.payout.amount));
     } else {
       out.failed++;
       out.amountFailed += o.payout.amount;
-      await tx.$executeRaw`UPDATE brand_wallet SET balance = balance + ${String(o.payout.amount)}::bigint, updated_at = ${now}::timestamptz
-        WHERE brand_id = ${o.payout.brandId}`;
-      await tx.$executeRaw(movement(deps, op, 'release', o.payout.amount));
     }
-    events.push(payoutEvent(o.ok ? 'payout.settled' : 'payout.failed', row, op.id));
   }
-  if (events.length) {
-    await tx.$executeRaw(insertEvents(deps, events));
-    deps.db.afterCommit(tx, () => deps.sequencer.kick());
-  }
+  if (out.amountFailed > 0n)
+    await tx.$executeRaw`UPDATE brand_wallet SET balance = balance + ${String(out.amountFailed)}::bigint, updated_at = ${now}::timestamptz
+      WHERE brand_id = ${op.brandId}`;
+  await tx.$executeRaw`
+    INSERT INTO wallet_movement (id, organization_id, brand_id, kind, amount, operation_id, created_at)
+    SELECT m.id, ${op.organizationId}, ${op.brandId}, m.kind, m.amount::bigint, ${op.id}, ${now}::timestamptz
+      FROM json_to_recordset(${JSON.stringify(movements)}::json) AS m(id text, kind text, amount text)`;
+  const events = done.map((o) =>
+    payoutEvent(
+      o.ok ? 'payout.settled' : 'payout.failed',
+      { ...o.payout, status: o.ok ? 'settled' : 'failed', failureReason: o.ok ? null : (o.reason ?? null), updatedAt: now },
+      op.id,
+    ),
+  );
+  await tx.$executeRaw(insertEvents(deps, events));
+  deps.db.afterCommit(tx, () => deps.sequencer.kick());
   return out;
 }
 
