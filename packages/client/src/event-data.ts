@@ -740,12 +740,75 @@ export interface EventDataMap {
       completedAt: string | null;
     };
   };
-  /** not yet emitted by any route: the shape is not fixed */
-  'payout.created': Record<string, unknown>;
-  /** not yet emitted by any route: the shape is not fixed */
-  'payout.failed': Record<string, unknown>;
-  /** not yet emitted by any route: the shape is not fixed */
-  'payout.settled': Record<string, unknown>;
+  'payout.created': {
+    /** the payout as it is now (entries: GET /payouts/{id}) */
+    object: {
+      /** prefix po_ */
+      id: string;
+      object: 'payout';
+      /** integer minor units */
+      amount: number;
+      entity: string;
+      /** the run’s program; null: a run over every program of the brand */
+      program: string | null;
+      status: 'created' | 'settled' | 'failed';
+      failureReason: string | null;
+      /** the run’s period_end: entries payable in periods ending by it */
+      periodEnd: string;
+      /** the payout.run operation */
+      operation: string;
+      /** ISO 8601 timestamp */
+      createdAt: string;
+      /** ISO 8601 timestamp */
+      updatedAt: string;
+    };
+  };
+  'payout.failed': {
+    /** the payout as it is now (entries: GET /payouts/{id}) */
+    object: {
+      /** prefix po_ */
+      id: string;
+      object: 'payout';
+      /** integer minor units */
+      amount: number;
+      entity: string;
+      /** the run’s program; null: a run over every program of the brand */
+      program: string | null;
+      status: 'created' | 'settled' | 'failed';
+      failureReason: string | null;
+      /** the run’s period_end: entries payable in periods ending by it */
+      periodEnd: string;
+      /** the payout.run operation */
+      operation: string;
+      /** ISO 8601 timestamp */
+      createdAt: string;
+      /** ISO 8601 timestamp */
+      updatedAt: string;
+    };
+  };
+  'payout.settled': {
+    /** the payout as it is now (entries: GET /payouts/{id}) */
+    object: {
+      /** prefix po_ */
+      id: string;
+      object: 'payout';
+      /** integer minor units */
+      amount: number;
+      entity: string;
+      /** the run’s program; null: a run over every program of the brand */
+      program: string | null;
+      status: 'created' | 'settled' | 'failed';
+      failureReason: string | null;
+      /** the run’s period_end: entries payable in periods ending by it */
+      periodEnd: string;
+      /** the payout.run operation */
+      operation: string;
+      /** ISO 8601 timestamp */
+      createdAt: string;
+      /** ISO 8601 timestamp */
+      updatedAt: string;
+    };
+  };
   'relationship.activated': {
     /** prefix rel_ */
     id: string;

@@ -50,6 +50,7 @@ const deployment = (status: string) => ({
     distribution: dist,
     provider: 'sandbox',
     config: { spend: 1200 },
+    connection: null,
     status,
     livemode: true,
     created_at: at,
@@ -132,7 +133,21 @@ const operation = (status: string, error: { code: string; message: string } | nu
   },
 });
 const budget = { amount: 38_800, brand, distribution: dist };
-const payout = { payout: 'po_0193a4d1c2e07a6b9f3c2d1e0f4a5b76', amount: 1_200 };
+const payout = (status: 'created' | 'settled' | 'failed') => ({
+  object: {
+    id: 'po_0193a4d1c2e07a6b9f3c2d1e0f4a5b76',
+    object: 'payout',
+    amount: 1_200,
+    entity,
+    program: 'prog_0193a4d1c2e07a6b9f3c2d1e0f4a5b77',
+    status,
+    failure_reason: status === 'failed' ? 'the provider refused the payout' : null,
+    period_end: at,
+    operation: 'op_0193a4d1c2e07a6b9f3c2d1e0f4a5b78',
+    created_at: at,
+    updated_at: later,
+  },
+});
 
 /** One payload per type; test/platform/event-types.test.ts proves each validates against its schema. */
 const EXAMPLES: Record<PublicEventType, Record<string, unknown>> = {
@@ -165,9 +180,9 @@ const EXAMPLES: Record<PublicEventType, Record<string, unknown>> = {
   'enrollment.disqualified': { ...enrollment('active', 'not_qualified'), previous_status: 'qualified', trigger: 'assertion' },
   'assertion.created': assertion('asserted'),
   'assertion.revoked': assertion('revoked'),
-  'payout.created': payout,
-  'payout.settled': payout,
-  'payout.failed': payout,
+  'payout.created': payout('created'),
+  'payout.settled': payout('settled'),
+  'payout.failed': payout('failed'),
   'operation.succeeded': operation('succeeded'),
   'operation.failed': operation('failed', { code: 'all_deployments_failed', message: 'None of the 1 deployments came up' }),
   'operation.cancel_requested': { ...operation('running'), canceled_by: 'op_0193a4d1c2e07a6b9f3c2d1e0f4a5b77' },

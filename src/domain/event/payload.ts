@@ -3,6 +3,7 @@ import { Assertion } from '../assertion/presenter.ts';
 import { Deployment, Distribution } from '../distribution/presenter.ts';
 import { Enrollment, STANDING_TRIGGERS, STANDINGS } from '../enrollment/presenter.ts';
 import { Operation } from '../operation/presenter.ts';
+import { PayoutObject } from '../payout/presenter.ts';
 import { Relationship } from '../relationship/presenter.ts';
 import type { PublicEventType } from './types.ts';
 
@@ -36,8 +37,8 @@ const standingChange = strict({
   previous_status: z.enum(STANDINGS).describe('the standing before this change'),
   trigger: z.enum(STANDING_TRIGGERS).describe('what caused the evaluation'),
 });
-/** No route emits payouts yet: their payload stays open until one does. */
-const payout = z.object({}).catchall(z.unknown()).describe('not yet emitted by any route: the shape is not fixed');
+/** A payout as it is now; its ledger entries are on `GET /payouts/{id}`, the run's operation on the event. */
+const payout = strict({ object: PayoutObject.omit({ entries: true }).describe('the payout as it is now (entries: GET /payouts/{id})') });
 
 interface EventTypeDefinition {
   description: string;
@@ -84,9 +85,9 @@ export const EVENT_TYPE_DEFINITIONS = {
   ),
   'assertion.created': def('A claim about an entity was asserted (also on an expiry refresh).', strict(Assertion.shape)),
   'assertion.revoked': def('A claim about an entity was revoked.', strict(Assertion.shape)),
-  'payout.created': def('Reserved (not yet emitted): a payout was created.', payout),
-  'payout.settled': def('Reserved (not yet emitted): a payout settled.', payout),
-  'payout.failed': def('Reserved (not yet emitted): a payout failed.', payout),
+  'payout.created': def("A payout run created a payout for an entity and held its amount in the brand's wallet.", payout),
+  'payout.settled': def('The provider paid the payout; its hold was spent and its ledger entries are paid.', payout),
+  'payout.failed': def('The provider refused the payout (or its run was canceled first); its hold and entries went back.', payout),
   'operation.succeeded': def('An operation finished (status succeeded, or partial).', operation()),
   'operation.failed': def('An operation failed.', operation()),
   'operation.cancel_requested': def(

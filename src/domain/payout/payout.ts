@@ -22,6 +22,9 @@ import {
 import { findProgram } from '../program/program.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { timestamp } from '../validation.ts';
+import { PAYOUT_STATUSES, PayoutObject, type PublicPayout } from './presenter.ts';
+
+export { PAYOUT_STATUSES, PayoutObject, type PublicPayout };
 
 /**
  * Payout runs (ADR 0009). `POST /payouts/runs {program?, period_end}` starts a
@@ -41,25 +44,6 @@ import { timestamp } from '../validation.ts';
 export const RUN_KIND = 'payout.run';
 export const RUN_CANCEL_KIND = 'payout.run_cancel';
 export const DEFAULT_PAY_BATCH = 500;
-export const PAYOUT_STATUSES = ['created', 'settled', 'failed'] as const;
-
-const time = z.string().describe('ISO 8601 timestamp');
-
-export const PayoutObject = z.object({
-  id: z.string().describe('prefix po_'),
-  object: z.literal('payout'),
-  amount: z.number().int().describe('integer minor units'),
-  entity: z.string(),
-  program: z.string().nullable().describe('the run’s program; null: a run over every program of the brand'),
-  status: z.enum(PAYOUT_STATUSES),
-  failure_reason: z.string().nullable(),
-  period_end: time.describe('the run’s period_end: entries payable in periods ending by it'),
-  entries: z.array(z.string()).describe('the ledger entries (le_) it pays'),
-  operation: z.string().describe('the payout.run operation'),
-  created_at: time,
-  updated_at: time,
-});
-export type PublicPayout = z.output<typeof PayoutObject>;
 
 export const RunPayoutsInput = z.strictObject({
   program: z.string().min(1).optional().describe("prog_ id of the caller's brand; omitted: every program of the brand"),
