@@ -16,6 +16,7 @@ import {
   operationConflict,
   presentOperation,
   requestCancel,
+  settleOperation,
   targetSettlement,
   type PublicOperation,
 } from '../operation/operation.ts';
@@ -347,6 +348,13 @@ const run: OperationHandler = {
           open.map((payout) => ({ payout, ok: false, reason: 'run_canceled' })),
         ),
       );
+      // The run settles its cancel in the same transaction: the cancel never depends on being woken at the right
+      // moment (a cancel step still in flight commits first: this update waits for it, then settles it).
+      if (ctx.op.cancelRequestedBy)
+        await settleOperation(ctx.deps, tx, ctx.op.cancelRequestedBy, {
+          status: 'succeeded',
+          result: { target_operation_id: ctx.op.id, target_outcome: 'canceled', target_finished_first: false },
+        });
       return {
         status: 'canceled',
         progress: progress as unknown as Record<string, unknown>,
@@ -359,9 +367,6 @@ const runCancel: OperationHandler = {
   kind: RUN_CANCEL_KIND,
   step: (ctx) =>
     ctx.commit(async (tx) => {
-      // The run's row locked first: a run settling now has fenced it, so this waits for its commit and sees it
-      // settled; otherwise the run's settlement comes after this commit and wakes this wait (never in between).
-      await tx.$queryRaw`SELECT id FROM "operation" WHERE id = ${ctx.op.targetOperationId} FOR UPDATE`;
       const settled = await targetSettlement(tx, ctx.op);
       if (!settled) return { status: 'waiting', reason: 'awaiting_target_settle' };
       return { status: 'succeeded', result: { target_operation_id: ctx.op.targetOperationId, ...settled } };
