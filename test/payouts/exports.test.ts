@@ -91,9 +91,7 @@ describe('exports', () => {
         source_period_start, qualified, value, rate_bps, earned, carry, amount)
       VALUES (${marker}, ${who.org.id}, ${who.brand}, 'prog_seed', 'enr_marker', ${entity}, 'accrual', ${start}::timestamptz,
         ${new Date(start.getTime() + DAY)}::timestamptz, ${start}::timestamptz, true, 1, 1, 0.0001, 0.0001, 0)`;
-    const heapBefore = process.memoryUsage().heapUsed;
     let lines = 0;
-    let peak = 0;
     let sawMarker = false;
     const take = () => {
       const cut = text.lastIndexOf('\r\n') + 2;
@@ -108,12 +106,11 @@ describe('exports', () => {
       if (done) break;
       text += decoder.decode(value, { stream: true });
       take();
-      peak = Math.max(peak, process.memoryUsage().heapUsed - heapBefore);
     }
     expect(text).toBe('');
     expect(lines).toBe(1 + 100_000 + 1);
+    // Streamed, not buffered: the row written after the first bytes left is in the answer. (A heap bound was dropped:
+    // with test files sharing a worker, heapUsed without a forced GC measures other files' garbage too.)
     expect(sawMarker).toBe(true);
-    // Generous: the whole export is about 30 MB of text; streamed, the heap grows by a small fraction of it.
-    expect(peak).toBeLessThan(200 * 1024 * 1024);
   });
 });
