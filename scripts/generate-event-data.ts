@@ -50,20 +50,46 @@ function typeOf(s: JsonSchema, depth: number): string {
   }
 }
 
+/**
+ * Resource objects nested in event data (those with an `object` constant: the distribution, the operation, the
+ * payout...), each written once as a named type (`DistributionObject`) that every event carrying it refers to; a second
+ * shape under the same name gets a number.
+ */
+const named = new Map<string, string>();
+/** The event types carrying each named type, for its comment. */
+const carriers = new Map<string, Set<string>>();
+let current = '';
+
 function objectType(s: JsonSchema, depth: number): string {
   const entries = Object.entries(s.properties ?? {});
   // A record (or an open object): its keys are camelCased at run time like every other key, so any string key.
   if (entries.length === 0) return s.additionalProperties === false ? 'Record<string, never>' : 'Record<string, unknown>';
-  const pad = '  '.repeat(depth + 1);
+  const resource = s.properties?.object?.const;
+  const level = typeof resource === 'string' ? 0 : depth;
+  const pad = '  '.repeat(level + 1);
   const required = new Set(s.required ?? []);
-  const fields = entries.map(([k, v]) => `${comment(v, pad)}${pad}${camelKey(k)}${required.has(k) ? '' : '?'}: ${typeOf(v, depth + 1)};\n`);
-  return `{\n${fields.join('')}${'  '.repeat(depth)}}`;
+  const fields = entries.map(([k, v]) => `${comment(v, pad)}${pad}${camelKey(k)}${required.has(k) ? '' : '?'}: ${typeOf(v, level + 1)};\n`);
+  const body = `{\n${fields.join('')}${'  '.repeat(level)}}`;
+  if (typeof resource !== 'string') return body;
+  let name = named.get(body);
+  if (!name) {
+    const base = `${resource.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase())}Object`;
+    const taken = new Set(named.values());
+    name = base;
+    for (let n = 2; taken.has(name); n++) name = `${base}${n}`;
+    named.set(body, name);
+  }
+  carriers.set(name, (carriers.get(name) ?? new Set()).add(current));
+  return name;
 }
 
 export function generated(): string {
+  named.clear();
+  carriers.clear();
   const entries = [...PUBLIC_EVENT_TYPES]
     .sort()
     .map((type) => {
+      current = type;
       const schema = eventDataJsonSchema(type) as JsonSchema;
       return `${comment(schema, '  ')}  '${type}': ${typeOf(schema, 1)};\n`;
     })
@@ -74,7 +100,7 @@ export function generated(): string {
 /** The \`data\` of each public event type, as the client library reads it. */
 export interface EventDataMap {
 ${entries}}
-
+${[...named].map(([body, name]) => `\n/** As ${[...carriers.get(name)!].join(', ')} carry it. */\nexport type ${name} = ${body};\n`).join('')}
 /** A public event type. */
 export type EventType = keyof EventDataMap;
 `;

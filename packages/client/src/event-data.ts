@@ -3,40 +3,8 @@
 
 /** The `data` of each public event type, as the client library reads it. */
 export interface EventDataMap {
-  'assertion.created': {
-    /** prefix asrt_; addresses one event, never the claim */
-    id: string;
-    object: 'assertion';
-    /** prefix ent_ */
-    entity: string;
-    key: string;
-    action: 'asserted' | 'revoked';
-    /** booleans are stored as 1 or 0; null on a revocation */
-    value: number | null;
-    expiresAt: string | null;
-    /** ISO 8601 timestamp */
-    effectiveAt: string;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-  };
-  'assertion.revoked': {
-    /** prefix asrt_; addresses one event, never the claim */
-    id: string;
-    object: 'assertion';
-    /** prefix ent_ */
-    entity: string;
-    key: string;
-    action: 'asserted' | 'revoked';
-    /** booleans are stored as 1 or 0; null on a revocation */
-    value: number | null;
-    expiresAt: string | null;
-    /** ISO 8601 timestamp */
-    effectiveAt: string;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-  };
+  'assertion.created': AssertionObject;
+  'assertion.revoked': AssertionObject;
   'budget.released': {
     /** minor units */
     amount: number;
@@ -67,824 +35,316 @@ export interface EventDataMap {
   };
   'deployment.activated': {
     /** the deployment as it is now */
-    object: {
-      /** prefix dep_ */
-      id: string;
-      object: 'deployment';
-      distribution: string;
-      provider: string;
-      config: Record<string, unknown>;
-      /** the conn_ connection it places through, if any */
-      connection: string | null;
-      status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DeploymentObject;
     /** present when the activation is a resume */
     resumed?: true;
   };
   'deployment.cancel_requested': {
     /** the deployment as it is now */
-    object: {
-      /** prefix dep_ */
-      id: string;
-      object: 'deployment';
-      distribution: string;
-      provider: string;
-      config: Record<string, unknown>;
-      /** the conn_ connection it places through, if any */
-      connection: string | null;
-      status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DeploymentObject;
   };
   'deployment.canceled': {
     /** the deployment as it is now */
-    object: {
-      /** prefix dep_ */
-      id: string;
-      object: 'deployment';
-      distribution: string;
-      provider: string;
-      config: Record<string, unknown>;
-      /** the conn_ connection it places through, if any */
-      connection: string | null;
-      status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DeploymentObject;
   };
   'deployment.cleanup_failed': {
     /** the deployment as it is now */
-    object: {
-      /** prefix dep_ */
-      id: string;
-      object: 'deployment';
-      distribution: string;
-      provider: string;
-      config: Record<string, unknown>;
-      /** the conn_ connection it places through, if any */
-      connection: string | null;
-      status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DeploymentObject;
     /** why, in words */
     reason: string;
   };
   'deployment.completed': {
     /** the deployment as it is now */
-    object: {
-      /** prefix dep_ */
-      id: string;
-      object: 'deployment';
-      distribution: string;
-      provider: string;
-      config: Record<string, unknown>;
-      /** the conn_ connection it places through, if any */
-      connection: string | null;
-      status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DeploymentObject;
   };
   'deployment.created': {
     /** the deployment as it is now */
-    object: {
-      /** prefix dep_ */
-      id: string;
-      object: 'deployment';
-      distribution: string;
-      provider: string;
-      config: Record<string, unknown>;
-      /** the conn_ connection it places through, if any */
-      connection: string | null;
-      status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DeploymentObject;
   };
   'deployment.drifted': {
     /** the deployment as it is now */
-    object: {
-      /** prefix dep_ */
-      id: string;
-      object: 'deployment';
-      distribution: string;
-      provider: string;
-      config: Record<string, unknown>;
-      /** the conn_ connection it places through, if any */
-      connection: string | null;
-      status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DeploymentObject;
     /** why, in words */
     detail: string;
   };
   'deployment.paused': {
     /** the deployment as it is now */
-    object: {
-      /** prefix dep_ */
-      id: string;
-      object: 'deployment';
-      distribution: string;
-      provider: string;
-      config: Record<string, unknown>;
-      /** the conn_ connection it places through, if any */
-      connection: string | null;
-      status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DeploymentObject;
   };
   'deployment.rejected': {
     /** the deployment as it is now */
-    object: {
-      /** prefix dep_ */
-      id: string;
-      object: 'deployment';
-      distribution: string;
-      provider: string;
-      config: Record<string, unknown>;
-      /** the conn_ connection it places through, if any */
-      connection: string | null;
-      status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DeploymentObject;
     /** why, in words */
     reason: string;
   };
   'distribution.canceled': {
     /** the distribution as it is now */
-    object: {
-      /** prefix dist_ */
-      id: string;
-      object: 'distribution';
-      brand: string;
-      name: string;
-      status: 'launching' | 'active' | 'partially_active' | 'paused' | 'completed' | 'failed' | 'canceled';
-      /** minor units */
-      budget: number;
-      /** held from the brand wallet, not yet spent */
-      budgetReserved: number;
-      budgetSpent: number;
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DistributionObject;
   };
   'distribution.completed': {
     /** the distribution as it is now */
-    object: {
-      /** prefix dist_ */
-      id: string;
-      object: 'distribution';
-      brand: string;
-      name: string;
-      status: 'launching' | 'active' | 'partially_active' | 'paused' | 'completed' | 'failed' | 'canceled';
-      /** minor units */
-      budget: number;
-      /** held from the brand wallet, not yet spent */
-      budgetReserved: number;
-      budgetSpent: number;
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DistributionObject;
   };
   'distribution.failed': {
     /** the distribution as it is now */
-    object: {
-      /** prefix dist_ */
-      id: string;
-      object: 'distribution';
-      brand: string;
-      name: string;
-      status: 'launching' | 'active' | 'partially_active' | 'paused' | 'completed' | 'failed' | 'canceled';
-      /** minor units */
-      budget: number;
-      /** held from the brand wallet, not yet spent */
-      budgetReserved: number;
-      budgetSpent: number;
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DistributionObject;
   };
   'distribution.launching': {
     /** the distribution as it is now */
-    object: {
-      /** prefix dist_ */
-      id: string;
-      object: 'distribution';
-      brand: string;
-      name: string;
-      status: 'launching' | 'active' | 'partially_active' | 'paused' | 'completed' | 'failed' | 'canceled';
-      /** minor units */
-      budget: number;
-      /** held from the brand wallet, not yet spent */
-      budgetReserved: number;
-      budgetSpent: number;
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DistributionObject;
   };
   'distribution.live': {
     /** the distribution as it is now */
-    object: {
-      /** prefix dist_ */
-      id: string;
-      object: 'distribution';
-      brand: string;
-      name: string;
-      status: 'launching' | 'active' | 'partially_active' | 'paused' | 'completed' | 'failed' | 'canceled';
-      /** minor units */
-      budget: number;
-      /** held from the brand wallet, not yet spent */
-      budgetReserved: number;
-      budgetSpent: number;
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DistributionObject;
     /** true when some deployments did not come up (partially_active) */
     partial: boolean;
   };
   'distribution.paused': {
     /** the distribution as it is now */
-    object: {
-      /** prefix dist_ */
-      id: string;
-      object: 'distribution';
-      brand: string;
-      name: string;
-      status: 'launching' | 'active' | 'partially_active' | 'paused' | 'completed' | 'failed' | 'canceled';
-      /** minor units */
-      budget: number;
-      /** held from the brand wallet, not yet spent */
-      budgetReserved: number;
-      budgetSpent: number;
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DistributionObject;
   };
   'distribution.resumed': {
     /** the distribution as it is now */
-    object: {
-      /** prefix dist_ */
-      id: string;
-      object: 'distribution';
-      brand: string;
-      name: string;
-      status: 'launching' | 'active' | 'partially_active' | 'paused' | 'completed' | 'failed' | 'canceled';
-      /** minor units */
-      budget: number;
-      /** held from the brand wallet, not yet spent */
-      budgetReserved: number;
-      budgetSpent: number;
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: DistributionObject;
   };
-  'enrollment.activated': {
-    /** prefix enr_ */
-    id: string;
-    object: 'enrollment';
-    program: string;
-    entity: string;
-    status: 'pending' | 'approved' | 'rejected' | 'active' | 'paused';
-    standing: 'not_qualified' | 'qualified' | 'grace';
-    graceEndsAt: string | null;
-    /** the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements */
-    evaluation: Record<string, unknown> | null;
-    evaluatedAt: string | null;
-    /** the highest rung of the program's tier ladder whose threshold the metric's sum over the current period meets; evaluation.tiers shows every rung */
-    tier: {
-      id: string;
-      name: string;
-      rateBps: number;
-      metric: string;
-      threshold: number;
-      value: number;
-    } | null;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-    /** ISO 8601 timestamp */
-    updatedAt: string;
-  };
-  'enrollment.approved': {
-    /** prefix enr_ */
-    id: string;
-    object: 'enrollment';
-    program: string;
-    entity: string;
-    status: 'pending' | 'approved' | 'rejected' | 'active' | 'paused';
-    standing: 'not_qualified' | 'qualified' | 'grace';
-    graceEndsAt: string | null;
-    /** the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements */
-    evaluation: Record<string, unknown> | null;
-    evaluatedAt: string | null;
-    /** the highest rung of the program's tier ladder whose threshold the metric's sum over the current period meets; evaluation.tiers shows every rung */
-    tier: {
-      id: string;
-      name: string;
-      rateBps: number;
-      metric: string;
-      threshold: number;
-      value: number;
-    } | null;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-    /** ISO 8601 timestamp */
-    updatedAt: string;
-  };
-  'enrollment.created': {
-    /** prefix enr_ */
-    id: string;
-    object: 'enrollment';
-    program: string;
-    entity: string;
-    status: 'pending' | 'approved' | 'rejected' | 'active' | 'paused';
-    standing: 'not_qualified' | 'qualified' | 'grace';
-    graceEndsAt: string | null;
-    /** the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements */
-    evaluation: Record<string, unknown> | null;
-    evaluatedAt: string | null;
-    /** the highest rung of the program's tier ladder whose threshold the metric's sum over the current period meets; evaluation.tiers shows every rung */
-    tier: {
-      id: string;
-      name: string;
-      rateBps: number;
-      metric: string;
-      threshold: number;
-      value: number;
-    } | null;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-    /** ISO 8601 timestamp */
-    updatedAt: string;
-  };
-  'enrollment.disqualified': {
-    /** prefix enr_ */
-    id: string;
-    object: 'enrollment';
-    program: string;
-    entity: string;
-    status: 'pending' | 'approved' | 'rejected' | 'active' | 'paused';
-    standing: 'not_qualified' | 'qualified' | 'grace';
-    graceEndsAt: string | null;
-    /** the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements */
-    evaluation: Record<string, unknown> | null;
-    evaluatedAt: string | null;
-    /** the highest rung of the program's tier ladder whose threshold the metric's sum over the current period meets; evaluation.tiers shows every rung */
-    tier: {
-      id: string;
-      name: string;
-      rateBps: number;
-      metric: string;
-      threshold: number;
-      value: number;
-    } | null;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-    /** ISO 8601 timestamp */
-    updatedAt: string;
-    /** the standing before this change */
-    previousStatus: 'not_qualified' | 'qualified' | 'grace';
-    /** what caused the evaluation */
-    trigger: 'assertion' | 'metric' | 'period' | 'expiry' | 'grace_expired' | 'requirement_change' | 'tier_change' | 'activation';
-  };
-  'enrollment.qualified': {
-    /** prefix enr_ */
-    id: string;
-    object: 'enrollment';
-    program: string;
-    entity: string;
-    status: 'pending' | 'approved' | 'rejected' | 'active' | 'paused';
-    standing: 'not_qualified' | 'qualified' | 'grace';
-    graceEndsAt: string | null;
-    /** the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements */
-    evaluation: Record<string, unknown> | null;
-    evaluatedAt: string | null;
-    /** the highest rung of the program's tier ladder whose threshold the metric's sum over the current period meets; evaluation.tiers shows every rung */
-    tier: {
-      id: string;
-      name: string;
-      rateBps: number;
-      metric: string;
-      threshold: number;
-      value: number;
-    } | null;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-    /** ISO 8601 timestamp */
-    updatedAt: string;
-    /** the standing before this change */
-    previousStatus: 'not_qualified' | 'qualified' | 'grace';
-    /** what caused the evaluation */
-    trigger: 'assertion' | 'metric' | 'period' | 'expiry' | 'grace_expired' | 'requirement_change' | 'tier_change' | 'activation';
-  };
-  'enrollment.rejected': {
-    /** prefix enr_ */
-    id: string;
-    object: 'enrollment';
-    program: string;
-    entity: string;
-    status: 'pending' | 'approved' | 'rejected' | 'active' | 'paused';
-    standing: 'not_qualified' | 'qualified' | 'grace';
-    graceEndsAt: string | null;
-    /** the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements */
-    evaluation: Record<string, unknown> | null;
-    evaluatedAt: string | null;
-    /** the highest rung of the program's tier ladder whose threshold the metric's sum over the current period meets; evaluation.tiers shows every rung */
-    tier: {
-      id: string;
-      name: string;
-      rateBps: number;
-      metric: string;
-      threshold: number;
-      value: number;
-    } | null;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-    /** ISO 8601 timestamp */
-    updatedAt: string;
-  };
+  'enrollment.activated': EnrollmentObject;
+  'enrollment.approved': EnrollmentObject;
+  'enrollment.created': EnrollmentObject;
+  'enrollment.disqualified': EnrollmentObject2;
+  'enrollment.qualified': EnrollmentObject2;
+  'enrollment.rejected': EnrollmentObject;
   'operation.cancel_requested': {
     /** the operation as it is now */
-    object: {
-      /** prefix op_ */
-      id: string;
-      object: 'operation';
-      subject: {
-        type: string;
-        id: string;
-      };
-      /** e.g. distribution.launch */
-      kind: string;
-      status: 'pending' | 'running' | 'waiting' | 'succeeded' | 'partial' | 'failed' | 'canceled';
-      /** set exactly when status is waiting */
-      waitingReason: 'funding_required' | 'provider_review' | 'awaiting_target_settle' | 'awaiting_children_settle' | 'awaiting_cleanup' | 'awaiting_deliveries' | null;
-      attempts: number;
-      maxAttempts: number;
-      error: {
-        code: string;
-        message: string;
-      } | null;
-      result: Record<string, unknown>;
-      progress: Record<string, unknown>;
-      /** on a cancel: the operation it supersedes */
-      targetOperationId: string | null;
-      /** on a fan-out child: the operation that spawned it */
-      parentOperationId: string | null;
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-      completedAt: string | null;
-    };
+    object: OperationObject;
     /** op_ id of the cancel operation */
     canceledBy: string;
   };
   'operation.canceled': {
     /** the operation as it is now */
-    object: {
-      /** prefix op_ */
-      id: string;
-      object: 'operation';
-      subject: {
-        type: string;
-        id: string;
-      };
-      /** e.g. distribution.launch */
-      kind: string;
-      status: 'pending' | 'running' | 'waiting' | 'succeeded' | 'partial' | 'failed' | 'canceled';
-      /** set exactly when status is waiting */
-      waitingReason: 'funding_required' | 'provider_review' | 'awaiting_target_settle' | 'awaiting_children_settle' | 'awaiting_cleanup' | 'awaiting_deliveries' | null;
-      attempts: number;
-      maxAttempts: number;
-      error: {
-        code: string;
-        message: string;
-      } | null;
-      result: Record<string, unknown>;
-      progress: Record<string, unknown>;
-      /** on a cancel: the operation it supersedes */
-      targetOperationId: string | null;
-      /** on a fan-out child: the operation that spawned it */
-      parentOperationId: string | null;
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-      completedAt: string | null;
-    };
+    object: OperationObject;
   };
   'operation.failed': {
     /** the operation as it is now */
-    object: {
-      /** prefix op_ */
-      id: string;
-      object: 'operation';
-      subject: {
-        type: string;
-        id: string;
-      };
-      /** e.g. distribution.launch */
-      kind: string;
-      status: 'pending' | 'running' | 'waiting' | 'succeeded' | 'partial' | 'failed' | 'canceled';
-      /** set exactly when status is waiting */
-      waitingReason: 'funding_required' | 'provider_review' | 'awaiting_target_settle' | 'awaiting_children_settle' | 'awaiting_cleanup' | 'awaiting_deliveries' | null;
-      attempts: number;
-      maxAttempts: number;
-      error: {
-        code: string;
-        message: string;
-      } | null;
-      result: Record<string, unknown>;
-      progress: Record<string, unknown>;
-      /** on a cancel: the operation it supersedes */
-      targetOperationId: string | null;
-      /** on a fan-out child: the operation that spawned it */
-      parentOperationId: string | null;
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-      completedAt: string | null;
-    };
+    object: OperationObject;
   };
   'operation.succeeded': {
     /** the operation as it is now */
-    object: {
-      /** prefix op_ */
-      id: string;
-      object: 'operation';
-      subject: {
-        type: string;
-        id: string;
-      };
-      /** e.g. distribution.launch */
-      kind: string;
-      status: 'pending' | 'running' | 'waiting' | 'succeeded' | 'partial' | 'failed' | 'canceled';
-      /** set exactly when status is waiting */
-      waitingReason: 'funding_required' | 'provider_review' | 'awaiting_target_settle' | 'awaiting_children_settle' | 'awaiting_cleanup' | 'awaiting_deliveries' | null;
-      attempts: number;
-      maxAttempts: number;
-      error: {
-        code: string;
-        message: string;
-      } | null;
-      result: Record<string, unknown>;
-      progress: Record<string, unknown>;
-      /** on a cancel: the operation it supersedes */
-      targetOperationId: string | null;
-      /** on a fan-out child: the operation that spawned it */
-      parentOperationId: string | null;
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-      completedAt: string | null;
-    };
+    object: OperationObject;
   };
   'operation.superseded': {
     /** the operation as it is now */
-    object: {
-      /** prefix op_ */
-      id: string;
-      object: 'operation';
-      subject: {
-        type: string;
-        id: string;
-      };
-      /** e.g. distribution.launch */
-      kind: string;
-      status: 'pending' | 'running' | 'waiting' | 'succeeded' | 'partial' | 'failed' | 'canceled';
-      /** set exactly when status is waiting */
-      waitingReason: 'funding_required' | 'provider_review' | 'awaiting_target_settle' | 'awaiting_children_settle' | 'awaiting_cleanup' | 'awaiting_deliveries' | null;
-      attempts: number;
-      maxAttempts: number;
-      error: {
-        code: string;
-        message: string;
-      } | null;
-      result: Record<string, unknown>;
-      progress: Record<string, unknown>;
-      /** on a cancel: the operation it supersedes */
-      targetOperationId: string | null;
-      /** on a fan-out child: the operation that spawned it */
-      parentOperationId: string | null;
-      livemode: boolean;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-      completedAt: string | null;
-    };
+    object: OperationObject;
   };
   'payout.created': {
     /** the payout as it is now (entries: GET /payouts/{id}) */
-    object: {
-      /** prefix po_ */
-      id: string;
-      object: 'payout';
-      /** integer minor units */
-      amount: number;
-      entity: string;
-      /** the run’s program; null: a run over every program of the brand */
-      program: string | null;
-      status: 'created' | 'settled' | 'failed';
-      failureReason: string | null;
-      /** the run’s period_end: entries payable in periods ending by it */
-      periodEnd: string;
-      /** the payout.run operation */
-      operation: string;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: PayoutObject;
   };
   'payout.failed': {
     /** the payout as it is now (entries: GET /payouts/{id}) */
-    object: {
-      /** prefix po_ */
-      id: string;
-      object: 'payout';
-      /** integer minor units */
-      amount: number;
-      entity: string;
-      /** the run’s program; null: a run over every program of the brand */
-      program: string | null;
-      status: 'created' | 'settled' | 'failed';
-      failureReason: string | null;
-      /** the run’s period_end: entries payable in periods ending by it */
-      periodEnd: string;
-      /** the payout.run operation */
-      operation: string;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: PayoutObject;
   };
   'payout.settled': {
     /** the payout as it is now (entries: GET /payouts/{id}) */
-    object: {
-      /** prefix po_ */
-      id: string;
-      object: 'payout';
-      /** integer minor units */
-      amount: number;
-      entity: string;
-      /** the run’s program; null: a run over every program of the brand */
-      program: string | null;
-      status: 'created' | 'settled' | 'failed';
-      failureReason: string | null;
-      /** the run’s period_end: entries payable in periods ending by it */
-      periodEnd: string;
-      /** the payout.run operation */
-      operation: string;
-      /** ISO 8601 timestamp */
-      createdAt: string;
-      /** ISO 8601 timestamp */
-      updatedAt: string;
-    };
+    object: PayoutObject;
   };
-  'relationship.activated': {
-    /** prefix rel_ */
-    id: string;
-    object: 'relationship';
-    brand: string;
-    /** prefix ent_ */
-    entity: string;
-    status: 'created' | 'active' | 'paused' | 'ended';
-    endedAt: string | null;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-    /** ISO 8601 timestamp */
-    updatedAt: string;
-  };
-  'relationship.created': {
-    /** prefix rel_ */
-    id: string;
-    object: 'relationship';
-    brand: string;
-    /** prefix ent_ */
-    entity: string;
-    status: 'created' | 'active' | 'paused' | 'ended';
-    endedAt: string | null;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-    /** ISO 8601 timestamp */
-    updatedAt: string;
-  };
-  'relationship.ended': {
-    /** prefix rel_ */
-    id: string;
-    object: 'relationship';
-    brand: string;
-    /** prefix ent_ */
-    entity: string;
-    status: 'created' | 'active' | 'paused' | 'ended';
-    endedAt: string | null;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-    /** ISO 8601 timestamp */
-    updatedAt: string;
-  };
-  'relationship.paused': {
-    /** prefix rel_ */
-    id: string;
-    object: 'relationship';
-    brand: string;
-    /** prefix ent_ */
-    entity: string;
-    status: 'created' | 'active' | 'paused' | 'ended';
-    endedAt: string | null;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-    /** ISO 8601 timestamp */
-    updatedAt: string;
-  };
-  'relationship.resumed': {
-    /** prefix rel_ */
-    id: string;
-    object: 'relationship';
-    brand: string;
-    /** prefix ent_ */
-    entity: string;
-    status: 'created' | 'active' | 'paused' | 'ended';
-    endedAt: string | null;
-    livemode: boolean;
-    /** ISO 8601 timestamp */
-    createdAt: string;
-    /** ISO 8601 timestamp */
-    updatedAt: string;
-  };
+  'relationship.activated': RelationshipObject;
+  'relationship.created': RelationshipObject;
+  'relationship.ended': RelationshipObject;
+  'relationship.paused': RelationshipObject;
+  'relationship.resumed': RelationshipObject;
 }
+
+/** As assertion.created, assertion.revoked carry it. */
+export type AssertionObject = {
+  /** prefix asrt_; addresses one event, never the claim */
+  id: string;
+  object: 'assertion';
+  /** prefix ent_ */
+  entity: string;
+  key: string;
+  action: 'asserted' | 'revoked';
+  /** booleans are stored as 1 or 0; null on a revocation */
+  value: number | null;
+  expiresAt: string | null;
+  /** ISO 8601 timestamp */
+  effectiveAt: string;
+  livemode: boolean;
+  /** ISO 8601 timestamp */
+  createdAt: string;
+};
+
+/** As deployment.activated, deployment.cancel_requested, deployment.canceled, deployment.cleanup_failed, deployment.completed, deployment.created, deployment.drifted, deployment.paused, deployment.rejected carry it. */
+export type DeploymentObject = {
+  /** prefix dep_ */
+  id: string;
+  object: 'deployment';
+  distribution: string;
+  provider: string;
+  config: Record<string, unknown>;
+  /** the conn_ connection it places through, if any */
+  connection: string | null;
+  status: 'pending' | 'provisioning' | 'in_review' | 'active' | 'paused' | 'completed' | 'failed' | 'rejected' | 'canceling' | 'canceled' | 'cleanup_failed';
+  livemode: boolean;
+  /** ISO 8601 timestamp */
+  createdAt: string;
+  /** ISO 8601 timestamp */
+  updatedAt: string;
+};
+
+/** As distribution.canceled, distribution.completed, distribution.failed, distribution.launching, distribution.live, distribution.paused, distribution.resumed carry it. */
+export type DistributionObject = {
+  /** prefix dist_ */
+  id: string;
+  object: 'distribution';
+  brand: string;
+  name: string;
+  status: 'launching' | 'active' | 'partially_active' | 'paused' | 'completed' | 'failed' | 'canceled';
+  /** minor units */
+  budget: number;
+  /** held from the brand wallet, not yet spent */
+  budgetReserved: number;
+  budgetSpent: number;
+  livemode: boolean;
+  /** ISO 8601 timestamp */
+  createdAt: string;
+  /** ISO 8601 timestamp */
+  updatedAt: string;
+};
+
+/** As enrollment.activated, enrollment.approved, enrollment.created, enrollment.rejected carry it. */
+export type EnrollmentObject = {
+  /** prefix enr_ */
+  id: string;
+  object: 'enrollment';
+  program: string;
+  entity: string;
+  status: 'pending' | 'approved' | 'rejected' | 'active' | 'paused';
+  standing: 'not_qualified' | 'qualified' | 'grace';
+  graceEndsAt: string | null;
+  /** the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements */
+  evaluation: Record<string, unknown> | null;
+  evaluatedAt: string | null;
+  /** the highest rung of the program's tier ladder whose threshold the metric's sum over the current period meets; evaluation.tiers shows every rung */
+  tier: {
+    id: string;
+    name: string;
+    rateBps: number;
+    metric: string;
+    threshold: number;
+    value: number;
+  } | null;
+  livemode: boolean;
+  /** ISO 8601 timestamp */
+  createdAt: string;
+  /** ISO 8601 timestamp */
+  updatedAt: string;
+};
+
+/** As enrollment.disqualified, enrollment.qualified carry it. */
+export type EnrollmentObject2 = {
+  /** prefix enr_ */
+  id: string;
+  object: 'enrollment';
+  program: string;
+  entity: string;
+  status: 'pending' | 'approved' | 'rejected' | 'active' | 'paused';
+  standing: 'not_qualified' | 'qualified' | 'grace';
+  graceEndsAt: string | null;
+  /** the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements */
+  evaluation: Record<string, unknown> | null;
+  evaluatedAt: string | null;
+  /** the highest rung of the program's tier ladder whose threshold the metric's sum over the current period meets; evaluation.tiers shows every rung */
+  tier: {
+    id: string;
+    name: string;
+    rateBps: number;
+    metric: string;
+    threshold: number;
+    value: number;
+  } | null;
+  livemode: boolean;
+  /** ISO 8601 timestamp */
+  createdAt: string;
+  /** ISO 8601 timestamp */
+  updatedAt: string;
+  /** the standing before this change */
+  previousStatus: 'not_qualified' | 'qualified' | 'grace';
+  /** what caused the evaluation */
+  trigger: 'assertion' | 'metric' | 'period' | 'expiry' | 'grace_expired' | 'requirement_change' | 'tier_change' | 'activation';
+};
+
+/** As operation.cancel_requested, operation.canceled, operation.failed, operation.succeeded, operation.superseded carry it. */
+export type OperationObject = {
+  /** prefix op_ */
+  id: string;
+  object: 'operation';
+  subject: {
+    type: string;
+    id: string;
+  };
+  /** e.g. distribution.launch */
+  kind: string;
+  status: 'pending' | 'running' | 'waiting' | 'succeeded' | 'partial' | 'failed' | 'canceled';
+  /** set exactly when status is waiting */
+  waitingReason: 'funding_required' | 'provider_review' | 'awaiting_target_settle' | 'awaiting_children_settle' | 'awaiting_cleanup' | 'awaiting_deliveries' | null;
+  attempts: number;
+  maxAttempts: number;
+  error: {
+    code: string;
+    message: string;
+  } | null;
+  result: Record<string, unknown>;
+  progress: Record<string, unknown>;
+  /** on a cancel: the operation it supersedes */
+  targetOperationId: string | null;
+  /** on a fan-out child: the operation that spawned it */
+  parentOperationId: string | null;
+  livemode: boolean;
+  /** ISO 8601 timestamp */
+  createdAt: string;
+  /** ISO 8601 timestamp */
+  updatedAt: string;
+  completedAt: string | null;
+};
+
+/** As payout.created, payout.failed, payout.settled carry it. */
+export type PayoutObject = {
+  /** prefix po_ */
+  id: string;
+  object: 'payout';
+  /** integer minor units */
+  amount: number;
+  entity: string;
+  /** the run’s program; null: a run over every program of the brand */
+  program: string | null;
+  status: 'created' | 'settled' | 'failed';
+  failureReason: string | null;
+  /** the run’s period_end: entries payable in periods ending by it */
+  periodEnd: string;
+  /** the payout.run operation */
+  operation: string;
+  /** ISO 8601 timestamp */
+  createdAt: string;
+  /** ISO 8601 timestamp */
+  updatedAt: string;
+};
+
+/** As relationship.activated, relationship.created, relationship.ended, relationship.paused, relationship.resumed carry it. */
+export type RelationshipObject = {
+  /** prefix rel_ */
+  id: string;
+  object: 'relationship';
+  brand: string;
+  /** prefix ent_ */
+  entity: string;
+  status: 'created' | 'active' | 'paused' | 'ended';
+  endedAt: string | null;
+  livemode: boolean;
+  /** ISO 8601 timestamp */
+  createdAt: string;
+  /** ISO 8601 timestamp */
+  updatedAt: string;
+};
 
 /** A public event type. */
 export type EventType = keyof EventDataMap;
