@@ -11,7 +11,6 @@ import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { RELATIONSHIP_STATUSES, type RelationshipStatus } from './states.ts';
 import { presentRelationship, Relationship, type PublicRelationship } from './presenter.ts';
-export { Relationship, presentRelationship, type PublicRelationship } from './presenter.ts';
 
 /**
  * Relationships: a brand's durable relationship with an entity, in the
