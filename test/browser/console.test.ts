@@ -211,6 +211,46 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     expect([...consoleErrors, ...tab.consoleErrors].filter((e) => /Content Security Policy|Refused/.test(e))).toEqual([]);
   });
 
+  test('a feed started from now reads the head first: dropped before any event, it resumes after the head, each event once in seq order', {
+    timeout: 60_000,
+  }, async ({ app }) => {
+    const { org, token } = await buildTenant(app, ['events:read']);
+    await emitEvent(app, org.id, 'payout.created'); // seq 1, before "now"
+    // While `down`, every WebSocket upgrade is cut: the console retries and is refused until it is up again.
+    let down = false;
+    let refused = 0;
+    const sockets: Duplex[] = [];
+    const upgrade = (_req: unknown, socket: Duplex) => {
+      if (!down) return void sockets.push(socket);
+      refused++;
+      socket.destroy();
+    };
+    app.app.server.on('upgrade', upgrade);
+
+    const { page, elsewhere, errors } = await offlinePage(browser(), app.origin);
+    await page.goto(`${app.origin}/console#/signin`);
+    await signIn(page, token);
+    await page.locator('.feed-state.live').waitFor();
+    await page.locator('.feed-list .empty').waitFor(); // from now: seq 1 is not shown
+
+    down = true;
+    for (const socket of sockets) socket.destroy();
+    await expect.poll(() => refused).toBeGreaterThan(0);
+    expect(await page.locator('.feed-state').textContent()).toBe('reconnecting');
+    for (const type of ['payout.created', 'payout.settled', 'payout.failed']) await emitEvent(app, org.id, type);
+    down = false;
+
+    await expect.poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['4', '3', '2']);
+    await page.locator('.feed-state.live').waitFor();
+    await emitEvent(app, org.id, 'payout.created'); // and it goes on live
+    await expect.poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['5', '4', '3', '2']);
+
+    app.app.server.off('upgrade', upgrade);
+    await page.close();
+    expect(elsewhere).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
   test('webhook endpoints (create with the secret once, rotate, replay, disable), entities, and the operator views', {
     timeout: 90_000,
   }, async ({ app }) => {
