@@ -1,5 +1,5 @@
 import { errorBox, gql } from '../api.ts';
-import { fill, formValues, h, json, table, time } from '../dom.ts';
+import { clock, fill, formValues, h, json, table } from '../dom.ts';
 import { type LiveState, live } from '../live.ts';
 import type { View } from '../main.ts';
 import type { Event, EventCatalogueEntry, EventSubject, QueryEventsConnectionEdge } from '../schema.ts';
@@ -82,10 +82,10 @@ export const feedView: View = (main, ctx) => {
     fill(
       list,
       table(
-        ['Seq', 'Type', 'Subject', 'Brand', 'Created'],
+        ['Seq', 'Type', 'Subject', 'Brand', 'At'],
         events.map((e) => ({
           id: e.id,
-          cells: [e.seq, h('code', {}, e.type), `${e.subject.type}/${e.subject.id}`, brandSlug(e.brand), time(e.createdAt)],
+          cells: [e.seq, h('code', {}, e.type), `${e.subject.type}/${e.subject.id}`, brandSlug(e.brand), clock(e.createdAt)],
           onPick: () => open(e),
         })),
         'No events yet: new ones appear here as they commit.',
