@@ -250,6 +250,10 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
 
     await expect.poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['4', '3', '2']);
     await page.locator('.feed-state.live').waitFor();
+    // What this token may not see is named, in the navigation and in the event's detail.
+    expect(await page.locator('.hidden-views').textContent()).toContain('Webhook endpoints (needs scope webhooks:read)');
+    await rowOf(page, 'payout.failed').click();
+    await page.locator('.feed-detail', { hasText: 'Hidden: needs scope webhooks:read.' }).waitFor();
     await emitEvent(app, org.id, 'payout.created'); // and it goes on live
     await expect.poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['5', '4', '3', '2']);
 
@@ -317,6 +321,9 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     // The launch, waiting for funds, canceled from its page: the cancel shows as targeting it.
     await expect.poll(() => page.locator('.op-status').textContent()).toBe('WAITING (FUNDING_REQUIRED)');
     await readable(page, 'operation');
+    await page.goto(`${app.origin}/console#/operations`);
+    await expect.poll(() => page.locator(`main tr[data-id="${operation.id}"]`).textContent()).toContain('WAITINGFUNDING_REQUIRED');
+    await page.goto(`${app.origin}/console#/operations/${operation.id}`);
     await page.locator('button', { hasText: 'Cancel distribution' }).click();
     await expect.poll(() => page.locator('.notice a').textContent()).toMatch(/^op_/);
     await expect.poll(() => page.locator('.op-status').textContent(), { timeout: 30_000 }).toBe('CANCELED');
@@ -396,6 +403,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await create.locator('input[name=url]').fill('http://example.com/hook');
     await create.locator('button').click();
     await expect.poll(() => page.locator('.error-code').textContent()).toBe('invalid_request');
+    expect(await page.locator('.request-id').textContent()).toMatch(/^req_/);
     await create.locator('input[name=url]').fill('https://example.com/hook');
     await create.locator('input[name=description]').fill('Receiver');
     await create.locator('button').click();
