@@ -1,6 +1,6 @@
 // Writes screenshots of the console's main views to docs/console/ (shown in README "Console"); not part of npm test.
 // Starts the server in this process on a throwaway embedded database (bootstrapped like `npm start`), gives it some
-// traffic (a failing and a healthy webhook receiver, events, a claim, a distribution launch), then drives Debian's
+// traffic (a failing and a healthy webhook receiver, events, claims, a qualified enrollment, a distribution launch), then drives Debian's
 // Chromium through the console. Run: npm run console:screenshots (needs /usr/bin/chromium, or CHROMIUM_PATH).
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -58,6 +58,16 @@ await call('/operator/events', OP, {
 for (const user of ['user_7', 'user_8']) {
   await call('/v1/platform/assertions', SK, { external_user_id: user, issuer: 'https://id.example.com', key: 'kyc_passed' });
 }
+// An enrollment qualified by a claim, for the entities view.
+const program = await call('/v1/platform/programs', SK, { name: 'Creators', grace_period_seconds: 0 });
+await call(`/v1/platform/programs/${program.id}/requirements`, SK, { metric: 'assert:verified', operator: 'exists' });
+const enrolled = await call('/v1/platform/enrollments', SK, {
+  program: program.id,
+  external_user_id: 'user_7',
+  issuer: 'https://id.example.com',
+});
+for (const step of ['approve', 'activate']) await call(`/v1/platform/enrollments/${enrolled.id}/${step}`, SK, {});
+await call('/v1/platform/assertions', SK, { entity: enrolled.entity, key: 'verified', value: true });
 await call(`/operator/brands/${creds.brands[0]!.id}/wallet/top_up`, OP, { amount: 5000 });
 const launched = await call('/v1/platform/distributions', SK, {
   name: 'Spring',
@@ -106,6 +116,10 @@ await shot('endpoint');
 await page.goto(`${origin}/console#/operations/${launched.operation.id}`);
 await page.locator('table', { hasText: 'deployment.provision' }).waitFor();
 await shot('operation');
+await page.goto(`${origin}/console#/entities`);
+await page.locator('button.enrollment', { hasText: 'QUALIFIED' }).click();
+await page.locator('section[aria-label=Enrollment] pre').waitFor();
+await shot('entities');
 await signIn(creds.user_token);
 await page.locator('main table').waitFor();
 await shot('tokens');
@@ -123,4 +137,4 @@ await browser.close();
 receiver.close();
 await app.stop();
 rmSync(dir, { recursive: true, force: true });
-console.log(`wrote ${OUT}{feed,webhooks,endpoint,operation,tokens,operator,feed-phone}.png`);
+console.log(`wrote ${OUT}{feed,webhooks,endpoint,operation,entities,tokens,operator,feed-phone}.png`);

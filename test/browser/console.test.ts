@@ -5,9 +5,10 @@ import { beforeAll, describe, expect } from 'vitest';
 import type { Page } from 'playwright-core';
 import { createEndpoint, startReceiver, webhookConfig, type Receiver } from '../delivery/receiver.ts';
 import { ALL_SCOPES, activeEnrollment, expectStatus, setup } from '../assertions/helpers.ts';
-import { launch, tenant as opsTenant, topUp } from '../operations/helpers.ts';
+import { api, ALL_SCOPES as CLAIM_SCOPES } from '../assertions/helpers.ts';
+import { ALL_SCOPES as OPS_SCOPES, launch, tenant as opsTenant, sandbox, topUp } from '../operations/helpers.ts';
 import { hasChromium, offlinePage, useBrowser } from '../support/browser.ts';
-import { appTest, buildTenant, buildToken, emitEvent, rawRequest, type TestApp } from '../support/kit.ts';
+import { appTest, buildTenant, buildToken, emitEvent, feedEvents, rawRequest, type TestApp } from '../support/kit.ts';
 
 // One attempt per delivery: a failing one is exhausted at once, and a retry is one more attempt.
 const test = appTest({ config: webhookConfig({ retryScheduleMs: [0] }) });
@@ -74,11 +75,18 @@ async function signIn(page: Page, token: string): Promise<void> {
   await page.keyboard.press('Enter');
 }
 
-/** Readable on a phone: at 390 px nothing is wider than the screen (wide tables scroll inside their box). */
-async function narrow(page: Page): Promise<void> {
+/**
+ * The view now open is readable on a phone and on a laptop: at 390 px nothing is wider than the screen (wide
+ * tables scroll inside their box); at 1280 px every table is whole (none scrolls sideways in its box).
+ */
+async function readable(page: Page, view: string): Promise<void> {
   await page.setViewportSize({ width: 390, height: 800 });
-  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth), `${view} at 390 px`).toBeLessThanOrEqual(390);
   await page.setViewportSize({ width: 1280, height: 800 });
+  const cut = await page.evaluate(() =>
+    [...document.querySelectorAll('main .scroll')].filter((b) => b.scrollWidth > b.clientWidth).map((b) => b.textContent?.slice(0, 60)),
+  );
+  expect(cut, `${view} at 1280 px`).toEqual([]);
 }
 
 const rowOf = (page: Page, text: string) => page.locator('.feed-list tr', { hasText: text });
@@ -166,7 +174,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await expect.poll(() => delivery.locator('tbody tr').count()).toBe(2);
     expect(rx.for('/down')).toHaveLength(2);
 
-    await narrow(page);
+    await readable(page, 'feed, an event open');
 
     // The type filter is a picker of the public event types.
     await page.locator('select[name=type]').selectOption('payout.failed');
@@ -211,6 +219,174 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     expect([...consoleErrors, ...tab.consoleErrors].filter((e) => /Content Security Policy|Refused/.test(e))).toEqual([]);
   });
 
+  test('a feed started from now reads the head first: dropped before any event, it resumes after the head, each event once in seq order', {
+    timeout: 60_000,
+  }, async ({ app }) => {
+    const { org, token } = await buildTenant(app, ['events:read']);
+    await emitEvent(app, org.id, 'payout.created'); // seq 1, before "now"
+    // While `down`, every WebSocket upgrade is cut: the console retries and is refused until it is up again.
+    let down = false;
+    let refused = 0;
+    const sockets: Duplex[] = [];
+    const upgrade = (_req: unknown, socket: Duplex) => {
+      if (!down) return void sockets.push(socket);
+      refused++;
+      socket.destroy();
+    };
+    app.app.server.on('upgrade', upgrade);
+
+    const { page, elsewhere, errors } = await offlinePage(browser(), app.origin);
+    await page.goto(`${app.origin}/console#/signin`);
+    await signIn(page, token);
+    await page.locator('.feed-state.live').waitFor();
+    await page.locator('.feed-list .empty').waitFor(); // from now: seq 1 is not shown
+
+    down = true;
+    for (const socket of sockets) socket.destroy();
+    await expect.poll(() => refused).toBeGreaterThan(0);
+    expect(await page.locator('.feed-state').textContent()).toBe('reconnecting');
+    for (const type of ['payout.created', 'payout.settled', 'payout.failed']) await emitEvent(app, org.id, type);
+    down = false;
+
+    await expect.poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['4', '3', '2']);
+    await page.locator('.feed-state.live').waitFor();
+    // What this token may not see is named, in the navigation and in the event's detail.
+    expect(await page.locator('.hidden-views').textContent()).toContain('Webhook endpoints (needs scope webhooks:read)');
+    await rowOf(page, 'payout.failed').click();
+    await page.locator('.feed-detail', { hasText: 'Hidden: needs scope webhooks:read.' }).waitFor();
+    await emitEvent(app, org.id, 'payout.created'); // and it goes on live
+    await expect.poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['5', '4', '3', '2']);
+
+    app.app.server.off('upgrade', upgrade);
+    await page.close();
+    expect(elsewhere).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  test('every view readable at 390 px and 1280 px: the feed`s brand and subject filters and an event`s operation, an endpoint`s delivery log, update and copied secret, a launch waiting for funds canceled from its page, entities, a token rotated, the operator', {
+    timeout: 120_000,
+  }, async ({ app }) => {
+    const scopes = [...new Set([...OPS_SCOPES, ...CLAIM_SCOPES, 'webhooks:read', 'webhooks:write', 'entities:read'])];
+    const { org, token } = await buildTenant(app, scopes, { brands: ['north', 'south'] });
+    const [north, south] = [org.brands[0]!, org.brands[1]!];
+    const rx = await startReceiver();
+    rx.on('/down', (_req, res) => {
+      res.statusCode = 500;
+      res.end('receiver down');
+    });
+    const endpoint = await createEndpoint(app, token, { url: rx.url('/down'), enabled_events: ['payout.settled'] });
+    const southern = await app.http.post(
+      '/operator/events',
+      { organization_id: org.id, brand: south.id, type: 'payout.settled', subject: { type: 'payout', id: 'po_south' }, data: {} },
+      { token: app.operatorToken },
+    );
+    expect(southern.status, southern.text).toBe(201);
+    await emitEvent(app, org.id, 'payout.created'); // organization-level, about ent_1
+    // No money in the wallet: the launch waits for funds.
+    const { operation, distribution } = await launch(
+      app,
+      { token, brand: north.id, orgId: org.id },
+      { budget: 100, deployments: [sandbox()] },
+    );
+    const { enrollment } = await activeEnrollment(api(app, token));
+    const caused = (await feedEvents(app, token, `subject_id=${distribution.id}`)).find((e) => e.operation === operation.id);
+    expect(caused).toBeDefined();
+
+    const { page, elsewhere, errors } = await offlinePage(browser(), app.origin);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.origin });
+    await page.goto(`${app.origin}/console#/signin`);
+    await readable(page, 'sign in');
+    await signIn(page, token);
+    await page.locator('.feed-state.live').waitFor();
+
+    // The feed's brand filter, then its subject filters; an event's operation opens the operation's page.
+    const filters = page.locator('form.filters');
+    const seqs = () => page.locator('.feed-list tbody tr td:first-child').allTextContents();
+    const seqOf = async (id: string) => String((await app.http.get(`/v1/platform/events/${id}`, { token })).body.seq);
+    await filters.locator('input[name=after]').fill('0');
+    await filters.locator('select[name=brand]').selectOption(south.id);
+    await filters.locator('button[type=submit]').click();
+    await expect.poll(seqs).toEqual([await seqOf(southern.body.id)]);
+    await filters.locator('select[name=brand]').selectOption('');
+    await filters.locator('input[name=subjectType]').fill('distribution');
+    await filters.locator('input[name=subjectId]').fill(distribution.id);
+    await filters.locator('button[type=submit]').click();
+    await rowOf(page, caused.type).first().waitFor();
+    expect(await page.locator('.feed-list tbody').textContent()).not.toContain('payout.');
+    await page.locator(`.feed-list tr[data-id="${caused.id}"]`).click();
+    await expect.poll(() => page.locator('.feed-detail pre').textContent()).toContain(distribution.id);
+    await readable(page, 'feed, an event open');
+    await page.locator('.feed-detail dd a', { hasText: operation.id }).click();
+
+    // The launch, waiting for funds, canceled from its page: the cancel shows as targeting it.
+    await expect.poll(() => page.locator('.op-status').textContent()).toBe('WAITING (FUNDING_REQUIRED)');
+    await readable(page, 'operation');
+    await page.goto(`${app.origin}/console#/operations`);
+    await expect.poll(() => page.locator(`main tr[data-id="${operation.id}"]`).textContent()).toContain('WAITINGFUNDING_REQUIRED');
+    await page.goto(`${app.origin}/console#/operations/${operation.id}`);
+    await page.locator('button', { hasText: 'Cancel distribution' }).click();
+    await expect.poll(() => page.locator('.notice a').textContent()).toMatch(/^op_/);
+    await expect.poll(() => page.locator('.op-status').textContent(), { timeout: 30_000 }).toBe('CANCELED');
+    await expect.poll(() => page.locator('table', { hasText: 'distribution.cancel' }).count()).toBe(1);
+    await readable(page, 'operation, canceled');
+    await page.goto(`${app.origin}/console#/operations`);
+    await expect.poll(() => page.locator(`main tr[data-id="${operation.id}"]`).textContent()).toContain('CANCELED');
+    await readable(page, 'operations');
+
+    // An endpoint: its list, its delivery log with the failed attempt, an update, a rotated secret copied.
+    await page.goto(`${app.origin}/console#/webhooks`);
+    await page.locator(`main tr[data-id="${endpoint.id}"]`).waitFor();
+    await readable(page, 'webhook endpoints');
+    await page.locator(`main tr[data-id="${endpoint.id}"] a`).click();
+    const delivery = page.locator('.deliveries .delivery');
+    await expect.poll(() => delivery.getAttribute('data-status')).toBe('EXHAUSTED');
+    expect(await delivery.locator('tbody').textContent()).toContain('receiver down');
+    expect(await delivery.locator('tbody td').nth(1).textContent()).toBe('500');
+    const update = page.locator('form[aria-label="Update endpoint"]');
+    await update.locator('input[name=description]').fill('Edited on a phone');
+    await update.locator('button').click();
+    await expect
+      .poll(async () => (await app.http.get(`/v1/platform/webhook_endpoints/${endpoint.id}`, { token })).body.webhook_endpoint.description)
+      .toBe('Edited on a phone');
+    await page.locator('button', { hasText: 'Rotate secret' }).click();
+    const secret = page.locator('.notice.secret');
+    await expect.poll(() => secret.locator('.secret-value').textContent()).toMatch(/^whsec_/);
+    await secret.locator('button', { hasText: 'Copy' }).click();
+    await expect.poll(() => secret.locator('[role=status]').textContent()).toBe('Copied.');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(await secret.locator('.secret-value').textContent());
+    await readable(page, 'endpoint');
+
+    await page.goto(`${app.origin}/console#/entities`);
+    await page.locator('button.enrollment').click();
+    await expect.poll(() => page.locator('main h3', { hasText: 'Enrollment' }).textContent()).toContain(enrollment.id);
+    await readable(page, 'entities, an enrollment open');
+
+    // Tokens: one created, then rotated (its new secret once).
+    await page.goto(`${app.origin}/console#/signin`);
+    await signIn(page, org.userToken);
+    await page.locator('main h2', { hasText: 'Platform tokens' }).waitFor();
+    const create = page.locator('form[aria-label="New token"]');
+    await create.locator('input[name=name]').fill('phone');
+    await create.locator('input[name=scopes]').fill('events:read');
+    await create.locator('button').click();
+    const created = await page.locator('.secret-value').textContent();
+    expect(created).toMatch(/^sk_platform_live_/);
+    await page.locator('main tbody tr', { hasText: 'phone' }).locator('button.rotate').click();
+    await expect.poll(() => page.locator('.notice.secret strong').textContent()).toContain('Rotated phone');
+    expect(await page.locator('.secret-value').textContent()).not.toBe(created);
+    await readable(page, 'tokens');
+
+    await page.goto(`${app.origin}/console#/signin`);
+    await signIn(page, app.operatorToken);
+    await page.locator('main tbody tr', { hasText: org.slug }).waitFor();
+    await readable(page, 'operator');
+
+    await page.close();
+    await rx.close();
+    expect(elsewhere).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
   test('webhook endpoints (create with the secret once, rotate, replay, disable), entities, and the operator views', {
     timeout: 90_000,
   }, async ({ app }) => {
@@ -227,6 +403,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await create.locator('input[name=url]').fill('http://example.com/hook');
     await create.locator('button').click();
     await expect.poll(() => page.locator('.error-code').textContent()).toBe('invalid_request');
+    expect(await page.locator('.request-id').textContent()).toMatch(/^req_/);
     await create.locator('input[name=url]').fill('https://example.com/hook');
     await create.locator('input[name=description]').fill('Receiver');
     await create.locator('button').click();
@@ -243,7 +420,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await expect.poll(() => page.locator('.notice a').textContent()).toMatch(/^op_/);
     await page.locator('button', { hasText: 'Disable' }).click();
     await expect.poll(() => page.locator('main dl').textContent()).toContain('DISABLED (MANUAL)');
-    await narrow(page);
+    await readable(page, 'endpoint');
 
     // Health live: an endpoint the server disables (its receiver answers 410) shows it in the open view.
     const rx = await startReceiver();
@@ -286,7 +463,25 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await page.locator('button.confirm').click();
     await expect.poll(() => page.locator('.kill-state strong').textContent()).toBe('off');
     expect((await app.http.get('/operator/kill_switch', { token: app.operatorToken })).body.engaged).toBe(false);
-    await narrow(page);
+    // By keyboard: the confirmation takes the focus on Cancel (Escape cancels); the focus comes back to the switch.
+    const focused = () => page.evaluate(() => document.activeElement?.textContent);
+    await page.locator('button', { hasText: 'Engage…' }).focus();
+    await page.keyboard.press('Enter');
+    expect(await focused()).toBe('Cancel');
+    await page.keyboard.press('Escape');
+    expect(await focused()).toBe('Engage…');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused()).toBe('Yes, engage');
+    await page.keyboard.press('Enter');
+    await expect.poll(focused).toBe('Disengage…');
+    expect(await page.locator('.kill-state strong').textContent()).toBe('engaged');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('.kill-state strong').textContent()).toBe('off');
+    expect((await app.http.get('/operator/kill_switch', { token: app.operatorToken })).body.engaged).toBe(false);
+    await readable(page, 'operator');
 
     await page.close();
     expect(elsewhere).toEqual([]);

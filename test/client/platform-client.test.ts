@@ -86,6 +86,12 @@ describe('responses', () => {
 
     const after = await client.events.list({ startingAfter: seen[2]!.seq });
     expect(after.data.map((e) => e.id)).toEqual(ids.slice(3));
+
+    // Newest first: the head, then auto-paging back to the oldest.
+    expect((await client.events.list({ order: 'desc', limit: 1 })).data.map((e) => e.id)).toEqual([ids[4]]);
+    const back = [];
+    for await (const e of client.events.list({ order: 'desc', limit: 2, type: 'enrollment.qualified' })) back.push(e.id);
+    expect(back).toEqual([...ids].reverse());
   });
 });
 

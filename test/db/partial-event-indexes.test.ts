@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import {
+  FEED_STATEMENTS,
   feedPageOfBrandsStatement,
   feedPageOfSubjectStatement,
   feedPageOfSubjectTypesStatement,
@@ -121,6 +122,38 @@ describe(`event indexes partial on seq and position (${onPostgres() ? 'PostgreSQ
       'event_organization_id_subject_type_seq_idx',
     ],
     ['subject filter', feedPageOfSubjectStatement.text, filtered('NULL', 'NULL', `'ent_p3'`), 'event_organization_id_subject_id_seq_idx'],
+    // Newest first (order=desc, GraphQL last): the same indexes walked backward; without a cursor, past the last seq.
+    [
+      'newest first: the head',
+      FEED_STATEMENTS.desc.all.text,
+      [`'org_p1'`, `'9223372036854775807'`, types, '2'],
+      'event_organization_id_seq_key',
+    ],
+    ['newest first, below a cursor', FEED_STATEMENTS.desc.all.text, [`'org_p1'`, `'150'`, types, '101'], 'event_organization_id_seq_key'],
+    [
+      'newest first, type filter',
+      FEED_STATEMENTS.desc.ofTypes.text,
+      [`'org_p1'`, `'150'`, `ARRAY['deployment.failed']`, '101'],
+      'event_organization_id_type_seq_idx',
+    ],
+    [
+      'newest first, brand filter',
+      FEED_STATEMENTS.desc.ofBrands.text,
+      filtered(`ARRAY['brand_p']`, 'NULL', 'NULL'),
+      'event_organization_id_brand_id_seq_idx',
+    ],
+    [
+      'newest first, subject type filter',
+      FEED_STATEMENTS.desc.ofSubjectTypes.text,
+      filtered('NULL', `ARRAY['entity']`, 'NULL'),
+      'event_organization_id_subject_type_seq_idx',
+    ],
+    [
+      'newest first, subject filter',
+      FEED_STATEMENTS.desc.ofSubject.text,
+      filtered('NULL', 'NULL', `'ent_p3'`),
+      'event_organization_id_subject_id_seq_idx',
+    ],
     ['stream pull and fan-out read (position order)', streamPullStatement.text, [`'1100'`, '1000'], 'event_position_key'],
     ['stream start (max position)', maxPositionStatement.text, [], 'event_position_key'],
     [
@@ -134,5 +167,11 @@ describe(`event indexes partial on seq and position (${onPostgres() ? 'PostgreSQ
     const p = await plan(text, args);
     expect(p).toContain(index);
     expect(p).not.toMatch(/Seq Scan on event/);
+  });
+
+  it('the head (order=desc&limit=1) reads the last entries of the seq index, with no sort', async () => {
+    const p = await plan(FEED_STATEMENTS.desc.all.text, [`'org_p1'`, `'9223372036854775807'`, types, '2']);
+    expect(p).toMatch(/Index Scan Backward using event_organization_id_seq_key/);
+    expect(p).not.toMatch(/Sort/);
   });
 });

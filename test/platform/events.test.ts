@@ -147,3 +147,75 @@ describe('GET /v1/platform/events', () => {
     expect(tooMany.body.errors[0].extensions.code).toBe('invalid_request');
   });
 });
+
+describe('newest first: GET /v1/platform/events?order=desc and GraphQL events(last:, before:)', () => {
+  test('order=desc reads the feed newest first and starting_after pages to older events; limit=1 is the head', async ({ app: t }) => {
+    const { org, token } = await buildTenant(t, ['events:read']);
+    expect((await feed(token, '?order=desc&limit=1')).body).toEqual({ object: 'list', data: [], has_more: false });
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(await emitEvent(t, org.id, i % 2 ? 'payout.created' : 'assertion.created', { i }));
+    const head = await feed(token, '?order=desc&limit=1');
+    expect(head.status).toBe(200);
+    expect(head.body.data.map((e: any) => e.id)).toEqual([ids[4]]);
+    expect(head.body.has_more).toBe(true);
+    expect(head.body.data[0]).toEqual((await feed(token)).body.data[4]); // the same object the ascending feed shows
+    const page = await feed(token, `?order=desc&limit=2&starting_after=${head.body.data[0].seq}`);
+    expect(page.body.data.map((e: any) => e.id)).toEqual([ids[3], ids[2]]);
+    expect(page.body.has_more).toBe(true);
+    const byId = await feed(token, `?order=desc&starting_after=${ids[2]}`);
+    expect(byId.body.data.map((e: any) => e.id)).toEqual([ids[1], ids[0]]);
+    expect(byId.body.has_more).toBe(false);
+    expect((await feed(token, '?order=asc&limit=2')).body.data.map((e: any) => e.id)).toEqual(ids.slice(0, 2));
+    // Each filter, newest first.
+    expect((await feed(token, '?order=desc&type=payout.created')).body.data.map((e: any) => e.id)).toEqual([ids[3], ids[1]]);
+    expect((await feed(token, '?order=desc&limit=2&subject_id=ent_1')).body.data.map((e: any) => e.id)).toEqual([ids[4], ids[3]]);
+    expect((await feed(token, '?order=desc&limit=1&subject_types=entity,payout')).body.data.map((e: any) => e.id)).toEqual([ids[4]]);
+    const branded = await t.http.post(
+      '/operator/events',
+      { organization_id: org.id, brand: org.brands[0]!.id, type: 'payout.settled', subject: { type: 'payout', id: 'po_1' }, data: {} },
+      { token: t.operatorToken },
+    );
+    expect(branded.status, branded.text).toBe(201);
+    await emitEvent(t, org.id);
+    expect((await feed(token, `?order=desc&brands=${org.brands[0]!.id}`)).body.data.map((e: any) => e.id)).toEqual([branded.body.id]);
+    for (const q of ['?order=newest', '?order=DESC', '?order=desc&order=asc']) {
+      const res = await feed(token, q);
+      expect(res.status, q).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_request', param: 'order' });
+    }
+  });
+
+  test('GraphQL last/before read the same pages as REST order=desc, edges in ascending seq; mixing directions is refused', async ({
+    app: t,
+  }) => {
+    const { org, token } = await buildTenant(t, ['events:read']);
+    for (let i = 0; i < 4; i++) await emitEvent(t, org.id, 'payout.created', { i });
+    const q =
+      'query($last: Int, $before: String) { events(last: $last, before: $before) { edges { cursor node { id seq } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }';
+    const head = await t.http.graphql(q, { last: 1 }, { token });
+    const rest = (await feed(token, '?order=desc&limit=1')).body;
+    expect(head.body.data.events.edges).toEqual([
+      { cursor: String(rest.data[0].seq), node: { id: rest.data[0].id, seq: rest.data[0].seq } },
+    ]);
+    expect(head.body.data.events.pageInfo).toEqual({
+      hasNextPage: false,
+      hasPreviousPage: true,
+      startCursor: String(rest.data[0].seq),
+      endCursor: String(rest.data[0].seq),
+    });
+    const older = await t.http.graphql(q, { last: 2, before: String(rest.data[0].seq) }, { token });
+    const restOlder = (await feed(token, `?order=desc&limit=2&starting_after=${rest.data[0].seq}`)).body;
+    expect(older.body.data.events.edges.map((e: any) => e.node.id)).toEqual(restOlder.data.map((e: any) => e.id).reverse());
+    expect(older.body.data.events.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: restOlder.has_more });
+    for (const [query, param] of [
+      ['{ events(first: 1, last: 1) { edges { cursor } } }', 'first'],
+      ['{ events(after: "1", before: "3") { edges { cursor } } }', 'after'],
+      ['{ events(last: 0) { edges { cursor } } }', 'last'],
+      ['{ events(last: 101) { edges { cursor } } }', 'last'],
+      ['{ events(last: 1, before: "evt_00000000000000000000000000000000") { edges { cursor } } }', 'before'],
+    ] as const) {
+      const res = await t.http.graphql(query, {}, { token });
+      expect(res.body.errors?.[0]?.extensions, query).toMatchObject({ param });
+    }
+  });
+});

@@ -1,5 +1,5 @@
 /** Builds DOM nodes from data with textContent and properties only (never innerHTML), so no value can inject markup. */
-type Child = Node | string | number | null | undefined | false | Child[];
+export type Child = Node | string | number | null | undefined | false | Child[];
 type Attrs = Record<string, string | number | boolean | null | undefined | EventListener>;
 
 export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
@@ -32,6 +32,9 @@ export const json = (v: unknown) => h('pre', {}, h('code', {}, JSON.stringify(v,
 
 export const time = (iso: string | null | undefined) =>
   iso ? h('time', { datetime: iso, title: iso }, iso.replace('T', ' ').slice(0, 19)) : '–';
+
+/** The time of day only (the full instant in its title), where a narrow column has no room for the date. */
+export const clock = (iso: string | null | undefined) => (iso ? h('time', { datetime: iso, title: iso }, iso.slice(11, 19)) : '–');
 
 export const status = (s: string | null | undefined) => (s ? h('span', { class: `status-${s}` }, s) : '–');
 

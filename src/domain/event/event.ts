@@ -138,6 +138,16 @@ export function presentEvent(row: EventRecord): PublicEvent {
   };
 }
 
+/**
+ * The feed's order: `asc`, the log to tail (the default), or `desc`, newest first (`order=desc&limit=1` is the
+ * head of the feed, the seq to resume after). A cursor continues in the page's order: past it ascending, below it
+ * newest first. Each order has its own statements, walking the same indexes forward or backward.
+ */
+export const FEED_ORDERS = ['asc', 'desc'] as const;
+export type FeedOrder = (typeof FEED_ORDERS)[number];
+/** Where a page starts without a cursor: before the first seq, or past the last. */
+const NO_CURSOR: Record<FeedOrder, bigint> = { asc: -1n, desc: 9223372036854775807n };
+
 const listParam = (what: string) =>
   z
     .string()
@@ -149,12 +159,17 @@ export const ListEventsInput = z.strictObject({
   brands: listParam('Only events of these brands (ids or slugs; organization-level events never match)'),
   subject_types: listParam('Only events whose subject has one of these types'),
   subject_id: z.string().optional().describe('Only events about this subject id'),
+  order: z
+    .enum(FEED_ORDERS)
+    .default('asc')
+    .describe(
+      'asc: oldest first, the log to tail (the default); desc: newest first, starting_after then pages to older events. order=desc&limit=1 reads the head of the feed.',
+    ),
   ...ListInput.shape,
 });
 
 /** A `starting_after` cursor: a seq number or an `evt_` id of this organization's feed. */
-export async function cursorSeq(deps: Deps, organizationId: string, cursor: string | undefined): Promise<bigint> {
-  if (cursor === undefined) return -1n;
+export async function cursorSeq(deps: Deps, organizationId: string, cursor: string): Promise<bigint> {
   if (/^\d{1,18}$/.test(cursor)) return BigInt(cursor);
   const row = isId('event', cursor)
     ? await deps.db.prisma.event.findFirst({ where: { id: cursor, organizationId, seq: { not: null } }, select: { seq: true, type: true } })
@@ -168,8 +183,8 @@ export type EventPage = Page<PublicEvent>;
 /**
  * The event feed (REST only: GraphQL's `events` query takes its filters as
  * lists, shared with the subscription, and reads the same pages through
- * `feedPage`). Ascending `seq`, unlike other lists: the feed is a log to
- * tail, not a recent-first view.
+ * `feedPage`). Ascending `seq` by default, unlike other lists: the feed is a
+ * log to tail, not a recent-first view; `order=desc` reads it newest first.
  */
 export const events = {
   list: read({
@@ -197,49 +212,33 @@ export const events = {
   }),
 };
 
-/** One page of the feed after a `starting_after` cursor (a seq or an evt_ id), filtered; the filter's errors name `params`. */
+/**
+ * One page of the feed in `order` past a `starting_after` cursor (a seq or an evt_ id), filtered; the filter's
+ * errors name `params`.
+ */
 export async function feedPage(
   deps: Deps,
   organizationId: string,
-  paging: { limit: number; starting_after?: string },
+  paging: { limit: number; starting_after?: string; order?: FeedOrder },
   filterInput: EventFilterInput,
   params: FilterParams = REST_PARAMS,
 ): Promise<EventPage> {
+  const order = paging.order ?? 'asc';
   const filter = await parseEventFilter(deps, organizationId, filterInput, params);
-  const after = await cursorSeq(deps, organizationId, paging.starting_after);
-  return pageEvents(deps, organizationId, { after, limit: paging.limit, filter });
+  const after = paging.starting_after === undefined ? NO_CURSOR[order] : await cursorSeq(deps, organizationId, paging.starting_after);
+  return pageEvents(deps, organizationId, { after, limit: paging.limit, filter, order });
 }
 
 type FeedRow = EventRecord;
 const PUBLIC_TYPE_LIST = [...PUBLIC_EVENT_TYPES];
 const FEED_COLUMNS = `id, type, seq, subject_type AS "subjectType", subject_id AS "subjectId", data, operation_id AS "operationId", brand_id AS "brandId", livemode, created_at AS "createdAt"`;
-/**
- * One page of the feed on the SQL port (the hottest read), as prepared
- * statements whose plan holds for any parameters (PostgreSQL switches a
- * prepared statement to one generic plan). The whole public vocabulary walks
- * the organization's (organization_id, seq) range, skipping internal types.
- * A type filter takes up to `limit` rows per type from the
- * (organization_id, type, seq) index and merges them, so a rare type costs a
- * few index probes however large the log (`type = ANY(...)` on the seq range
- * would scan past every other event).
- */
-export const feedPageStatement = statement<[organizationId: string, after: string, publicTypes: string[], limit: number], FeedRow>(
-  'event_feed_page',
-  `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND seq > $2::bigint AND type = ANY($3::text[]) ORDER BY seq LIMIT $4`,
-);
-export const feedPageOfTypesStatement = statement<[organizationId: string, after: string, types: string[], limit: number], FeedRow>(
-  'event_feed_page_of_types',
-  `SELECT e.* FROM unnest($3::text[]) AS t(type) CROSS JOIN LATERAL (
-     SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND type = t.type AND seq > $2::bigint ORDER BY seq LIMIT $4
-   ) e ORDER BY e.seq LIMIT $4`,
-);
 
 /**
  * The brand and subject filters (src/domain/event/filter.ts), one statement
  * per driving index, most selective first: a subject id walks
  * (organization_id, subject_id, seq); brands take up to `limit` rows per brand
  * from (organization_id, brand_id, seq), subject types per type from
- * (organization_id, subject_type, seq), merged like the type filter above.
+ * (organization_id, subject_type, seq), merged like the type filter below.
  * The other dimensions (types always: the public vocabulary when unfiltered)
  * are checked on the rows the index hands over; a NULL array means
  * "not filtered". Each text is fixed, so its generic plan keeps its index.
@@ -253,28 +252,62 @@ type FilteredParams = [
   subjectId: string | null,
   limit: number,
 ];
-const FILTERED_PAGE = (driver: string) =>
-  `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND ${driver} AND seq > $2::bigint
+
+/**
+ * One page of the feed on the SQL port (the hottest read), as prepared
+ * statements whose plan holds for any parameters (PostgreSQL switches a
+ * prepared statement to one generic plan). The whole public vocabulary walks
+ * the organization's (organization_id, seq) range, skipping internal types.
+ * A type filter takes up to `limit` rows per type from the
+ * (organization_id, type, seq) index and merges them, so a rare type costs a
+ * few index probes however large the log (`type = ANY(...)` on the seq range
+ * would scan past every other event).
+ */
+function feedStatements(order: FeedOrder) {
+  const suffix = order === 'asc' ? '' : '_newest_first';
+  const past = order === 'asc' ? 'seq > $2::bigint' : 'seq < $2::bigint';
+  const by = (seq: string) => (order === 'asc' ? seq : `${seq} DESC`);
+  const filtered = (driver: string) =>
+    `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND ${driver} AND ${past}
      AND type = ANY($3::text[]) AND ($4::text[] IS NULL OR brand_id = ANY($4::text[]))
      AND ($5::text[] IS NULL OR subject_type = ANY($5::text[])) AND ($6::text IS NULL OR subject_id = $6::text)
-   ORDER BY seq LIMIT $7`;
-/** Up to `limit` rows per value of a list parameter from its column's index, merged in seq order. */
-const perValue = (name: string, list: '$4' | '$5', column: string) =>
-  statement<FilteredParams, FeedRow>(
-    name,
-    `SELECT e.* FROM unnest(${list}::text[]) AS v(value) CROSS JOIN LATERAL (${FILTERED_PAGE(`${column} = v.value`)}) e ORDER BY e.seq LIMIT $7`,
-  );
-export const feedPageOfSubjectStatement = statement<FilteredParams, FeedRow>(
-  'event_feed_page_of_subject',
-  FILTERED_PAGE('subject_id = $6::text'),
-);
-export const feedPageOfBrandsStatement = perValue('event_feed_page_of_brands', '$4', 'brand_id');
-export const feedPageOfSubjectTypesStatement = perValue('event_feed_page_of_subject_types', '$5', 'subject_type');
+   ORDER BY ${by('seq')} LIMIT $7`;
+  /** Up to `limit` rows per value of a list parameter from its column's index, merged in seq order. */
+  const perValue = (name: string, list: '$4' | '$5', column: string) =>
+    statement<FilteredParams, FeedRow>(
+      name + suffix,
+      `SELECT e.* FROM unnest(${list}::text[]) AS v(value) CROSS JOIN LATERAL (${filtered(`${column} = v.value`)}) e ORDER BY ${by('e.seq')} LIMIT $7`,
+    );
+  return {
+    all: statement<[organizationId: string, after: string, publicTypes: string[], limit: number], FeedRow>(
+      `event_feed_page${suffix}`,
+      `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND ${past} AND type = ANY($3::text[]) ORDER BY ${by('seq')} LIMIT $4`,
+    ),
+    ofTypes: statement<[organizationId: string, after: string, types: string[], limit: number], FeedRow>(
+      `event_feed_page_of_types${suffix}`,
+      `SELECT e.* FROM unnest($3::text[]) AS t(type) CROSS JOIN LATERAL (
+     SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND type = t.type AND ${past} ORDER BY ${by('seq')} LIMIT $4
+   ) e ORDER BY ${by('e.seq')} LIMIT $4`,
+    ),
+    ofSubject: statement<FilteredParams, FeedRow>(`event_feed_page_of_subject${suffix}`, filtered('subject_id = $6::text')),
+    ofBrands: perValue('event_feed_page_of_brands', '$4', 'brand_id'),
+    ofSubjectTypes: perValue('event_feed_page_of_subject_types', '$5', 'subject_type'),
+  };
+}
+export const FEED_STATEMENTS = { asc: feedStatements('asc'), desc: feedStatements('desc') };
+export const {
+  all: feedPageStatement,
+  ofTypes: feedPageOfTypesStatement,
+  ofSubject: feedPageOfSubjectStatement,
+  ofBrands: feedPageOfBrandsStatement,
+  ofSubjectTypes: feedPageOfSubjectTypesStatement,
+} = FEED_STATEMENTS.asc;
 
-function feedStatement(f: EventFilter) {
-  if (f.subjectId !== undefined) return feedPageOfSubjectStatement;
-  if (f.brands) return feedPageOfBrandsStatement;
-  return feedPageOfSubjectTypesStatement;
+function filteredStatement(f: EventFilter, order: FeedOrder) {
+  const s = FEED_STATEMENTS[order];
+  if (f.subjectId !== undefined) return s.ofSubject;
+  if (f.brands) return s.ofBrands;
+  return s.ofSubjectTypes;
 }
 
 /** A sequenced event as the live stream reads it: the feed's columns plus its organization and internal position. */
@@ -290,17 +323,19 @@ export const maxPositionStatement = statement<[], { max: string | null }>(
   'SELECT max(position)::text AS max FROM event',
 );
 
+/** A page of the feed past `after` (a seq) in `order` (ascending unless given). */
 export async function pageEvents(
   deps: Deps,
   organizationId: string,
-  q: { after: bigint; limit: number; filter?: EventFilter },
+  q: { after: bigint; limit: number; filter?: EventFilter; order?: FeedOrder },
 ): Promise<EventPage> {
   const after = String(q.after);
+  const order = q.order ?? 'asc';
   const f = q.filter ?? ALL_EVENTS;
   const types = f.types ? [...f.types] : PUBLIC_TYPE_LIST;
   const rows =
     f.brands || f.subjectTypes || f.subjectId !== undefined
-      ? await deps.db.sql.rows(feedStatement(f), [
+      ? await deps.db.sql.rows(filteredStatement(f, order), [
           organizationId,
           after,
           types,
@@ -310,8 +345,8 @@ export async function pageEvents(
           q.limit + 1,
         ])
       : f.types
-        ? await deps.db.sql.rows(feedPageOfTypesStatement, [organizationId, after, types, q.limit + 1])
-        : await deps.db.sql.rows(feedPageStatement, [organizationId, after, types, q.limit + 1]);
+        ? await deps.db.sql.rows(FEED_STATEMENTS[order].ofTypes, [organizationId, after, types, q.limit + 1])
+        : await deps.db.sql.rows(FEED_STATEMENTS[order].all, [organizationId, after, types, q.limit + 1]);
   const data: PublicEvent[] = [];
   for (let i = 0; i < rows.length && i < q.limit; i++) data.push(presentEvent(rows[i]!));
   return { object: 'list', data, has_more: rows.length > q.limit };

@@ -4,7 +4,7 @@ import { GRAPHQL_PARAMS, MAX_FILTER_ENTRIES, parseEventFilter } from '../../doma
 import type { ArgBuilder } from '@pothos/core';
 import { builder } from '../builder.ts';
 import { queryAction } from '../action.ts';
-import { listConnection } from '../connection.ts';
+import { listConnection, type Paging } from '../connection.ts';
 import { parseInput } from '../../domain/validation.ts';
 import { lastEventId } from '../sse.ts';
 import { EVENT_TYPE_DOC } from './enums.ts';
@@ -48,14 +48,21 @@ const filterArgs = (arg: ArgBuilder<Types>) => ({
 builder.queryField('events', (t) =>
   t.connection({
     type: Event,
-    description: 'The event feed in ascending seq (scope events:read). Cursors are seq numbers.',
+    description:
+      'The event feed in ascending seq (scope events:read). Cursors are seq numbers. first/after page forward; last/before page backward from the newest event (REST order=desc): events(last: 1) is the head of the feed, the seq to resume after.',
     authScopes: { scope: 'events:read' },
     args: { type: t.arg.string({ description: `Only events of this type. ${EVENT_TYPE_DOC}` }), ...filterArgs(t.arg) },
     resolve: (_root, args, ctx) => {
       const filter = { type: args.type, brands: args.brands, subject_types: args.subjectTypes, subject_id: args.subjectId };
-      const page = (paging: object) =>
-        feedPage(ctx.deps, ctx.caller.organization.id, parseInput(ListInput, paging), filter, GRAPHQL_PARAMS);
-      return listConnection(args, page, (e) => String(e.seq));
+      const page = ({ reversed, ...paging }: Paging) =>
+        feedPage(
+          ctx.deps,
+          ctx.caller.organization.id,
+          { ...parseInput(ListInput, paging), order: reversed ? 'desc' : 'asc' },
+          filter,
+          GRAPHQL_PARAMS,
+        );
+      return listConnection(args, page, (e) => String(e.seq), {}, true);
     },
   }),
 );

@@ -15,14 +15,16 @@ export interface EventListParams {
   subjectId?: string;
   /** 1 to 100, default 20. */
   limit?: number;
-  /** A `seq` number or an `evt_` id. */
+  /** A `seq` number or an `evt_` id: the page continues past it in `order`. */
   startingAfter?: string | number;
+  /** `asc` (default): oldest first, the log to tail; `desc`: newest first (`{ order: 'desc', limit: 1 }` is the head). */
+  order?: 'asc' | 'desc';
 }
 
 /** The wire form of a list filter: one comma-separated parameter. */
 const commaList = (v: string[] | undefined) => (v === undefined ? undefined : v.join(','));
 
-/** The feed: ascending `seq` (unlike other lists), so auto-paging tails the log. */
+/** The feed: ascending `seq` (unlike other lists), so auto-paging tails the log; `order: 'desc'` pages back from the newest. */
 export class Events extends Resource {
   list(params: EventListParams = {}, options?: RequestOptions): PagePromise<TypedEvent> {
     const { startingAfter, brands, subjectTypes, ...rest } = params;

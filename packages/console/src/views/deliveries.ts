@@ -1,5 +1,5 @@
 import { errorBox, gql } from '../api.ts';
-import { fill, h, status, table, time } from '../dom.ts';
+import { clock, fill, h, status, table, time } from '../dom.ts';
 import type { Ctx } from '../main.ts';
 import type { WebhookAttempt, WebhookDelivery } from '../schema.ts';
 
@@ -54,8 +54,8 @@ export function deliveriesPanel(ctx: Ctx, load: () => Promise<DeliveryRow[]>, by
                     a.statusCode ?? '–',
                     `${a.durationMs} ms`,
                     a.error ?? '',
-                    h('code', {}, a.responseExcerpt ?? ''),
-                    time(a.startedAt),
+                    h('code', { class: 'excerpt' }, a.responseExcerpt ?? ''),
+                    clock(a.startedAt),
                   ],
                 })),
                 'No attempt yet.',

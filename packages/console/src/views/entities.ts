@@ -1,5 +1,5 @@
 import { errorBox, gql } from '../api.ts';
-import { fill, h, json, status, table, time } from '../dom.ts';
+import { type Child, fill, h, json, status, table, time } from '../dom.ts';
 import type { View } from '../main.ts';
 import type { Enrollment, EnrollmentTier, Entity, EntityEnrollment, EntityIdentity } from '../schema.ts';
 
@@ -18,15 +18,20 @@ export const entitiesView: View = (main, ctx) => {
   const body = h('div', {}, h('p', { class: 'muted' }, 'Loading entities…'));
   const detail = h(
     'div',
-    { class: 'panel', 'aria-live': 'polite' },
+    { class: 'panel', 'aria-live': 'polite', tabindex: -1 },
     h('p', { class: 'muted' }, 'Select an enrollment to see its evaluation.'),
   );
+  /** The enrollment is drawn below the table (full width keeps ids and claims readable): brought into view and focused. */
+  const show = (...children: Child[]) => {
+    fill(detail, ...children);
+    detail.scrollIntoView({ block: 'nearest' });
+    detail.focus({ preventScroll: true });
+  };
   const openEnrollment = (id: string) => {
-    if (!ctx.has('enrollments:read')) return fill(detail, h('p', { class: 'muted' }, 'Hidden: needs scope enrollments:read.'));
+    if (!ctx.has('enrollments:read')) return show(h('p', { class: 'muted' }, 'Hidden: needs scope enrollments:read.'));
     gql<{ enrollment: EnrollmentDetail }>(ENROLLMENT, { id }).then(
       ({ enrollment: e }) =>
-        fill(
-          detail,
+        show(
           h('h3', {}, 'Enrollment ', h('code', {}, e.id)),
           h(
             'dl',
@@ -47,7 +52,7 @@ export const entitiesView: View = (main, ctx) => {
           h('h3', {}, 'Evaluation'),
           json(e.evaluation),
         ),
-      (err) => fill(detail, errorBox(err)),
+      (err) => show(errorBox(err)),
     );
   };
   gql<{ entities: { edges: { node: EntityRow }[] } }>(LIST).then(
@@ -60,14 +65,15 @@ export const entitiesView: View = (main, ctx) => {
             id: e.id,
             cells: [
               h('code', {}, e.id),
-              e.identities.map((i) => `${i.issuer}:${i.externalUserId}`).join(', '),
-              e.claims.join(', ') || '–',
+              e.identities.map((i, n) => [n ? ', ' : '', h('code', {}, `${i.issuer}:${i.externalUserId}`)]),
+              e.claims.length ? e.claims.map((c, i) => [i ? ', ' : '', h('code', {}, c)]) : '–',
               e.enrollments.length
                 ? e.enrollments.map((en) =>
                     h(
                       'button',
                       { type: 'button', class: 'enrollment', onclick: () => openEnrollment(en.id) },
-                      `${en.program} `,
+                      h('code', {}, en.program),
+                      ' ',
                       status(en.standing),
                     ),
                   )
@@ -83,6 +89,7 @@ export const entitiesView: View = (main, ctx) => {
   fill(
     main,
     h('h2', {}, 'Entities'),
-    h('div', { class: 'split' }, h('section', { 'aria-label': 'Entities' }, body), h('section', { 'aria-label': 'Enrollment' }, detail)),
+    h('section', { 'aria-label': 'Entities' }, body),
+    h('section', { 'aria-label': 'Enrollment', class: 'below' }, detail),
   );
 };

@@ -1,8 +1,8 @@
 import { errorBox, gql } from '../api.ts';
-import { fill, formValues, h, json, table, time } from '../dom.ts';
+import { clock, fill, formValues, h, json, table } from '../dom.ts';
 import { type LiveState, live } from '../live.ts';
 import type { View } from '../main.ts';
-import type { Event, EventCatalogueEntry, EventSubject } from '../schema.ts';
+import type { Event, EventCatalogueEntry, EventSubject, QueryEventsConnectionEdge } from '../schema.ts';
 import { DELIVERY_FIELDS, type DeliveryRow, deliveriesPanel } from './deliveries.ts';
 
 type FeedEvent = Pick<Event, 'id' | 'type' | 'seq' | 'brand' | 'data' | 'operation' | 'createdAt'> & { subject: EventSubject };
@@ -12,6 +12,9 @@ export const SUBSCRIPTION = `subscription($types: [String!], $brands: [String!],
     id type seq brand subject { type id } data operation createdAt
   }
 }`;
+
+/** The head of the feed: its newest event's seq (none when empty), where a feed started "from now" subscribes after. */
+export const HEAD = '{ events(last: 1) { edges { cursor } } }';
 
 /** The public event types, for the type picker. */
 export const TYPES = '{ eventTypes { type } }';
@@ -23,7 +26,9 @@ export const SHOWN = 500;
 /**
  * The live feed: the events subscription in seq order, filtered by type, brand and subject; paused, it keeps
  * counting what arrives ("N new") and shows it on resume; after a reconnect it subscribes again after the last seq
- * it received, so nothing is missed or repeated. A row opens its JSON, its operation and its deliveries.
+ * it received, so nothing is missed or repeated. Started "from now", it first reads the head of the feed and
+ * subscribes after it, so even a drop before the first event resumes from a known seq. A row opens its JSON, its
+ * operation and its deliveries.
  */
 export const feedView: View = (main, ctx) => {
   const events: FeedEvent[] = [];
@@ -35,6 +40,10 @@ export const feedView: View = (main, ctx) => {
   const brandSlug = (id: string | null) => (id ? (ctx.viewer?.brands.find((b) => b.id === id)?.slug ?? id) : 'organization');
 
   const state = h('span', { class: 'chip feed-state', role: 'status' }, 'connecting');
+  const setState = (s: LiveState) => {
+    state.textContent = s;
+    state.className = `chip feed-state ${s}`;
+  };
   const pauseButton = h('button', { type: 'button', class: 'pause', 'aria-pressed': 'false' }, 'Pause');
   const list = h('div', { class: 'feed-list' });
   const detail = h(
@@ -73,10 +82,10 @@ export const feedView: View = (main, ctx) => {
     fill(
       list,
       table(
-        ['Seq', 'Type', 'Subject', 'Brand', 'Created'],
+        ['Seq', 'Type', 'Subject', 'Brand', 'At'],
         events.map((e) => ({
           id: e.id,
-          cells: [e.seq, h('code', {}, e.type), `${e.subject.type}/${e.subject.id}`, brandSlug(e.brand), time(e.createdAt)],
+          cells: [e.seq, h('code', {}, e.type), `${e.subject.type}/${e.subject.id}`, brandSlug(e.brand), clock(e.createdAt)],
           onPick: () => open(e),
         })),
         'No events yet: new ones appear here as they commit.',
@@ -138,15 +147,31 @@ export const feedView: View = (main, ctx) => {
     pauseButton.textContent = paused ? 'Resume (0 new)' : 'Pause';
   });
 
-  const subscribe = () => {
+  let run = 0; // the current subscription: a head read answering after a newer Apply, or after leaving, is dropped
+  const subscribe = async () => {
+    const mine = ++run;
     sub?.stop();
+    sub = undefined;
+    lastSeq = null;
     fill(problem);
     const f = formValues(form);
-    const after = f.after ? f.after : null;
-    lastSeq = after && /^\d+$/.test(after) ? Number(after) : null;
     events.length = 0;
     pending = [];
     drawList();
+    setState('connecting');
+    let after = f.after || null;
+    if (after === null) {
+      try {
+        const head = await gql<{ events: { edges: Pick<QueryEventsConnectionEdge, 'cursor'>[] } }>(HEAD);
+        after = head.events.edges[0]?.cursor ?? '0';
+      } catch (err) {
+        if (mine !== run) return;
+        setState('ended');
+        return void fill(problem, errorBox(err));
+      }
+      if (mine !== run) return;
+    }
+    lastSeq = /^\d+$/.test(after) ? Number(after) : null;
     const filters = {
       types: f.type ? [f.type] : null,
       brands: f.brand ? [f.brand] : null,
@@ -155,19 +180,16 @@ export const feedView: View = (main, ctx) => {
     };
     sub = live<{ events: FeedEvent }>({
       query: SUBSCRIPTION,
-      // A reconnect resumes after the last seq received; the first subscription starts where the form says.
+      // A reconnect resumes after the last seq received; the first subscription starts where the form or the head says.
       variables: () => ({ ...filters, after: lastSeq === null ? after : String(lastSeq) }),
       onNext: (d) => receive(d.events),
       onError: (err) => fill(problem, errorBox(err)),
-      onState: (s: LiveState) => {
-        state.textContent = s;
-        state.className = `chip feed-state ${s}`;
-      },
+      onState: setState,
     });
   };
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    subscribe();
+    void subscribe();
   });
 
   fill(
@@ -178,6 +200,9 @@ export const feedView: View = (main, ctx) => {
     problem,
     h('div', { class: 'split' }, h('section', { 'aria-label': 'Events' }, list), h('section', { 'aria-label': 'Event detail' }, detail)),
   );
-  subscribe();
-  return () => sub?.stop();
+  void subscribe();
+  return () => {
+    run++;
+    sub?.stop();
+  };
 };

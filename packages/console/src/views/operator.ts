@@ -19,38 +19,44 @@ export const operatorView: View = (main) => {
   const kill = h('div', {});
   const orgs = h('div', {}, h('p', { class: 'muted' }, 'Loading organizations…'));
   const out = h('div', {});
-  const drawKill = (k: KillSwitch) => {
+  // By keyboard too: the confirmation takes the focus (on Cancel, the safe answer; Escape cancels), and the focus
+  // returns to the switch's button once it is answered.
+  const drawKill = (k: KillSwitch, refocus = false) => {
     const change = h('button', { type: 'button', class: k.engaged ? '' : 'danger' }, k.engaged ? 'Disengage…' : 'Engage…');
-    change.addEventListener('click', () =>
-      fill(
-        kill,
+    change.addEventListener('click', () => {
+      const cancel = h('button', { type: 'button', onclick: () => drawKill(k, true) }, 'Cancel');
+      const dialog = h(
+        'div',
+        { class: 'error', role: 'alertdialog', 'aria-label': 'Confirm' },
         h(
-          'div',
-          { class: 'error', role: 'alertdialog', 'aria-label': 'Confirm' },
-          h(
-            'p',
-            {},
-            k.engaged
-              ? 'Reopen Surface B and GraphQL to every organization?'
-              : 'Every Surface B and GraphQL request of every organization will answer 503 developer_access_paused, and open streams end. Engage?',
-          ),
-          h(
-            'button',
-            {
-              type: 'button',
-              class: 'danger confirm',
-              onclick: () =>
-                rest<KillSwitch>('operator', 'POST', '/operator/kill_switch', { engaged: !k.engaged }).then(drawKill, (err) =>
-                  fill(kill, errorBox(err)),
-                ),
-            },
-            k.engaged ? 'Yes, disengage' : 'Yes, engage',
-          ),
-          ' ',
-          h('button', { type: 'button', onclick: () => drawKill(k) }, 'Cancel'),
+          'p',
+          {},
+          k.engaged
+            ? 'Reopen Surface B and GraphQL to every organization?'
+            : 'Every Surface B and GraphQL request of every organization will answer 503 developer_access_paused, and open streams end. Engage?',
         ),
-      ),
-    );
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'danger confirm',
+            onclick: () =>
+              rest<KillSwitch>('operator', 'POST', '/operator/kill_switch', { engaged: !k.engaged }).then(
+                (next) => drawKill(next, true),
+                (err) => fill(kill, errorBox(err)),
+              ),
+          },
+          k.engaged ? 'Yes, disengage' : 'Yes, engage',
+        ),
+        ' ',
+        cancel,
+      );
+      dialog.addEventListener('keydown', (e) => {
+        if (e.key === 'Escape') drawKill(k, true);
+      });
+      fill(kill, dialog);
+      cancel.focus();
+    });
     fill(
       kill,
       h(
@@ -64,6 +70,7 @@ export const operatorView: View = (main) => {
       ),
       change,
     );
+    if (refocus) change.focus();
   };
   const topUp = h(
     'form',
@@ -83,7 +90,10 @@ export const operatorView: View = (main) => {
     );
   });
   fill(main, h('h2', {}, 'Operator'), kill, h('h3', {}, 'Wallet top-up'), topUp, out, h('h3', {}, 'Organizations'), orgs);
-  rest<KillSwitch>('operator', 'GET', '/operator/kill_switch').then(drawKill, (err) => fill(kill, errorBox(err)));
+  rest<KillSwitch>('operator', 'GET', '/operator/kill_switch').then(
+    (k) => drawKill(k),
+    (err) => fill(kill, errorBox(err)),
+  );
   rest<{ data: Org[] }>('operator', 'GET', '/operator/organizations?limit=100').then(
     (r) =>
       fill(
