@@ -101,6 +101,7 @@ describe('publishable keys: create, list, revoke', () => {
     const revoked = await t.http.post('/platform/tokens/revoke', { token_id: id }, { token: org.userToken });
     expect(revoked.status, revoked.text).toBe(200);
     expect((await list(t, org))[0]).toMatchObject({ id, kind: 'publishable', status: 'revoked' });
+    expectPlatformError(await t.http.get('/v1/platform/connect/status', { token: secret }), 401, 'invalid_token');
   });
 
   test('rotating a publishable key keeps its kind and brand', async ({ app: t }) => {
