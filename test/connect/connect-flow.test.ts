@@ -288,3 +288,18 @@ describe('keys on the connect routes', () => {
     expect(huge.status).toBeLessThan(500);
   });
 });
+
+describe('kill switch', () => {
+  test('engaged, the connect routes answer 503 developer_access_paused like every Surface B route', async () => {
+    const b = await buildConnectBrand(t);
+    const set = (engaged: boolean) => t.http.post('/operator/kill_switch', { engaged }, { token: t.operatorToken });
+    expect((await set(true)).status).toBe(200);
+    try {
+      expectPlatformError(await join(t, b.pk, await hsHandoff(t, b)), 503, 'developer_access_paused');
+      expectPlatformError(await status(t, b.pk, `cs_${'A'.repeat(36)}`), 503, 'developer_access_paused');
+    } finally {
+      expect((await set(false)).status).toBe(200);
+    }
+    expect((await join(t, b.pk, await hsHandoff(t, b))).status).toBe(200);
+  });
+});
