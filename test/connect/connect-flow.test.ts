@@ -1,4 +1,5 @@
 import { describe, expect } from 'vitest';
+import { startMaintenance } from '../../src/workers/maintenance.ts';
 import { appTest, buildOrg, buildToken, expectPlatformError, type TestApp } from '../support/kit.ts';
 import { buildConnectBrand, connect, hsHandoff, join, signHandoff, status } from '../support/connect.ts';
 
@@ -301,5 +302,25 @@ describe('kill switch', () => {
       expect((await set(false)).status).toBe(200);
     }
     expect((await join(t, b.pk, await hsHandoff(t, b))).status).toBe(200);
+  });
+});
+
+describe('housekeeping', () => {
+  test('maintenance purges expired sessions and redemptions of handoffs that can no longer verify, and nothing live', async () => {
+    const b = await buildConnectBrand(t);
+    const db = t.app.deps.db.prisma;
+    await join(t, b.pk, await hsHandoff(t, b, { exp: Math.floor(t.clock.now().getTime() / 1000) + 60 }));
+    const maintenance = startMaintenance(t.app.deps, 3_600_000);
+    try {
+      await maintenance.runOnce();
+      expect(await db.connectSession.count({ where: { keyId: b.pkId } })).toBe(1);
+      expect(await db.handoffRedemption.count({ where: { issuerId: b.hs.id } })).toBe(1);
+      t.clock.advance(31 * MIN);
+      await maintenance.runOnce();
+      expect(await db.connectSession.count({ where: { keyId: b.pkId } })).toBe(0);
+      expect(await db.handoffRedemption.count({ where: { issuerId: b.hs.id } })).toBe(0);
+    } finally {
+      maintenance.stop();
+    }
   });
 });
