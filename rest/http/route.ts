@@ -13,7 +13,8 @@ import { DomainError, missingScope } from '../../src/domain/errors.ts';
 export type Auth = 'none' | 'platform' | 'user' | 'operator' | 'publishable';
 
 export interface RouteDef {
-  method: 'GET' | 'POST' | 'DELETE';
+  /** OPTIONS: a CORS preflight (partner connect), documented like any route. */
+  method: 'GET' | 'POST' | 'DELETE' | 'OPTIONS';
   /** Koa path, e.g. `/webhook_endpoints/:id`. */
   path: string;
   operationId: string;
@@ -52,7 +53,7 @@ export function mount(router: Router, routes: RouteDef[]): void {
   const byPath = new Map<string, string[]>();
   for (const r of routes) {
     const handlers = r.action ? [scoped(r.action.scope), r.handler] : [r.handler];
-    router[r.method.toLowerCase() as 'get' | 'post' | 'delete'](r.path, ...handlers);
+    router[r.method.toLowerCase() as 'get' | 'post' | 'delete' | 'options'](r.path, ...handlers);
     byPath.set(r.path, [...(byPath.get(r.path) ?? []), r.method]);
   }
   // A known path with the wrong method is 405 with Allow, in the surface's envelope.

@@ -1,4 +1,4 @@
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import type { Deps } from '../../src/domain/context.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { Connection } from '../../src/domain/connection/connection.ts';
@@ -68,9 +68,9 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
       throw new DomainError('developer_access_paused', 'Developer access is paused by the operator; retry later');
     }
     const key = bearer(ctx);
-    if (key) classifyKey(key, deps.config.keyBrand); // test-mode prefixes: 400 before anything else
+    const kind = key ? classifyKey(key, deps.config.keyBrand) : undefined; // test-mode prefixes: 400 before anything else
     if (!key) throw new DomainError('platform_token_required', 'Authorization: Bearer pk_live_... (a publishable key) is required');
-    if (classifyKey(key, deps.config.keyBrand) === 'secret') {
+    if (kind === 'secret') {
       throw new DomainError(
         'secret_key_not_allowed',
         'Partner connect takes a publishable key (pk_live_); a secret key must never reach a browser',
@@ -181,7 +181,7 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
   ];
 
   /** Preflight: no key, so admitted for an origin some brand allows; otherwise 403 with no CORS headers. */
-  const preflight: Middleware = async (ctx) => {
+  const preflight = async (ctx: Context): Promise<void> => {
     ctx.vary('Origin');
     const origin = ctx.get('origin');
     if (!origin || !(await origins.allowedByAnyBrand(origin))) {
@@ -194,8 +194,21 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
     ctx.status = 204;
   };
 
+  for (const path of PATHS) {
+    routes.push({
+      tag: 'Partner connect',
+      auth: 'none',
+      method: 'OPTIONS',
+      path,
+      operationId: `connectPreflight${path[1]!.toUpperCase()}${path.slice(2)}`,
+      summary:
+        'CORS preflight (no key): 204 with Access-Control-Allow-Origin/-Methods/-Headers/-Max-Age for an origin some brand allows in its allowed_origins, else 403 origin_not_allowed without CORS headers',
+      success: { status: 204, description: 'Preflight admitted' },
+      errors: [403],
+      handler: preflight,
+    });
+  }
   const router = exactRouter(CONNECT_PREFIX);
-  for (const path of PATHS) router.options(path, preflight);
   mount(router, routes);
   return { router, routes };
 }

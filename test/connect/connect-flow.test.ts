@@ -1,4 +1,5 @@
 import { describe, expect } from 'vitest';
+import { startMaintenance } from '../../src/workers/maintenance.ts';
 import { appTest, buildOrg, buildToken, expectPlatformError, type TestApp } from '../support/kit.ts';
 import { buildConnectBrand, connect, hsHandoff, join, signHandoff, status } from '../support/connect.ts';
 
@@ -286,5 +287,40 @@ describe('keys on the connect routes', () => {
     });
     expect(huge.status).toBeGreaterThanOrEqual(400);
     expect(huge.status).toBeLessThan(500);
+  });
+});
+
+describe('kill switch', () => {
+  test('engaged, the connect routes answer 503 developer_access_paused like every Surface B route', async () => {
+    const b = await buildConnectBrand(t);
+    const set = (engaged: boolean) => t.http.post('/operator/kill_switch', { engaged }, { token: t.operatorToken });
+    expect((await set(true)).status).toBe(200);
+    try {
+      expectPlatformError(await join(t, b.pk, await hsHandoff(t, b)), 503, 'developer_access_paused');
+      expectPlatformError(await status(t, b.pk, `cs_${'A'.repeat(36)}`), 503, 'developer_access_paused');
+    } finally {
+      expect((await set(false)).status).toBe(200);
+    }
+    expect((await join(t, b.pk, await hsHandoff(t, b))).status).toBe(200);
+  });
+});
+
+describe('housekeeping', () => {
+  test('maintenance purges expired sessions and redemptions of handoffs that can no longer verify, and nothing live', async () => {
+    const b = await buildConnectBrand(t);
+    const db = t.app.deps.db.prisma;
+    await join(t, b.pk, await hsHandoff(t, b, { exp: Math.floor(t.clock.now().getTime() / 1000) + 60 }));
+    const maintenance = startMaintenance(t.app.deps, 3_600_000);
+    try {
+      await maintenance.runOnce();
+      expect(await db.connectSession.count({ where: { keyId: b.pkId } })).toBe(1);
+      expect(await db.handoffRedemption.count({ where: { issuerId: b.hs.id } })).toBe(1);
+      t.clock.advance(31 * MIN);
+      await maintenance.runOnce();
+      expect(await db.connectSession.count({ where: { keyId: b.pkId } })).toBe(0);
+      expect(await db.handoffRedemption.count({ where: { issuerId: b.hs.id } })).toBe(0);
+    } finally {
+      maintenance.stop();
+    }
   });
 });

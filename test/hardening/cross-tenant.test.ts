@@ -18,6 +18,7 @@ import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
 import { newId } from '../../src/domain/id.ts';
 import { appTest, buildOrg, buildToken, emitEvent, type TestApp, type TestOrg } from '../support/kit.ts';
 import type { HttpResponse } from '../support/http.ts';
+import { buildConnectBrand, connect, hsHandoff, join, status } from '../support/connect.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from '../delivery/receiver.ts';
 
 /**
@@ -447,6 +448,7 @@ describe('cross-tenant matrix', () => {
       'graphql mutation revokeConnection',
       'handoff/issuers/{id}/rotate',
       'graphql mutation deleteHandoffIssuer',
+      'platform/tokens/create',
     ]) {
       expect(names).toContain(r);
     }
@@ -472,5 +474,23 @@ describe('cross-tenant matrix', () => {
     await t.app.sequencer.flush();
     await settle(t);
     expect(await ourState()).toEqual(before);
+  });
+
+  test('partner connect: another organization’s publishable key on our connect session answers exactly as on a missing one, and changes nothing', async () => {
+    const our = await buildConnectBrand(t);
+    const their = await buildConnectBrand(t);
+    const { session } = (await join(t, our.pk, await hsHandoff(t, our))).body;
+    const missing = `cs_${'A'.repeat(36)}`;
+    const blank = (res: HttpResponse) => ({ status: res.status, body: res.text.replace(/"request_id":"[^"]*"/g, '') });
+    const before = (await status(t, our.pk, session)).body;
+    for (const send of [
+      (cs: string) => status(t, their.pk, cs),
+      (cs: string) => connect(t, their.pk, cs, { provider: 'youtube', account_id: 'theirs' }),
+    ]) {
+      const onOurs = blank(await send(session));
+      expect(onOurs.status).toBe(401);
+      expect(onOurs).toEqual(blank(await send(missing)));
+    }
+    expect((await status(t, our.pk, session)).body).toEqual(before);
   });
 });

@@ -11,9 +11,9 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
   expect(res.body.openapi).toBe('3.1.0');
   expect(res.body.servers[0].url).toBe(`${t.origin}/v1/platform`);
   const ops = Object.entries(res.body.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
-    // A route without a scope names its security scheme instead (partner connect: publishableKey).
+    // A route without a scope names its security scheme instead (partner connect: publishableKey; a preflight: none).
     Object.entries(methods).map(
-      ([method, op]) => `${method.toUpperCase()} ${path} ${op['x-required-scope'] ?? Object.keys(op.security?.[0] ?? {})[0]}`,
+      ([method, op]) => `${method.toUpperCase()} ${path} ${op['x-required-scope'] ?? Object.keys(op.security?.[0] ?? { none: 1 })[0]}`,
     ),
   );
   expect(ops.sort()).toEqual(
@@ -99,6 +99,9 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'POST /connect/join publishableKey',
       'GET /connect/status publishableKey',
       'POST /connect/connect publishableKey',
+      'OPTIONS /connect/join none',
+      'OPTIONS /connect/status none',
+      'OPTIONS /connect/connect none',
     ].sort(),
   );
   const create = res.body.paths['/webhook_endpoints'].post;

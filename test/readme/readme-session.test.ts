@@ -44,7 +44,9 @@ describe('README', () => {
       ? { DATABASE_URL: database.databaseUrl, BOOTSTRAP: '1', WEBHOOK_ALLOW_LOOPBACK: '1' }
       : { DATA_DIR: database.dataDir };
     server = await spawnServer({ PORT: '0', BOOTSTRAP_FILE: credentials, ...db });
-    shell = bashSession(cwd, { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LANG: 'C.UTF-8' });
+    // NODE_PATH: the session runs outside the repository; "Partner connect" mints a handoff with this repository's `jose`.
+    const NODE_PATH = join(import.meta.dirname, '../../node_modules');
+    shell = bashSession(cwd, { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LANG: 'C.UTF-8', NODE_PATH });
   });
 
   afterAll(async () => {

@@ -6,13 +6,13 @@ import { newId } from '../id.ts';
 import { constantTimeEqual, generateSecret, hashSecret, hasValidChecksum } from '../secret.ts';
 import { parseInput } from '../validation.ts';
 import type { Reader } from '../action/action.ts';
-import { CreateConnectionInput, Connection, createConnection } from '../connection/connection.ts';
+import { CreateConnectionInput, Connection, type ConnectionStatus, createConnection } from '../connection/connection.ts';
 import { ensureEntity, lockEntity } from '../entity/entity.ts';
 import { ensureEnrollment } from '../enrollment/enrollment.ts';
-import { ENROLLMENT_STATUSES, STANDINGS } from '../enrollment/presenter.ts';
+import { ENROLLMENT_STATUSES, STANDINGS, type Standing } from '../enrollment/presenter.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { ensureRelationship } from '../relationship/relationship.ts';
-import { RELATIONSHIP_STATUSES } from '../relationship/states.ts';
+import { RELATIONSHIP_STATUSES, type RelationshipStatus } from '../relationship/states.ts';
 import { connectConfigOf } from './config.ts';
 import { HANDOFF_MAX_LENGTH, redeemHandoff, verifyHandoff } from './handoff.ts';
 
@@ -29,6 +29,8 @@ import { HANDOFF_MAX_LENGTH, redeemHandoff, verifyHandoff } from './handoff.ts';
  * A session works only with the key it was issued to while that key is
  * active, so revoking the key ends its sessions.
  */
+type EnrollmentStatus = (typeof ENROLLMENT_STATUSES)[number];
+
 export const SESSION_PREFIX = 'cs_';
 export const SESSION_TTL_MS = 30 * 60_000;
 
@@ -148,11 +150,21 @@ export async function connectStatus(db: Reader, session: ConnectSession): Promis
       required_assertions: (config?.requiredAssertions as string[] | undefined) ?? [],
     },
     entity: session.entityId,
-    relationship: relationship ? { id: relationship.id, status: relationship.status as never } : null,
+    relationship: relationship ? { id: relationship.id, status: relationship.status as RelationshipStatus } : null,
     enrollment: enrollment
-      ? { id: enrollment.id, program: enrollment.programId, status: enrollment.status as never, standing: enrollment.standing as never }
+      ? {
+          id: enrollment.id,
+          program: enrollment.programId,
+          status: enrollment.status as EnrollmentStatus,
+          standing: enrollment.standing as Standing,
+        }
       : null,
-    connections: connections.map((c) => ({ id: c.id, provider: c.provider, account_id: c.accountId, status: c.status as never })),
+    connections: connections.map((c) => ({
+      id: c.id,
+      provider: c.provider,
+      account_id: c.accountId,
+      status: c.status as ConnectionStatus,
+    })),
     session_expires_at: session.expiresAt.toISOString(),
   };
 }
