@@ -33,7 +33,10 @@ import pg from 'pg';
 import WebSocket from 'ws';
 import { buildApp, type App } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
+import { Prisma } from '../src/db/database.ts';
 import { pgliteSqlPort, pgSqlPort, type SqlPort } from '../src/db/sql-port.ts';
+import { invoke } from '../src/domain/action/action.ts';
+import { assertions } from '../src/domain/assertion/assertion.ts';
 import { appendEvent, feedPageOfTypesStatement, feedPageStatement, presentEvent } from '../src/domain/event/event.ts';
 import { PUBLIC_EVENT_TYPES } from '../src/domain/event/types.ts';
 import { newId } from '../src/domain/id.ts';
@@ -350,6 +353,39 @@ async function scenario3(t: Stack) {
     run: (seconds) =>
       closedLoop(CONNECTIONS, seconds, () => (pool ? pool.query({ ...insert, values: values() }) : t.query(insert.text, values()))),
   };
+  // A floor for the database alone (PostgreSQL): the four rows a first assertion of a new subject writes (entity,
+  // assertion, claim, event), into copies of their tables, in one pipelined transaction on the SQL port, as the app
+  // sends its batches. No sequencing, no HTTP, no domain code: what no route can go below.
+  const floorTables = ['entity', 'assertion_event', 'assertion_claim'];
+  for (const table of floorTables) {
+    await t.query(`DROP TABLE IF EXISTS bench_${table}`);
+    await t.query(`CREATE TABLE bench_${table} (LIKE ${table} INCLUDING ALL)`);
+  }
+  const floorPort = pool ? pgSqlPort(pool) : undefined;
+  const floor: Side[] = floorPort
+    ? [
+        {
+          name: "raw pg, no sequencing: the 4 rows of a new subject's assertion (entity, assertion, claim, event) in one pipelined transaction",
+          run: (seconds) =>
+            closedLoop(CONNECTIONS, seconds, () => {
+              const entity = newId('entity');
+              const asrt = newId('assertion');
+              const now = new Date();
+              return floorPort.transaction((send) =>
+                send(
+                  [
+                    Prisma.sql`INSERT INTO bench_entity (id, organization_id, external_user_id, issuer, created_at) VALUES (${entity}, ${t.orgId}, ${randomUUID()}, 'https://idp.example', ${now}::timestamptz) ON CONFLICT DO NOTHING`,
+                    Prisma.sql`INSERT INTO bench_assertion_event (id, organization_id, entity_id, key, action, value, effective_at, created_at) VALUES (${asrt}, ${t.orgId}, ${entity}, 'bench', 'asserted', 1::float8, ${now}::timestamptz, ${now}::timestamptz)`,
+                    Prisma.sql`INSERT INTO bench_assertion_claim (entity_id, key, organization_id, event_id, present, value, updated_at) VALUES (${entity}, 'bench', ${t.orgId}, ${asrt}, true, 1::float8, ${now}::timestamptz) ON CONFLICT (entity_id, key) DO UPDATE SET event_id = EXCLUDED.event_id`,
+                    Prisma.sql`INSERT INTO bench_event (id, organization_id, type, subject_type, subject_id, data, created_at) VALUES (${newId('event')}, ${t.orgId}, 'assertion.created', 'entity', ${entity}, ${JSON.stringify({ key: 'bench' })}::jsonb, ${now}::timestamptz)`,
+                  ],
+                  { commit: true },
+                ),
+              );
+            }),
+        },
+      ]
+    : [];
   try {
     const c = await compare(
       raw,
@@ -363,15 +399,29 @@ async function scenario3(t: Stack) {
           uniqueBody: true,
           connections: CONNECTIONS,
         }),
+        {
+          name: 'the same assertion in-process: authorize from the credential cache + invoke the domain action (no HTTP, no Koa)',
+          run: (seconds) =>
+            closedLoop(CONNECTIONS, seconds, async () => {
+              const caller = await t.app.gate.authorizeProvisionally({ bearer: t.secret });
+              const input = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'bench', value: 1 };
+              await invoke({ deps: t.app.deps, caller }, assertions.create, { input });
+            }),
+        },
+        ...floor,
       ],
       interleaved,
     );
-    pushComparison(3, t.kind, c, 'writes/s', { min: 0.2 });
+    pushComparison(3, t.kind, { ...c, subjects: c.subjects.slice(0, 1) }, 'writes/s', { min: 0.2 });
     rows.at(-1)!.extra!.stretch = '≥ 0.4';
+    // Floors (no target; they bound what the route can reach): the domain and the database without HTTP, and the
+    // database's rows alone.
+    pushComparison(3, t.kind, { ...c, subjects: c.subjects.slice(1) }, 'writes/s');
   } finally {
     await pool?.end();
     await t.app.sequencer.flush();
     await t.query('DROP TABLE IF EXISTS bench_event');
+    for (const table of floorTables) await t.query(`DROP TABLE IF EXISTS bench_${table}`);
   }
 }
 

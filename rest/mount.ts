@@ -30,6 +30,7 @@ import { entityRoutes } from './platform/entities.ts';
 import { relationshipRoutes } from './platform/relationships.ts';
 import { connectionRoutes } from './platform/connections.ts';
 import { connectConfigRoutes } from './platform/connect-config.ts';
+import { connectRouter } from './platform/connect.ts';
 import { handoffIssuerRoutes } from './platform/handoff-issuers.ts';
 import { webhookDeliveryRoutes } from './platform/webhook-deliveries.ts';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints.ts';
@@ -92,10 +93,12 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...connectConfigRoutes(deps),
     ...handoffIssuerRoutes(deps),
   ];
+  // Partner connect (pk_live_): its own pipeline, mounted before Surface B's; documented with Surface B.
+  const connect = connectRouter(deps, opts.gate);
   const service = serviceRoutes(opts.db, {
     urls: opts.urls,
     surfaceA,
-    platform,
+    platform: [...platform, ...connect.routes.map((r) => ({ ...r, path: `/connect${r.path}` }))],
     dashboard: [...tokens, ...operator],
     specVersion: opts.specVersion,
   });
@@ -107,6 +110,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
   koa.use(surface('', [...tokens, ...operator, ...service]).routes());
   // Surface B: the pipeline runs for every path under the prefix, known or not,
   // so even a 404 is only answered to an authenticated caller.
+  koa.use(connect.router.routes());
   const surfaceB = exactRouter('/v1/platform');
   surfaceB.use(platformPipeline(opts.gate));
   mount(surfaceB, platform);

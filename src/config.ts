@@ -47,6 +47,11 @@ const Env = z.object({
   RATE_LIMIT_BURST: z.coerce.number().int().positive().default(200),
   SURFACE_A_RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(100),
   SURFACE_A_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(200),
+  // Partner connect (pk_live_ routes): every browser of a site shares its key, so the key's bucket is wide and each client IP's narrow.
+  CONNECT_KEY_RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(50),
+  CONNECT_KEY_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(100),
+  CONNECT_IP_RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(5),
+  CONNECT_IP_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(60),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(12),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().nonnegative().default(20),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().positive().default(2000),
@@ -160,6 +165,8 @@ export type Config = {
   /** Surface A and token management: one bucket per platform or user token, 1 per request. */
   surfaceARateLimitPerSecond: number;
   surfaceARateLimitBurst: number;
+  /** Partner connect (pk_live_ routes): a bucket per publishable key and one per client IP, 1 per request. */
+  connectRateLimits: { key: { perSecond: number; burst: number }; ip: { perSecond: number; burst: number } };
   graphqlLimits: GraphQLLimits;
   /** Answer JSON `POST /graphql` without the fetch adapter (src/graphql/direct.ts); off sends every request through Yoga. */
   graphqlDirect: boolean;
@@ -319,6 +326,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitBurst: e.RATE_LIMIT_BURST,
     surfaceARateLimitPerSecond: e.SURFACE_A_RATE_LIMIT_PER_SECOND,
     surfaceARateLimitBurst: e.SURFACE_A_RATE_LIMIT_BURST,
+    connectRateLimits: {
+      key: { perSecond: e.CONNECT_KEY_RATE_LIMIT_PER_SECOND, burst: e.CONNECT_KEY_RATE_LIMIT_BURST },
+      ip: { perSecond: e.CONNECT_IP_RATE_LIMIT_PER_SECOND, burst: e.CONNECT_IP_RATE_LIMIT_BURST },
+    },
     graphqlLimits: {
       maxDepth: e.GRAPHQL_MAX_DEPTH,
       maxAliases: e.GRAPHQL_MAX_ALIASES,

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect } from 'vitest';
-import { ASSERTION_ACTIONS } from '../src/domain/assertion/assertion.ts';
+import { ASSERTION_ACTIONS } from '../src/domain/assertion/presenter.ts';
 import { DEPLOYMENT_STATUSES, DISTRIBUTION_STATUSES } from '../src/domain/distribution/states.ts';
 import { ENROLLMENT_STATUSES, STANDINGS } from '../src/domain/enrollment/presenter.ts';
 import { OPERATION_STATUSES, WAITING_REASONS } from '../src/domain/operation/operation.ts';

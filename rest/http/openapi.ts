@@ -35,12 +35,19 @@ const SECURITY: Record<string, Record<string, string[]>[] | undefined> = {
   platform: [{ platformToken: [] }],
   user: [{ userToken: [] }],
   operator: [{ operatorToken: [] }],
+  publishable: [{ publishableKey: [] }],
 };
 
 const SECURITY_SCHEMES = {
   platformToken: { type: 'http', scheme: 'bearer', description: 'Platform token `sk_<brand>_live_...`' },
   userToken: { type: 'http', scheme: 'bearer', description: 'Dashboard user token `ut_...`' },
   operatorToken: { type: 'http', scheme: 'bearer', description: 'Operator token' },
+  publishableKey: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'Publishable key `pk_live_...` (partner connect only, bound to one brand, CORS from its allowed_origins); status and connect also take the `Connect-Session: cs_...` header that join answers',
+  },
 };
 
 const STATUS_TEXT: Record<number, string> = {

@@ -10,7 +10,7 @@ import { DomainError, missingScope } from '../../src/domain/errors.ts';
  * router and the OpenAPI document are both built from these, so the document
  * cannot drift from what the routes accept.
  */
-export type Auth = 'none' | 'platform' | 'user' | 'operator';
+export type Auth = 'none' | 'platform' | 'user' | 'operator' | 'publishable';
 
 export interface RouteDef {
   method: 'GET' | 'POST' | 'DELETE';

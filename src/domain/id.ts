@@ -35,6 +35,7 @@ export const ID_PREFIX = {
   payoutRun: 'prun',
   connection: 'conn',
   handoffIssuer: 'iss',
+  connectSession: 'csn',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

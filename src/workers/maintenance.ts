@@ -1,11 +1,14 @@
 import type { Deps } from '../domain/context.ts';
+import { purgeSpentHandoffs } from '../domain/connect/handoff.ts';
+import { purgeExpiredSessions } from '../domain/connect/session.ts';
 import { purgeExpiredIdempotencyRecords } from '../domain/idempotency/idempotency.ts';
 import { purgeOldRateWindows } from '../domain/scope/create-rate-limit.ts';
 import { pruneWebhookAttempts } from '../domain/webhook/retention.ts';
 
 /**
  * Housekeeping that keeps tables bounded: expired idempotency records,
- * spent rate-limit windows and webhook attempts past their retention. Safe to run on every process at once (plain
+ * spent rate-limit windows, webhook attempts past their retention, redeemed handoffs that can no longer verify and
+ * expired connect sessions. Safe to run on every process at once (plain
  * deletes of rows nobody reads any more).
  */
 export function startMaintenance(deps: Deps, intervalMs = 10 * 60_000): { stop(): void; runOnce(): Promise<void> } {
@@ -14,7 +17,10 @@ export function startMaintenance(deps: Deps, intervalMs = 10 * 60_000): { stop()
       const idempotency = await purgeExpiredIdempotencyRecords(deps);
       const windows = await purgeOldRateWindows(deps);
       const attempts = await pruneWebhookAttempts(deps);
-      if (idempotency || windows || attempts) deps.log.info({ idempotency, windows, attempts }, 'maintenance purged expired rows');
+      const handoffs = await purgeSpentHandoffs(deps);
+      const sessions = await purgeExpiredSessions(deps);
+      if (idempotency || windows || attempts || handoffs || sessions)
+        deps.log.info({ idempotency, windows, attempts, handoffs, sessions }, 'maintenance purged expired rows');
     } catch (err) {
       deps.log.warn({ err }, 'maintenance failed; will retry');
     }

@@ -97,7 +97,19 @@ describe('token management: list', () => {
     expect(res.body.tokens.map((x: any) => x.id)).toEqual([second.id, first.id]);
     for (const tok of res.body.tokens) {
       expect(Object.keys(tok).sort()).toEqual(
-        ['created_at', 'expires_at', 'id', 'last_used_at', 'name', 'revoked_at', 'scopes', 'status', 'token_prefix'].sort(),
+        [
+          'brand',
+          'created_at',
+          'expires_at',
+          'id',
+          'kind',
+          'last_used_at',
+          'name',
+          'revoked_at',
+          'scopes',
+          'status',
+          'token_prefix',
+        ].sort(),
       );
     }
     for (const secret of [first.secret, second.secret]) {

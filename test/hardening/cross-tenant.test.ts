@@ -84,6 +84,7 @@ const FIELD_KIND: Record<string, Kind> = {
   unit_id: 'unit',
   token_id: 'token',
   default_program: 'program',
+  brand: 'brand',
 };
 
 /** Bodies of the routes in the matrix that take one; `ids` are ours or missing ones. */
@@ -97,6 +98,7 @@ const BODIES: Record<string, (ids: Ids) => unknown> = {
   deleteUnit: (ids) => ({ unit_id: ids.unit }),
   revokePlatformToken: (ids) => ({ token_id: ids.token }),
   rotatePlatformToken: (ids) => ({ token_id: ids.token }),
+  createPlatformToken: (ids) => ({ name: 'publishable', kind: 'publishable', brand: ids.brand }),
   createRelationship: (ids) => ({ entity: ids.entity }),
   rotateHandoffIssuer: () => ({}),
   updateConnectConfig: (ids) => ({ default_program: ids.program }),

@@ -48,7 +48,10 @@ async function server(extra: Record<string, string> = {}): Promise<{ proc: Serve
 it('a worker killed mid-operation leaves the lease to expire; another process resumes and finishes it once', {
   timeout: 180_000,
 }, async () => {
-  const a = await server();
+  // A lease long beside its renewal (every third of it): on a loaded machine a renewal 1 s late must not hand the
+  // resumed call to a third attempt, which the exact attempt count below would read as a second resume.
+  const lease = { OPERATION_LEASE_MS: '4000' };
+  const a = await server(lease);
   const { token } = await buildTenant(a.t, [
     'distributions:read',
     'distributions:write',
@@ -72,7 +75,7 @@ it('a worker killed mid-operation leaves the lease to expire; another process re
   expect(child.attempts).toBe(1);
   await a.proc.stop('SIGKILL');
 
-  const b = await server();
+  const b = await server(lease);
   const done = await until('the launch to settle on the second process', 90_000, async () => {
     const res = await b.t.http.get(`/v1/platform/operations/${launchId}`, { token });
     return TERMINAL.includes(res.body.operation?.status) ? res.body.operation : undefined;

@@ -11,7 +11,10 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
   expect(res.body.openapi).toBe('3.1.0');
   expect(res.body.servers[0].url).toBe(`${t.origin}/v1/platform`);
   const ops = Object.entries(res.body.paths as Record<string, Record<string, any>>).flatMap(([path, methods]) =>
-    Object.entries(methods).map(([method, op]) => `${method.toUpperCase()} ${path} ${op['x-required-scope']}`),
+    // A route without a scope names its security scheme instead (partner connect: publishableKey).
+    Object.entries(methods).map(
+      ([method, op]) => `${method.toUpperCase()} ${path} ${op['x-required-scope'] ?? Object.keys(op.security?.[0] ?? {})[0]}`,
+    ),
   );
   expect(ops.sort()).toEqual(
     [
@@ -93,6 +96,9 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'GET /handoff/issuers/{id} handoff:read',
       'POST /handoff/issuers/{id}/rotate handoff:write',
       'DELETE /handoff/issuers/{id} handoff:write',
+      'POST /connect/join publishableKey',
+      'GET /connect/status publishableKey',
+      'POST /connect/connect publishableKey',
     ].sort(),
   );
   const create = res.body.paths['/webhook_endpoints'].post;

@@ -14,6 +14,7 @@ export {
   type Wallet,
 } from './surface-a.ts';
 export { PlatformError, isPlatformError } from './error.ts';
+export { ConnectClient, type ConnectClientOptions, type ConnectStatus } from './connect.ts';
 export {
   webhooks,
   verify as verifyWebhook,

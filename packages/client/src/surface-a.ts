@@ -28,6 +28,11 @@ export interface PlatformToken {
   id: string;
   name: string;
   tokenPrefix: string;
+  /** `secret` (sk_<brand>_live_, scopes) or `publishable` (pk_live_, one brand, partner connect only). */
+  kind: 'secret' | 'publishable';
+  /** A publishable key's brand; null for a secret key. */
+  brand: string | null;
+  /** Empty for a publishable key. */
   scopes: string[];
   status: 'active' | 'revoked' | 'expired';
   lastUsedAt: string | null;
@@ -126,9 +131,14 @@ export class TokenClient {
     return (await this.sender.request<{ tokens: PlatformToken[] }>({ method: 'GET', path: '/platform/tokens', options })).body.tokens;
   }
 
-  /** The secret is in the result once, never again. */
+  /**
+   * The secret is in the result once, never again. A secret key takes `scopes`; a publishable key
+   * (`kind: 'publishable'`, `pk_live_`) takes the `brand` (id or slug) it is bound to and no scopes.
+   */
   async create(
-    params: { name: string; scopes: string[]; expiresAt?: string | Date },
+    params:
+      | { name: string; kind?: 'secret'; scopes: string[]; expiresAt?: string | Date }
+      | { name: string; kind: 'publishable'; brand: string; expiresAt?: string | Date },
     options?: RequestOptions,
   ): Promise<{ token: PlatformToken; secret: string }> {
     const body = { ...params, expiresAt: params.expiresAt instanceof Date ? params.expiresAt.toISOString() : params.expiresAt };

@@ -13,7 +13,6 @@ import { listOf, pageOf, wholeList, type Page } from '../action/list.ts';
 import { timestamp } from '../validation.ts';
 import { listLimit } from '../platform/rate-limit.ts';
 import { Assertion, presentAssertion, type PublicAssertion } from './presenter.ts';
-export { ASSERTION_ACTIONS, Assertion, presentAssertion, type PublicAssertion } from './presenter.ts';
 
 /**
  * Assertions: claims about an entity, addressed by (entity, key). History is

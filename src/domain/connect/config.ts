@@ -120,6 +120,7 @@ async function updateConnectConfig(
     create: { brandId: caller.brand.id, organizationId: caller.organization.id, createdAt: now, ...data },
     update: data,
   });
+  await deps.credentials?.announce(tx); // every process drops its cached CORS answers (origins.ts)
   return presentConnectConfig(caller.brand.id, row);
 }
 

@@ -62,33 +62,42 @@ async function createEnrollment(
   const subject = subjectOf(input);
   const program = await findProgram(tx, caller, input.program, 'program');
   const entity = await ensureEntity(deps, tx, caller.organization.id, subject);
+  return presentEnrollment(await insertEnrollment(deps, tx, caller, program.id, entity.id));
+}
+
+/** A new `pending` enrollment and its `enrollment.created` event; 409 when the entity is enrolled in the program already. */
+async function insertEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, programId: string, entityId: string): Promise<EnrollmentRow> {
   const now = deps.clock.now();
   let row: EnrollmentRow;
   try {
     row = await tx.enrollment.create({
-      data: {
-        id: newId('enrollment'),
-        organizationId: caller.organization.id,
-        programId: program.id,
-        entityId: entity.id,
-        createdAt: now,
-        updatedAt: now,
-      },
+      data: { id: newId('enrollment'), organizationId: caller.organization.id, programId, entityId, createdAt: now, updatedAt: now },
     });
   } catch (e) {
     if (isUniqueViolation(e))
-      throw new DomainError('resource_conflict', `Entity ${entity.id} is already enrolled in program ${program.id}`, 'program');
+      throw new DomainError('resource_conflict', `Entity ${entityId} is already enrolled in program ${programId}`, 'program');
     throw e;
   }
-  const enrollment = presentEnrollment(row);
   await appendEvent(deps, tx, {
     organizationId: row.organizationId,
     type: 'enrollment.created',
     subject: { type: 'enrollment', id: row.id },
-    data: { ...enrollment },
+    data: { ...presentEnrollment(row) },
     brandId: caller.brand.id,
   });
-  return enrollment;
+  return row;
+}
+
+/** The entity's enrollment in the program (any status), else a new pending one (the caller holds the entity's lock). */
+export async function ensureEnrollment(
+  deps: Deps,
+  tx: Tx,
+  caller: SurfaceBCaller,
+  programId: string,
+  entityId: string,
+): Promise<EnrollmentRow> {
+  const found = await tx.enrollment.findUnique({ where: { programId_entityId: { programId, entityId } } });
+  return found ?? insertEnrollment(deps, tx, caller, programId, entityId);
 }
 
 /** Lifecycle moves take the entity lock, so activation's first evaluation never races an assertion's. */

@@ -11,7 +11,8 @@ import { isId, newId } from '../id.ts';
  * (`external_user_id`, `issuer`) pair, which resolves to the same entity on
  * every call and creates it on first use where the route writes.
  */
-const externalPart = z
+/** An external user id or issuer: 1 to 255 characters, no NUL. */
+export const externalPart = z
   .string()
   .min(1)
   .max(255)

@@ -237,7 +237,11 @@ export type SettleRow = OperationRow & { role: 'settled' | 'handed'; woken: numb
 
 /**
  * One statement settles a live operation, wakes whoever waits on it (its parent, a cancel targeting it) and, if it
- * woke any, notifies other processes; it returns the settled row and how many it woke. A missing error, result or
+ * woke any, notifies other processes; it returns the settled row and how many it woke. A cancel targeting it whose
+ * step is in flight is matched too, so the statement waits for that step's commit and re-reads the row (PostgreSQL
+ * re-checks an UPDATE's condition on the version it waited for): a cancel that read this operation live and commits
+ * `waiting` is woken once its commit lands, never left to its recheck (test/operations/cancel-wake-race.test.ts). A
+ * cancel step only reads its target, so the wait cannot close a cycle. A missing error, result or
  * progress leaves the stored one. With `handoff` (a local slot's lease owner), the woken parent is also claimed for
  * that slot in the same statement, unless another worker holds it, and returned as a second row (`role` handed).
  */
@@ -255,13 +259,15 @@ export function settleStatement(deps: Deps, id: string, s: Settlement, now: Date
         lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz, completed_at = ${now}::timestamptz
       WHERE o.id = ${id} AND o.status IN ('pending', 'running', 'waiting')
       RETURNING o.*),
-    woken AS (
-      UPDATE "operation" w SET run_after = ${now}::timestamptz,
+    touched AS (
+      UPDATE "operation" w SET run_after = CASE WHEN w.status = 'waiting' THEN ${now}::timestamptz ELSE w.run_after END,
         lease_owner = CASE WHEN ${hand} THEN ${handoff ?? null}::text || ':' || w.id ELSE w.lease_owner END,
         lease_expires_at = CASE WHEN ${hand} THEN ${leaseUntil}::timestamptz ELSE w.lease_expires_at END
       FROM o
-      WHERE w.status = 'waiting' AND (w.target_operation_id = o.id OR w.id = o.parent_operation_id)
-      RETURNING w.*, w.lease_owner IS NOT DISTINCT FROM ${handoff ?? null}::text || ':' || w.id AS handed),
+      WHERE (w.status = 'waiting' AND (w.target_operation_id = o.id OR w.id = o.parent_operation_id))
+         OR (w.status IN ('pending', 'running') AND w.target_operation_id = o.id)
+      RETURNING w.*, w.status = 'waiting' AS woke, w.lease_owner IS NOT DISTINCT FROM ${handoff ?? null}::text || ':' || w.id AS handed),
+    woken AS (SELECT * FROM touched WHERE woke),
     notified AS (SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''}) FROM (SELECT FROM woken LIMIT 1) first)
     SELECT 'settled' AS role, ${Prisma.raw(OPERATION_COLUMNS)}, (SELECT count(*)::int FROM woken) AS woken, (SELECT count(*)::int FROM notified) AS notified FROM o
     UNION ALL

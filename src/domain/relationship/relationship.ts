@@ -11,7 +11,6 @@ import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { RELATIONSHIP_STATUSES, type RelationshipStatus } from './states.ts';
 import { presentRelationship, Relationship, type PublicRelationship } from './presenter.ts';
-export { Relationship, presentRelationship, type PublicRelationship } from './presenter.ts';
 
 /**
  * Relationships: a brand's durable relationship with an entity, in the
@@ -68,6 +67,11 @@ async function createRelationship(
   input: z.output<typeof CreateRelationshipInput>,
 ): Promise<PublicRelationship> {
   const entity = await ensureEntity(deps, tx, caller.organization.id, subjectOf(input));
+  return presentRelationship(await insertRelationship(deps, tx, caller, entity.id));
+}
+
+/** A new relationship of the caller's brand with the entity, and its `relationship.created` event; 409 while one has not ended. */
+async function insertRelationship(deps: Deps, tx: Tx, caller: SurfaceBCaller, entityId: string): Promise<RelationshipRow> {
   const now = deps.clock.now();
   let row: RelationshipRow;
   try {
@@ -76,7 +80,7 @@ async function createRelationship(
         id: newId('relationship'),
         organizationId: caller.organization.id,
         brandId: caller.brand.id,
-        entityId: entity.id,
+        entityId,
         createdAt: now,
         updatedAt: now,
       },
@@ -85,13 +89,19 @@ async function createRelationship(
     if (isUniqueViolation(e))
       throw new DomainError(
         'resource_conflict',
-        `Entity ${entity.id} already has a relationship with this brand that has not ended; end it before starting another`,
+        `Entity ${entityId} already has a relationship with this brand that has not ended; end it before starting another`,
         'entity',
       );
     throw e;
   }
   await appendMove(deps, tx, caller, 'relationship.created', row);
-  return presentRelationship(row);
+  return row;
+}
+
+/** The entity's relationship with the caller's brand that has not ended, else a new one (the caller holds the entity's lock). */
+export async function ensureRelationship(deps: Deps, tx: Tx, caller: SurfaceBCaller, entityId: string): Promise<RelationshipRow> {
+  const live = await tx.relationship.findFirst({ where: { brandId: caller.brand.id, entityId, status: { not: 'ended' } } });
+  return live ?? insertRelationship(deps, tx, caller, entityId);
 }
 
 /**

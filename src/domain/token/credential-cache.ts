@@ -1,8 +1,9 @@
 import type { PrismaClient } from '../../db/generated/client.ts';
 import type { Tx } from '../../db/database.ts';
-import type { Deps, PlatformCaller } from '../context.ts';
+import type { Deps } from '../context.ts';
 import type { Brand } from '../platform/request-auth.ts';
 import { PgListener } from '../listener.ts';
+import type { KeyCaller } from './platform-token.ts';
 
 /**
  * Per-process cache of authenticated platform tokens and selected brands, so
@@ -30,7 +31,7 @@ const MAX_ENTRIES = 10_000;
 const MAX_AGE_MS = 60_000;
 
 export interface CachedToken {
-  caller: PlatformCaller;
+  caller: KeyCaller;
   expiresAt: Date | null;
   lastUsedAt: Date | null;
   cachedAt: number;

@@ -6,6 +6,7 @@ import { DomainError } from '../errors.ts';
  */
 export type KeyKind = 'secret' | 'publishable' | 'unknown';
 
+export const PUBLISHABLE_KEY_PREFIX = 'pk_live_';
 export const secretKeyPrefix = (keyBrand: string) => `sk_${keyBrand}_live_`;
 
 const TEST_MODE = (keyBrand: string) => [/^sk_test_/, /^pk_test_/, new RegExp(`^sk_${keyBrand}_test_`)];
@@ -17,7 +18,7 @@ export function classifyKey(key: string, keyBrand: string): KeyKind {
       'Test mode keys are reserved and not yet available; use a live key. Every object carries `livemode`.',
     );
   }
-  if (key.startsWith('pk_live_')) return 'publishable';
+  if (key.startsWith(PUBLISHABLE_KEY_PREFIX)) return 'publishable';
   if (key.startsWith(secretKeyPrefix(keyBrand))) return 'secret';
   return 'unknown';
 }

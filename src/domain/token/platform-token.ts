@@ -6,15 +6,26 @@ import { isId, newId } from '../id.ts';
 import { ALL_SCOPES, effectiveScopes, isScope } from '../scope/catalogue.ts';
 import { constantTimeEqual, displayPrefix, generateSecret, hashSecret, hasValidChecksum } from '../secret.ts';
 import { parseInput, timestamp } from '../validation.ts';
-import { secretKeyPrefix } from './key-kind.ts';
+import { PUBLISHABLE_KEY_PREFIX, secretKeyPrefix } from './key-kind.ts';
 import type { Tx } from '../../db/database.ts';
 
 export type TokenStatus = 'active' | 'revoked' | 'expired';
+/** `secret`: sk_<KEY_BRAND>_live_, holds scopes. `publishable`: pk_live_, bound to one brand, no scopes (partner connect only). */
+export const TOKEN_KINDS = ['secret', 'publishable'] as const;
+export type TokenKind = (typeof TOKEN_KINDS)[number];
+
+/** An authenticated key: its caller, what kind it is and (publishable) the brand it is bound to. */
+export interface KeyCaller extends PlatformCaller {
+  kind: TokenKind;
+  brandId: string | null;
+}
 
 export interface PublicPlatformToken {
   id: string;
   name: string;
   token_prefix: string;
+  kind: TokenKind;
+  brand: string | null;
   scopes: string[];
   status: TokenStatus;
   last_used_at: string | null;
@@ -25,8 +36,18 @@ export interface PublicPlatformToken {
 
 export const CreatePlatformTokenInput = z.strictObject({
   name: z.string().trim().min(1).max(100),
+  kind: z
+    .enum(TOKEN_KINDS)
+    .optional()
+    .describe('secret (default): sk_<brand>_live_ with scopes; publishable: pk_live_ bound to one brand, no scopes, partner connect only'),
+  brand: z.string().min(1).max(128).optional().describe('publishable keys only, required: the brand (id or slug) the key is bound to'),
   // Checked against the catalogue in createPlatformToken (400 `unknown_scope` naming each one).
-  scopes: z.array(z.string().min(1).max(100)).min(1, 'at least one scope is required').max(ALL_SCOPES.length),
+  scopes: z
+    .array(z.string().min(1).max(100))
+    .min(1, 'at least one scope is required')
+    .max(ALL_SCOPES.length)
+    .optional()
+    .describe('secret keys only, required'),
   expires_at: timestamp().optional(),
 });
 export type CreatePlatformTokenInput = z.output<typeof CreatePlatformTokenInput>;
@@ -44,6 +65,8 @@ export function presentPlatformToken(t: PlatformToken, now: Date): PublicPlatfor
     id: t.id,
     name: t.name,
     token_prefix: t.tokenPrefix,
+    kind: t.kind as TokenKind,
+    brand: t.brandId,
     scopes: t.scopes,
     status: tokenStatus(t, now),
     last_used_at: t.lastUsedAt?.toISOString() ?? null,
@@ -61,12 +84,15 @@ export async function insertPlatformToken(
     organizationId: string;
     name: string;
     scopes: string[];
+    /** A publishable key's brand (its kind is publishable); absent for a secret key. */
+    brandId?: string | null;
     expiresAt?: Date | null;
     userId?: string | null;
     replacesTokenId?: string;
   },
 ): Promise<{ token: PublicPlatformToken; secret: string }> {
-  const prefix = secretKeyPrefix(deps.config.keyBrand);
+  const kind: TokenKind = args.brandId ? 'publishable' : 'secret';
+  const prefix = kind === 'publishable' ? PUBLISHABLE_KEY_PREFIX : secretKeyPrefix(deps.config.keyBrand);
   const secret = generateSecret(prefix);
   const row = await tx.platformToken.create({
     data: {
@@ -76,6 +102,8 @@ export async function insertPlatformToken(
       tokenHash: hashSecret(secret),
       tokenPrefix: displayPrefix(secret, prefix),
       scopes: [...new Set(args.scopes)],
+      kind,
+      brandId: args.brandId ?? null,
       expiresAt: args.expiresAt ?? null,
       createdByUserId: args.userId ?? null,
       replacesTokenId: args.replacesTokenId ?? null,
@@ -87,7 +115,16 @@ export async function insertPlatformToken(
 
 export async function createPlatformToken(deps: Deps, organizationId: string, userId: string, raw: unknown) {
   const input = parseInput(CreatePlatformTokenInput, raw);
-  const unknown = input.scopes.filter((s) => !isScope(s));
+  if (input.kind === 'publishable') {
+    if (input.scopes !== undefined) throw new DomainError('invalid_request', 'A publishable key holds no scopes: omit scopes', 'scopes');
+    if (input.brand === undefined)
+      throw new DomainError('invalid_request', 'A publishable key is bound to one brand: brand is required', 'brand');
+  } else {
+    if (input.brand !== undefined) throw new DomainError('invalid_request', 'Only a publishable key takes a brand', 'brand');
+    if (input.scopes === undefined) throw new DomainError('invalid_request', 'Invalid scopes: at least one scope is required', 'scopes');
+  }
+  const scopes = input.scopes ?? [];
+  const unknown = scopes.filter((s) => !isScope(s));
   if (unknown.length) {
     throw new DomainError(
       'unknown_scope',
@@ -98,9 +135,17 @@ export async function createPlatformToken(deps: Deps, organizationId: string, us
   if (input.expires_at && input.expires_at <= deps.clock.now()) {
     throw new DomainError('invalid_request', 'expires_at must be in the future', 'expires_at');
   }
-  return deps.db.transaction((tx) =>
-    insertPlatformToken(deps, tx, { organizationId, userId, name: input.name, scopes: input.scopes, expiresAt: input.expires_at }),
-  );
+  return deps.db.transaction(async (tx) => {
+    const brandId = input.brand === undefined ? null : await brandOf(tx, organizationId, input.brand);
+    return insertPlatformToken(deps, tx, { organizationId, userId, name: input.name, scopes, brandId, expiresAt: input.expires_at });
+  });
+}
+
+/** A brand of the organization by id or slug; 400 `brand_not_found` on `brand`, alike whether it is another organization's or nowhere. */
+async function brandOf(tx: Tx, organizationId: string, wanted: string): Promise<string> {
+  const brand = await tx.brand.findFirst({ where: { organizationId, OR: [{ id: wanted }, { slug: wanted }] }, select: { id: true } });
+  if (!brand) throw new DomainError('brand_not_found', `No brand '${wanted}' in this organization`, 'brand');
+  return brand.id;
 }
 
 export async function listPlatformTokens(deps: Deps, organizationId: string): Promise<PublicPlatformToken[]> {
@@ -143,6 +188,7 @@ export async function rotatePlatformToken(deps: Deps, organizationId: string, us
       userId,
       name: row.name,
       scopes: row.scopes,
+      brandId: row.brandId,
       expiresAt: row.expiresAt,
       replacesTokenId: row.id,
     });
@@ -154,13 +200,26 @@ export async function rotatePlatformToken(deps: Deps, organizationId: string, us
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
- * Resolves a presented secret to its caller, or throws 401 `invalid_token`
+ * Resolves a presented secret key to its caller, or throws 401 `invalid_token`
  * for anything unknown, revoked or expired (one answer for all three, so a
- * probe learns nothing). `last_used_at` is written at most once a minute per
- * token to keep authentication read-only on the hot path.
+ * probe learns nothing).
  */
-export async function authenticatePlatformSecret(deps: Deps, secret: string, asOf = performance.now()): Promise<PlatformCaller> {
-  const prefix = secretKeyPrefix(deps.config.keyBrand);
+export function authenticatePlatformSecret(deps: Deps, secret: string, asOf = performance.now()): Promise<KeyCaller> {
+  return authenticateKey(deps, secret, 'secret', asOf);
+}
+
+/** Resolves a presented publishable key (pk_live_) to its caller and brand; 401 `invalid_token` like a secret key. */
+export function authenticatePublishableKey(deps: Deps, key: string, asOf = performance.now()): Promise<KeyCaller & { brandId: string }> {
+  return authenticateKey(deps, key, 'publishable', asOf) as Promise<KeyCaller & { brandId: string }>;
+}
+
+/**
+ * One lookup for both kinds, through the credential cache. `last_used_at` is
+ * written at most once a minute per token to keep authentication read-only on
+ * the hot path.
+ */
+async function authenticateKey(deps: Deps, secret: string, kind: TokenKind, asOf: number): Promise<KeyCaller> {
+  const prefix = kind === 'publishable' ? PUBLISHABLE_KEY_PREFIX : secretKeyPrefix(deps.config.keyBrand);
   // Built only when thrown: an Error captures a stack trace, which the hot path should not pay for.
   const invalid = () => new DomainError('invalid_token', 'The platform token is unknown, revoked or expired');
   if (!hasValidChecksum(secret, prefix)) throw invalid();
@@ -169,7 +228,7 @@ export async function authenticatePlatformSecret(deps: Deps, secret: string, asO
   const cache = deps.credentials;
   const hit = cache && (await cache.fresh(asOf)) ? cache.token(hash, Date.now()) : undefined;
   if (hit) {
-    if (hit.expiresAt && hit.expiresAt <= now) throw invalid();
+    if (hit.caller.kind !== kind || (hit.expiresAt && hit.expiresAt <= now)) throw invalid();
     if (!hit.lastUsedAt || now.getTime() - hit.lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
       hit.lastUsedAt = now;
       await touchLastUsed(deps, hit.caller.tokenId, now);
@@ -181,13 +240,20 @@ export async function authenticatePlatformSecret(deps: Deps, secret: string, asO
     where: { tokenHash: hash },
     include: { organization: { select: { id: true, slug: true, name: true } } },
   });
-  if (!row || !constantTimeEqual(row.tokenHash, hash) || tokenStatus(row, now) !== 'active') throw invalid();
+  if (!row || row.kind !== kind || !constantTimeEqual(row.tokenHash, hash) || tokenStatus(row, now) !== 'active') throw invalid();
   let lastUsedAt = row.lastUsedAt;
   if (!lastUsedAt || now.getTime() - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
     lastUsedAt = now;
     await touchLastUsed(deps, row.id, now);
   }
-  const caller = { organization: row.organization, tokenId: row.id, scopes: effectiveScopes(row.scopes), expiresAt: row.expiresAt };
+  const caller: KeyCaller = {
+    organization: row.organization,
+    tokenId: row.id,
+    scopes: effectiveScopes(row.scopes),
+    expiresAt: row.expiresAt,
+    kind,
+    brandId: row.brandId,
+  };
   cache?.storeToken(generation, hash, { caller, expiresAt: row.expiresAt, lastUsedAt });
   return caller;
 }

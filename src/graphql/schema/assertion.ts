@@ -1,4 +1,5 @@
-import { assertions, type PublicAssertion, type PublicAssertionRevocation } from '../../domain/assertion/assertion.ts';
+import { assertions, type PublicAssertionRevocation } from '../../domain/assertion/assertion.ts';
+import type { PublicAssertion } from '../../domain/assertion/presenter.ts';
 import { connectionAction, mutationAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
 import { given } from '../connection.ts';

@@ -1,4 +1,4 @@
-import { ASSERTION_ACTIONS } from '../../domain/assertion/assertion.ts';
+import { ASSERTION_ACTIONS } from '../../domain/assertion/presenter.ts';
 import { DEPLOYMENT_STATUSES, DISTRIBUTION_STATUSES } from '../../domain/distribution/states.ts';
 import { PUBLIC_EVENT_TYPES } from '../../domain/event/types.ts';
 import { ENROLLMENT_STATUSES, STANDINGS } from '../../domain/enrollment/presenter.ts';

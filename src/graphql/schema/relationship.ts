@@ -1,5 +1,6 @@
 import { entities, type PublicEntity } from '../../domain/entity/entities.ts';
-import { relationships, type PublicRelationship } from '../../domain/relationship/relationship.ts';
+import type { PublicRelationship } from '../../domain/relationship/presenter.ts';
+import { relationships } from '../../domain/relationship/relationship.ts';
 import { connectionAction, mutationAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
 import { given } from '../connection.ts';

@@ -1,0 +1,169 @@
+import { z } from 'zod';
+import type { ConnectSession } from '../../db/generated/client.ts';
+import type { Deps } from '../context.ts';
+import { DomainError } from '../errors.ts';
+import { newId } from '../id.ts';
+import { constantTimeEqual, generateSecret, hashSecret, hasValidChecksum } from '../secret.ts';
+import { parseInput } from '../validation.ts';
+import type { Reader } from '../action/action.ts';
+import { CreateConnectionInput, Connection, createConnection } from '../connection/connection.ts';
+import { ensureEntity, lockEntity } from '../entity/entity.ts';
+import { ensureEnrollment } from '../enrollment/enrollment.ts';
+import { ENROLLMENT_STATUSES, STANDINGS } from '../enrollment/presenter.ts';
+import type { SurfaceBCaller } from '../platform/request-auth.ts';
+import { ensureRelationship } from '../relationship/relationship.ts';
+import { RELATIONSHIP_STATUSES } from '../relationship/states.ts';
+import { connectConfigOf } from './config.ts';
+import { HANDOFF_MAX_LENGTH, redeemHandoff, verifyHandoff } from './handoff.ts';
+
+/**
+ * The partner-connect flow of a publishable key (`pk_live_`), in its brand:
+ * `join` verifies and redeems a signed handoff (handoff.ts), finds or creates
+ * the entity it names (identity: `sub` + the issuer's id), its relationship
+ * with the brand and a pending enrollment in the brand's `default_program`,
+ * all in one transaction, and answers a connect session (`cs_...`, 30 min,
+ * only its hash stored, bound to the key, the brand and the entity). `status`
+ * and `connect` take that session: what they show and change is that one
+ * entity's, in that brand. Joining again with a new handoff for the same user
+ * finds the same entity, relationship and enrollment (a new session).
+ * A session works only with the key it was issued to while that key is
+ * active, so revoking the key ends its sessions.
+ */
+export const SESSION_PREFIX = 'cs_';
+export const SESSION_TTL_MS = 30 * 60_000;
+
+/** The `connect` caller: the publishable key's organization, key id and brand (a SurfaceBCaller with no scopes). */
+export type ConnectCaller = SurfaceBCaller;
+
+export const JoinInput = z.strictObject({
+  handoff: z.string().min(1).max(HANDOFF_MAX_LENGTH).describe('the compact JWS the partner site signed with a handoff issuer'),
+});
+export const ConnectInput = CreateConnectionInput.pick({ provider: true, account_id: true, grants: true });
+
+export const ConnectStatus = z.object({
+  object: z.literal('connect_status'),
+  brand: z.object({
+    id: z.string(),
+    display_name: z.string().nullable(),
+    primary_color: z.string().nullable(),
+    accent_color: z.string().nullable(),
+    required_assertions: z.array(z.string()),
+  }),
+  entity: z.string().describe('prefix ent_: the joined user'),
+  relationship: z.object({ id: z.string(), status: z.enum(RELATIONSHIP_STATUSES) }).nullable(),
+  enrollment: z
+    .object({ id: z.string(), program: z.string(), status: z.enum(ENROLLMENT_STATUSES), standing: z.enum(STANDINGS) })
+    .nullable()
+    .describe("the enrollment in the brand's default program"),
+  connections: z.array(Connection.pick({ id: true, provider: true, account_id: true, status: true })),
+  session_expires_at: z.string(),
+});
+export type PublicConnectStatus = z.output<typeof ConnectStatus>;
+
+export const JoinAnswer = z.object({
+  session: z.string().describe('cs_...: send it as the Connect-Session header; shown once, valid 30 minutes'),
+  status: ConnectStatus,
+});
+
+export async function joinConnect(deps: Deps, caller: ConnectCaller, raw: unknown): Promise<z.output<typeof JoinAnswer>> {
+  const input = parseInput(JoinInput, raw);
+  const handoff = await verifyHandoff(deps, deps.db.prisma, caller.organization.id, input.handoff);
+  const config = await connectConfigOf(deps.db.prisma, caller.brand.id);
+  const programId = config?.defaultProgramId;
+  if (!programId) {
+    throw new DomainError('connect_not_configured', 'This brand has no default program for partner connect (POST /connect_config)');
+  }
+  const secret = generateSecret(SESSION_PREFIX);
+  const session = await deps.db.transaction(async (tx) => {
+    await redeemHandoff(deps, tx, handoff);
+    const subject = { kind: 'external' as const, externalUserId: handoff.externalUserId, issuer: handoff.issuer.id };
+    const entity = await ensureEntity(deps, tx, caller.organization.id, subject);
+    await lockEntity(tx, entity.id); // two joins of one user converge on one relationship and one enrollment
+    await ensureRelationship(deps, tx, caller, entity.id);
+    await ensureEnrollment(deps, tx, caller, programId, entity.id);
+    const now = deps.clock.now();
+    return tx.connectSession.create({
+      data: {
+        id: newId('connectSession'),
+        tokenHash: hashSecret(secret),
+        organizationId: caller.organization.id,
+        brandId: caller.brand.id,
+        entityId: entity.id,
+        keyId: caller.tokenId,
+        expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
+        createdAt: now,
+      },
+    });
+  });
+  return { session: secret, status: await connectStatus(deps.db.prisma, session) };
+}
+
+/** The session a `Connect-Session` header names, issued to this key in its brand and not expired; 401 otherwise. */
+export async function connectSession(deps: Deps, caller: ConnectCaller, presented: string | undefined): Promise<ConnectSession> {
+  const refuse = () =>
+    new DomainError('invalid_token', 'The connect session is missing, unknown, expired or not this key’s', 'Connect-Session');
+  if (!presented || !hasValidChecksum(presented, SESSION_PREFIX)) throw refuse();
+  const hash = hashSecret(presented);
+  const row = await deps.db.prisma.connectSession.findUnique({ where: { tokenHash: hash } });
+  if (
+    !row ||
+    !constantTimeEqual(row.tokenHash, hash) ||
+    row.keyId !== caller.tokenId ||
+    row.brandId !== caller.brand.id ||
+    row.expiresAt <= deps.clock.now()
+  )
+    throw refuse();
+  return row;
+}
+
+/** That session's user, in that brand: relationship, enrollment in the default program, connections; nothing about anyone else. */
+export async function connectStatus(db: Reader, session: ConnectSession): Promise<PublicConnectStatus> {
+  const [config, relationship, connections] = await Promise.all([
+    connectConfigOf(db, session.brandId),
+    db.relationship.findFirst({
+      where: { brandId: session.brandId, entityId: session.entityId },
+      orderBy: { id: 'desc' },
+      select: { id: true, status: true },
+    }),
+    db.connection.findMany({
+      where: { brandId: session.brandId, entityId: session.entityId },
+      orderBy: { id: 'desc' },
+      take: 100,
+      select: { id: true, provider: true, accountId: true, status: true },
+    }),
+  ]);
+  const enrollment = config?.defaultProgramId
+    ? await db.enrollment.findUnique({
+        where: { programId_entityId: { programId: config.defaultProgramId, entityId: session.entityId } },
+        select: { id: true, programId: true, status: true, standing: true },
+      })
+    : null;
+  return {
+    object: 'connect_status',
+    brand: {
+      id: session.brandId,
+      display_name: config?.displayName ?? null,
+      primary_color: config?.primaryColor ?? null,
+      accent_color: config?.accentColor ?? null,
+      required_assertions: (config?.requiredAssertions as string[] | undefined) ?? [],
+    },
+    entity: session.entityId,
+    relationship: relationship ? { id: relationship.id, status: relationship.status as never } : null,
+    enrollment: enrollment
+      ? { id: enrollment.id, program: enrollment.programId, status: enrollment.status as never, standing: enrollment.standing as never }
+      : null,
+    connections: connections.map((c) => ({ id: c.id, provider: c.provider, account_id: c.accountId, status: c.status as never })),
+    session_expires_at: session.expiresAt.toISOString(),
+  };
+}
+
+/** Records a connection of the session's entity in the brand (the connections domain's rules and answers). */
+export async function connectAccount(deps: Deps, caller: ConnectCaller, session: ConnectSession, raw: unknown) {
+  const input = parseInput(ConnectInput, raw);
+  return deps.db.transaction((tx) => createConnection(deps, tx, caller, { ...input, entity: session.entityId }));
+}
+
+/** Housekeeping (src/workers/maintenance.ts): expired sessions. */
+export async function purgeExpiredSessions(deps: Deps): Promise<number> {
+  return (await deps.db.prisma.connectSession.deleteMany({ where: { expiresAt: { lt: deps.clock.now() } } })).count;
+}
