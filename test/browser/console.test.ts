@@ -171,7 +171,8 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     expect(await delivery.locator('tbody tr').count()).toBe(1);
     expect(await delivery.locator('tbody').textContent()).toContain('receiver down');
     await delivery.locator('button.retry').click();
-    await expect.poll(() => delivery.locator('tbody tr').count()).toBe(2);
+    // The worker sends the retry and the panel reads the log again every 500 ms: more than a poll's default second on a busy machine.
+    await expect.poll(() => delivery.locator('tbody tr').count(), { timeout: 10_000 }).toBe(2);
     expect(rx.for('/down')).toHaveLength(2);
 
     await readable(page, 'feed, an event open');
@@ -243,12 +244,15 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
 
     down = true;
     for (const socket of sockets) socket.destroy();
-    await expect.poll(() => refused).toBeGreaterThan(0);
+    await expect.poll(() => refused, { timeout: 10_000 }).toBeGreaterThan(0);
     expect(await page.locator('.feed-state').textContent()).toBe('reconnecting');
     for (const type of ['payout.created', 'payout.settled', 'payout.failed']) await emitEvent(app, org.id, type);
     down = false;
 
-    await expect.poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['4', '3', '2']);
+    // The next attempt comes after the console's backoff (up to 2 s here).
+    await expect
+      .poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents(), { timeout: 10_000 })
+      .toEqual(['4', '3', '2']);
     await page.locator('.feed-state.live').waitFor();
     // What this token may not see is named, in the navigation and in the event's detail.
     expect(await page.locator('.hidden-views').textContent()).toContain('Webhook endpoints (needs scope webhooks:read)');

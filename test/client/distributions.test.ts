@@ -58,6 +58,11 @@ describe('distributions, deployments and operations against the real server', ()
     expect((await client.deployments.retrieve(deps.data[0]!.id)).id).toBe(deps.data[0]!.id);
     const ops = await client.operations.list({ subjectType: 'distribution', subjectId: distribution.id });
     expect(ops.data.map((o) => o.id)).toContain(operation.id);
+    const children = await client.operations.list({ parentOperationId: operation.id });
+    expect(children.data.map((o) => [o.kind, o.parentOperationId])).toEqual([
+      ['deployment.provision', operation.id],
+      ['deployment.provision', operation.id],
+    ]);
     const listed = [];
     for await (const d of client.distributions.list({ limit: 1 })) listed.push(d.id);
     expect(listed).toEqual([distribution.id]);

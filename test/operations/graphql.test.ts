@@ -52,6 +52,41 @@ describe('GraphQL parity', () => {
     expect(list.body.data.operations.edges.map((e: any) => e.node)).toEqual(restList.body.data.map(asGraphQL));
   });
 
+  test('parent_operation_id and target_operation_id: a launch`s children and the cancel targeting an operation, the same on REST and GraphQL', async () => {
+    const who = await tenant(t);
+    const list = (query: string, token = who.token) => t.http.get(`/v1/platform/operations?${query}`, { token });
+    const byFilter = `query($p: String, $t: String) { operations(parentOperationId: $p, targetOperationId: $t) { edges { node { ${OP} } } } }`;
+    await topUp(t, who.brand, 100);
+    const { operation: launched } = await launch(t, who, { budget: 100, deployments: [sandbox(), sandbox()] });
+    await drain(t);
+    const children = await list(`parent_operation_id=${launched.id}`);
+    expect(children.status, children.text).toBe(200);
+    expect(children.body.data.map((o: any) => [o.kind, o.parent_operation_id])).toEqual([
+      ['deployment.provision', launched.id],
+      ['deployment.provision', launched.id],
+    ]);
+    const g = await gql(who.token, byFilter, { p: launched.id });
+    expect(g.body.data.operations.edges.map((e: any) => e.node)).toEqual(children.body.data.map(asGraphQL));
+
+    // The wallet is spent: this launch waits for funds, and its cancel targets it.
+    const { operation: waiting, distribution } = await launch(t, who, { budget: 10_000, deployments: [sandbox()] });
+    await drain(t);
+    const cancel = await verb(t, who, distribution.id, 'cancel');
+    const targeting = await list(`target_operation_id=${waiting.id}`);
+    expect(targeting.body.data.map((o: any) => [o.kind, o.id])).toEqual([['distribution.cancel', cancel.body.operation.id]]);
+    const gt = await gql(who.token, byFilter, { t: waiting.id });
+    expect(gt.body.data.operations.edges.map((e: any) => e.node)).toEqual(targeting.body.data.map(asGraphQL));
+    expect((await list(`target_operation_id=${launched.id}`)).body.data).toEqual([]);
+
+    // Another organization's operation matches nothing; an empty filter is refused naming it.
+    const other = await tenant(t);
+    expect((await list(`parent_operation_id=${launched.id}`, other.token)).body.data).toEqual([]);
+    const bad = await list('parent_operation_id=');
+    expect([bad.status, bad.body.error.code, bad.body.error.param]).toEqual([400, 'invalid_request', 'parent_operation_id']);
+    const gBad = await gql(who.token, byFilter, { t: '' });
+    expect(gBad.body.errors[0].extensions).toMatchObject({ code: 'invalid_request', param: 'targetOperationId' });
+  });
+
   test('same error codes: invalid_status, resource_missing, operation_conflict, missing_scope, invalid_request', async () => {
     const who = await tenant(t);
     const rest = await t.http.get('/v1/platform/operations?status=done', { token: who.token });

@@ -207,15 +207,25 @@ describe('newest first: GET /v1/platform/events?order=desc and GraphQL events(la
     const restOlder = (await feed(token, `?order=desc&limit=2&starting_after=${rest.data[0].seq}`)).body;
     expect(older.body.data.events.edges.map((e: any) => e.node.id)).toEqual(restOlder.data.map((e: any) => e.id).reverse());
     expect(older.body.data.events.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: restOlder.has_more });
-    for (const [query, param] of [
-      ['{ events(first: 1, last: 1) { edges { cursor } } }', 'first'],
-      ['{ events(after: "1", before: "3") { edges { cursor } } }', 'after'],
-      ['{ events(last: 0) { edges { cursor } } }', 'last'],
-      ['{ events(last: 101) { edges { cursor } } }', 'last'],
-      ['{ events(last: 1, before: "evt_00000000000000000000000000000000") { edges { cursor } } }', 'before'],
+    for (const [query, code, param] of [
+      ['{ events(first: 1, last: 1) { edges { cursor } } }', 'invalid_request', 'first'],
+      ['{ events(after: "1", before: "3") { edges { cursor } } }', 'invalid_request', 'after'],
+      ['{ events(last: 0) { edges { cursor } } }', 'invalid_request', 'last'],
+      ['{ events(last: 101) { edges { cursor } } }', 'invalid_request', 'last'],
+      ['{ events(last: 1, before: "evt_00000000000000000000000000000000") { edges { cursor } } }', 'resource_missing', 'before'],
     ] as const) {
       const res = await t.http.graphql(query, {}, { token });
-      expect(res.body.errors?.[0]?.extensions, query).toMatchObject({ param });
+      expect(res.body.errors?.[0]?.extensions, query).toMatchObject({ code, param });
+    }
+    // Lists that page one way only still refuse backward paging.
+    const { token: lists } = await buildTenant(t, ['webhooks:read']);
+    for (const [query, param] of [
+      ['{ webhookEndpoints(last: 1) { edges { cursor } } }', 'last'],
+      ['{ webhookEndpoints(before: "we_x") { edges { cursor } } }', 'before'],
+    ] as const) {
+      const res = await t.http.graphql(query, {}, { token: lists });
+      expect(res.body.errors?.[0]?.extensions, query).toMatchObject({ code: 'invalid_request', param });
+      expect(res.body.errors[0].message).toBe('This list pages with first and after only');
     }
   });
 });

@@ -359,6 +359,8 @@ export const ListOperationsInput = z.strictObject({
   subject_type: z.string().min(1).max(64).optional(),
   subject_id: z.string().min(1).max(128).optional(),
   status: z.string().optional(),
+  parent_operation_id: z.string().min(1).max(128).optional().describe('Only the fan-out children of this op_ operation'),
+  target_operation_id: z.string().min(1).max(128).optional().describe('Only the cancels targeting this op_ operation'),
   ...ListInput.shape,
 });
 
@@ -411,6 +413,9 @@ export const operations = {
         ...(input.subject_type ? { subjectType: input.subject_type } : {}),
         ...(input.subject_id ? { subjectId: { in: subjectIds(input.subject_id, input.subject_type) } } : {}),
         ...(status ? { status } : {}),
+        // Each walks its own index ((parent_operation_id), (target_operation_id)): a launch's children, a cancel's target.
+        ...(input.parent_operation_id ? { parentOperationId: input.parent_operation_id } : {}),
+        ...(input.target_operation_id ? { targetOperationId: input.target_operation_id } : {}),
       };
       const page = await newestFirst(
         input,

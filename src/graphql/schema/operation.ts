@@ -40,11 +40,24 @@ connectionAction('operations', operations.list, {
     subjectType: arg.string(),
     subjectId: arg.string({ description: 'A prefixed id or a bare uuid' }),
     status: arg({ type: OperationStatus }),
+    parentOperationId: arg.string({ description: 'Only the fan-out children of this op_ operation' }),
+    targetOperationId: arg.string({ description: 'Only the cancels targeting this op_ operation' }),
   }),
   input: (a) => ({
-    input: { subject_type: a.subjectType ?? undefined, subject_id: a.subjectId ?? undefined, status: a.status ?? undefined },
+    input: {
+      subject_type: a.subjectType ?? undefined,
+      subject_id: a.subjectId ?? undefined,
+      status: a.status ?? undefined,
+      parent_operation_id: a.parentOperationId ?? undefined,
+      target_operation_id: a.targetOperationId ?? undefined,
+    },
   }),
-  argNames: { subject_type: 'subjectType', subject_id: 'subjectId' },
+  argNames: {
+    subject_type: 'subjectType',
+    subject_id: 'subjectId',
+    parent_operation_id: 'parentOperationId',
+    target_operation_id: 'targetOperationId',
+  },
 });
 
 queryAction('operation', operations.retrieve, {

@@ -10,6 +10,10 @@ export interface OperationListParams {
   /** A prefixed id or a bare uuid. */
   subjectId?: string;
   status?: OperationStatus;
+  /** Only the fan-out children of this `op_` operation. */
+  parentOperationId?: string;
+  /** Only the cancels targeting this `op_` operation. */
+  targetOperationId?: string;
   limit?: number;
   startingAfter?: string;
 }

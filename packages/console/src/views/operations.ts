@@ -24,6 +24,10 @@ type Op = Pick<
 export const FIELDS =
   'id kind status waitingReason attempts maxAttempts error progress result targetOperationId parentOperationId createdAt completedAt subject { type id }';
 export const LIST = `query($status: OperationStatus, $subjectId: String) { operations(first: 100, status: $status, subjectId: $subjectId) { edges { node { ${FIELDS} } } } }`;
+/** An operation's fan-out children and the cancels targeting it, each read on its own index. */
+export const RELATED = `query($id: String!) {
+  children: operations(first: 100, parentOperationId: $id) { edges { node { ${FIELDS} } } }
+  cancels: operations(first: 100, targetOperationId: $id) { edges { node { ${FIELDS} } } } }`;
 export const WATCH = `subscription($id: ID!) { operation(id: $id) { ${FIELDS} } }`;
 export const CANCEL = 'mutation($id: ID!) { cancelDistribution(id: $id) { operation { id } } }';
 export const CANCEL_REPLAY = 'mutation($id: ID!) { cancelWebhookEndpointReplay(id: $id) { id } }';
@@ -51,7 +55,7 @@ function cancelOf(ctx: Ctx, o: Op): { label: string; run: () => Promise<string> 
 }
 export const TERMINAL = new Set(['SUCCEEDED', 'PARTIAL', 'FAILED', 'CANCELED']);
 
-const list = (vars: Record<string, unknown> = {}) =>
+const list = (vars: Record<string, unknown>) =>
   gql<{ operations: { edges: { node: Op }[] } }>(LIST, vars).then((r) => r.operations.edges.map((e) => e.node));
 
 const opLink = (id: string | null) => (id ? h('a', { href: `#/operations/${id}` }, id) : '–');
@@ -94,7 +98,7 @@ function listView(main: HTMLElement): void {
   void load();
 }
 
-/** One operation, live: the operation subscription pushes each change until it is terminal; children and cancels are read again on each. */
+/** One operation, live: the operation subscription pushes each change until it is terminal; its children and the cancels targeting it are read again on each. */
 function detailView(main: HTMLElement, ctx: Ctx, id: string): () => void {
   const info = h('div', { 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading…'));
   const related = h('div', {});
@@ -151,17 +155,17 @@ function detailView(main: HTMLElement, ctx: Ctx, id: string): () => void {
       h('h3', {}, 'Result'),
       json(o.result),
     );
-    // Children (fan-out) and the cancels that target it: operations of the same subject or whose subject it fanned out to.
-    void list().then(
-      (ops) => {
-        const children = ops.filter((c) => c.parentOperationId === o.id);
-        const cancels = ops.filter((c) => c.targetOperationId === o.id);
+    // Its children (fan-out) and the cancels that target it, read again on each change.
+    type Ops = { edges: { node: Op }[] };
+    void gql<{ children: Ops; cancels: Ops }>(RELATED, { id: o.id }).then(
+      (r) => {
+        const nodes = (c: Ops) => c.edges.map((e) => e.node);
         fill(
           related,
           h('h3', {}, 'Children'),
-          table(['Kind', 'Status', 'Waiting reason', 'Subject', 'Created'], rows(children), 'No child operations.'),
+          table(['Kind', 'Status', 'Waiting reason', 'Subject', 'Created'], rows(nodes(r.children)), 'No child operations.'),
           h('h3', {}, 'Cancels targeting it'),
-          table(['Kind', 'Status', 'Waiting reason', 'Subject', 'Created'], rows(cancels), 'None.'),
+          table(['Kind', 'Status', 'Waiting reason', 'Subject', 'Created'], rows(nodes(r.cancels)), 'None.'),
         );
       },
       (err) => fill(related, errorBox(err)),
