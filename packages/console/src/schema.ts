@@ -347,7 +347,7 @@ export interface Payout {
   status: PayoutStatus;
   updatedAt: string;
 }
-export type PayoutStatus = 'CREATED' | 'FAILED' | 'SETTLED';
+export type PayoutStatus = 'CREATED' | 'FAILED' | 'IN_REVIEW' | 'SETTLED';
 export interface PerformanceRollup {
   count: number;
   entity: string | null;

@@ -9,6 +9,7 @@ import { ListInput, listOf, pageOf } from '../action/list.ts';
 import { findProgram } from '../program/program.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { timestamp } from '../validation.ts';
+import { IN_FLIGHT_STATUSES } from './presenter.ts';
 
 /**
  * The payout ledger (ADR 0009). Each closed period of an active, qualified
@@ -63,11 +64,15 @@ export const LedgerInput = z.strictObject({
   ...ListInput.shape,
 });
 
-/** The payout (created or settled) that holds an entry, and the entry's status, as SQL columns of `l`. */
+/** Payout statuses (SQL lists): in flight (created, or held by the provider for review), and those holding entries. */
+export const IN_FLIGHT = Prisma.raw(`(${IN_FLIGHT_STATUSES.map((s) => `'${s}'`).join(', ')})`);
+export const HOLDING = Prisma.raw(`(${[...IN_FLIGHT_STATUSES, 'settled'].map((s) => `'${s}'`).join(', ')})`);
+
+/** The payout (in flight or settled) that holds an entry, and the entry's status, as SQL columns of `l`. */
 export const ENTRY_STATUS = Prisma.sql`
-  (SELECT p.id FROM payout_item i JOIN payout p ON p.id = i.payout_id WHERE i.entry_id = l.id AND p.status IN ('created', 'settled') LIMIT 1) AS payout_id,
+  (SELECT p.id FROM payout_item i JOIN payout p ON p.id = i.payout_id WHERE i.entry_id = l.id AND p.status IN ${HOLDING} LIMIT 1) AS payout_id,
   COALESCE((SELECT CASE WHEN p.status = 'settled' THEN 'paid' ELSE 'in_flight' END FROM payout_item i JOIN payout p ON p.id = i.payout_id
-     WHERE i.entry_id = l.id AND p.status IN ('created', 'settled') LIMIT 1), 'unpaid') AS status`;
+     WHERE i.entry_id = l.id AND p.status IN ${HOLDING} LIMIT 1), 'unpaid') AS status`;
 
 export interface EntryRow {
   id: string;
@@ -245,7 +250,7 @@ export async function accrueMeasured(deps: Deps, tx: Tx, entityIds: string[], me
            (SELECT min(s) AT TIME ZONE 'UTC' FROM generate_series(t.start AT TIME ZONE 'UTC', ${periodStart(window, now)} AT TIME ZONE 'UTC',
                      ('1 ' || t.performance_window)::interval) s
              WHERE NOT EXISTS (SELECT 1 FROM ledger_entry l WHERE l.enrollment_id = t.id AND l.period_start = s AT TIME ZONE 'UTC'
-               AND EXISTS (SELECT 1 FROM payout_item i JOIN payout po ON po.id = i.payout_id WHERE i.entry_id = l.id AND po.status IN ('created', 'settled'))))
+               AND EXISTS (SELECT 1 FROM payout_item i JOIN payout po ON po.id = i.payout_id WHERE i.entry_id = l.id AND po.status IN ${HOLDING})))
              AS payable_start
       FROM touched t JOIN program p ON p.id = t.program_id
      ORDER BY t.id, t.start`;
@@ -258,7 +263,8 @@ export async function accrueMeasured(deps: Deps, tx: Tx, entityIds: string[], me
 
 /**
  * The ledger invariant as one SQL check: Σ ledger = settled payouts + payouts in flight + unpaid entries, every
- * payout's amount is the sum of its entries, and no entry is held by two live or settled payouts. Suites call it
+ * payout's amount is the sum of its entries, and no entry is held by two live or settled payouts. In flight: created
+ * payouts and those the provider holds for review. Suites call it
  * after payout runs (and after crash recovery); `ok` is the conjunction.
  */
 export async function ledgerInvariant(db: Reader, organizationId?: string) {
@@ -269,13 +275,13 @@ export async function ledgerInvariant(db: Reader, organizationId?: string) {
     SELECT
       (SELECT COALESCE(sum(amount), 0)::text FROM ledger_entry WHERE true ${org}) AS ledger,
       (SELECT COALESCE(sum(amount), 0)::text FROM payout WHERE status = 'settled' ${org}) AS settled,
-      (SELECT COALESCE(sum(amount), 0)::text FROM payout WHERE status = 'created' ${org}) AS in_flight,
+      (SELECT COALESCE(sum(amount), 0)::text FROM payout WHERE status IN ${IN_FLIGHT} ${org}) AS in_flight,
       (SELECT COALESCE(sum(l.amount), 0)::text FROM ledger_entry l WHERE true ${organizationId ? Prisma.sql`AND l.organization_id = ${organizationId}` : Prisma.empty}
-          AND NOT EXISTS (SELECT 1 FROM payout_item i JOIN payout p ON p.id = i.payout_id WHERE i.entry_id = l.id AND p.status IN ('created', 'settled'))) AS unpaid,
+          AND NOT EXISTS (SELECT 1 FROM payout_item i JOIN payout p ON p.id = i.payout_id WHERE i.entry_id = l.id AND p.status IN ${HOLDING})) AS unpaid,
       (SELECT count(*)::int FROM payout p WHERE true ${org}
           AND p.amount <> (SELECT COALESCE(sum(l.amount), 0) FROM payout_item i JOIN ledger_entry l ON l.id = i.entry_id WHERE i.payout_id = p.id)) AS mismatched,
       (SELECT count(*)::int FROM (SELECT i.entry_id FROM payout_item i JOIN payout p ON p.id = i.payout_id
-          WHERE p.status IN ('created', 'settled') GROUP BY i.entry_id HAVING count(*) > 1) x) AS doubly_held,
+          WHERE p.status IN ${HOLDING} GROUP BY i.entry_id HAVING count(*) > 1) x) AS doubly_held,
       (SELECT count(*)::int FROM payout WHERE amount <= 0 ${org}) AS negative`;
   const r = row!;
   const sums = { ledger: BigInt(r.ledger), settled: BigInt(r.settled), in_flight: BigInt(r.in_flight), unpaid: BigInt(r.unpaid) };

@@ -1,5 +1,5 @@
 import { Argument } from 'commander';
-import { webhooks, type Operation } from '../index.ts';
+import { webhooks, type Operation, type PayoutStatus } from '../index.ts';
 import {
   eventLine,
   registerAssertionCommands,
@@ -234,10 +234,10 @@ export function registerUserCommands(): void {
   payouts
     .command('list')
     .description('payouts of the selected brand, newest first')
-    .option('--status <status>', 'created, settled or failed')
+    .option('--status <status>', 'created, in_review, settled or failed')
     .option('--limit <n>', 'at most this many (1 to 100)', '20')
     .action(
-      run(async (g, o: { status?: 'created' | 'settled' | 'failed'; limit: string }) => {
+      run(async (g, o: { status?: PayoutStatus; limit: string }) => {
         const page = await platformClient(g).client.payouts.list({ status: o.status, limit: Number(o.limit) });
         print(g, page.data, () =>
           page.data.length

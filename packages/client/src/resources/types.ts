@@ -289,7 +289,7 @@ export interface LedgerEntry {
   createdAt: string;
 }
 
-export type PayoutStatus = 'created' | 'settled' | 'failed';
+export type PayoutStatus = 'created' | 'in_review' | 'settled' | 'failed';
 
 /** One payment to an entity from a payout run (`po_`). */
 export interface Payout {
