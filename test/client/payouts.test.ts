@@ -20,13 +20,16 @@ async function owed(amounts: number[]) {
   const db = t.app.deps.db.prisma;
   const end = new Date(Math.floor(t.clock.now().getTime() / DAY) * DAY);
   const start = new Date(end.getTime() - DAY);
+  const program = await db.program.create({
+    data: { id: newId('program'), organizationId: org.id, brandId: brand, name: 'Seed', performanceWindow: 'day' },
+  });
   for (const [i, amount] of amounts.entries()) {
     const entity = newId('entity');
     await db.$executeRaw`INSERT INTO entity (id, organization_id, external_user_id, issuer) VALUES (${entity}, ${org.id}, ${`c-${i}`}, 'acme')`;
     await db.$executeRaw`
       INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
         source_period_start, qualified, value, rate_bps, earned, carry, amount)
-      VALUES (${newId('ledgerEntry')}, ${org.id}, ${brand}, 'prog_seed', ${newId('enrollment')}, ${entity}, 'accrual', ${start}::timestamptz,
+      VALUES (${newId('ledgerEntry')}, ${org.id}, ${brand}, ${program.id}, ${newId('enrollment')}, ${entity}, 'accrual', ${start}::timestamptz,
         ${end}::timestamptz, ${start}::timestamptz, true, ${amount}::numeric, 10000, ${amount}::numeric, 0, ${amount}::bigint)`;
   }
   const top = await t.http.post(`/operator/brands/${brand}/wallet/top_up`, { amount: 1000 }, { token: t.operatorToken });
@@ -56,6 +59,14 @@ describe('payouts through the client', () => {
     const bad = await client.payouts.export({ period: 'soon' }).catch((e) => e);
     expect(bad).toBeInstanceOf(PlatformError);
     expect(bad).toMatchObject({ status: 400, code: 'invalid_request', param: 'period' });
+    // Reversing the paid 5: a clawback, unpaid until the next run; a second reversal is a 409.
+    const five = ledger.data.find((e) => e.amount === 5)!;
+    const reversal = await client.payouts.reverse(five.id, { reason: 'chargeback' });
+    expect(reversal).toMatchObject({ object: 'ledger_entry', kind: 'reversal', amount: -5, reverses: five.id, reason: 'chargeback' });
+    expect(reversal.status).toBe('unpaid');
+    const twice = await client.payouts.reverse(five.id, { reason: 'again' }).catch((e) => e);
+    expect(twice).toBeInstanceOf(PlatformError);
+    expect(twice).toMatchObject({ status: 409, code: 'resource_conflict' });
   });
 });
 

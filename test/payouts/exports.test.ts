@@ -43,7 +43,7 @@ describe('exports', () => {
     const lines = res.text.split('\r\n');
     expect(lines.at(-1)).toBe('');
     expect(lines[0]).toBe(
-      'id,kind,entity,external_user_id,issuer,program,enrollment,period_start,period_end,source_period_start,tier,metric,value,rate_bps,earned,amount,carry,status,payout,reverses,created_at',
+      'id,kind,entity,external_user_id,issuer,program,enrollment,period_start,period_end,source_period_start,tier,metric,value,rate_bps,earned,amount,carry,status,payout,reverses,created_at,reason',
     );
     expect(lines).toHaveLength(1 + 3 + 1);
     expect(lines.filter((l) => l.includes(`"'=HYPERLINK(""http://evil.example"",""x"")"`))).toHaveLength(2);

@@ -220,6 +220,7 @@ export interface LedgerEntry {
   periodStart: string;
   program: string;
   rateBps: number;
+  reason: string | null;
   reverses: string | null;
   sourcePeriodStart: string;
   status: LedgerEntryStatus;
@@ -289,6 +290,7 @@ export interface Mutation {
   resumeEnrollment: Enrollment;
   resumeRelationship: Relationship;
   retryWebhookDelivery: WebhookDelivery;
+  reverseLedgerEntry: LedgerEntry;
   revokeAssertion: AssertionRevocation;
   revokeConnection: ConnectionRevocation;
   rotateHandoffIssuer: HandoffIssuer;

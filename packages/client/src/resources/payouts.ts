@@ -43,6 +43,14 @@ export class Payouts extends Resource {
     return this.page('/payouts/ledger', { ...params, period: iso(params.period) }, options);
   }
 
+  /** Reverses a ledger entry by a compensating one (negative amount); resolves with it. An entry is reversed once (409). */
+  reverse(entryId: string, params: { reason: string }, options?: RequestOptions): Promise<LedgerEntry> {
+    return this.one(
+      { method: 'POST', path: path('/payouts/ledger/{id}/reverse', entryId), body: { reason: params.reason }, idempotent: true, options },
+      'ledgerEntry',
+    );
+  }
+
   list(params: PayoutListParams = {}, options?: RequestOptions): PagePromise<Payout> {
     return this.page('/payouts', { ...params }, options);
   }

@@ -285,7 +285,10 @@ export interface LedgerEntry {
   carry: string;
   status: LedgerEntryStatus;
   payout: string | null;
+  /** On a reversal: the entry it compensates. */
   reverses: string | null;
+  /** On a reversal: why it was made. */
+  reason: string | null;
   createdAt: string;
 }
 
