@@ -55,6 +55,15 @@ describe('payouts through the client', () => {
     expect(one.entries).toHaveLength(1);
     const csv = await client.payouts.export({ period: start });
     expect(csv.split('\r\n')).toHaveLength(1 + 2 + 1);
+    // The same export as a stream, read as it arrives.
+    let streamed = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of (await client.payouts.exportStream({ period: start })) as unknown as AsyncIterable<Uint8Array>)
+      streamed += decoder.decode(chunk, { stream: true });
+    expect(streamed).toBe(csv);
+    const badStream = await client.payouts.exportStream({ period: start, kind: 'both' as never }).catch((e) => e);
+    expect(badStream).toBeInstanceOf(PlatformError);
+    expect(badStream).toMatchObject({ status: 400, code: 'invalid_request', param: 'kind' });
     expect(csv.startsWith('id,entity,external_user_id,issuer,program,amount,status,')).toBe(true);
     const bad = await client.payouts.export({ period: 'soon' }).catch((e) => e);
     expect(bad).toBeInstanceOf(PlatformError);
@@ -67,6 +76,47 @@ describe('payouts through the client', () => {
     const twice = await client.payouts.reverse(five.id, { reason: 'again' }).catch((e) => e);
     expect(twice).toBeInstanceOf(PlatformError);
     expect(twice).toMatchObject({ status: 409, code: 'resource_conflict' });
+  });
+});
+
+describe.skipIf(onPostgres())('platform payouts ledger', () => {
+  test('filters, a table or --json, --csv streams the period’s ledger export; misuse exits 2', { timeout: 120_000 }, async () => {
+    const { token, start } = await owed([6, 8]);
+    const env = { PLATFORM_API_KEY: token };
+    const help = await run(['payouts', 'ledger', '--help']);
+    expect(help.code).toBe(0);
+    for (const flag of ['--entity', '--program', '--period', '--status', '--limit', '--csv']) expect(help.stdout).toContain(flag);
+    const shown = await run(['payouts', 'ledger', '--status', 'unpaid'], env);
+    expect(shown.code, shown.stderr).toBe(0);
+    const rows = shown.stdout.trim().split('\n');
+    expect(rows[0]).toMatch(/^ID\s+KIND\s+STATUS\s+AMOUNT\s+ENTITY\s+PERIOD$/);
+    expect(rows.slice(1).map((r) => r.split(/\s+/).slice(1, 4))).toEqual([
+      ['accrual', 'unpaid', '8'],
+      ['accrual', 'unpaid', '6'],
+    ]);
+    const json = await run(['--json', 'payouts', 'ledger', '--period', start.toISOString(), '--limit', '1'], env);
+    expect(json.code, json.stderr).toBe(0);
+    const [newest] = JSON.parse(json.stdout);
+    expect(newest).toMatchObject({ object: 'ledger_entry', amount: 8, periodStart: start.toISOString() });
+    const mine = await run(['--json', 'payouts', 'ledger', '--entity', newest.entity], env);
+    expect(JSON.parse(mine.stdout).map((e: { id: string }) => e.id)).toEqual([newest.id]);
+    expect(JSON.parse((await run(['--json', 'payouts', 'ledger', '--status', 'paid'], env)).stdout)).toEqual([]);
+    const csv = await run(['payouts', 'ledger', '--csv', '--period', start.toISOString()], env);
+    expect(csv.code, csv.stderr).toBe(0);
+    const lines = csv.stdout.split('\r\n');
+    expect(lines[0]).toBe(
+      'id,kind,entity,external_user_id,issuer,program,enrollment,period_start,period_end,source_period_start,tier,metric,value,rate_bps,earned,amount,carry,status,payout,reverses,created_at,reason',
+    );
+    expect(lines).toHaveLength(1 + 2 + 1);
+    const noPeriod = await run(['payouts', 'ledger', '--csv'], env);
+    expect(noPeriod.code).toBe(2);
+    expect(noPeriod.stderr).toContain('--period');
+    const filtered = await run(['payouts', 'ledger', '--csv', '--period', start.toISOString(), '--status', 'paid'], env);
+    expect(filtered.code).toBe(2);
+    expect(filtered.stderr).toContain('--status');
+    const refused = await run(['payouts', 'ledger', '--status', 'lost'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('status');
   });
 });
 
