@@ -3,11 +3,12 @@ import { expect } from 'vitest';
 import { expectStatus } from '../assertions/helpers.ts';
 import { settled, topUp } from '../operations/helpers.ts';
 import { appTest, type TestApp } from '../support/kit.ts';
-import { activeIn, expectInvariant, nextDay, paidProgram, payoutTenant } from './helpers.ts';
+import { activeIn, expectInvariant, nextDay, operationWhen, paidProgram, payoutTenant } from './helpers.ts';
 
 /**
  * The ledger against a straightforward model: random measurements (in the open period and late, into closed ones),
- * period closes, payout runs with random failing entities, and reversals of random entries. After every step the SQL
+ * period closes, payout runs with random failing entities and entities the provider holds for review (then settles
+ * or refuses), and reversals of random entries. After every step the SQL
  * invariant holds; per enrollment Σ amount = floor(Σ value × rate_bps / 10000) over its closed periods (the carry
  * keeps totals exact) less what was reversed; settled payouts total what the model paid; a reversal lands where the
  * model says (the entry's period, or the first after the entity's paid ones) and a second reversal, or a reversal's,
@@ -23,7 +24,7 @@ const ENTITIES = 3;
 type Step =
   | { kind: 'measure'; who: number; value: number; late: boolean }
   | { kind: 'close' }
-  | { kind: 'run'; failing: number[] }
+  | { kind: 'run'; failing: number[]; held: number[]; reviewFails: boolean }
   | { kind: 'reverse'; pick: number };
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({
@@ -33,10 +34,17 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     late: fc.boolean(),
   }),
   fc.constant({ kind: 'close' as const }),
-  fc.record({ kind: fc.constant('run' as const), failing: fc.uniqueArray(fc.nat(ENTITIES - 1), { maxLength: ENTITIES }) }),
+  fc.record({
+    kind: fc.constant('run' as const),
+    failing: fc.uniqueArray(fc.nat(ENTITIES - 1), { maxLength: ENTITIES }),
+    // Held for review by the provider (those not failing at once), then settled or refused.
+    held: fc.uniqueArray(fc.nat(ENTITIES - 1), { maxLength: ENTITIES }),
+    reviewFails: fc.boolean(),
+  }),
   fc.record({ kind: fc.constant('reverse' as const), pick: fc.nat(1000) }),
 );
 const DAY = 86_400_000;
+const REVIEW_MS = 60_000;
 
 test('Σ ledger = settled + in flight + unpaid, and amounts match the model, whatever the sequence', { timeout: 240_000 }, async () => {
   await fc.assert(
@@ -62,7 +70,9 @@ test('Σ ledger = settled + in flight + unpaid, and amounts match the model, wha
       const heldUntil = new Array<number>(ENTITIES).fill(0);
       const reversed = new Set<string>();
       const openStart = () => Math.floor(t.clock.now().getTime() / DAY) * DAY;
-      for (const s of steps) {
+      // Every sequence opens with a closed period in which each entity earned (at least 1): its runs have payouts.
+      const opening: Step[] = [...es.map((_, who) => ({ kind: 'measure' as const, who, value: 10_000, late: false })), { kind: 'close' }];
+      for (const s of [...opening, ...steps]) {
         if (s.kind === 'measure') {
           const late = s.late && lastClosed && !paidSinceClose[s.who];
           const at = late ? lastClosed! : t.clock.now();
@@ -97,19 +107,37 @@ test('Σ ledger = settled + in flight + unpaid, and amounts match the model, wha
             (landing < openStart() ? reversedClosed : reversedOpen)[i]! += BigInt(entry.amount);
           }
         } else {
-          t.app.deps.config.payouts = { sandbox: { failEntities: s.failing.map((i) => es[i]!.entity) } };
+          const owedNow = es.map((_, i) => closed[i]! / 10000n - reversedClosed[i]! - paid[i]!);
+          const held = s.held.filter((i) => !s.failing.includes(i) && owedNow[i]! > 0n);
+          const fails = (i: number) => s.failing.includes(i) || (held.includes(i) && s.reviewFails);
+          t.app.deps.config.payouts = {
+            sandbox: {
+              failEntities: s.failing.map((i) => es[i]!.entity),
+              reviewEntities: s.held.map((i) => es[i]!.entity),
+              review: { afterMs: REVIEW_MS, outcome: s.reviewFails ? 'fail' : 'succeed' },
+            },
+          };
           try {
             // A second run with the same period_end is the first one answered again (idempotent per period_end): each
             // run of the sequence ends a second later, within the same day.
             t.clock.advance(1000);
             const res = await who.run({ period_end: t.clock.now().toISOString() });
             expect(res.status, res.text).toBe(202);
+            if (held.length) {
+              // The held payouts are in flight until the provider decides: the run waits, the invariant counts them.
+              const waiting = await operationWhen(t, who.token, res.body.id, (o) => o.status === 'waiting');
+              expect(waiting).toMatchObject({ waiting_reason: 'provider_review', progress: { in_review: held.length } });
+              const inv = await expectInvariant(t, who.org.id);
+              expect(inv.in_flight).toBe(held.reduce((a, i) => a + owedNow[i]!, 0n));
+              t.clock.advance(REVIEW_MS);
+              t.app.operations.kick();
+            }
             const op = await settled(t, { token: who.token } as never, res.body.id);
             expect(['succeeded', 'partial', 'failed']).toContain(op.status);
-            // Each entity with a positive unpaid total is paid all of it, unless it fails.
+            // Each entity with a positive unpaid total is paid all of it, unless it fails (at once or after review).
             for (let i = 0; i < ENTITIES; i++) {
-              const owed = closed[i]! / 10000n - reversedClosed[i]! - paid[i]!;
-              if (owed > 0n && !s.failing.includes(i)) {
+              const owed = owedNow[i]!;
+              if (owed > 0n && !fails(i)) {
                 paid[i]! += owed;
                 settledTotal += owed;
                 paidSinceClose[i] = true;

@@ -115,6 +115,24 @@ describe('reversals', () => {
     await expectInvariant(t, who.org.id);
   });
 
+  test("an unpaid entry's reversal stays in its period when other entities' entries of that period are paid", async () => {
+    const who = await payoutTenant(t);
+    const { es, a, b } = await earned(who);
+    await topUp(t, who.brand, 100);
+    t.app.deps.config.payouts = { sandbox: { failEntities: [es[0]!.entity] } };
+    try {
+      expect((await runAndSettle(who)).result).toMatchObject({ settled: 1, failed: 1 });
+    } finally {
+      t.app.deps.config.payouts = undefined;
+    }
+    const res = await reverse(who, a.id);
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.ledger_entry).toMatchObject({ amount: -10, status: 'unpaid', period_start: a.period_start });
+    // b's, paid, is clawed back in the next period.
+    expect((await reverse(who, b.id)).body.ledger_entry).toMatchObject({ amount: -20, status: 'unpaid', period_start: b.period_end });
+    await expectInvariant(t, who.org.id);
+  });
+
   test('a late measurement after a reversal adjusts by the change only: the reversal stays', async () => {
     const who = await payoutTenant(t);
     const { es, day, a } = await earned(who);

@@ -233,13 +233,14 @@ async function accruePeriod(
 
 /**
  * The first period from `from` on, up to the current one, in which nothing of the enrollment is paid or in flight
- * (SQL, a timestamptz): where a late adjustment or a reversal is payable.
+ * (SQL, a timestamptz): where a late adjustment or a reversal is payable. Its own aliases are unlike any caller's
+ * (`enrollment` and `from` name the caller's columns).
  */
 const firstOpenPeriod = (enrollment: Prisma.Sql, from: Prisma.Sql, window: Prisma.Sql, now: Prisma.Sql) => Prisma.sql`
   (SELECT min(s) AT TIME ZONE 'UTC' FROM generate_series(${from} AT TIME ZONE 'UTC', ${periodStart(window, now)} AT TIME ZONE 'UTC',
             ('1 ' || ${window})::interval) s
-    WHERE NOT EXISTS (SELECT 1 FROM ledger_entry l WHERE l.enrollment_id = ${enrollment} AND l.period_start = s AT TIME ZONE 'UTC'
-      AND EXISTS (SELECT 1 FROM payout_item i JOIN payout po ON po.id = i.payout_id WHERE i.entry_id = l.id AND po.status IN ${HOLDING})))`;
+    WHERE NOT EXISTS (SELECT 1 FROM ledger_entry held WHERE held.enrollment_id = ${enrollment} AND held.period_start = s AT TIME ZONE 'UTC'
+      AND EXISTS (SELECT 1 FROM payout_item hi JOIN payout hp ON hp.id = hi.payout_id WHERE hi.entry_id = held.id AND hp.status IN ${HOLDING})))`;
 
 /**
  * After a measurement batch (the caller holds the entities' locks, in id order): first the closed periods not yet
