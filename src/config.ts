@@ -84,9 +84,12 @@ const Env = z.object({
   PROGRAM_RETIER_BATCH: z.coerce.number().int().min(1).max(10_000).default(200),
   /** Payouts a payout.run step pays per transaction. */
   PAYOUT_BATCH: z.coerce.number().int().min(1).max(10_000).default(500),
-  /** The sandbox payout provider: succeed or fail every payout, and how long each payment takes. */
-  PAYOUT_SANDBOX_OUTCOME: z.enum(['succeed', 'fail']).default('succeed'),
+  /** The sandbox payout provider: succeed, fail or hold for review every payout, and how long each payment takes. */
+  PAYOUT_SANDBOX_OUTCOME: z.enum(['succeed', 'fail', 'review']).default('succeed'),
   PAYOUT_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(30_000).default(0),
+  /** A held payout's review: how long it takes and what the provider decides then. */
+  PAYOUT_SANDBOX_REVIEW_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
+  PAYOUT_SANDBOX_REVIEW_OUTCOME: z.enum(['succeed', 'fail']).default('succeed'),
   WEBHOOK_RETRY_SCHEDULE: z.string().default('0s,5s,5m,30m,2h,5h,10h,10h'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.optional(),
@@ -194,12 +197,19 @@ export interface PayoutsConfig {
   /** Payouts a payout.run step pays per transaction (DEFAULT_PAY_BATCH when left out). */
   batch?: number;
   sandbox?: {
-    /** succeed (default) or fail every payout. */
-    outcome?: 'succeed' | 'fail';
+    /** succeed (default), fail, or review: the provider accepts every payout but holds it for a manual review. */
+    outcome?: 'succeed' | 'fail' | 'review';
     /** Each payment takes this long (to observe or interrupt a running run). */
     delayMs?: number;
     /** Entities (ent_ ids) whose payouts fail whatever `outcome` says. */
     failEntities?: string[];
+    /** Entities (ent_ ids) whose payouts are held for review whatever `outcome` says (failEntities win). */
+    reviewEntities?: string[];
+    /**
+     * A held payout's review: decided `afterMs` (default 60 s) of the clock after it entered review, then settled
+     * (outcome succeed, the default) or failed. Tests move the injected clock past it.
+     */
+    review?: { afterMs?: number; outcome?: 'succeed' | 'fail' };
   };
 }
 
@@ -366,7 +376,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxAttempts: e.OPERATION_MAX_ATTEMPTS,
       retierBatch: e.PROGRAM_RETIER_BATCH,
     },
-    payouts: { batch: e.PAYOUT_BATCH, sandbox: { outcome: e.PAYOUT_SANDBOX_OUTCOME, delayMs: e.PAYOUT_SANDBOX_DELAY_MS } },
+    payouts: {
+      batch: e.PAYOUT_BATCH,
+      sandbox: {
+        outcome: e.PAYOUT_SANDBOX_OUTCOME,
+        delayMs: e.PAYOUT_SANDBOX_DELAY_MS,
+        review: { afterMs: e.PAYOUT_SANDBOX_REVIEW_MS, outcome: e.PAYOUT_SANDBOX_REVIEW_OUTCOME },
+      },
+    },
     webhook: {
       retryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,

@@ -49,6 +49,16 @@ export function payoutRoutes(deps: Deps): RouteDef[] {
       summary: 'Ledger entries of the selected brand, newest first: what each enrollment earned per period, in integer minor units',
       description: 'A page of ledger entries',
     }),
+    actionRoute(deps, ledger.reverse, {
+      ...common,
+      method: 'POST',
+      path: '/payouts/ledger/:id/reverse',
+      operationId: 'reverseLedgerEntry',
+      summary:
+        'Reverse a ledger entry by a compensating entry (negative amount, reverses = the entry): an unpaid entry nets out of the next run, a paid one is clawed back from the next payout; an entry is reversed once, a reversal is final (409)',
+      description: 'The wrapped compensating entry',
+      envelope: 'ledger_entry',
+    }),
     actionRoute(deps, payouts.run, {
       ...common,
       method: 'POST',

@@ -20,13 +20,16 @@ async function owed(amounts: number[]) {
   const db = t.app.deps.db.prisma;
   const end = new Date(Math.floor(t.clock.now().getTime() / DAY) * DAY);
   const start = new Date(end.getTime() - DAY);
+  const program = await db.program.create({
+    data: { id: newId('program'), organizationId: org.id, brandId: brand, name: 'Seed', performanceWindow: 'day' },
+  });
   for (const [i, amount] of amounts.entries()) {
     const entity = newId('entity');
     await db.$executeRaw`INSERT INTO entity (id, organization_id, external_user_id, issuer) VALUES (${entity}, ${org.id}, ${`c-${i}`}, 'acme')`;
     await db.$executeRaw`
       INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
         source_period_start, qualified, value, rate_bps, earned, carry, amount)
-      VALUES (${newId('ledgerEntry')}, ${org.id}, ${brand}, 'prog_seed', ${newId('enrollment')}, ${entity}, 'accrual', ${start}::timestamptz,
+      VALUES (${newId('ledgerEntry')}, ${org.id}, ${brand}, ${program.id}, ${newId('enrollment')}, ${entity}, 'accrual', ${start}::timestamptz,
         ${end}::timestamptz, ${start}::timestamptz, true, ${amount}::numeric, 10000, ${amount}::numeric, 0, ${amount}::bigint)`;
   }
   const top = await t.http.post(`/operator/brands/${brand}/wallet/top_up`, { amount: 1000 }, { token: t.operatorToken });
@@ -52,10 +55,68 @@ describe('payouts through the client', () => {
     expect(one.entries).toHaveLength(1);
     const csv = await client.payouts.export({ period: start });
     expect(csv.split('\r\n')).toHaveLength(1 + 2 + 1);
+    // The same export as a stream, read as it arrives.
+    let streamed = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of (await client.payouts.exportStream({ period: start })) as unknown as AsyncIterable<Uint8Array>)
+      streamed += decoder.decode(chunk, { stream: true });
+    expect(streamed).toBe(csv);
+    const badStream = await client.payouts.exportStream({ period: start, kind: 'both' as never }).catch((e) => e);
+    expect(badStream).toBeInstanceOf(PlatformError);
+    expect(badStream).toMatchObject({ status: 400, code: 'invalid_request', param: 'kind' });
     expect(csv.startsWith('id,entity,external_user_id,issuer,program,amount,status,')).toBe(true);
     const bad = await client.payouts.export({ period: 'soon' }).catch((e) => e);
     expect(bad).toBeInstanceOf(PlatformError);
     expect(bad).toMatchObject({ status: 400, code: 'invalid_request', param: 'period' });
+    // Reversing the paid 5: a clawback, unpaid until the next run; a second reversal is a 409.
+    const five = ledger.data.find((e) => e.amount === 5)!;
+    const reversal = await client.payouts.reverse(five.id, { reason: 'chargeback' });
+    expect(reversal).toMatchObject({ object: 'ledger_entry', kind: 'reversal', amount: -5, reverses: five.id, reason: 'chargeback' });
+    expect(reversal.status).toBe('unpaid');
+    const twice = await client.payouts.reverse(five.id, { reason: 'again' }).catch((e) => e);
+    expect(twice).toBeInstanceOf(PlatformError);
+    expect(twice).toMatchObject({ status: 409, code: 'resource_conflict' });
+  });
+});
+
+describe.skipIf(onPostgres())('platform payouts ledger', () => {
+  test('filters, a table or --json, --csv streams the period’s ledger export; misuse exits 2', { timeout: 120_000 }, async () => {
+    const { token, start } = await owed([6, 8]);
+    const env = { PLATFORM_API_KEY: token };
+    const help = await run(['payouts', 'ledger', '--help']);
+    expect(help.code).toBe(0);
+    for (const flag of ['--entity', '--program', '--period', '--status', '--limit', '--csv']) expect(help.stdout).toContain(flag);
+    const shown = await run(['payouts', 'ledger', '--status', 'unpaid'], env);
+    expect(shown.code, shown.stderr).toBe(0);
+    const rows = shown.stdout.trim().split('\n');
+    expect(rows[0]).toMatch(/^ID\s+KIND\s+STATUS\s+AMOUNT\s+ENTITY\s+PERIOD$/);
+    expect(rows.slice(1).map((r) => r.split(/\s+/).slice(1, 4))).toEqual([
+      ['accrual', 'unpaid', '8'],
+      ['accrual', 'unpaid', '6'],
+    ]);
+    const json = await run(['--json', 'payouts', 'ledger', '--period', start.toISOString(), '--limit', '1'], env);
+    expect(json.code, json.stderr).toBe(0);
+    const [newest] = JSON.parse(json.stdout);
+    expect(newest).toMatchObject({ object: 'ledger_entry', amount: 8, periodStart: start.toISOString() });
+    const mine = await run(['--json', 'payouts', 'ledger', '--entity', newest.entity], env);
+    expect(JSON.parse(mine.stdout).map((e: { id: string }) => e.id)).toEqual([newest.id]);
+    expect(JSON.parse((await run(['--json', 'payouts', 'ledger', '--status', 'paid'], env)).stdout)).toEqual([]);
+    const csv = await run(['payouts', 'ledger', '--csv', '--period', start.toISOString()], env);
+    expect(csv.code, csv.stderr).toBe(0);
+    const lines = csv.stdout.split('\r\n');
+    expect(lines[0]).toBe(
+      'id,kind,entity,external_user_id,issuer,program,enrollment,period_start,period_end,source_period_start,tier,metric,value,rate_bps,earned,amount,carry,status,payout,reverses,created_at,reason',
+    );
+    expect(lines).toHaveLength(1 + 2 + 1);
+    const noPeriod = await run(['payouts', 'ledger', '--csv'], env);
+    expect(noPeriod.code).toBe(2);
+    expect(noPeriod.stderr).toContain('--period');
+    const filtered = await run(['payouts', 'ledger', '--csv', '--period', start.toISOString(), '--status', 'paid'], env);
+    expect(filtered.code).toBe(2);
+    expect(filtered.stderr).toContain('--status');
+    const refused = await run(['payouts', 'ledger', '--status', 'lost'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('status');
   });
 });
 

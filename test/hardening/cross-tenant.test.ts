@@ -48,6 +48,7 @@ type Kind =
   | 'relationship'
   | 'tier'
   | 'payout'
+  | 'entry'
   | 'connection'
   | 'issuer';
 type Ids = Record<Kind, string>;
@@ -73,6 +74,8 @@ const SEGMENT_KIND: Record<string, Kind> = {
   payouts: 'payout',
   // POST /payouts/runs/{id}/cancel: a run is its payout.run operation.
   runs: 'operation',
+  // POST /payouts/ledger/{id}/reverse, and the ledger's starting_after.
+  ledger: 'entry',
   connections: 'connection',
   issuers: 'issuer',
 };
@@ -108,6 +111,7 @@ const BODIES: Record<string, (ids: Ids) => unknown> = {
   updateProgramTier: () => ({ rate_bps: 2 }),
   replayWebhookEndpoint: () => ({ starting_after: 0 }),
   runPayouts: (ids) => ({ program: ids.program, period_end: '2026-01-01T00:00:00Z' }),
+  reverseLedgerEntry: () => ({ reason: 'by another organization' }),
 };
 
 // Rate limits (and the per-organization create limit) must not answer for the lookup: far above this test's needs.
@@ -189,6 +193,13 @@ test.beforeAll(async ({ app }) => {
       periodEnd: new Date('2026-01-01T00:00:00Z'),
     },
   });
+  // A ledger entry of ours, written directly (accrual is proven in test/payouts/).
+  const entry = newId('ledgerEntry');
+  await t.app.deps.db.prisma.$executeRaw`
+    INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
+      source_period_start, qualified, value, rate_bps, earned, carry, amount)
+    VALUES (${entry}, ${org.id}, ${org.brands[0]!.id}, ${program.id}, ${enrollment.id}, ${assertion.entity}, 'accrual',
+      '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', '2026-01-01T00:00:00Z', true, 10, 1000, 1, 0, 1)`;
   ours = {
     org,
     token,
@@ -210,6 +221,7 @@ test.beforeAll(async ({ app }) => {
       relationship: relationship.id,
       tier: tier.tier.id,
       payout,
+      entry,
       connection: connection.id,
       issuer: issuer.id,
     },
@@ -322,6 +334,7 @@ function argKind(field: GraphQLField<unknown, unknown>, arg: GraphQLArgument): K
     ['relationship', 'relationship'],
     ['entity', 'entity'],
     ['brand', 'brand'],
+    ['ledgerentry', 'entry'],
     ['payoutrun', 'operation'],
     ['payout', 'payout'],
     ['connection', 'connection'],
@@ -444,6 +457,8 @@ describe('cross-tenant matrix', () => {
       'payouts/{id}',
       'payouts/runs/{id}/cancel',
       'graphql mutation runPayouts',
+      'payouts/ledger/{id}/reverse',
+      'graphql mutation reverseLedgerEntry',
       'connections/{id}/revoke',
       'graphql mutation revokeConnection',
       'handoff/issuers/{id}/rotate',

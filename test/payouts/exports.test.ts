@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { newId } from '../../src/domain/id.ts';
 import { appTest, expectPlatformError, type TestApp } from '../support/kit.ts';
-import { payoutTenant } from './helpers.ts';
+import { payoutTenant, seedLedger } from './helpers.ts';
 
 const test = appTest();
 let t: TestApp;
@@ -12,21 +12,7 @@ test.beforeAll(({ app }) => {
 const DAY = 86_400_000;
 type Who = Awaited<ReturnType<typeof payoutTenant>>;
 
-/** `n` ledger entries of 7 minor units for one entity in the day of `start`, written directly (ids below any real one). */
-async function seed(who: Who, n: number, start: Date, user = 'u-1') {
-  const db = t.app.deps.db.prisma;
-  const entity = newId('entity');
-  await db.$executeRaw`INSERT INTO entity (id, organization_id, external_user_id, issuer) VALUES (${entity}, ${who.org.id}, ${user}, 'https://idp.example')`;
-  const end = new Date(start.getTime() + DAY);
-  await db.$executeRaw`
-    INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
-      source_period_start, qualified, value, rate_bps, earned, carry, amount)
-    SELECT 'le_' || lpad(to_hex(g), 24, '0') || substr(md5(${entity}), 1, 8), ${who.org.id}, ${who.brand}, 'prog_seed',
-           'enr_' || g || ${entity}, ${entity},
-           'accrual', ${start}::timestamptz, ${end}::timestamptz, ${start}::timestamptz, true, 70, 1000, 7, 0, 7
-      FROM generate_series(1, ${n}::int) g`;
-  return entity;
-}
+const seed = (who: Who, n: number, start: Date, user?: string) => seedLedger(t.app.deps.db.prisma, who.org.id, who.brand, n, start, user);
 
 const get = (who: Who, q: string) => t.http.get(`/v1/platform/payouts/exports?${q}`, { token: who.token });
 
@@ -43,7 +29,7 @@ describe('exports', () => {
     const lines = res.text.split('\r\n');
     expect(lines.at(-1)).toBe('');
     expect(lines[0]).toBe(
-      'id,kind,entity,external_user_id,issuer,program,enrollment,period_start,period_end,source_period_start,tier,metric,value,rate_bps,earned,amount,carry,status,payout,reverses,created_at',
+      'id,kind,entity,external_user_id,issuer,program,enrollment,period_start,period_end,source_period_start,tier,metric,value,rate_bps,earned,amount,carry,status,payout,reverses,created_at,reason',
     );
     expect(lines).toHaveLength(1 + 3 + 1);
     expect(lines.filter((l) => l.includes(`"'=HYPERLINK(""http://evil.example"",""x"")"`))).toHaveLength(2);
@@ -109,8 +95,8 @@ describe('exports', () => {
     }
     expect(text).toBe('');
     expect(lines).toBe(1 + 100_000 + 1);
-    // Streamed, not buffered: the row written after the first bytes left is in the answer. (A heap bound was dropped:
-    // with test files sharing a worker, heapUsed without a forced GC measures other files' garbage too.)
+    // Streamed, not buffered: the row written after the first bytes left is in the answer. (Constant memory is proven
+    // in a process of its own, with a forced GC: test/payouts/export-memory.test.ts.)
     expect(sawMarker).toBe(true);
   });
 });

@@ -187,3 +187,101 @@ describe('payout runs', () => {
     await expectInvariant(t, who.org.id);
   });
 });
+
+describe('the provider holds payouts for review', () => {
+  const REVIEW_MS = 60_000;
+  /** Moves the clock past the provider's review and wakes the worker (the waiting run is due at the decision time). */
+  const decide = () => {
+    t.clock.advance(REVIEW_MS);
+    t.app.operations.kick();
+  };
+  test.afterEach(() => {
+    t.app.deps.config.payouts = { batch: 2 };
+  });
+  /** Three entities earning 10, 20, 30, every payout held for review and decided `outcome`: the run, waiting. */
+  const heldRun = async (outcome: 'succeed' | 'fail') => {
+    const who = await payoutTenant(t);
+    const { periodEnd } = await earned(who);
+    await topUp(t, who.brand, 60);
+    t.app.deps.config.payouts = { batch: 2, sandbox: { outcome: 'review', review: { afterMs: REVIEW_MS, outcome } } };
+    const res = await who.run({ period_end: periodEnd });
+    return { who, res, waiting: await operationWhen(t, who.token, res.body.id, (o) => o.status === 'waiting') };
+  };
+  const wallet = async (who: Who) => (await t.http.get(`/operator/brands/${who.brand}/wallet`, { token: t.operatorToken })).body.balance;
+
+  test('a held payout is in_review and in flight; the run waits provider_review until the decision settles it', async () => {
+    const who = await payoutTenant(t);
+    const { es, periodEnd } = await earned(who);
+    await topUp(t, who.brand, 60);
+    t.app.deps.config.payouts = { batch: 2, sandbox: { reviewEntities: [es[1]!.entity], review: { afterMs: REVIEW_MS } } };
+    const res = await who.run({ period_end: periodEnd });
+    const waiting = await operationWhen(t, who.token, res.body.id, (o) => o.status === 'waiting');
+    expect(waiting).toMatchObject({ waiting_reason: 'provider_review', progress: { in_review: 1, settled: 2, failed: 0 } });
+    const held = expectStatus(await who.payouts({ status: 'in_review' }), 200).data;
+    expect(held.map((p: any) => [p.entity, p.amount, p.failure_reason])).toEqual([[es[1]!.entity, 20, null]]);
+    expect(expectStatus(await who.ledger({ status: 'in_flight' }), 200).data.map((x: any) => x.entity)).toEqual([es[1]!.entity]);
+    // No event for the review: the payout's payout.created went out; settled or failed comes with the decision.
+    expect(await feed(who, 'payout.settled')).toHaveLength(2);
+    expect(await wallet(who)).toBe(0);
+    const inv = await expectInvariant(t, who.org.id);
+    expect(inv.in_flight).toBe(20n);
+    // Not yet decided: woken before the decision, the run asks the provider again and goes back to waiting.
+    t.clock.advance(REVIEW_MS / 2);
+    await t.app.deps.db.prisma.operation.update({ where: { id: res.body.id }, data: { runAfter: t.clock.now() } });
+    expect(await t.app.operations.drain()).toBe(1);
+    expect((await operationWhen(t, who.token, res.body.id, () => true)).waiting_reason).toBe('provider_review');
+    t.clock.advance(REVIEW_MS / 2);
+    t.app.operations.kick();
+    const op = await settled(t, { token: who.token } as never, res.body.id);
+    expect(op).toMatchObject({ status: 'succeeded', progress: { in_review: 0 }, result: { payouts: 3, settled: 3, amount_settled: 60 } });
+    const after = expectStatus(await who.payout(held[0].id), 200);
+    expect(after).toMatchObject({ status: 'settled', operation: res.body.id });
+    const settledEvents = await feed(who, 'payout.settled');
+    expect(settledEvents.filter((e: any) => e.subject.id === held[0].id)).toHaveLength(1);
+    expect(expectStatus(await who.ledger({ status: 'paid' }), 200).data).toHaveLength(3);
+    expect(await wallet(who)).toBe(0);
+    await expectInvariant(t, who.org.id);
+  });
+
+  test('a review that ends in a refusal fails the payout: its hold returns, its entries are unpaid again', async () => {
+    const { who, res, waiting } = await heldRun('fail');
+    expect(waiting.progress.in_review).toBe(3);
+    expect((await expectInvariant(t, who.org.id)).in_flight).toBe(60n);
+    decide();
+    const op = await settled(t, { token: who.token } as never, res.body.id);
+    expect(op).toMatchObject({ status: 'failed', error: { code: 'payouts_failed' }, result: { failed: 3, amount_failed: 60 } });
+    const failed = await feed(who, 'payout.failed');
+    expect(failed).toHaveLength(3);
+    expect(failed[0].data.object).toMatchObject({ status: 'failed', failure_reason: expect.stringContaining('after review') });
+    expect(expectStatus(await who.ledger({ status: 'unpaid' }), 200).data).toHaveLength(3);
+    expect(await wallet(who)).toBe(60);
+    await expectInvariant(t, who.org.id);
+  });
+
+  test('cancel while payouts are in review: the run cannot take them back; they settle on their own, then it is canceled', async () => {
+    const { who, res } = await heldRun('succeed');
+    const cancel = await t.http.post(`/v1/platform/payouts/runs/${res.body.id}/cancel`, undefined, { token: who.token });
+    expect(cancel.status, cancel.text).toBe(202);
+    // The cancel ran (the run, woken by it, is parked again until the decision) and found only held payouts: the
+    // run still waits on the provider, the cancel on the run.
+    const row = () => t.app.deps.db.prisma.operation.findUniqueOrThrow({ where: { id: res.body.id } });
+    for (const deadline = Date.now() + 20_000; ; ) {
+      const r = await row();
+      if (r.cancelRequestedBy && !r.leaseOwner && r.runAfter > t.clock.now()) break;
+      if (Date.now() > deadline) throw new Error(`run not parked again: ${JSON.stringify(r)}`);
+      await t.app.operations.nextChange(res.body.id, 1000);
+    }
+    const still = await operationWhen(t, who.token, res.body.id, () => true);
+    expect(still).toMatchObject({ status: 'waiting', waiting_reason: 'provider_review', progress: { in_review: 3 } });
+    expect((await operationWhen(t, who.token, cancel.body.operation.id, (o) => o.status === 'waiting')).waiting_reason).toBe(
+      'awaiting_target_settle',
+    );
+    await expectInvariant(t, who.org.id);
+    decide();
+    const op = await settled(t, { token: who.token } as never, res.body.id);
+    expect(op).toMatchObject({ status: 'canceled', result: { settled: 3, failed: 0, canceled_by: cancel.body.operation.id } });
+    expect((await settled(t, { token: who.token } as never, cancel.body.operation.id)).status).toBe('succeeded');
+    expect(await feed(who, 'payout.settled')).toHaveLength(3);
+    await expectInvariant(t, who.org.id);
+  });
+});

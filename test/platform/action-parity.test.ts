@@ -265,7 +265,7 @@ const createConnection = async (token: string): Promise<Ids> => {
 };
 const TIER = 'id program name metric threshold rateBps createdAt updatedAt';
 const LEDGER = `id kind entity program enrollment periodStart periodEnd sourcePeriodStart tier metric value rateBps earned amount carry
-  status payout reverses createdAt`;
+  status payout reverses reason createdAt`;
 const PAYOUT = 'id amount entity program status failureReason periodEnd entries operation createdAt updatedAt';
 /** A payout of the token's brand, written directly (a run's path to one is proven in test/payouts/). */
 const createPayout = async (token: string): Promise<Ids> => {
@@ -285,6 +285,20 @@ const createPayout = async (token: string): Promise<Ids> => {
     },
   });
   return { payout: id };
+};
+/** An unpaid ledger entry of the token's brand, written directly (accrual is proven in test/payouts/). */
+const createEntry = async (token: string): Promise<Ids> => {
+  const { program, enrollment } = await createEnrollment(token);
+  const db = t.app.deps.db.prisma;
+  const e = await db.enrollment.findUniqueOrThrow({ where: { id: enrollment } });
+  const p = await db.program.findUniqueOrThrow({ where: { id: program } });
+  const entry = newId('ledgerEntry');
+  await db.$executeRaw`
+    INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
+      source_period_start, qualified, value, rate_bps, earned, carry, amount)
+    VALUES (${entry}, ${e.organizationId}, ${p.brandId}, ${program}, ${enrollment}, ${e.entityId}, 'accrual',
+      '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', '2026-01-01T00:00:00Z', true, 10, 1000, 1, 0.5, 1)`;
+  return { entry };
 };
 const createTier = async (token: string): Promise<Ids> => {
   const { program } = await createProgram(token);
@@ -1144,6 +1158,27 @@ const ROWS: Row[] = [
       rest: { method: 'GET', path: '/payouts/ledger?starting_after=le_nope' },
       gql: { query: '{ ledgerEntries(after: "le_nope") { edges { cursor } } }' },
       gqlParam: 'after',
+    },
+  },
+  {
+    action: ledger.reverse,
+    setup: createEntry,
+    volatile: ['program', 'enrollment', 'reverses'],
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/payouts/ledger/${ids.entry}/reverse`, body: { reason: 'parity' }, envelope: 'ledger_entry' },
+      gql: {
+        query: `mutation { reverseLedgerEntry(id: "${ids.entry}", reason: "parity") { ${LEDGER} } }`,
+        // kind is an enum in GraphQL only here (an operation's kind is a string): compared as REST spells it.
+        pick: (d) => ({ ...d.reverseLedgerEntry, kind: d.reverseLedgerEntry.kind.toLowerCase() }),
+      },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'POST', path: `/payouts/ledger/${ids.entry}/reverse`, body: { reason: '' } },
+      gql: { query: `mutation { reverseLedgerEntry(id: "${ids.entry}", reason: "") { id } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/payouts/ledger/le_nope/reverse', body: { reason: 'parity' } },
+      gql: { query: 'mutation { reverseLedgerEntry(id: "le_nope", reason: "parity") { id } }' },
     },
   },
   {

@@ -80,6 +80,7 @@ test('GET /v1/platform/openapi.json is a valid OpenAPI 3.1 document listing ever
       'POST /relationships/{id}/resume relationships:write',
       'POST /relationships/{id}/end relationships:write',
       'GET /payouts/ledger payouts:read',
+      'POST /payouts/ledger/{id}/reverse payouts:write',
       'GET /payouts/exports payouts:read',
       'POST /payouts/runs payouts:write',
       'POST /payouts/runs/{id}/cancel payouts:write',

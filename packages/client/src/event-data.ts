@@ -317,7 +317,7 @@ export type PayoutObject = {
   entity: string;
   /** the run’s program; null: a run over every program of the brand */
   program: string | null;
-  status: 'created' | 'settled' | 'failed';
+  status: 'created' | 'in_review' | 'settled' | 'failed';
   failureReason: string | null;
   /** the run’s period_end: entries payable in periods ending by it */
   periodEnd: string;

@@ -70,6 +70,24 @@ export class RequestSender {
   }
 
   async request<T = any>(spec: RequestSpec): Promise<ApiResponse<T>> {
+    return readResponse<T>(await this.respond(spec));
+  }
+
+  /**
+   * The response body as it arrives (a CSV export), not read into memory: an error status is read and thrown as
+   * `request` throws it. The timeout covers the wait for the response's head, not the whole body.
+   */
+  async stream(spec: RequestSpec): Promise<ReadableStream<Uint8Array>> {
+    const res = await this.respond(spec);
+    if (!res.ok || !res.body) {
+      await readResponse(res);
+      return new ReadableStream({ start: (c) => c.close() });
+    }
+    return res.body;
+  }
+
+  /** Sends the request, retrying what the policy allows; the last response, unread. */
+  private async respond(spec: RequestSpec): Promise<Response> {
     const o = spec.options ?? {};
     const policy: RetryPolicy = {
       ...DEFAULT_RETRY_POLICY,
@@ -111,7 +129,7 @@ export class RequestSender {
         await sleep(retryDelayMs(attempt, parseRetryAfter(res.headers.get('retry-after')), policy));
         continue;
       }
-      return readResponse<T>(res);
+      return res;
     }
   }
 

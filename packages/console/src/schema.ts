@@ -220,6 +220,7 @@ export interface LedgerEntry {
   periodStart: string;
   program: string;
   rateBps: number;
+  reason: string | null;
   reverses: string | null;
   sourcePeriodStart: string;
   status: LedgerEntryStatus;
@@ -289,6 +290,7 @@ export interface Mutation {
   resumeEnrollment: Enrollment;
   resumeRelationship: Relationship;
   retryWebhookDelivery: WebhookDelivery;
+  reverseLedgerEntry: LedgerEntry;
   revokeAssertion: AssertionRevocation;
   revokeConnection: ConnectionRevocation;
   rotateHandoffIssuer: HandoffIssuer;
@@ -347,7 +349,7 @@ export interface Payout {
   status: PayoutStatus;
   updatedAt: string;
 }
-export type PayoutStatus = 'CREATED' | 'FAILED' | 'SETTLED';
+export type PayoutStatus = 'CREATED' | 'FAILED' | 'IN_REVIEW' | 'SETTLED';
 export interface PerformanceRollup {
   count: number;
   entity: string | null;

@@ -36,7 +36,8 @@ import {
  */
 export type StepOutcome =
   | ({ status: Settlement['status'] } & Omit<Settlement, 'status'>)
-  | { status: 'waiting'; reason: WaitingReason; progress?: Record<string, unknown> }
+  /** Parked until woken, or `until` (a time the handler knows something is due, e.g. a provider's decision), or the recheck. */
+  | { status: 'waiting'; reason: WaitingReason; progress?: Record<string, unknown>; until?: Date }
   /** Keep the lease and run the next step at once. */
   | { status: 'continue'; progress?: Record<string, unknown> }
   /** A transient failure: back off and try again (a new attempt). */
@@ -225,16 +226,23 @@ function planStep(deps: Deps, op: Operation, out: StepOutcome, take?: () => Oper
         next: 0,
         after: changed,
       };
-    case 'waiting':
+    case 'waiting': {
+      const recheck = now.getTime() + ops.recheckMs;
+      const runAfter = new Date(out.until ? Math.min(out.until.getTime(), recheck) : recheck);
       return {
         statements: [
           Prisma.sql`UPDATE "operation" o SET status = 'waiting', waiting_reason = ${out.reason}, progress = COALESCE(${progress}::jsonb, o.progress),
-            run_after = ${new Date(now.getTime() + ops.recheckMs)}::timestamptz, lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz
+            run_after = ${runAfter}::timestamptz, lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz
           WHERE o.id = ${op.id}`,
         ],
         events: [],
-        after: changed,
+        // A known due time: this process looks then, not at the next poll.
+        after: () => {
+          if (out.until) deps.operations?.wakeAt(runAfter);
+          changed();
+        },
       };
+    }
     case 'retry': {
       if (op.attempts >= op.maxAttempts) return settle({ status: 'failed', error: { ...out.error, attempts: op.attempts } });
       const runAfter = new Date(now.getTime() + retryDelayMs(deps, op.attempts));

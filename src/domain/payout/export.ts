@@ -48,6 +48,7 @@ export const EXPORT_COLUMNS = {
     'payout',
     'reverses',
     'created_at',
+    'reason',
   ],
   payouts: [
     'id',

@@ -4,11 +4,13 @@ import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { periodEnd, periodStart } from '../enrollment/standing.ts';
-import { read, type Reader } from '../action/action.ts';
+import { mutation, read, type Reader } from '../action/action.ts';
+import { lockEntity } from '../entity/entity.ts';
 import { ListInput, listOf, pageOf } from '../action/list.ts';
 import { findProgram } from '../program/program.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { timestamp } from '../validation.ts';
+import { IN_FLIGHT_STATUSES } from './presenter.ts';
 
 /**
  * The payout ledger (ADR 0009). Each closed period of an active, qualified
@@ -21,9 +23,10 @@ import { timestamp } from '../validation.ts';
  * carries on, so Σ amount + the last carry = Σ earned, exactly. A measurement
  * that changes a period already accrued appends an `adjustment` (the new
  * earning minus what the period's entries earned) payable in the first period
- * from it on in which nothing of the enrollment is paid or in flight. An
- * entry's status is read from the payouts that link it: `paid` (a settled
- * payout), `in_flight` (a created one), else `unpaid`.
+ * from it on in which nothing of the enrollment is paid or in flight; a
+ * reversal appends a compensating entry payable by the same rule. An entry's
+ * status is read from the payouts that link it: `paid` (a settled payout),
+ * `in_flight` (a created one or one in review), else `unpaid`.
  */
 export const ENTRY_KINDS = ['accrual', 'adjustment', 'reversal'] as const;
 export const ENTRY_STATUSES = ['unpaid', 'in_flight', 'paid'] as const;
@@ -50,7 +53,8 @@ export const LedgerEntry = z.object({
   carry: z.string().describe('the remainder carried to the enrollment’s next entry'),
   status: z.enum(ENTRY_STATUSES),
   payout: z.string().nullable().describe('the payout paying it (created or settled), if any'),
-  reverses: z.string().nullable(),
+  reverses: z.string().nullable().describe('on a reversal: the entry it compensates'),
+  reason: z.string().nullable().describe('on a reversal: why it was made'),
   created_at: time,
 });
 export type PublicLedgerEntry = z.output<typeof LedgerEntry>;
@@ -63,11 +67,15 @@ export const LedgerInput = z.strictObject({
   ...ListInput.shape,
 });
 
-/** The payout (created or settled) that holds an entry, and the entry's status, as SQL columns of `l`. */
+/** Payout statuses (SQL lists): in flight (created, or held by the provider for review), and those holding entries. */
+export const IN_FLIGHT = Prisma.raw(`(${IN_FLIGHT_STATUSES.map((s) => `'${s}'`).join(', ')})`);
+export const HOLDING = Prisma.raw(`(${[...IN_FLIGHT_STATUSES, 'settled'].map((s) => `'${s}'`).join(', ')})`);
+
+/** The payout (in flight or settled) that holds an entry, and the entry's status, as SQL columns of `l`. */
 export const ENTRY_STATUS = Prisma.sql`
-  (SELECT p.id FROM payout_item i JOIN payout p ON p.id = i.payout_id WHERE i.entry_id = l.id AND p.status IN ('created', 'settled') LIMIT 1) AS payout_id,
+  (SELECT p.id FROM payout_item i JOIN payout p ON p.id = i.payout_id WHERE i.entry_id = l.id AND p.status IN ${HOLDING} LIMIT 1) AS payout_id,
   COALESCE((SELECT CASE WHEN p.status = 'settled' THEN 'paid' ELSE 'in_flight' END FROM payout_item i JOIN payout p ON p.id = i.payout_id
-     WHERE i.entry_id = l.id AND p.status IN ('created', 'settled') LIMIT 1), 'unpaid') AS status`;
+     WHERE i.entry_id = l.id AND p.status IN ${HOLDING} LIMIT 1), 'unpaid') AS status`;
 
 export interface EntryRow {
   id: string;
@@ -88,12 +96,13 @@ export interface EntryRow {
   status: EntryStatus;
   payout_id: string | null;
   reverses_id: string | null;
+  reason: string | null;
   created_at: Date;
 }
 
 export const ENTRY_COLUMNS = Prisma.sql`l.id, l.kind, l.entity_id, l.program_id, l.enrollment_id, l.period_start, l.period_end, l.source_period_start,
   l.tier_id, l.metric, l.value::text AS value, l.rate_bps, l.earned::text AS earned, l.amount::text AS amount, l.carry::text AS carry,
-  l.reverses_id, l.created_at, ${ENTRY_STATUS}`;
+  l.reverses_id, l.reason, l.created_at, ${ENTRY_STATUS}`;
 
 /** A decimal's text without trailing zeros ("12.5000000000" → "12.5"). */
 const trim = (d: string) => (d.includes('.') ? d.replace(/0+$/, '').replace(/\.$/, '') : d);
@@ -118,6 +127,7 @@ export const presentEntry = (r: EntryRow): PublicLedgerEntry => ({
   status: r.status,
   payout: r.payout_id,
   reverses: r.reverses_id,
+  reason: r.reason,
   created_at: new Date(r.created_at).toISOString(),
 });
 
@@ -209,7 +219,7 @@ async function accruePeriod(
              COALESCE((SELECT rate_bps FROM tier), 0) AS rate_bps, COALESCE((SELECT value * rate_bps * 0.0001 FROM tier), 0) AS earned),
     before AS (
       SELECT COALESCE(sum(earned), 0) AS earned, count(*) AS n FROM ledger_entry
-       WHERE enrollment_id = ${e.id} AND source_period_start = ${start}::timestamptz),
+       WHERE enrollment_id = ${e.id} AND source_period_start = ${start}::timestamptz AND kind <> 'reversal'),
     last AS (SELECT carry FROM ledger_entry WHERE enrollment_id = ${e.id} ORDER BY created_at DESC, id DESC LIMIT 1),
     d AS (SELECT t.*, t.earned - b.earned AS delta, b.n, t.earned - b.earned + COALESCE((SELECT carry FROM last), 0) AS owed FROM target t, before b)
     INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
@@ -220,6 +230,17 @@ async function accruePeriod(
            ${deps.clock.now()}::timestamptz
       FROM d WHERE d.n = 0 OR d.delta <> 0`;
 }
+
+/**
+ * The first period from `from` on, up to the current one, in which nothing of the enrollment is paid or in flight
+ * (SQL, a timestamptz): where a late adjustment or a reversal is payable. Its own aliases are unlike any caller's
+ * (`enrollment` and `from` name the caller's columns).
+ */
+const firstOpenPeriod = (enrollment: Prisma.Sql, from: Prisma.Sql, window: Prisma.Sql, now: Prisma.Sql) => Prisma.sql`
+  (SELECT min(s) AT TIME ZONE 'UTC' FROM generate_series(${from} AT TIME ZONE 'UTC', ${periodStart(window, now)} AT TIME ZONE 'UTC',
+            ('1 ' || ${window})::interval) s
+    WHERE NOT EXISTS (SELECT 1 FROM ledger_entry held WHERE held.enrollment_id = ${enrollment} AND held.period_start = s AT TIME ZONE 'UTC'
+      AND EXISTS (SELECT 1 FROM payout_item hi JOIN payout hp ON hp.id = hi.payout_id WHERE hi.entry_id = held.id AND hp.status IN ${HOLDING})))`;
 
 /**
  * After a measurement batch (the caller holds the entities' locks, in id order): first the closed periods not yet
@@ -242,11 +263,7 @@ export async function accrueMeasured(deps: Deps, tx: Tx, entityIds: string[], me
                        WHERE l.enrollment_id = n.id AND l.kind = 'accrual' AND l.source_period_start = ${periodStart(window, Prisma.sql`m.occurred_at`)}) a ON true
        WHERE m.id IN (SELECT jsonb_array_elements_text(${JSON.stringify(measurementIds)}::jsonb)))
     SELECT t.id, t.program_id, t.entity_id, t.organization_id, t.brand_id, t.qualified, t.start, t."end",
-           (SELECT min(s) AT TIME ZONE 'UTC' FROM generate_series(t.start AT TIME ZONE 'UTC', ${periodStart(window, now)} AT TIME ZONE 'UTC',
-                     ('1 ' || t.performance_window)::interval) s
-             WHERE NOT EXISTS (SELECT 1 FROM ledger_entry l WHERE l.enrollment_id = t.id AND l.period_start = s AT TIME ZONE 'UTC'
-               AND EXISTS (SELECT 1 FROM payout_item i JOIN payout po ON po.id = i.payout_id WHERE i.entry_id = l.id AND po.status IN ('created', 'settled'))))
-             AS payable_start
+           ${firstOpenPeriod(Prisma.sql`t.id`, Prisma.sql`t.start`, window, now)} AS payable_start
       FROM touched t JOIN program p ON p.id = t.program_id
      ORDER BY t.id, t.start`;
   for (const l of late) {
@@ -258,7 +275,8 @@ export async function accrueMeasured(deps: Deps, tx: Tx, entityIds: string[], me
 
 /**
  * The ledger invariant as one SQL check: Σ ledger = settled payouts + payouts in flight + unpaid entries, every
- * payout's amount is the sum of its entries, and no entry is held by two live or settled payouts. Suites call it
+ * payout's amount is the sum of its entries, and no entry is held by two live or settled payouts. In flight: created
+ * payouts and those the provider holds for review. Suites call it
  * after payout runs (and after crash recovery); `ok` is the conjunction.
  */
 export async function ledgerInvariant(db: Reader, organizationId?: string) {
@@ -269,13 +287,13 @@ export async function ledgerInvariant(db: Reader, organizationId?: string) {
     SELECT
       (SELECT COALESCE(sum(amount), 0)::text FROM ledger_entry WHERE true ${org}) AS ledger,
       (SELECT COALESCE(sum(amount), 0)::text FROM payout WHERE status = 'settled' ${org}) AS settled,
-      (SELECT COALESCE(sum(amount), 0)::text FROM payout WHERE status = 'created' ${org}) AS in_flight,
+      (SELECT COALESCE(sum(amount), 0)::text FROM payout WHERE status IN ${IN_FLIGHT} ${org}) AS in_flight,
       (SELECT COALESCE(sum(l.amount), 0)::text FROM ledger_entry l WHERE true ${organizationId ? Prisma.sql`AND l.organization_id = ${organizationId}` : Prisma.empty}
-          AND NOT EXISTS (SELECT 1 FROM payout_item i JOIN payout p ON p.id = i.payout_id WHERE i.entry_id = l.id AND p.status IN ('created', 'settled'))) AS unpaid,
+          AND NOT EXISTS (SELECT 1 FROM payout_item i JOIN payout p ON p.id = i.payout_id WHERE i.entry_id = l.id AND p.status IN ${HOLDING})) AS unpaid,
       (SELECT count(*)::int FROM payout p WHERE true ${org}
           AND p.amount <> (SELECT COALESCE(sum(l.amount), 0) FROM payout_item i JOIN ledger_entry l ON l.id = i.entry_id WHERE i.payout_id = p.id)) AS mismatched,
       (SELECT count(*)::int FROM (SELECT i.entry_id FROM payout_item i JOIN payout p ON p.id = i.payout_id
-          WHERE p.status IN ('created', 'settled') GROUP BY i.entry_id HAVING count(*) > 1) x) AS doubly_held,
+          WHERE p.status IN ${HOLDING} GROUP BY i.entry_id HAVING count(*) > 1) x) AS doubly_held,
       (SELECT count(*)::int FROM payout WHERE amount <= 0 ${org}) AS negative`;
   const r = row!;
   const sums = { ledger: BigInt(r.ledger), settled: BigInt(r.settled), in_flight: BigInt(r.in_flight), unpaid: BigInt(r.unpaid) };
@@ -333,6 +351,53 @@ async function listLedger(db: Reader, caller: SurfaceBCaller, input: z.output<ty
   return { ...page, data: page.data.map(presentEntry) };
 }
 
+export const ReverseEntryInput = z.strictObject({
+  reason: z.string().trim().min(1).max(500).describe('why the entry is reversed, kept on the compensating entry'),
+});
+
+/**
+ * Reverses an entry by a compensating one (ADR 0009): kind `reversal`, `amount` and `earned` the entry's amount
+ * negated, `reverses` the entry, the enrollment's carry passed on unchanged. It is payable in the first period from
+ * the entry's on in which nothing of the enrollment is paid or in flight: an unpaid entry's reversal sits beside it
+ * and nets it out of the next run; a paid (or in-flight) one's is a clawback that reduces the entity's next payout
+ * (a net ≤ 0 is carried, never paid). An entry is reversed once (409); a reversal is final (409). Under the brand's
+ * lock (a run's reserve step groups entries under it) and the entity's (accrual reads the carry under it).
+ */
+async function reverseEntry(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string, input: z.output<typeof ReverseEntryInput>) {
+  const scope = Prisma.sql`l.organization_id = ${caller.organization.id} AND l.brand_id = ${caller.brand.id}`;
+  const [entry] = isId('ledgerEntry', id)
+    ? await tx.$queryRaw<
+        { id: string; kind: string; entity_id: string }[]
+      >`SELECT l.id, l.kind, l.entity_id FROM ledger_entry l WHERE l.id = ${id} AND ${scope}`
+    : [];
+  if (!entry) throw missing('ledger entry', id);
+  if (entry.kind === 'reversal')
+    throw new DomainError('resource_conflict', `The ledger entry ${id} is a reversal: a reversal is final and cannot be reversed`, null);
+  await tx.$queryRaw`SELECT id FROM brand WHERE id = ${caller.brand.id} FOR UPDATE`;
+  await lockEntity(tx, entry.entity_id);
+  const [done] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM ledger_entry WHERE reverses_id = ${id}`;
+  if (done) throw new DomainError('resource_conflict', `The ledger entry ${id} is already reversed by ${done.id}`, null);
+  const now = Prisma.sql`${deps.clock.now()}::timestamptz`;
+  const window = Prisma.sql`p.performance_window`;
+  const reversal = newId('ledgerEntry');
+  await tx.$executeRaw`
+    WITH o AS (
+      SELECT l.*, p.performance_window,
+             COALESCE(${firstOpenPeriod(Prisma.sql`l.enrollment_id`, Prisma.sql`l.period_start`, window, now)}, ${periodStart(window, now)}) AS payable
+        FROM ledger_entry l JOIN program p ON p.id = l.program_id WHERE l.id = ${id})
+    INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
+      source_period_start, qualified, tier_id, metric, value, rate_bps, earned, carry, amount, reverses_id, reason, created_at)
+    SELECT ${reversal}, o.organization_id, o.brand_id, o.program_id, o.enrollment_id, o.entity_id, 'reversal', o.payable,
+           ${periodEnd(Prisma.sql`o.performance_window`, Prisma.sql`o.payable`)}, o.source_period_start, o.qualified, o.tier_id, o.metric,
+           -o.value, o.rate_bps, -o.amount,
+           COALESCE((SELECT carry FROM ledger_entry c WHERE c.enrollment_id = o.enrollment_id ORDER BY c.created_at DESC, c.id DESC LIMIT 1), 0),
+           -o.amount, o.id, ${input.reason}, ${now}
+      FROM o`;
+  const [row] = await tx.$queryRaw<EntryRow[]>`SELECT ${ENTRY_COLUMNS} FROM ledger_entry l WHERE l.id = ${reversal}`;
+  if (!row) throw missing('ledger entry', id);
+  return presentEntry(row);
+}
+
 export const invalidPeriod = (param = 'period') =>
   new DomainError('invalid_request', 'period must be an RFC 3339 instant within the period, e.g. 2030-01-01T00:00:00Z', param);
 
@@ -345,5 +410,15 @@ export const ledger = {
     output: listOf(LedgerEntry),
     fronts: ['rest', 'graphql'],
     run: ({ caller, input, db }) => listLedger(db, caller, input),
+  }),
+  reverse: mutation({
+    name: 'payouts.reverse_entry',
+    scope: 'payouts:write',
+    params: ['id'],
+    input: ReverseEntryInput,
+    output: LedgerEntry,
+    outcome: 'created',
+    fronts: ['rest', 'graphql'],
+    run: ({ deps, caller, params, input, db }) => reverseEntry(deps, db, caller, params.id, input),
   }),
 };

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import type { Operation as OperationRow, Payout as PayoutRow } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
@@ -23,7 +22,9 @@ import {
 import { findProgram } from '../program/program.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { timestamp } from '../validation.ts';
+import { HOLDING } from './ledger.ts';
 import { PAYOUT_STATUSES, PayoutObject, type PublicPayout } from './presenter.ts';
+import { type PayoutDecision, sandboxPayoutProvider } from './provider.ts';
 
 export { PAYOUT_STATUSES, PayoutObject, type PublicPayout };
 
@@ -37,10 +38,13 @@ export { PAYOUT_STATUSES, PayoutObject, type PublicPayout };
  * per entity with a positive total (`payout.created`), linking its entries.
  * Later steps pay the created payouts through the payout provider, a batch per
  * transaction: settled spends the payout's hold (`payout.settled`), failed
- * returns it to the wallet (`payout.failed`) and so its entries to unpaid. A
- * payout moves from created once (a conditional update), so a run resumed
+ * returns it to the wallet (`payout.failed`) and so its entries to unpaid; a
+ * payout the provider holds for review is `in_review` (in flight, hold kept)
+ * and the run waits `provider_review` until the provider decides it. A
+ * payout moves from each status once (a conditional update), so a run resumed
  * after a crash pays nothing twice; the provider call is idempotent per payout
- * id. A cancel (control plane) fails what is not yet paid and releases its hold.
+ * id. A cancel (control plane) fails what is not yet paid and releases its
+ * hold; payouts in review settle or fail on their own before the run settles.
  */
 export const RUN_KIND = 'payout.run';
 export const RUN_CANCEL_KIND = 'payout.run_cancel';
@@ -126,6 +130,8 @@ interface RunProgress {
   failed?: number;
   amount_settled?: number;
   amount_failed?: number;
+  /** Payouts the provider holds for review (the run waits provider_review while any are). */
+  in_review?: number;
 }
 
 /** A payout event: the payout (its entries are on GET /payouts/{id}) and, on the event, the run's operation. */
@@ -158,7 +164,7 @@ async function reserve(deps: Deps, tx: Tx, op: OperationRow, p: RunProgress): Pr
     SELECT l.entity_id, sum(l.amount)::text AS amount, json_agg(l.id ORDER BY l.id) AS entries FROM ledger_entry l
      WHERE l.brand_id = ${op.brandId} AND l.period_end <= ${p.period_end}::timestamptz
        ${p.program ? Prisma.sql`AND l.program_id = ${p.program}` : Prisma.empty}
-       AND NOT EXISTS (SELECT 1 FROM payout_item i JOIN payout po ON po.id = i.payout_id WHERE i.entry_id = l.id AND po.status IN ('created', 'settled'))
+       AND NOT EXISTS (SELECT 1 FROM payout_item i JOIN payout po ON po.id = i.payout_id WHERE i.entry_id = l.id AND po.status IN ${HOLDING})
      GROUP BY l.entity_id HAVING sum(l.amount) > 0 ORDER BY l.entity_id`;
   const total = groups.reduce((s, g) => s + BigInt(g.amount), 0n);
   const balance = BigInt(wallet?.balance ?? '0');
@@ -218,48 +224,61 @@ async function reserve(deps: Deps, tx: Tx, op: OperationRow, p: RunProgress): Pr
   return { status: 'continue', progress: progress as unknown as Record<string, unknown> };
 }
 
-/** What the sandbox payout provider answers for one payout: config-driven, idempotent per payout id. */
-async function pay(deps: Deps, p: PayoutRow): Promise<{ ok: true } | { ok: false; reason: string }> {
-  const c = deps.config.payouts?.sandbox ?? {};
-  if (c.delayMs) await sleep(c.delayMs);
-  if (c.outcome === 'fail' || c.failEntities?.includes(p.entityId))
-    return { ok: false, reason: 'sandbox: the provider refused the payment' };
-  return { ok: true };
+/** The payout provider (src/domain/payout/provider.ts): the built-in sandbox. */
+const provider = sandboxPayoutProvider;
+
+/** One payout's move: from created (paid, refused, or held for review) or from in_review (the provider decided). */
+interface Move {
+  payout: PayoutRow;
+  from: 'created' | 'in_review';
+  to: 'settled' | 'failed' | 'in_review';
+  reason?: string;
 }
 
+const moveOf = (payout: PayoutRow, from: Move['from'], d: PayoutDecision | { state: 'review' }): Move =>
+  d.state === 'review'
+    ? { payout, from, to: 'in_review' }
+    : d.state === 'settled'
+      ? { payout, from, to: 'settled' }
+      : { payout, from, to: 'failed', reason: d.reason };
+
 /**
- * Moves the given payouts from created to settled or failed (each only if still created): settled spends its hold,
- * failed returns it to the wallet, each with its event.
+ * Applies the moves whose payout is still in its `from` status (one conditional statement: a resumed run's repeats
+ * move nothing): settled spends its hold, failed returns it to the wallet, each with its event; a payout held for
+ * review keeps its hold and emits nothing (its `payout.created` went out; the vocabulary has no review event).
  */
 async function finishPayouts(
   deps: Deps,
   tx: Tx,
   op: OperationRow,
-  outcomes: { payout: PayoutRow; ok: boolean; reason?: string }[],
+  moves: Move[],
 ): Promise<{ settled: number; failed: number; amountSettled: bigint; amountFailed: bigint }> {
   const now = deps.clock.now();
   const out = { settled: 0, failed: 0, amountSettled: 0n, amountFailed: 0n };
-  if (!outcomes.length) return out;
-  // One statement moves the batch; only the rows still created come back (a resumed run's repeats move nothing).
-  const wanted = outcomes.map((o) => ({ id: o.payout.id, status: o.ok ? 'settled' : 'failed', reason: o.ok ? null : (o.reason ?? null) }));
+  if (!moves.length) return out;
+  const wanted = moves.map((m) => ({ id: m.payout.id, from: m.from, status: m.to, reason: m.reason ?? null }));
   const moved = new Set(
     (
       await tx.$queryRaw<{ id: string }[]>`
         UPDATE payout p SET status = x.status, failure_reason = x.reason, updated_at = ${now}::timestamptz
-          FROM json_to_recordset(${JSON.stringify(wanted)}::json) AS x(id text, status text, reason text)
-         WHERE p.id = x.id AND p.status = 'created' RETURNING p.id`
+          FROM json_to_recordset(${JSON.stringify(wanted)}::json) AS x(id text, "from" text, status text, reason text)
+         WHERE p.id = x.id AND p.status = x."from" RETURNING p.id`
     ).map((r) => r.id),
   );
-  const done = outcomes.filter((o) => moved.has(o.payout.id));
+  const done = moves.filter((m) => moved.has(m.payout.id) && m.to !== 'in_review');
   if (!done.length) return out;
-  const movements = done.map((o) => ({ id: newId('walletMovement'), kind: o.ok ? 'spend' : 'release', amount: String(o.payout.amount) }));
-  for (const o of done) {
-    if (o.ok) {
+  const movements = done.map((m) => ({
+    id: newId('walletMovement'),
+    kind: m.to === 'settled' ? 'spend' : 'release',
+    amount: String(m.payout.amount),
+  }));
+  for (const m of done) {
+    if (m.to === 'settled') {
       out.settled++;
-      out.amountSettled += o.payout.amount;
+      out.amountSettled += m.payout.amount;
     } else {
       out.failed++;
-      out.amountFailed += o.payout.amount;
+      out.amountFailed += m.payout.amount;
     }
   }
   if (out.amountFailed > 0n)
@@ -269,12 +288,8 @@ async function finishPayouts(
     INSERT INTO wallet_movement (id, organization_id, brand_id, kind, amount, operation_id, created_at)
     SELECT m.id, ${op.organizationId}, ${op.brandId}, m.kind, m.amount::bigint, ${op.id}, ${now}::timestamptz
       FROM json_to_recordset(${JSON.stringify(movements)}::json) AS m(id text, kind text, amount text)`;
-  const events = done.map((o) =>
-    payoutEvent(
-      o.ok ? 'payout.settled' : 'payout.failed',
-      { ...o.payout, status: o.ok ? 'settled' : 'failed', failureReason: o.ok ? null : (o.reason ?? null), updatedAt: now },
-      op.id,
-    ),
+  const events = done.map((m) =>
+    payoutEvent(`payout.${m.to}`, { ...m.payout, status: m.to, failureReason: m.reason ?? null, updatedAt: now }, op.id),
   );
   await tx.$executeRaw(insertEvents(deps, events));
   deps.db.afterCommit(tx, () => deps.sequencer.kick());
@@ -299,6 +314,52 @@ const runResult = (p: RunProgress) => ({
   amount_failed: p.amount_failed ?? 0,
 });
 
+/**
+ * Asks the provider about up to `batch` payouts of the run it holds for review (outside any transaction): the moves of
+ * those decided, and the earliest time it named for the others.
+ */
+async function askReviews(deps: Deps, p: RunProgress, batch: number): Promise<{ moves: Move[]; asked: number; until?: Date }> {
+  const held = await deps.db.prisma.payout.findMany({ where: { runId: p.run, status: 'in_review' }, orderBy: { id: 'asc' }, take: batch });
+  const moves: Move[] = [];
+  let until: Date | undefined;
+  for (const payout of held) {
+    const r = await provider.review(deps, payout);
+    if (r.state !== 'review') moves.push(moveOf(payout, 'in_review', r));
+    else if (r.until && (!until || r.until < until)) until = r.until;
+  }
+  return { moves, asked: held.length, until };
+}
+
+/**
+ * After the run's last batch: while the provider holds payouts for review the run waits `provider_review` (until the
+ * earliest decision it announced, else the recheck); then it settles: succeeded, partial or failed as its payouts
+ * ended, or canceled (settling its cancel in the same transaction).
+ */
+async function waitOrSettle(deps: Deps, tx: Tx, op: OperationRow, progress: RunProgress, until?: Date): Promise<StepOutcome> {
+  const inReview = await tx.payout.count({ where: { runId: progress.run, status: 'in_review' } });
+  const out = { ...progress, in_review: inReview } as unknown as Record<string, unknown>;
+  if (inReview) return { status: 'waiting', reason: 'provider_review', progress: out, until };
+  const result = runResult(progress);
+  if (op.cancelRequestedBy) {
+    // The run settles its cancel in the same transaction: the cancel never depends on being woken at the right
+    // moment (a cancel step still in flight commits first: this update waits for it, then settles it).
+    await settleOperation(deps, tx, op.cancelRequestedBy, {
+      status: 'succeeded',
+      result: { target_operation_id: op.id, target_outcome: 'canceled', target_finished_first: false },
+    });
+    return { status: 'canceled', progress: out, result: { ...result, canceled_by: op.cancelRequestedBy } };
+  }
+  if (!result.failed) return { status: 'succeeded', progress: out, result };
+  if (!result.settled && result.payouts)
+    return { status: 'failed', progress: out, result, error: { code: 'payouts_failed', message: `All ${result.failed} payouts failed` } };
+  return {
+    status: 'partial',
+    progress: out,
+    result,
+    error: { code: 'some_payouts_failed', message: `${result.failed} of ${result.payouts} payouts failed` },
+  };
+}
+
 const run: OperationHandler = {
   kind: RUN_KIND,
   async step(ctx) {
@@ -308,59 +369,32 @@ const run: OperationHandler = {
     const batch = deps.config.payouts?.batch ?? DEFAULT_PAY_BATCH;
     const todo = await deps.db.prisma.payout.findMany({ where: { runId: p.run, status: 'created' }, orderBy: { id: 'asc' }, take: batch });
     // The provider is called outside any transaction; a crash before the commit repeats the call (idempotent per payout).
-    const outcomes: { payout: PayoutRow; ok: boolean; reason?: string }[] = [];
-    for (const payout of todo) {
-      const r = await pay(deps, payout);
-      outcomes.push({ payout, ok: r.ok, reason: r.ok ? undefined : r.reason });
-    }
+    const moves: Move[] = [];
+    for (const payout of todo) moves.push(moveOf(payout, 'created', await provider.pay(deps, payout)));
+    // Once every payout is sent, the ones held for review are asked about.
+    const reviews = todo.length < batch ? await askReviews(deps, p, batch) : { moves: [], asked: 0 };
     return ctx.commit(async (tx) => {
-      const progress = addTo(p, await finishPayouts(deps, tx, ctx.op, outcomes));
-      const out = progress as unknown as Record<string, unknown>;
-      if (todo.length === batch) return { status: 'continue', progress: out };
-      const result = runResult(progress);
-      if (!result.failed) return { status: 'succeeded', progress: out, result };
-      if (!result.settled && result.payouts)
-        return {
-          status: 'failed',
-          progress: out,
-          result,
-          error: { code: 'payouts_failed', message: `All ${result.failed} payouts failed` },
-        };
-      return {
-        status: 'partial',
-        progress: out,
-        result,
-        error: { code: 'some_payouts_failed', message: `${result.failed} of ${result.payouts} payouts failed` },
-      };
+      const progress = addTo(p, await finishPayouts(deps, tx, ctx.op, [...moves, ...reviews.moves]));
+      if (todo.length === batch || (reviews.asked === batch && reviews.moves.length))
+        return { status: 'continue', progress: progress as unknown as Record<string, unknown> };
+      return waitOrSettle(deps, tx, ctx.op, progress, reviews.until);
     });
   },
-  /** A canceled run keeps what is settled; every payout still created fails (`run_canceled`) and its hold returns to the wallet. */
-  cancel: (ctx) =>
-    ctx.commit(async (tx) => {
-      const p = ctx.op.progress as unknown as RunProgress;
+  /**
+   * A canceled run stops paying: every payout still created fails (`run_canceled`) and its hold returns to the wallet;
+   * what is settled stays paid. The run cannot take back what the provider holds for review: it waits
+   * `provider_review` until those settle or fail on their own, then settles canceled.
+   */
+  async cancel(ctx) {
+    const p = ctx.op.progress as unknown as RunProgress;
+    const reviews = p.phase === 'pay' ? await askReviews(ctx.deps, p, Number.MAX_SAFE_INTEGER) : { moves: [], asked: 0 };
+    return ctx.commit(async (tx) => {
       const open = await tx.payout.findMany({ where: { runId: p.run, status: 'created' }, orderBy: { id: 'asc' } });
-      const progress = addTo(
-        p,
-        await finishPayouts(
-          ctx.deps,
-          tx,
-          ctx.op,
-          open.map((payout) => ({ payout, ok: false, reason: 'run_canceled' })),
-        ),
-      );
-      // The run settles its cancel in the same transaction: the cancel never depends on being woken at the right
-      // moment (a cancel step still in flight commits first: this update waits for it, then settles it).
-      if (ctx.op.cancelRequestedBy)
-        await settleOperation(ctx.deps, tx, ctx.op.cancelRequestedBy, {
-          status: 'succeeded',
-          result: { target_operation_id: ctx.op.id, target_outcome: 'canceled', target_finished_first: false },
-        });
-      return {
-        status: 'canceled',
-        progress: progress as unknown as Record<string, unknown>,
-        result: { ...runResult(progress), canceled_by: ctx.op.cancelRequestedBy },
-      };
-    }),
+      const moves = [...open.map((payout): Move => ({ payout, from: 'created', to: 'failed', reason: 'run_canceled' })), ...reviews.moves];
+      const progress = addTo(p, await finishPayouts(ctx.deps, tx, ctx.op, moves));
+      return waitOrSettle(ctx.deps, tx, ctx.op, progress, reviews.until);
+    });
+  },
 };
 
 const runCancel: OperationHandler = {

@@ -4,7 +4,9 @@ import { z } from 'zod';
  * The public payout object: its own module, free of event imports, so the event payload schemas
  * (src/domain/event/payload.ts) describe `payout.*` with it without an import cycle.
  */
-export const PAYOUT_STATUSES = ['created', 'settled', 'failed'] as const;
+export const PAYOUT_STATUSES = ['created', 'in_review', 'settled', 'failed'] as const;
+/** A payout in flight: created (not yet paid), or held by the provider for review. Its hold stays reserved. */
+export const IN_FLIGHT_STATUSES = ['created', 'in_review'] as const;
 
 const time = z.string().describe('ISO 8601 timestamp');
 

@@ -50,7 +50,7 @@ export const OperationStatus = closedSet(
 
 export const OperationWaitingReason = closedSet('OperationWaitingReason', WAITING_REASONS, 'Why a WAITING operation waits', {
   funding_required: 'The brand wallet cannot cover the budget; a top-up wakes it',
-  provider_review: 'The provider is reviewing a deployment',
+  provider_review: 'The provider is reviewing a deployment, or holds payouts of a payout run for review',
   awaiting_target_settle: 'A cancel waits for the operation it supersedes to stop',
   awaiting_children_settle: 'Waits for its fan-out children to settle',
   awaiting_cleanup: 'A provider is still tearing placements down',
@@ -126,9 +126,13 @@ export const LedgerEntryKind = closedSet(
 export const LedgerEntryStatus = closedSet(
   'LedgerEntryStatus',
   ENTRY_STATUSES,
-  'UNPAID, IN_FLIGHT (a created payout holds it) or PAID (a settled one)',
+  'UNPAID, IN_FLIGHT (a created payout, or one in review, holds it) or PAID (a settled one)',
 );
-export const PayoutStatus = closedSet('PayoutStatus', PAYOUT_STATUSES, 'CREATED, then SETTLED or FAILED');
+export const PayoutStatus = closedSet(
+  'PayoutStatus',
+  PAYOUT_STATUSES,
+  'CREATED, then SETTLED or FAILED; IN_REVIEW between when the provider holds it for review (still in flight)',
+);
 export const ConnectionStatus = closedSet(
   'ConnectionStatus',
   CONNECTION_STATUSES,

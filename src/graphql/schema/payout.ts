@@ -30,7 +30,8 @@ const LedgerEntry = builder.objectRef<PublicLedgerEntry>('LedgerEntry').implemen
     carry: t.exposeString('carry', { description: "the remainder carried to the enrollment's next entry" }),
     status: t.field({ type: LedgerEntryStatus, resolve: (e) => e.status }),
     payout: t.exposeString('payout', { nullable: true }),
-    reverses: t.exposeString('reverses', { nullable: true }),
+    reverses: t.exposeString('reverses', { nullable: true, description: 'on a reversal: the entry it compensates' }),
+    reason: t.exposeString('reason', { nullable: true, description: 'on a reversal: why it was made' }),
     createdAt: t.exposeString('created_at'),
   }),
 });
@@ -90,6 +91,14 @@ queryAction('payout', payouts.retrieve, {
   type: Payout,
   args: (arg) => ({ id: arg.id({ required: true }) }),
   input: (a) => ({ params: { id: String(a.id) } }),
+});
+
+mutationAction('reverseLedgerEntry', ledger.reverse, {
+  description:
+    'Reverse a ledger entry by a compensating entry (negative amount); an entry is reversed once, a reversal is final (scope payouts:write)',
+  type: LedgerEntry,
+  args: (arg) => ({ id: arg.id({ required: true }), reason: arg.string({ required: true }) }),
+  input: (a) => ({ params: { id: String(a.id) }, input: { reason: a.reason } }),
 });
 
 mutationAction('runPayouts', payouts.run, {

@@ -1,5 +1,5 @@
 import { Argument } from 'commander';
-import { webhooks, type Operation } from '../index.ts';
+import { webhooks, type LedgerEntryStatus, type Operation, type PayoutStatus } from '../index.ts';
 import {
   eventLine,
   registerAssertionCommands,
@@ -234,10 +234,10 @@ export function registerUserCommands(): void {
   payouts
     .command('list')
     .description('payouts of the selected brand, newest first')
-    .option('--status <status>', 'created, settled or failed')
+    .option('--status <status>', 'created, in_review, settled or failed')
     .option('--limit <n>', 'at most this many (1 to 100)', '20')
     .action(
-      run(async (g, o: { status?: 'created' | 'settled' | 'failed'; limit: string }) => {
+      run(async (g, o: { status?: PayoutStatus; limit: string }) => {
         const page = await platformClient(g).client.payouts.list({ status: o.status, limit: Number(o.limit) });
         print(g, page.data, () =>
           page.data.length
@@ -248,16 +248,67 @@ export function registerUserCommands(): void {
     );
 
   payouts
-    .command('export')
-    .description('CSV of the payouts (or the ledger) of the period containing --period, to stdout')
-    .requiredOption('--period <time>', 'any RFC 3339 instant of the period')
-    .option('--kind <kind>', 'payouts or ledger', 'payouts')
+    .command('ledger')
+    .description(
+      'ledger entries of the selected brand, newest first (what each enrollment earned per period, integer minor units); ' +
+        "--csv streams the whole ledger export of --period's period to stdout instead",
+    )
+    .option('--entity <entityId>', 'only this entity (ent_)')
+    .option('--program <programId>', 'only this program (prog_)')
+    .option('--period <time>', 'any RFC 3339 instant of a period: entries payable in it (required with --csv)')
+    .option('--status <status>', 'unpaid, in_flight or paid')
+    .option('--limit <n>', 'at most this many (1 to 100)', '20')
+    .option('--csv', 'stream the ledger export (RFC 4180, stable columns) of the period instead of a table; takes no other filter')
     .action(
-      run(async (g, o: { period: string; kind: 'payouts' | 'ledger' }) => {
-        process.stdout.write(await platformClient(g).client.payouts.export({ period: o.period, kind: o.kind }));
+      run(async (g, o: LedgerFlags) => {
+        if (o.csv) {
+          const extra = (['entity', 'program', 'status'] as const).filter((f) => o[f] !== undefined);
+          if (extra.length) throw new UsageError(`--csv exports the whole period's ledger: drop --${extra.join(', --')}`);
+          if (!o.period) throw new UsageError('--csv needs --period <time> (any instant of the period to export)');
+          return streamExport(g, { period: o.period, kind: 'ledger' });
+        }
+        const page = await platformClient(g).client.payouts.ledger({
+          entity: o.entity,
+          program: o.program,
+          period: o.period,
+          status: o.status,
+          limit: Number(o.limit),
+        });
+        print(g, page.data, () =>
+          page.data.length
+            ? table([
+                ['ID', 'KIND', 'STATUS', 'AMOUNT', 'ENTITY', 'PERIOD'],
+                ...page.data.map((e) => [e.id, e.kind, e.status, String(e.amount), e.entity, e.periodStart.slice(0, 10)]),
+              ])
+            : 'No ledger entries',
+        );
       }),
     );
+
+  payouts
+    .command('export')
+    .description('CSV of the payouts (or the ledger) of the period containing --period, streamed to stdout')
+    .requiredOption('--period <time>', 'any RFC 3339 instant of the period')
+    .option('--kind <kind>', 'payouts or ledger', 'payouts')
+    .action(run(async (g, o: { period: string; kind: 'payouts' | 'ledger' }) => streamExport(g, o)));
   registerCompletion(program);
+}
+
+interface LedgerFlags {
+  entity?: string;
+  program?: string;
+  period?: string;
+  status?: LedgerEntryStatus;
+  limit: string;
+  csv?: boolean;
+}
+
+/** Writes an export to stdout as it arrives (constant memory), waiting for stdout to drain when it is slow. */
+async function streamExport(g: Parameters<typeof platformClient>[0], params: { period: string; kind: 'payouts' | 'ledger' }) {
+  const body = await platformClient(g).client.payouts.exportStream(params);
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    if (!process.stdout.write(chunk)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+  }
 }
 
 interface WaitFlags {

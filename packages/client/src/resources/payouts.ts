@@ -1,5 +1,5 @@
 import type { PagePromise } from '../list.ts';
-import type { RequestOptions } from '../request-sender.ts';
+import type { RequestOptions, RequestSpec } from '../request-sender.ts';
 import { Resource, path } from './resource.ts';
 import type { LedgerEntry, LedgerEntryStatus, Operation, Payout, PayoutStatus } from './types.ts';
 
@@ -37,10 +37,25 @@ export interface PayoutExportParams {
 
 const iso = (d: string | Date | undefined) => (d instanceof Date ? d.toISOString() : d);
 
+const exportSpec = (params: PayoutExportParams, options?: RequestOptions): RequestSpec => ({
+  method: 'GET',
+  path: '/payouts/exports',
+  query: { format: 'csv', kind: params.kind, period: iso(params.period) },
+  options,
+});
+
 /** Payouts: the ledger, runs (`payout.run` operations: `operations.wait` them), payouts and CSV exports. */
 export class Payouts extends Resource {
   ledger(params: LedgerParams = {}, options?: RequestOptions): PagePromise<LedgerEntry> {
     return this.page('/payouts/ledger', { ...params, period: iso(params.period) }, options);
+  }
+
+  /** Reverses a ledger entry by a compensating one (negative amount); resolves with it. An entry is reversed once (409). */
+  reverse(entryId: string, params: { reason: string }, options?: RequestOptions): Promise<LedgerEntry> {
+    return this.one(
+      { method: 'POST', path: path('/payouts/ledger/{id}/reverse', entryId), body: { reason: params.reason }, idempotent: true, options },
+      'ledgerEntry',
+    );
   }
 
   list(params: PayoutListParams = {}, options?: RequestOptions): PagePromise<Payout> {
@@ -59,7 +74,11 @@ export class Payouts extends Resource {
 
   /** The CSV text (RFC 4180, header row first). */
   export(params: PayoutExportParams, options?: RequestOptions): Promise<string> {
-    const query = { format: 'csv', kind: params.kind, period: iso(params.period) };
-    return this.one({ method: 'GET', path: '/payouts/exports', query, options });
+    return this.one(exportSpec(params, options));
+  }
+
+  /** The same CSV as a byte stream, read as it arrives (constant memory whatever the size of the export). */
+  exportStream(params: PayoutExportParams, options?: RequestOptions): Promise<ReadableStream<Uint8Array>> {
+    return this.sender.stream(exportSpec(params, options));
   }
 }

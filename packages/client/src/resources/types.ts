@@ -285,11 +285,14 @@ export interface LedgerEntry {
   carry: string;
   status: LedgerEntryStatus;
   payout: string | null;
+  /** On a reversal: the entry it compensates. */
   reverses: string | null;
+  /** On a reversal: why it was made. */
+  reason: string | null;
   createdAt: string;
 }
 
-export type PayoutStatus = 'created' | 'settled' | 'failed';
+export type PayoutStatus = 'created' | 'in_review' | 'settled' | 'failed';
 
 /** One payment to an entity from a payout run (`po_`). */
 export interface Payout {
