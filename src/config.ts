@@ -1,3 +1,4 @@
+import { DEFAULT_GROUP_COMMIT } from './db/group-commit.ts';
 import { resolve, join } from 'node:path';
 import { z } from 'zod';
 
@@ -27,6 +28,8 @@ const Env = z.object({
   PUBLIC_ORIGIN: z.string().url().optional(),
   DATABASE_URL: z.string().optional(),
   DATA_DIR: z.string().default('.data'),
+  GROUP_COMMIT_GROUPS: z.coerce.number().int().min(0).max(64).default(DEFAULT_GROUP_COMMIT.groups),
+  GROUP_COMMIT_MEMBERS: z.coerce.number().int().min(1).max(256).default(DEFAULT_GROUP_COMMIT.members),
   BOOTSTRAP_FILE: z.string().optional(),
   BOOTSTRAP: bool.optional(),
   OPERATOR_TOKEN: z.string().min(16).optional(),
@@ -152,6 +155,8 @@ export type Config = {
   port: number;
   publicOrigin?: string;
   databaseUrl?: string;
+  /** Group commit of the hot write paths (src/db/group-commit.ts): groups in flight (0: off) and members per group. */
+  groupCommit?: { groups: number; members: number };
   /** Embedded PGlite directory; `memory://` keeps everything in memory (tests). */
   dataDir: string;
   bootstrap: boolean;
@@ -323,6 +328,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     port: e.PORT,
     publicOrigin: e.PUBLIC_ORIGIN,
     databaseUrl: e.DATABASE_URL || undefined,
+    groupCommit: { groups: e.GROUP_COMMIT_GROUPS, members: e.GROUP_COMMIT_MEMBERS },
     dataDir,
     bootstrap: e.BOOTSTRAP ?? embedded,
     bootstrapFile: resolve(e.BOOTSTRAP_FILE ?? join(dataDir === 'memory://' ? '.data' : dataDir, 'dev-credentials.json')),

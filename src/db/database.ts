@@ -8,6 +8,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapt
 import { PrismaClient, Prisma } from './generated/client.ts';
 import { applyMigrations, migrationsUpToDate } from './schema-engine.ts';
 import { pgSqlPort, pgliteSqlPort, tracedSqlPort, type SqlPort } from './sql-port.ts';
+import { DEFAULT_GROUP_COMMIT, groupCommitPort, type GroupCommitOptions } from './group-commit.ts';
 
 export { Prisma };
 export type Tx = Prisma.TransactionClient;
@@ -52,10 +53,15 @@ export interface DatabaseOptions {
   /** PGlite only: a data directory dump (PGlite's dumpDataDir) to start from instead of an empty cluster. */
   loadDataDir?: Blob;
   poolSize?: number;
+  /** Group commit of the batched port's grouped transactions (group-commit.ts). */
+  groupCommit?: GroupCommitOptions;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10) : openPglite(opts.dataDir, opts.loadDataDir);
+  const grouping = opts.groupCommit ?? DEFAULT_GROUP_COMMIT;
+  return opts.databaseUrl
+    ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10, grouping)
+    : openPglite(opts.dataDir, opts.loadDataDir, grouping);
 }
 
 const TX_OPTIONS = { maxWait: 10_000, timeout: 20_000 } as const;
@@ -81,7 +87,7 @@ function commitHooks(prisma: PrismaClient) {
   };
 }
 
-async function openPostgres(url: string, poolSize: number): Promise<Database> {
+async function openPostgres(url: string, poolSize: number, grouping: GroupCommitOptions): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   pool.on('error', () => {}); // idle-client errors surface on the next query instead
   const factory = new PrismaPg(pool);
@@ -91,7 +97,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     kind: 'postgres',
     prisma,
     pool,
-    sql: tracedSqlPort(pgSqlPort(pool)),
+    sql: groupCommitPort(tracedSqlPort(pgSqlPort(pool)), grouping),
     transaction: hooks.run,
     afterCommit: hooks.afterCommit,
     migrate: async () =>
@@ -126,7 +132,7 @@ function ownerOnly(path: string, isDir = true): void {
   } else if (mode & 0o077) chmodSync(path, mode & 0o700);
 }
 
-async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database> {
+async function openPglite(dataDir: string, loadDataDir: Blob | undefined, grouping: GroupCommitOptions): Promise<Database> {
   const onDisk = dataDir !== 'memory://';
   if (onDisk) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -160,7 +166,7 @@ async function openPglite(dataDir: string, loadDataDir?: Blob): Promise<Database
     kind: 'pglite',
     prisma,
     pglite: client,
-    sql: tracedSqlPort(pgliteSqlPort(client, serialize)),
+    sql: groupCommitPort(tracedSqlPort(pgliteSqlPort(client, serialize)), grouping),
     transaction,
     afterCommit: hooks.afterCommit,
     migrate: async () => ((await migrationsUpToDate(async (sql) => (await client.query(sql)).rows)) ? [] : applyMigrations(factory)),

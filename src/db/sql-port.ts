@@ -46,11 +46,30 @@ export function statement<P extends readonly unknown[], R>(name: string, text: s
   return { name, text };
 }
 
-export type BatchSend = (statements: Prisma.Sql[], opts?: { commit?: boolean }) => Promise<Record<string, unknown>[][]>;
+export interface BatchOptions {
+  /** Closes the transaction in the batch's round trip. */
+  commit?: boolean;
+  /**
+   * A grouped transaction's exclusive keys (group-commit.ts): what the batch locks or otherwise needs alone, e.g.
+   * `entity:<id>`. Named with the first batch they keep a member out of any group in flight holding one of them;
+   * named later, another member of its group holding one rolls the group back. Ignored outside a group.
+   */
+  keys?: readonly string[];
+}
+
+export type BatchSend = (statements: Prisma.Sql[], opts?: BatchOptions) => Promise<Record<string, unknown>[][]>;
+
+export interface TransactionOptions {
+  /**
+   * May share its database transaction with concurrent ones (group-commit.ts): the body names its exclusive keys
+   * with its batches and is safe to run twice.
+   */
+  group?: boolean;
+}
 
 export interface SqlPort {
   rows<P extends readonly unknown[], R>(s: Statement<P, R>, params: P): Promise<R[]>;
-  transaction<T>(fn: (send: BatchSend) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (send: BatchSend) => Promise<T>, opts?: TransactionOptions): Promise<T>;
 }
 
 /** A value as batch text (Dates as ISO instants, objects as JSON): a parameter on PostgreSQL, inside a literal embedded. */
@@ -319,6 +338,6 @@ export function tracedSqlPort(port: SqlPort): SqlPort {
             client,
           )
         : port.rows(s, params),
-    transaction: (fn) => port.transaction((send) => fn(tracing.enabled ? traceSend(send) : send)),
+    transaction: (fn, opts) => port.transaction((send) => fn(tracing.enabled ? traceSend(send) : send), opts),
   };
 }

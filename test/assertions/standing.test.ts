@@ -1,5 +1,7 @@
 import { describe, expect } from 'vitest';
 import { runDueEvaluations } from '../../src/domain/enrollment/due-evaluation.ts';
+import { invoke } from '../../src/domain/action/action.ts';
+import { assertions } from '../../src/domain/assertion/assertion.ts';
 import { appTest, expectPlatformError, type TestApp } from '../support/kit.ts';
 import { activeEnrollment, expectStatus, setup, standingEvents } from './helpers.ts';
 
@@ -336,5 +338,49 @@ describe('exactly once under concurrency', () => {
     expect(events.map((e) => [e.type, e.data.evaluation.assertion])).toEqual(expected);
     expect(expected.length).toBeGreaterThan(0);
     expect(expectStatus(await api.enrollment(enrollment.id), 200).standing).toBe(standing);
+  });
+
+  // Concurrent writes share commits (src/db/group-commit.ts); two writes to one entity never share one, however the
+  // entity is named: each write reads what the one before it committed.
+  test('concurrent writes to one entity, named by its id and by its external pair, each read the claims before them: every key holds its write, one standing event', async () => {
+    const { api } = await setup(t);
+    const pair = { external_user_id: `u-${Math.random().toString(36).slice(2)}`, issuer: 'https://idp.example' };
+    const { enrollment, entity } = await activeEnrollment(api, { grace: 0, subject: pair });
+    const keys = Array.from({ length: 12 }, (_, i) => `k${i}`);
+    const writes = await Promise.all([
+      ...keys.map((key, i) => api.assert({ ...(i % 2 ? { entity } : pair), key, value: i })),
+      api.assert({ ...pair, key: 'verified', value: true }),
+      api.assert({ entity, key: 'verified', value: true }),
+    ]);
+    for (const w of writes) expect([200, 201], w.text).toContain(w.status);
+    // The two writes of `verified` are one change: one of them appends, the other finds it in place.
+    expect(
+      writes
+        .slice(-2)
+        .map((w) => w.status)
+        .sort(),
+    ).toEqual([200, 201]);
+    const claims = expectStatus(await api.list({ entity, limit: 100 }), 200).data as { key: string; value: number }[];
+    expect(Object.fromEntries(claims.map((c) => [c.key, c.value]))).toEqual({
+      ...Object.fromEntries(keys.map((k, i) => [k, i])),
+      verified: 1,
+    });
+    expect(await api.events('assertion.created')).toHaveLength(keys.length + 1);
+    expect((await standingEvents(api, enrollment.id)).map((e) => e.type)).toEqual(['enrollment.qualified']);
+  });
+
+  test('the same change started in one tick by id and by external pair: one appends, the other finds it in place', async () => {
+    const { api, token } = await setup(t);
+    const pair = { external_user_id: `u-${Math.random().toString(36).slice(2)}`, issuer: 'https://idp.example' };
+    const { entity } = await activeEnrollment(api, { grace: 0, subject: pair });
+    const caller = await t.app.gate.authorizeProvisionally({ bearer: token });
+    for (const value of [true, false, true, false]) {
+      // Started together in-process, both are in the forming group when it goes: the entity, named late, parts them.
+      const answers = await Promise.all(
+        [pair, { entity }].map((s) => invoke({ deps: t.app.deps, caller }, assertions.create, { input: { ...s, key: 'verified', value } })),
+      );
+      expect(answers.map((a) => a.outcome).sort()).toEqual(['created', 'ok']);
+    }
+    expect(await api.events('assertion.created')).toHaveLength(4);
   });
 });

@@ -56,6 +56,7 @@ type Effect<P extends string, In, Out> =
       kind: 'batched';
       run: (call: BatchedCall<P, In, unknown>) => Promise<BatchedRun<Out>>;
       within?: <T>(deps: Deps, body: (hold: unknown) => Promise<T>) => Promise<T>;
+      group?: boolean;
     };
 
 export interface Action<P extends string = string, I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
@@ -105,15 +106,20 @@ export function batchedMutation<P extends string, I extends z.ZodType, O extends
   d: Declaration<P, I, O> & {
     outcome: Outcome;
     within?: <T>(deps: Deps, body: (hold: H) => Promise<T>) => Promise<T>;
+    /**
+     * Concurrent calls may share one database transaction and its commit (src/db/group-commit.ts): the run names, in
+     * its batches' `keys` and its result's, everything it locks, and is safe to run twice.
+     */
+    group?: boolean;
     run: (call: BatchedCall<P, z.output<I>, H>) => Promise<BatchedRun<z.output<O>>>;
   },
 ): Action<P, I, O> {
-  const { run, within, ...rest } = d;
+  const { run, within, group, ...rest } = d;
   return {
     ...rest,
     params: d.params ?? [],
     idempotent: true,
-    effect: { kind: 'batched', run, within } as Effect<P, z.output<I>, z.output<O>>,
+    effect: { kind: 'batched', run, within, group } as Effect<P, z.output<I>, z.output<O>>,
   };
 }
 
@@ -181,6 +187,7 @@ export async function invoke<P extends string, I extends z.ZodType, O extends z.
           return { ...run, value: { value: run.value, outcome: run.outcome ?? outcome } };
         },
         beforeCommit,
+        effect.group,
       ),
     );
   const out = await (effect.within ? effect.within(deps, attempt) : attempt(undefined));

@@ -5,7 +5,7 @@ import { Prisma } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
-import { findEntity, lockSubject, subjectEntity, subjectFields, subjectOf, type Subject } from '../entity/entity.ts';
+import { entityKey, findEntity, lockSubject, subjectEntity, subjectFields, subjectKey, subjectOf, type Subject } from '../entity/entity.ts';
 import { insertEvents } from '../event/event.ts';
 import { claimLive, parseStandingInputs, planStanding, standingInputs, type StandingInputs } from '../enrollment/standing.ts';
 import { batchedMutation, read, type BatchedRun, type Reader } from '../action/action.ts';
@@ -122,7 +122,9 @@ async function readClaim(
 ): Promise<Claim> {
   const lock = lockSubject(deps, organizationId, subject, opts);
   const entity = subjectEntity(organizationId, subject);
-  const results = await send([...lock, currentClaim(entity, claimKey), standingInputs(Prisma.sql`(${entity})`, deps.clock.now())]);
+  const results = await send([...lock, currentClaim(entity, claimKey), standingInputs(Prisma.sql`(${entity})`, deps.clock.now())], {
+    keys: [subjectKey(organizationId, subject)],
+  });
   const [locked, [claim], [inputs]] = results.slice(lock.length - 1) as [
     { id: string }[],
     { claim: Record<string, unknown> }[],
@@ -195,7 +197,7 @@ async function createAssertion(
     return { value: presentAssertion(current!.event), outcome: 'ok', finish: [], appended: false };
   }
   const { assertion, finish } = appendChange(deps, organizationId, entity!, input.key, { action: 'asserted', value, expiresAt }, inputs);
-  return { value: assertion, finish, appended: true };
+  return { value: assertion, finish, appended: true, keys: [entityKey(entity!)] };
 }
 
 /**
@@ -221,7 +223,7 @@ async function revokeAssertion(
     { action: 'revoked', value: null, expiresAt: null },
     inputs,
   );
-  return { value: { ...absent, revoked: true, assertion }, finish, appended: true };
+  return { value: { ...absent, revoked: true, assertion }, finish, appended: true, keys: [entityKey(entity)] };
 }
 
 async function findAssertion(db: Reader, organizationId: string, id: string) {
@@ -283,6 +285,7 @@ export const assertions = {
     output: Assertion,
     outcome: 'created',
     fronts: ['rest', 'graphql'],
+    group: true,
     run: ({ deps, caller, input, send }) => createAssertion(deps, send, caller.organization.id, input),
   }),
   /** Outcome `created` with the appended `revoked` event; `ok` when the claim was already absent. */
@@ -293,6 +296,7 @@ export const assertions = {
     output: AssertionRevocation,
     outcome: 'created',
     fronts: ['rest', 'graphql'],
+    group: true,
     run: ({ deps, caller, input, send }) => revokeAssertion(deps, send, caller.organization.id, input),
   }),
   list: read({

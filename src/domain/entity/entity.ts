@@ -94,6 +94,16 @@ export function subjectEntity(organizationId: string, subject: Subject): Prisma.
  * before any statement runs; whether the entity exists shows in the batch's
  * later statements (subjectEntity finds no row).
  */
+/** The subject as a grouped transaction's exclusive key (src/db/group-commit.ts), before its entity id is known. */
+export function subjectKey(organizationId: string, subject: Subject): string {
+  return subject.kind === 'entity'
+    ? entityKey(subject.id)
+    : `subject:${JSON.stringify([organizationId, subject.issuer, subject.externalUserId])}`;
+}
+
+/** An entity as a grouped transaction's exclusive key: whatever its lock serializes (claims, standing) is its holder's. */
+export const entityKey = (id: string) => `entity:${id}`;
+
 export function lockSubject(deps: Deps, organizationId: string, subject: Subject, opts: { create: boolean }): Prisma.Sql[] {
   if (subject.kind === 'entity' && !isId('entity', subject.id)) throw missing('entity', subject.id, 'entity');
   const create = opts.create && subject.kind === 'external' ? [createEntity(deps, organizationId, subject)] : [];

@@ -156,6 +156,8 @@ export interface BatchedResult<T> {
   appended: boolean;
   /** Runs once the transaction has committed (not on a replay), e.g. starting an operation leased to this process. */
   committed?: () => void;
+  /** Exclusive keys the commit's batch names, in a grouped transaction (src/db/group-commit.ts). */
+  keys?: readonly string[];
 }
 
 /**
@@ -174,21 +176,31 @@ export async function runIdempotentBatched<T>(
   effect: (send: BatchSend) => Promise<BatchedResult<T>>,
   /** Awaited before the commit is sent: a provisional caller's confirmation (request-auth.ts); its rejection rolls everything back. */
   beforeCommit?: () => Promise<void>,
+  /** May share its commit with concurrent writers (src/db/group-commit.ts): the effect names its exclusive keys. */
+  group = false,
 ): Promise<{ value: T; replayed: boolean }> {
   const conflictCode: ConflictCode = 'idempotency_key_conflict';
   try {
-    const result = await deps.db.sql.transaction(async (send) => {
-      let prelude = req ? openRecord(deps, req) : [];
-      const out = await effect(async (statements, opts) => {
-        const rows = await send([...prelude, ...statements], opts);
-        const skip = prelude.length;
-        prelude = [];
-        return rows.slice(skip);
-      });
-      await beforeCommit?.();
-      await send([...out.finish, ...(req ? [completeRecord(req, out.value)] : [])], { commit: true });
-      return out;
-    });
+    const result = await deps.db.sql.transaction(
+      async (send) => {
+        let prelude = req ? openRecord(deps, req) : [];
+        let preludeKeys = req ? [`idempotency:${req.namespace}:${req.key}`] : [];
+        const out = await effect(async (statements, opts) => {
+          const rows = await send([...prelude, ...statements], { ...opts, keys: [...preludeKeys, ...(opts?.keys ?? [])] });
+          const skip = prelude.length;
+          prelude = [];
+          preludeKeys = [];
+          return rows.slice(skip);
+        });
+        await beforeCommit?.();
+        await send([...prelude, ...out.finish, ...(req ? [completeRecord(req, out.value)] : [])], {
+          commit: true,
+          keys: [...preludeKeys, ...(out.keys ?? [])],
+        });
+        return out;
+      },
+      { group },
+    );
     if (result.appended) deps.sequencer.kick();
     result.committed?.();
     return { value: result.value, replayed: false };
