@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Logger } from 'pino';
+import type { GroupCommitStats } from './db/group-commit.ts';
 
 /**
  * Prometheus metrics of one process (README "Operating it"). One registry per
@@ -17,8 +18,8 @@ export interface ScrapeSources {
   deliveryBacklog(): Promise<number>;
   /** Operations per live status (pending, running, waiting). */
   operationsByStatus(): Promise<Record<string, number>>;
-  /** Connections of the pg pool, or the embedded database's queued transactions. */
-  database(): { inUse?: number; idle?: number; waiting?: number; queued?: number };
+  /** Connections of the pg pool, or the embedded database's queued transactions; the group commit's counters. */
+  database(): { inUse?: number; idle?: number; waiting?: number; queued?: number; groupCommit?: GroupCommitStats };
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -141,6 +142,41 @@ export class Metrics {
         if (d?.waiting !== undefined) this.set(d.waiting);
       },
     });
+    // Group commit (src/db/group-commit.ts): the port counts; each scrape adds what it counted since the last one.
+    const fromGroupCommit = (name: string, help: string, parts: [keyof GroupCommitStats, Record<string, string>?][]) => {
+      const seen = parts.map(() => 0);
+      new Counter({
+        name,
+        help,
+        labelNames: Object.keys(parts[0]![1] ?? {}),
+        registers: [this.registry],
+        collect() {
+          const g = sources()?.database().groupCommit;
+          if (!g) return;
+          parts.forEach(([key, labels], i) => {
+            if (labels) this.inc(labels, g[key] - seen[i]!);
+            else this.inc(g[key] - seen[i]!);
+            seen[i] = g[key];
+          });
+        },
+      });
+    };
+    fromGroupCommit(
+      'platform_group_commit_groups_total',
+      'Shared transactions of concurrent writes on this process, by outcome (rolled_back: every member then ran alone)',
+      [
+        ['committed', { outcome: 'committed' }],
+        ['rolledBack', { outcome: 'rolled_back' }],
+      ],
+    );
+    fromGroupCommit(
+      'platform_group_commit_members_total',
+      'Writes carried by committed shared transactions (divided by the committed groups: the mean group size)',
+      [['members']],
+    );
+    fromGroupCommit('platform_group_commit_reruns_total', 'Writes run again alone after their shared transaction rolled back', [
+      ['reruns'],
+    ]);
     new Gauge({
       name: 'platform_db_queue_depth',
       help: 'Embedded database (PGlite, one connection): transactions queued or running',

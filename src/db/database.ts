@@ -8,7 +8,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapt
 import { PrismaClient, Prisma } from './generated/client.ts';
 import { applyMigrations, migrationsUpToDate } from './schema-engine.ts';
 import { pgSqlPort, pgliteSqlPort, tracedSqlPort, type SqlPort } from './sql-port.ts';
-import { DEFAULT_GROUP_COMMIT, groupCommitPort, type GroupCommitOptions } from './group-commit.ts';
+import { DEFAULT_GROUP_COMMIT, groupCommitPort, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
 
 export { Prisma };
 export type Tx = Prisma.TransactionClient;
@@ -38,7 +38,7 @@ export interface Database {
   /** Cheap liveness query used by /readyz. */
   ping(): Promise<void>;
   /** Load of the connection (metrics): the pg pool's connections in use, idle and waited for; PGlite's queued transactions. */
-  stats(): { inUse?: number; idle?: number; waiting?: number; queued?: number };
+  stats(): { inUse?: number; idle?: number; waiting?: number; queued?: number; groupCommit: GroupCommitStats };
   /** PostgreSQL only: a pool for LISTEN/NOTIFY and hand-written hot paths. */
   readonly pool?: pg.Pool;
   /** Embedded only: the PGlite instance (LISTEN/NOTIFY is in-process there). */
@@ -93,11 +93,12 @@ async function openPostgres(url: string, poolSize: number, grouping: GroupCommit
   const factory = new PrismaPg(pool);
   const prisma = new PrismaClient({ adapter: factory });
   const hooks = commitHooks(prisma);
+  const sql = groupCommitPort(tracedSqlPort(pgSqlPort(pool)), grouping);
   return {
     kind: 'postgres',
     prisma,
     pool,
-    sql: groupCommitPort(tracedSqlPort(pgSqlPort(pool)), grouping),
+    sql,
     transaction: hooks.run,
     afterCommit: hooks.afterCommit,
     migrate: async () =>
@@ -107,7 +108,12 @@ async function openPostgres(url: string, poolSize: number, grouping: GroupCommit
     ping: async () => {
       await pool.query('select 1');
     },
-    stats: () => ({ inUse: pool.totalCount - pool.idleCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    stats: () => ({
+      inUse: pool.totalCount - pool.idleCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      groupCommit: sql.groupStats,
+    }),
     close: async () => {
       await prisma.$disconnect();
       await pool.end().catch(() => {});
@@ -162,18 +168,19 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined, groupi
     return run;
   };
   const transaction = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => serialize(() => hooks.run(fn));
+  const sql = groupCommitPort(tracedSqlPort(pgliteSqlPort(client, serialize)), grouping);
   return {
     kind: 'pglite',
     prisma,
     pglite: client,
-    sql: groupCommitPort(tracedSqlPort(pgliteSqlPort(client, serialize)), grouping),
+    sql,
     transaction,
     afterCommit: hooks.afterCommit,
     migrate: async () => ((await migrationsUpToDate(async (sql) => (await client.query(sql)).rows)) ? [] : applyMigrations(factory)),
     ping: async () => {
       await client.query('select 1');
     },
-    stats: () => ({ queued }),
+    stats: () => ({ queued, groupCommit: sql.groupStats }),
     close: async () => {
       await prisma.$disconnect();
       await client.close();

@@ -131,8 +131,22 @@ class Group {
   cause: unknown;
 }
 
-export function groupCommitPort(base: SqlPort, opts: GroupCommitOptions = DEFAULT_GROUP_COMMIT): SqlPort {
-  if (opts.groups <= 0) return { rows: base.rows, transaction: (fn) => base.transaction(fn) };
+/** Counters since the port was made (metrics: `platform_group_commit_*`). */
+export interface GroupCommitStats {
+  /** Groups that committed, and that rolled back. */
+  committed: number;
+  rolledBack: number;
+  /** Transactions carried by committed groups; members / committed is the mean group size. */
+  members: number;
+  /** Members that ran again alone after their group rolled back. */
+  reruns: number;
+}
+
+export type GroupCommitPort = SqlPort & { readonly groupStats: GroupCommitStats };
+
+export function groupCommitPort(base: SqlPort, opts: GroupCommitOptions = DEFAULT_GROUP_COMMIT): GroupCommitPort {
+  const stats: GroupCommitStats = { committed: 0, rolledBack: 0, members: 0, reruns: 0 };
+  if (opts.groups <= 0) return { rows: base.rows, transaction: (fn) => base.transaction(fn), groupStats: stats };
   let forming: Group | undefined;
   const running = new Set<Group>();
   /** Keys of every member of the forming group and the groups in flight. */
@@ -177,12 +191,15 @@ export function groupCommitPort(base: SqlPort, opts: GroupCommitOptions = DEFAUL
         }
       });
       g.committed = true;
+      stats.committed++;
+      stats.members += g.members.length;
       for (const m of g.members) {
         const h = m.held;
         m.held = undefined;
         h?.p.resolve(h.rows);
       }
     } catch (e) {
+      stats.rolledBack++;
       g.abort(e instanceof GroupAborted ? undefined : e);
     }
   }
@@ -260,6 +277,7 @@ export function groupCommitPort(base: SqlPort, opts: GroupCommitOptions = DEFAUL
       g.abort(e);
       await g.settled;
       if (g.alone) throw e;
+      stats.reruns++;
       return base.transaction(fn);
     }
   }
@@ -267,5 +285,6 @@ export function groupCommitPort(base: SqlPort, opts: GroupCommitOptions = DEFAUL
   return {
     rows: base.rows,
     transaction: (fn, o?: TransactionOptions) => (o?.group ? grouped(fn) : base.transaction(fn)),
+    groupStats: stats,
   };
 }

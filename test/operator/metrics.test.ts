@@ -218,6 +218,36 @@ describe('GET /metrics', () => {
     }
   });
 
+  test('concurrent assertion writes are counted as they share transactions: groups by outcome, the writes they carried', async ({
+    app: t,
+  }) => {
+    const tenant = await buildTenant(t, ['assertions:write']);
+    const count = (text: string, name: string, outcome?: string) => metricValue(text, name, outcome ? { outcome } : {});
+    const before = await scrape(t);
+    const writes = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        t.http.post(
+          '/v1/platform/assertions',
+          { external_user_id: `g-${i}-${Math.random()}`, issuer: 'https://idp.example', key: 'verified' },
+          { token: tenant.token },
+        ),
+      ),
+    );
+    for (const w of writes) expect(w.status, w.text).toBe(201);
+    const after = await scrape(t);
+    const groups =
+      count(after, 'platform_group_commit_groups_total', 'committed') - count(before, 'platform_group_commit_groups_total', 'committed');
+    const members = count(after, 'platform_group_commit_members_total') - count(before, 'platform_group_commit_members_total');
+    // Distinct subjects: nothing collides, nothing rolls back; every write was carried once, alone or with others.
+    expect(members).toBe(12);
+    expect(groups).toBeGreaterThanOrEqual(1);
+    expect(groups).toBeLessThanOrEqual(12);
+    expect(count(after, 'platform_group_commit_groups_total', 'rolled_back')).toBe(
+      count(before, 'platform_group_commit_groups_total', 'rolled_back'),
+    );
+    expect(count(after, 'platform_group_commit_reruns_total')).toBe(count(before, 'platform_group_commit_reruns_total'));
+  });
+
   test('operation transitions are counted by kind and resulting status, and logged at info', async ({ app: t }) => {
     const who = await tenant(t);
     await topUp(t, who.brand, 10_000);
