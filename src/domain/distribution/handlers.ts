@@ -139,7 +139,7 @@ const launch: OperationHandler = {
             const now = deps.clock.now();
             if (ids.length) {
               statements.push(Prisma.sql`UPDATE deployment SET status = 'provisioning', provider_state = '{}', updated_at = ${now}::timestamptz
-                WHERE id IN (SELECT json_array_elements_text(${JSON.stringify(ids)}::json))`);
+                WHERE id = ANY (ARRAY(SELECT json_array_elements_text(${JSON.stringify(ids)}::json)))`);
             }
             const children = todo!.map((dep) => {
               const slot = take();

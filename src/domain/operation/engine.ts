@@ -108,21 +108,34 @@ export function retryDelayMs(deps: Deps, attempt: number): number {
  * `limit` due operations, most overdue first, and returns them whole. Each
  * gets its own lease owner, `<owner>:<id>`, where the caller's `owner` is
  * unique per claim: two runs never pass each other's fence, in this process
- * or another.
+ * or another. Due is pending or waiting with `run_after` passed and no live
+ * lease, or running with its lease expired: each branch walks its own partial
+ * index in claim order (migration 20261126020000) and locks up to `limit`,
+ * skipping rows other claims hold; the most overdue of both are claimed (the
+ * few others stay locked until this statement's transaction ends).
  */
-const claimStatement = statement<[owner: string, now: Date, leaseUntil: Date, limit: number], Operation>(
+export const claimStatement = statement<[owner: string, now: Date, leaseUntil: Date, limit: number], Operation>(
   'operations_claim',
-  `UPDATE "operation" o SET
+  `WITH due_waiting AS (
+     SELECT id, run_after FROM "operation"
+     WHERE status IN ('pending', 'waiting') AND run_after <= $2 AND (lease_expires_at IS NULL OR lease_expires_at < $2)
+     ORDER BY run_after, id
+     LIMIT $4
+     FOR UPDATE SKIP LOCKED
+   ), due_expired AS (
+     SELECT id, run_after FROM "operation"
+     WHERE status = 'running' AND lease_expires_at < $2
+     ORDER BY run_after, id
+     LIMIT $4
+     FOR UPDATE SKIP LOCKED
+   ), due AS (
+     SELECT id FROM (SELECT * FROM due_waiting UNION ALL SELECT * FROM due_expired) d ORDER BY run_after, id LIMIT $4
+   )
+   UPDATE "operation" o SET
      lease_owner = $1 || ':' || o.id, lease_expires_at = $3, updated_at = $2,
      status = CASE WHEN o.status = 'waiting' THEN 'waiting' ELSE 'running' END,
      attempts = CASE WHEN o.status = 'waiting' THEN o.attempts ELSE o.attempts + 1 END
-   FROM (
-     SELECT id FROM "operation"
-     WHERE (status IN ('pending', 'waiting') AND run_after <= $2 AND (lease_expires_at IS NULL OR lease_expires_at < $2))
-        OR (status = 'running' AND lease_expires_at < $2)
-     ORDER BY run_after, id
-     LIMIT $4
-     FOR UPDATE SKIP LOCKED) due
+   FROM due
    WHERE o.id = due.id
    RETURNING ${OPERATION_COLUMNS}`,
 );
