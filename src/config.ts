@@ -8,6 +8,7 @@ import { z } from 'zod';
  */
 /** Operations one process runs at once; the pool (10 connections) keeps room for requests, since runs hold one only inside a transaction. */
 export const DEFAULT_OPERATIONS_CONCURRENCY = 4;
+export const DEFAULT_STREAM_BATCH_SUBSCRIBERS = 256;
 
 const bool = z.enum(['0', '1', 'true', 'false', '']).transform((v) => v === '1' || v === 'true');
 
@@ -62,6 +63,7 @@ const Env = z.object({
   GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(100),
   EVENT_STREAM_POLL_MS: z.coerce.number().int().positive().default(1000),
   EVENT_STREAM_BATCH_MS: z.coerce.number().int().min(0).max(1000).default(40),
+  EVENT_STREAM_BATCH_SUBSCRIBERS: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_STREAM_BATCH_SUBSCRIBERS),
   STREAM_MAX_PENDING: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   IDEMPOTENCY_TTL_SECONDS: z.coerce
     .number()
@@ -182,6 +184,11 @@ export type Config = {
   eventStreamPollMs: number;
   /** Least time between two pulls of the live stream: events of a busy stream go out in batches, one socket write per subscriber per batch. */
   eventStreamBatchMs: number;
+  /**
+   * Live subscribers from which a busy stream waits the whole batch window; fewer wait proportionally less (a socket
+   * write per event costs little when few sockets are written). DEFAULT_STREAM_BATCH_SUBSCRIBERS when left out.
+   */
+  eventStreamBatchSubscribers?: number;
   /** Events queued for one live subscriber before it is ended as too slow (src/domain/event/stream.ts). */
   streamMaxPending: number;
   idempotencyTtlSeconds: number;
@@ -356,6 +363,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     graphqlDirect: e.GRAPHQL_DIRECT ?? true,
     eventStreamPollMs: e.EVENT_STREAM_POLL_MS,
     eventStreamBatchMs: e.EVENT_STREAM_BATCH_MS,
+    eventStreamBatchSubscribers: e.EVENT_STREAM_BATCH_SUBSCRIBERS,
     streamMaxPending: e.STREAM_MAX_PENDING,
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,

@@ -8,7 +8,7 @@ import { appTest, buildOrg } from '../support/kit.ts';
  * events sequenced meanwhile go out together (one corked write per socket),
  * in order and none lost.
  */
-const test = appTest({ config: { eventStreamBatchMs: 2000 } });
+const test = appTest({ config: { eventStreamBatchMs: 2000, eventStreamBatchSubscribers: 1 } });
 
 describe('stream batching', () => {
   test('events sequenced one by one inside the window are pulled together, every one delivered in order', async ({ app: t }) => {

@@ -1,0 +1,52 @@
+import { describe, expect } from 'vitest';
+import { streamPullStatement } from '../../src/domain/event/event.ts';
+import { appTest, buildOrg } from '../support/kit.ts';
+import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
+
+/**
+ * The batch window scales with the subscribers (EVENT_STREAM_BATCH_SUBSCRIBERS): batching saves a socket write per
+ * subscriber per event, worth its latency only with many sockets. One subscriber of a 1,000-subscriber scale waits a
+ * thousandth of a 5 s window, so a busy stream still hands it each event long before the window would have ended.
+ */
+const test = appTest({ config: { eventStreamBatchMs: 5000, eventStreamBatchSubscribers: 1000 } });
+
+describe('stream batching with few subscribers', () => {
+  test('events sequenced one by one each reach the lone subscriber before the next is written, each by its own pull', async ({
+    app: t,
+  }) => {
+    const org = await buildOrg(t);
+    const got: string[] = [];
+    const sub = t.app.stream.subscribe(org.id, {
+      view: { key: 'few', render: (e) => String(e.seq) },
+      sink: { write: (p, _seq, done) => (got.push(p), done()) },
+    });
+    const end = sub.next();
+    await waitUntil(() => t.app.stream.subscriberCount === 1, 'the subscriber');
+    const sql = t.app.deps.db.sql;
+    const rows = sql.rows.bind(sql);
+    let pulls = 0;
+    sql.rows = ((statement, params) => {
+      if ((statement as unknown) === streamPullStatement) pulls++;
+      return rows(statement, params);
+    }) as typeof sql.rows;
+    try {
+      const ids: string[] = [];
+      for (let i = 1; i <= 4; i++) {
+        ids.push(...(await appendEvents(t.app, org.id, [{}])));
+        await t.app.sequencer.flush();
+        // The whole window would be 5 s: each event arriving well within it was pulled without waiting for it.
+        await waitUntil(
+          () => got.length === i,
+          () => `event ${i} (got ${got})`,
+          2500,
+        );
+      }
+      expect(got).toEqual((await seqsOf(t.app, ids)).map(String));
+      expect(pulls).toBeGreaterThanOrEqual(4);
+    } finally {
+      sql.rows = rows;
+      await sub.return!();
+      await end;
+    }
+  });
+});
