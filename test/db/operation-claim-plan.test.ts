@@ -1,8 +1,7 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import { claimStatement } from '../../src/domain/operation/engine.ts';
-import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, onPostgres, sqlSession, type SqlSession, type TestDatabase } from '../support/database.ts';
 
 /**
  * The operations claim walks two partial indexes in claim order (migration
@@ -15,22 +14,13 @@ import { createTestDatabase, onPostgres, type TestDatabase } from '../support/da
  */
 let tdb: TestDatabase;
 let db: Database;
-let client: pg.Client | undefined;
-let exec: (sql: string) => Promise<Record<string, unknown>[]>;
+let session: SqlSession;
+const exec = (sql: string) => session.exec(sql);
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
   db = await openDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir, loadDataDir: tdb.template, poolSize: 1 });
-  if (tdb.databaseUrl) {
-    client = new pg.Client({ connectionString: tdb.databaseUrl });
-    await client.connect();
-    exec = async (sql) => {
-      const r = (await client!.query(sql)) as unknown as pg.QueryResult | pg.QueryResult[];
-      return (Array.isArray(r) ? r.at(-1)! : r).rows;
-    };
-  } else {
-    exec = async (sql) => (await db.pglite!.exec(sql)).at(-1)!.rows as Record<string, unknown>[];
-  }
+  session = await sqlSession(tdb, db.pglite);
   await exec(`INSERT INTO "operation" (id, organization_id, subject_type, subject_id, kind, status, run_after, lease_expires_at, created_at, updated_at)
     SELECT 'op_c' || g, 'org_c', 'distribution', 'dist_c' || g, 'distribution.launch',
       CASE WHEN g <= 2000 THEN 'succeeded' WHEN g % 3 = 0 THEN 'running' WHEN g % 3 = 1 THEN 'waiting' ELSE 'pending' END,
@@ -39,23 +29,14 @@ beforeAll(async () => {
   await exec('ANALYZE "operation"');
 });
 afterAll(async () => {
-  await client?.end();
+  await session?.close();
   await db?.close();
   await tdb?.drop();
 });
 
-async function plan(text: string, args: string[]): Promise<string> {
-  const rows = await exec(`BEGIN;
-    SET LOCAL plan_cache_mode = force_generic_plan;
-    PREPARE probe AS ${text};
-    EXPLAIN EXECUTE probe(${args.join(', ')});`);
-  await exec('DEALLOCATE probe; COMMIT');
-  return rows.map((r) => r['QUERY PLAN']).join('\n');
-}
-
 describe(`operations claim plan (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   it('walks the due and the expired-lease partial indexes in order, with no bitmap and no sequential scan', async () => {
-    const p = await plan(claimStatement.text, [`'owner'`, 'now()', `now() + interval '30 seconds'`, '4']);
+    const p = await session.plan(claimStatement.text, [`'owner'`, 'now()', `now() + interval '30 seconds'`, '4']);
     expect(p).toMatch(/Index Scan using operation_due_idx/);
     expect(p).toMatch(/Index Scan using operation_running_idx/);
     expect(p).not.toMatch(/Bitmap|Seq Scan on operation/);

@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
 import {
@@ -11,7 +10,7 @@ import {
   maxPositionStatement,
   streamPullStatement,
 } from '../../src/domain/event/event.ts';
-import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.ts';
+import { createTestDatabase, onPostgres, sqlSession, type SqlSession, type TestDatabase } from '../support/database.ts';
 
 /**
  * The event indexes that hold `seq` or `position` are partial on the number
@@ -24,23 +23,15 @@ import { createTestDatabase, onPostgres, type TestDatabase } from '../support/da
  */
 let tdb: TestDatabase;
 let db: Database;
-let client: pg.Client | undefined;
-/** Simple-protocol SQL on one session (PREPARE and SET must share it). */
-let exec: (sql: string) => Promise<Record<string, unknown>[]>;
+let session: SqlSession;
+const exec = (sql: string) => session.exec(sql);
+/** The generic plan of `text` for `args` (literals), with sequential scans off. */
+const plan = (text: string, args: string[]) => session.plan(text, args, { noSeqScan: true });
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
   db = await openDatabase({ databaseUrl: tdb.databaseUrl, dataDir: tdb.dataDir, loadDataDir: tdb.template, poolSize: 1 });
-  if (tdb.databaseUrl) {
-    client = new pg.Client({ connectionString: tdb.databaseUrl });
-    await client.connect();
-    exec = async (sql) => {
-      const r = (await client!.query(sql)) as unknown as pg.QueryResult | pg.QueryResult[];
-      return (Array.isArray(r) ? r.at(-1)! : r).rows;
-    };
-  } else {
-    exec = async (sql) => (await db.pglite!.exec(sql)).at(-1)!.rows as Record<string, unknown>[];
-  }
+  session = await sqlSession(tdb, db.pglite);
   await exec(`INSERT INTO event (id, organization_id, seq, position, type, subject_type, subject_id, data, brand_id, created_at)
     SELECT 'evt_p' || g, 'org_p' || (g % 3), CASE WHEN g <= 300 THEN g END, CASE WHEN g <= 300 THEN 1000 + g END,
       CASE WHEN g % 50 = 0 THEN 'deployment.failed' ELSE 'assertion.created' END, 'entity', 'ent_p' || (g % 7), '{}'::jsonb,
@@ -49,21 +40,10 @@ beforeAll(async () => {
   await exec('ANALYZE event');
 });
 afterAll(async () => {
-  await client?.end();
+  await session?.close();
   await db?.close();
   await tdb?.drop();
 });
-
-/** The generic plan of `text` for `args` (literals), with sequential scans off. */
-async function plan(text: string, args: string[]): Promise<string> {
-  const rows = await exec(`BEGIN;
-    SET LOCAL enable_seqscan = off;
-    SET LOCAL plan_cache_mode = force_generic_plan;
-    PREPARE probe AS ${text};
-    EXPLAIN EXECUTE probe${args.length ? `(${args.join(', ')})` : ''};`);
-  await exec('DEALLOCATE probe; COMMIT');
-  return rows.map((r) => r['QUERY PLAN']).join('\n');
-}
 
 const types = `ARRAY['assertion.created', 'deployment.failed']`;
 const filtered = (brands: string, subjectTypes: string, subjectId: string) => [

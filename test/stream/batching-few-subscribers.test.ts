@@ -1,7 +1,6 @@
 import { describe, expect } from 'vitest';
-import { streamPullStatement } from '../../src/domain/event/event.ts';
 import { appTest, buildOrg } from '../support/kit.ts';
-import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
+import { appendEvents, countingSubscriber, seqsOf, waitUntil } from '../support/stream-client.ts';
 
 /**
  * The batch window scales with the subscribers (EVENT_STREAM_BATCH_SUBSCRIBERS): batching saves a socket write per
@@ -15,20 +14,7 @@ describe('stream batching with few subscribers', () => {
     app: t,
   }) => {
     const org = await buildOrg(t);
-    const got: string[] = [];
-    const sub = t.app.stream.subscribe(org.id, {
-      view: { key: 'few', render: (e) => String(e.seq) },
-      sink: { write: (p, _seq, done) => (got.push(p), done()) },
-    });
-    const end = sub.next();
-    await waitUntil(() => t.app.stream.subscriberCount === 1, 'the subscriber');
-    const sql = t.app.deps.db.sql;
-    const rows = sql.rows.bind(sql);
-    let pulls = 0;
-    sql.rows = ((statement, params) => {
-      if ((statement as unknown) === streamPullStatement) pulls++;
-      return rows(statement, params);
-    }) as typeof sql.rows;
+    const { got, pulls, close } = await countingSubscriber(t.app, org.id, 'few');
     try {
       const ids: string[] = [];
       for (let i = 1; i <= 4; i++) {
@@ -42,11 +28,9 @@ describe('stream batching with few subscribers', () => {
         );
       }
       expect(got).toEqual((await seqsOf(t.app, ids)).map(String));
-      expect(pulls).toBeGreaterThanOrEqual(4);
+      expect(pulls()).toBeGreaterThanOrEqual(4);
     } finally {
-      sql.rows = rows;
-      await sub.return!();
-      await end;
+      await close();
     }
   });
 });

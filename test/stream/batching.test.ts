@@ -1,6 +1,5 @@
 import { describe, expect } from 'vitest';
-import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
-import { streamPullStatement } from '../../src/domain/event/event.ts';
+import { appendEvents, countingSubscriber, seqsOf, waitUntil } from '../support/stream-client.ts';
 import { appTest, buildOrg } from '../support/kit.ts';
 
 /**
@@ -13,20 +12,7 @@ const test = appTest({ config: { eventStreamBatchMs: 2000, eventStreamBatchSubsc
 describe('stream batching', () => {
   test('events sequenced one by one inside the window are pulled together, every one delivered in order', async ({ app: t }) => {
     const org = await buildOrg(t);
-    const got: string[] = [];
-    const sub = t.app.stream.subscribe(org.id, {
-      view: { key: 'batch', render: (e) => String(e.seq) },
-      sink: { write: (p, _seq, done) => (got.push(p), done()) },
-    });
-    const end = sub.next();
-    await waitUntil(() => t.app.stream.subscriberCount === 1, 'the subscriber');
-    const sql = t.app.deps.db.sql;
-    const rows = sql.rows.bind(sql);
-    let pulls = 0;
-    sql.rows = ((statement, params) => {
-      if ((statement as unknown) === streamPullStatement) pulls++;
-      return rows(statement, params);
-    }) as typeof sql.rows;
+    const { got, pulls, close } = await countingSubscriber(t.app, org.id, 'batch');
     try {
       const ids: string[] = [];
       for (let i = 0; i < 6; i++) {
@@ -40,11 +26,9 @@ describe('stream batching', () => {
       );
       expect(got).toEqual(seqs.map(String));
       // Without the window each wake-up would pull (six or more); with it, one at once and one per window after.
-      expect(pulls).toBeLessThanOrEqual(3);
+      expect(pulls()).toBeLessThanOrEqual(3);
     } finally {
-      sql.rows = rows;
-      await sub.return!();
-      await end;
+      await close();
     }
   });
 });

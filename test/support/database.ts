@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { inject } from 'vitest';
@@ -47,3 +48,41 @@ export async function seedDataDir(database: TestDatabase, dir: string): Promise<
 }
 
 export const onPostgres = () => Boolean(process.env.TEST_DATABASE_URL);
+
+/** Simple-protocol SQL on one session of the test database (PREPARE and SET must share it), and the generic plans it gives. */
+export interface SqlSession {
+  exec(sql: string): Promise<Record<string, unknown>[]>;
+  /** The generic plan of `text` for `args` (SQL literals), as a prepared statement gets it after five runs; `noSeqScan` disables sequential scans. */
+  plan(text: string, args: string[], opts?: { noSeqScan?: boolean }): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** A session on PostgreSQL (a client of its own), or on the database's PGlite instance embedded. */
+export async function sqlSession(database: TestDatabase, pglite: PGlite | undefined): Promise<SqlSession> {
+  let exec: SqlSession['exec'];
+  let close = async () => {};
+  if (database.databaseUrl) {
+    const client = new pg.Client({ connectionString: database.databaseUrl });
+    await client.connect();
+    exec = async (sql) => {
+      const r = (await client.query(sql)) as unknown as pg.QueryResult | pg.QueryResult[];
+      return (Array.isArray(r) ? r.at(-1)! : r).rows;
+    };
+    close = () => client.end();
+  } else {
+    exec = async (sql) => (await pglite!.exec(sql)).at(-1)!.rows as Record<string, unknown>[];
+  }
+  return {
+    exec,
+    close,
+    plan: async (text, args, opts = {}) => {
+      const rows = await exec(`BEGIN;
+        ${opts.noSeqScan ? 'SET LOCAL enable_seqscan = off;' : ''}
+        SET LOCAL plan_cache_mode = force_generic_plan;
+        PREPARE probe AS ${text};
+        EXPLAIN EXECUTE probe${args.length ? `(${args.join(', ')})` : ''};`);
+      await exec('DEALLOCATE probe; COMMIT');
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    },
+  };
+}

@@ -1,7 +1,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import type { App } from '../../src/app.ts';
-import { appendEvent } from '../../src/domain/event/event.ts';
+import { appendEvent, streamPullStatement } from '../../src/domain/event/event.ts';
 import type { Tx } from '../../src/db/database.ts';
 
 /**
@@ -257,4 +257,34 @@ export class SseSubscription {
     this.abort.abort();
     return withTimeout(this.done, 3000, 'SSE reader to end');
   }
+}
+
+/**
+ * An in-process subscriber of the organization's live stream whose sink records each event's seq, once it is
+ * registered, and the stream's pulls (`streamPullStatement` on the SQL port) counted from then on. `close` ends both.
+ */
+export async function countingSubscriber(app: App, organizationId: string, key: string) {
+  const got: string[] = [];
+  const sub = app.stream.subscribe(organizationId, {
+    view: { key, render: (e) => String(e.seq) },
+    sink: { write: (p, _seq, done) => (got.push(p), done()) },
+  });
+  const end = sub.next();
+  await waitUntil(() => app.stream.subscriberCount === 1, 'the subscriber');
+  const sql = app.deps.db.sql;
+  const rows = sql.rows.bind(sql);
+  let pulls = 0;
+  sql.rows = ((statement, params) => {
+    if ((statement as unknown) === streamPullStatement) pulls++;
+    return rows(statement, params);
+  }) as typeof sql.rows;
+  return {
+    got,
+    pulls: () => pulls,
+    close: async () => {
+      sql.rows = rows;
+      await sub.return!();
+      await end;
+    },
+  };
 }
