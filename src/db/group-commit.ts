@@ -72,6 +72,8 @@ class Group {
   started = false;
   aborted = false;
   committed = false;
+  /** What rolled the group back, when it was a statement's or a member's error (a lone member's answer). */
+  cause: unknown;
   private wake: (() => void) | undefined;
   /** Resolves when the group's transaction has started, and when it is over (committed or rolled back). */
   readonly begun: Promise<void>;
@@ -128,7 +130,6 @@ class Group {
     }
     this.poke();
   }
-  cause: unknown;
 }
 
 /** Counters since the port was made (metrics: `platform_group_commit_*`). */
@@ -159,7 +160,7 @@ export function groupCommitPort(base: SqlPort, opts: GroupCommitOptions = DEFAUL
     running.add(g);
     void run(g).finally(() => {
       running.delete(g);
-      for (const [k, owner] of held) if (owner === g) held.delete(k);
+      for (const k of g.keys.keys()) if (held.get(k) === g) held.delete(k);
       g.finish();
       if (forming && !forming.started && running.size < opts.groups) start(forming);
     });
