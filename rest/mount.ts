@@ -10,7 +10,7 @@ import type { Metrics } from '../src/metrics.ts';
 import { tokenRoutes } from './dashboard/tokens.ts';
 import { errorEnvelope } from './http/envelope.ts';
 import { restInputGuard } from './http/input-guard.ts';
-import { exactRouter, mount, type RouteDef } from './http/route.ts';
+import { exactRouter, mount, routesOf, type RouteDef } from './http/route.ts';
 import { operatorEventRoutes } from './operator/events.ts';
 import { metricsRoute } from './operator/metrics.ts';
 import { operatorRoutes } from './operator/operator.ts';
@@ -106,18 +106,18 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
   koa.use(errorEnvelope(log));
   koa.use(restInputGuard());
   koa.use(metricsRoute(deps, opts.metrics));
-  koa.use(surface('/api', surfaceA).routes());
-  koa.use(surface('', [...tokens, ...operator, ...service]).routes());
+  koa.use(routesOf(surface('/api', surfaceA)));
+  koa.use(routesOf(surface('', [...tokens, ...operator, ...service])));
   // Surface B: the pipeline runs for every path under the prefix, known or not,
   // so even a 404 is only answered to an authenticated caller.
-  koa.use(connect.router.routes());
+  koa.use(routesOf(connect.router));
   const surfaceB = exactRouter('/v1/platform');
   surfaceB.use(platformPipeline(opts.gate));
   mount(surfaceB, platform);
   surfaceB.all('/{*rest}', async (ctx) => {
     throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);
   });
-  koa.use(surfaceB.routes());
+  koa.use(routesOf(surfaceB));
   koa.use(docsPage());
   koa.use(consolePage());
   // Anything unmatched: a 404 in the envelope of the surface the path belongs to.

@@ -14,11 +14,12 @@ const DOMAIN_HEADERS = ['idempotency-key', 'service-brand'];
 export function restInputGuard(): Middleware {
   return async (ctx, next) => {
     if (/%00/i.test(ctx.path)) throw new DomainError('invalid_request', 'The path contains an encoded NUL character (%00)', 'path');
-    for (const [name, value] of Object.entries(ctx.query)) {
-      if (!isStorableText(name))
-        throw new DomainError('invalid_request', 'A query parameter name contains a NUL character or an unpaired surrogate');
-      guardInput(value, name);
-    }
+    if (ctx.querystring)
+      for (const [name, value] of Object.entries(ctx.query)) {
+        if (!isStorableText(name))
+          throw new DomainError('invalid_request', 'A query parameter name contains a NUL character or an unpaired surrogate');
+        guardInput(value, name);
+      }
     for (const name of DOMAIN_HEADERS) guardInput(ctx.get(name), headerName(name));
     await next();
   };

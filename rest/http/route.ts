@@ -46,7 +46,113 @@ export interface RouteDef {
  * without its pipeline: no router is built any other way.
  */
 export function exactRouter(prefix?: string): Router {
-  return new Router({ prefix, sensitive: true, strict: true });
+  const router = new Router({ prefix, sensitive: true, strict: true });
+  indexLayers(router);
+  return router;
+}
+
+/**
+ * The router's middleware, skipped outright when no route of it can match
+ * the path: the router's own dispatch would read the host, test its layers
+ * and, finding no route (its middleware alone runs only before a route),
+ * call `next`.
+ */
+export function routesOf(router: Router): Middleware {
+  const dispatch = router.routes() as unknown as Middleware;
+  const gated: Middleware = (ctx, next) => (routeMayMatch(router, ctx.path) ? dispatch(ctx, next) : next());
+  // As the library's own dispatch does, the middleware names its router.
+  return Object.assign(gated, { router });
+}
+
+type Layer = Router['stack'][number];
+interface LayerIndex {
+  /** The stack it was built from (rebuilt when layers are added). */
+  size: number;
+  /** Paths are bucketed by their first `depth` segments. */
+  depth: number;
+  /** Layers whose path has fewer literal leading segments (middleware, wildcards), in stack order. */
+  always: Layer[];
+  /** Every layer that could match a path with these first segments, in stack order. */
+  buckets: Map<string, Layer[]>;
+}
+
+const indexes = new WeakMap<Router, LayerIndex>();
+/** Characters that make a path segment a pattern (path-to-regexp's syntax, and the regexp a middleware layer's path becomes). */
+const PATTERN = /[:*{}()[\]?+!^$|\\]/;
+
+/** A path's first `depth` segments (`/v1/platform/assertions` of `/v1/platform/assertions/asrt_1` at depth 3); the whole path when shorter. */
+function headOf(path: string, depth: number): string {
+  let at = 0;
+  for (let i = 0; i < depth; i++) {
+    at = path.indexOf('/', at + 1);
+    if (at === -1) return path;
+  }
+  return path.slice(0, at);
+}
+
+/** A layer's bucket at `depth`: its first `depth` segments when all are literal, else none (it is tested for every path). */
+function layerHead(path: string, depth: number): string | undefined {
+  const segments = path.split('/');
+  if (segments[0] !== '' || segments.length <= depth) return undefined;
+  for (let i = 1; i <= depth; i++) if (PATTERN.test(segments[i]!)) return undefined;
+  return segments.slice(0, depth + 1).join('/');
+}
+
+function buildIndex(stack: Layer[]): LayerIndex {
+  let best: LayerIndex | undefined;
+  let bestCost = Infinity;
+  for (let depth = 1; depth <= 4; depth++) {
+    const always: Layer[] = [];
+    const buckets = new Map<string, Layer[]>();
+    for (const layer of stack) {
+      const head = typeof layer.path === 'string' ? layerHead(layer.path, depth) : undefined;
+      if (head === undefined) always.push(layer);
+      else buckets.set(head, [...(buckets.get(head) ?? []), layer]);
+    }
+    // Merged once here, so a request takes one ready list: every layer a path under this head could match, in stack order.
+    for (const [head, layers] of buckets)
+      buckets.set(
+        head,
+        stack.filter((l) => always.includes(l) || layers.includes(l)),
+      );
+    const cost = always.length + Math.max(0, ...[...buckets.values()].map((l) => l.length - always.length));
+    if (cost < bestCost) [best, bestCost] = [{ size: stack.length, depth, always, buckets }, cost];
+  }
+  return best!;
+}
+
+/** Whether any route (a layer with methods, not `router.use` middleware) of `router` could match `path`. */
+export const routeMayMatch = (router: Router, path: string): boolean => candidatesOf(router, path).some((l) => l.methods.length > 0);
+
+function candidatesOf(router: Router, path: string): Layer[] {
+  let index = indexes.get(router);
+  if (!index || index.size !== router.stack.length) indexes.set(router, (index = buildIndex(router.stack)));
+  return index.buckets.get(headOf(path, index.depth)) ?? index.always;
+}
+
+/**
+ * @koa/router tests every layer's regexp against every request (over 200
+ * layers across the app's routers, the largest cost of routing a request).
+ * A path can only match a layer whose leading literal segments it starts
+ * with (routers here are case-sensitive and strict, and match the raw path),
+ * so each router tests only the layers bucketed under the path's first
+ * segments, plus those with patterns there, in stack order: the same match
+ * as the library's own loop (test/http/router-index.test.ts compares them).
+ */
+function indexLayers(router: Router): void {
+  router.match = function match(path: string, method: string) {
+    const result: ReturnType<Router['match']> = { path: [], pathAndMethod: [], route: false };
+    const wanted = method.toUpperCase();
+    for (const layer of candidatesOf(router, path)) {
+      if (!layer.match(path)) continue;
+      result.path.push(layer);
+      if (layer.methods.length === 0 || layer.methods.includes(wanted)) {
+        result.pathAndMethod.push(layer);
+        if (layer.methods.length > 0) result.route = true;
+      }
+    }
+    return result;
+  };
 }
 
 export function mount(router: Router, routes: RouteDef[]): void {
