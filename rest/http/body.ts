@@ -12,7 +12,7 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
   const length = ctx.request.length;
   const chunked = ctx.get('transfer-encoding') !== '';
   if (!length && !chunked) return undefined;
-  if (!ctx.is('application/json', '+json')) {
+  if (!isJson(ctx)) {
     throw new DomainError('unsupported_media_type', 'Request bodies must be JSON (Content-Type: application/json)');
   }
   const text = await readBodyText(ctx.req, length, limitBytes);
@@ -26,6 +26,10 @@ export async function readJsonBody(ctx: Context, limitBytes: number): Promise<un
   guardInput(body);
   return body;
 }
+
+/** The two spellings nearly every client sends, answered without parsing the media type; anything else goes to `ctx.is`. */
+const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8']);
+const isJson = (ctx: Context) => PLAIN_JSON.has(ctx.get('content-type')) || Boolean(ctx.is('application/json', '+json'));
 
 /** The bearer credential of `Authorization`, `null` when the header is absent, `''` when it is not a bearer. */
 export function bearer(ctx: Context): string | null {

@@ -2,8 +2,10 @@ import type { Middleware } from 'koa';
 import { DomainError } from '../../src/domain/errors.ts';
 import { guardInput, isStorableText } from '../../src/domain/input-guard.ts';
 
-/** Request headers whose values reach the domain (the bearer is only hashed and compared). */
-const DOMAIN_HEADERS = ['idempotency-key', 'service-brand'];
+/** Request headers whose values reach the domain (the bearer is only hashed and compared), with the name errors give them. */
+const DOMAIN_HEADERS = ['idempotency-key', 'service-brand'].map(
+  (name) => [name, name.replace(/(^|-)[a-z]/g, (c) => c.toUpperCase())] as const,
+);
 
 /**
  * The REST input boundary for everything but the body (readJsonBody guards
@@ -13,16 +15,14 @@ const DOMAIN_HEADERS = ['idempotency-key', 'service-brand'];
  */
 export function restInputGuard(): Middleware {
   return async (ctx, next) => {
-    if (/%00/i.test(ctx.path)) throw new DomainError('invalid_request', 'The path contains an encoded NUL character (%00)', 'path');
+    if (ctx.path.includes('%00')) throw new DomainError('invalid_request', 'The path contains an encoded NUL character (%00)', 'path');
     if (ctx.querystring)
       for (const [name, value] of Object.entries(ctx.query)) {
         if (!isStorableText(name))
           throw new DomainError('invalid_request', 'A query parameter name contains a NUL character or an unpaired surrogate');
         guardInput(value, name);
       }
-    for (const name of DOMAIN_HEADERS) guardInput(ctx.get(name), headerName(name));
+    for (const [name, shown] of DOMAIN_HEADERS) guardInput(ctx.get(name), shown);
     await next();
   };
 }
-
-const headerName = (name: string) => name.replace(/(^|-)[a-z]/g, (c) => c.toUpperCase());

@@ -67,7 +67,7 @@ export function actionRoute<P extends string, I extends z.ZodType, O extends z.Z
     handler: (action.effect.kind === 'batched' ? confirmsAdmission : (h: Handler) => h)(async (ctx) => {
       let input: Record<string, unknown>;
       if (inBody) {
-        parseInput(NoQuery, platformQuery(ctx));
+        if (ctx.querystring) parseInput(NoQuery, platformQuery(ctx));
         input = await platformBody(deps, ctx);
       } else input = platformQuery(ctx);
       const params = Object.fromEntries(action.params.map((p) => [p, ctx.params[p]!])) as Record<P, string>;
