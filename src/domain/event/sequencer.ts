@@ -87,14 +87,15 @@ export class Sequencer {
 
 const unsequencedStatement = statement<[], { id: string }>('event_unsequenced', 'SELECT id FROM event WHERE seq IS NULL LIMIT 1');
 
-// `pending` is referenced twice, so PostgreSQL materializes it: nextval runs once per row.
+// `pending` is referenced twice, so PostgreSQL materializes it: nextval runs once per row. `top` is materialized too:
+// inlined, its max(seq) probe ran once per pending row instead of once per organization.
 const sequenceStatements = (notify: boolean) => [
   Prisma.sql`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK_KEY}::bigint)::text`,
   Prisma.sql`
     WITH pending AS (
       SELECT id, organization_id, nextval('event_position_seq') AS position
       FROM (SELECT id, organization_id FROM event WHERE seq IS NULL ORDER BY id LIMIT ${BATCH}::int) unsequenced
-    ), top AS (
+    ), top AS MATERIALIZED (
       SELECT o.organization_id, coalesce((SELECT max(e.seq) FROM event e WHERE e.organization_id = o.organization_id), 0) AS seq
       FROM (SELECT DISTINCT organization_id FROM pending) o
     ), numbered AS (
