@@ -143,7 +143,8 @@ export class EventStream {
    * With no subscriber in this process nothing is read: a wake-up that says
    * how far the log is sequenced (`upTo`, a batch's highest position) only
    * moves the cursor there, since a subscriber that joins later replays from
-   * the feed everything sequenced before it joined.
+   * the feed everything sequenced before it joined; one that says no more than
+   * what was read already starts no read (numbers become visible in order).
    */
   pull(upTo?: bigint): void {
     if (!this.tailing) return;
@@ -151,6 +152,8 @@ export class EventStream {
       if (upTo !== undefined && upTo > this.lastPosition) this.lastPosition = upTo;
       return;
     }
+    // Already read that far (the sequencing process hears its own NOTIFY after it pulled the batch): nothing to read.
+    if (upTo !== undefined && upTo <= this.lastPosition) return;
     if (this.pulling || this.batchTimer) {
       this.pullAgain = true;
       return;

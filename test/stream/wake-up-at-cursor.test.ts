@@ -1,0 +1,45 @@
+import { describe, expect } from 'vitest';
+import { maxPositionStatement } from '../../src/domain/event/event.ts';
+import { appTest, buildOrg } from '../support/kit.ts';
+import { appendEvents, countingSubscriber, waitUntil } from '../support/stream-client.ts';
+
+/**
+ * A wake-up names how far the log is sequenced (a NOTIFY's payload, the sequencer's batch in its own process). The
+ * process that sequenced a batch pulls it at once and then hears its own NOTIFY for the same batch: a wake-up at or
+ * below what the stream has read starts no read (numbers become visible in order, so nothing can be missing below
+ * it); one past it reads.
+ */
+// No periodic poll: the only reads are the ones the test causes.
+const test = appTest({ config: { eventStreamPollMs: 3_600_000 } });
+
+/** Neither reading nor waiting out its batch window (a NOTIFY that raced the first read may have queued one more). */
+const settled = (stream: object) => {
+  const s = stream as { pulling: boolean; batchTimer?: unknown; pullAgain: boolean };
+  return !s.pulling && !s.batchTimer && !s.pullAgain;
+};
+
+describe('stream wake-ups at the cursor', () => {
+  test('a wake-up for what was already read starts no pull; one past it does', async ({ app: t }) => {
+    const org = await buildOrg(t);
+    const { got, pulls, close } = await countingSubscriber(t.app, org.id, 'wake');
+    try {
+      await appendEvents(t.app, org.id, [{}]);
+      await t.app.sequencer.flush();
+      await waitUntil(() => got.length === 1, 'the first event');
+      await waitUntil(() => settled(t.app.stream), 'the stream at rest');
+      const [{ max }] = (await t.app.deps.db.sql.rows(maxPositionStatement, [])) as [{ max: string }];
+      const before = pulls();
+      t.app.stream.pull(BigInt(max));
+      t.app.stream.pull(BigInt(max) - 1n);
+      expect(pulls()).toBe(before);
+      // Past the cursor: read at once (nothing new is there yet, so nothing is delivered).
+      t.app.stream.pull(BigInt(max) + 1n);
+      expect(pulls()).toBe(before + 1);
+      await appendEvents(t.app, org.id, [{}]);
+      await t.app.sequencer.flush();
+      await waitUntil(() => got.length === 2, 'the second event');
+    } finally {
+      await close();
+    }
+  });
+});
