@@ -40,13 +40,22 @@ export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log'
   const background = config.role !== 'api';
   const delivers = background && config.webhook.worker;
   let sequencedHere = 0n;
-  const stream = new EventStream(base, (position) => {
-    if (delivers && position > sequencedHere) webhooks.sequenced();
-  });
-  const sequencer = new Sequencer(base, (max) => {
-    sequencedHere = max;
-    stream.pull(max);
-    if (delivers) webhooks.sequenced();
+  const stream: EventStream = new EventStream(
+    base,
+    (position) => {
+      if (delivers && position > sequencedHere) webhooks.sequenced();
+    },
+    (): boolean => sequencer.sequencing,
+  );
+  const sequencer: Sequencer = new Sequencer(base, {
+    onSequenced: (max, read) => {
+      sequencedHere = max;
+      if (read) stream.sequenced(max, read.after, read.rows);
+      else stream.pull(max);
+      if (delivers) webhooks.sequenced();
+    },
+    readFrom: () => stream.readFrom(),
+    onBatchEnd: () => stream.sequencerIdle(),
   });
   const credentials = new CredentialCache(base);
   const deps: Deps = { ...base, sequencer, credentials };

@@ -1,7 +1,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import type { App } from '../../src/app.ts';
-import { appendEvent, streamPullStatement } from '../../src/domain/event/event.ts';
+import { appendEvent } from '../../src/domain/event/event.ts';
 import type { Tx } from '../../src/db/database.ts';
 
 /**
@@ -261,7 +261,7 @@ export class SseSubscription {
 
 /**
  * An in-process subscriber of the organization's live stream whose sink records each event's seq, once it is
- * registered, and the stream's pulls (`streamPullStatement` on the SQL port) counted from then on. `close` ends both.
+ * registered, and the stream's pulls counted from then on (`EventStream.pulls`). `close` ends it.
  */
 export async function countingSubscriber(app: App, organizationId: string, key: string) {
   const got: string[] = [];
@@ -271,18 +271,15 @@ export async function countingSubscriber(app: App, organizationId: string, key: 
   });
   const end = sub.next();
   await waitUntil(() => app.stream.subscriberCount === 1, 'the subscriber');
-  const sql = app.deps.db.sql;
-  const rows = sql.rows.bind(sql);
-  let pulls = 0;
-  sql.rows = ((statement, params) => {
-    if ((statement as unknown) === streamPullStatement) pulls++;
-    return rows(statement, params);
-  }) as typeof sql.rows;
+  const { pulls } = app.stream;
+  const [read0, inHand0] = [pulls.read, pulls.inHand];
   return {
     got,
-    pulls: () => pulls,
+    /** Pulls since the subscriber joined: the stream's own reads and the batches its sequencer read for it. */
+    pulls: () => pulls.read - read0 + pulls.inHand - inHand0,
+    /** The stream's own reads alone (round trips of its own). */
+    reads: () => pulls.read - read0,
     close: async () => {
-      sql.rows = rows;
       await sub.return!();
       await end;
     },

@@ -326,11 +326,13 @@ function filteredStatement(f: EventFilter, order: FeedOrder) {
 
 /** A sequenced event as the live stream reads it: the feed's columns plus its organization and internal position. */
 export type StreamRow = FeedRow & { organizationId: string; position: bigint | number | string };
+/** The most events one pull reads. */
+export const STREAM_PULL_LIMIT = 1000;
+const STREAM_PULL = `SELECT ${FEED_COLUMNS}, organization_id AS "organizationId", position FROM event WHERE position > $1::bigint ORDER BY position LIMIT $2`;
 /** The live stream's pull: everything sequenced after a global position, in position order (the unique `position` index). */
-export const streamPullStatement = statement<[afterPosition: string, limit: number], StreamRow>(
-  'event_stream_pull',
-  `SELECT ${FEED_COLUMNS}, organization_id AS "organizationId", position FROM event WHERE position > $1::bigint ORDER BY position LIMIT $2`,
-);
+export const streamPullStatement = statement<[afterPosition: string, limit: number], StreamRow>('event_stream_pull', STREAM_PULL);
+/** The same pull as a statement of a batch (the sequencer's, which reads the batch it numbers for its own process's stream). */
+export const streamPullSql = (after: bigint): Prisma.Sql => new Prisma.Sql(STREAM_PULL.split(/\$\d/), [String(after), STREAM_PULL_LIMIT]);
 /** Where the live stream starts: the highest position sequenced so far (the `position` index's last entry). */
 export const maxPositionStatement = statement<[], { max: string | null }>(
   'event_max_position',

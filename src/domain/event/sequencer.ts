@@ -1,5 +1,6 @@
 import { Prisma } from '../../db/database.ts';
 import { statement } from '../../db/sql-port.ts';
+import { streamPullSql, type StreamRow } from './event.ts';
 import type { Deps } from '../context.ts';
 import { Loop } from '../../runtime/loop.ts';
 
@@ -23,6 +24,19 @@ import { Loop } from '../../runtime/loop.ts';
  * wake-ups that arrive while a batch runs coalesce into the next one.
  */
 export const SEQUENCER_LOCK_KEY = 7_351_001;
+
+/** How the sequencer tells its process about its batches (src/runtime/services.ts wires them to the stream and the fan-out). */
+export interface SequencerHooks {
+  /**
+   * After a batch commits: the highest position it assigned and, when `readFrom` asked for it, what the batch's
+   * transaction read past that position (the batch included).
+   */
+  onSequenced(maxPosition: bigint, read?: { after: bigint; rows: StreamRow[] }): void;
+  /** Where this process's live stream would read next, if now (it has subscribers): the batch then reads for it. */
+  readFrom?(): bigint | undefined;
+  /** After every batch, committed or failed. */
+  onBatchEnd?(): void;
+}
 const BATCH = 1000;
 export const EVENTS_CHANNEL = 'platform_events';
 
@@ -34,11 +48,18 @@ export class Sequencer {
     (err) => this.deps.log.error({ err }, 'event sequencer failed; the periodic sweep will retry'),
   );
 
+  /** A batch's transaction is running (its NOTIFY may reach this process before its commit is acknowledged). */
+  private inFlight = false;
+
   constructor(
     private readonly deps: Omit<Deps, 'sequencer'>,
-    /** Called in this process after a batch commits, with the highest position it assigned. */
-    private readonly onSequenced: (maxPosition: bigint) => void,
+    private readonly hooks: SequencerHooks,
   ) {}
+
+  /** Whether a batch of this process is between its start and the end of its `onSequenced`. */
+  get sequencing(): boolean {
+    return this.inFlight;
+  }
 
   /** Periodic backstop: picks up rows another process committed but could not sequence (it crashed). */
   start(intervalMs = 500): void {
@@ -67,21 +88,37 @@ export class Sequencer {
 
   /**
    * One round trip on the SQL port: BEGIN, the lock, the numbering with its
-   * NOTIFY (PostgreSQL only; embedded mode is one process), COMMIT.
+   * NOTIFY (PostgreSQL only; embedded mode is one process), and, when this
+   * process's live stream would read now, its read past its cursor (the
+   * batch's own rows included, as this transaction sees them; handed over
+   * only after the commit), COMMIT. The stream then needs no round trip of
+   * its own for what this process sequenced.
    */
   private async sequenceBatch(): Promise<number> {
     const { db, metrics } = this.deps;
     const since = this.pendingSince;
     this.pendingSince = undefined;
-    const [, batch] = await db.sql.transaction((send) => send(sequenceStatements(db.kind === 'postgres'), { commit: true }));
-    const row = batch?.[0];
-    const n = Number(row?.n ?? 0);
-    if (n > 0 && metrics) {
-      metrics.eventsAppended.inc(n);
-      if (since !== undefined) metrics.sequencingLag.observe((performance.now() - since) / 1000);
+    const after = this.hooks.readFrom?.();
+    const statements = [...sequenceStatements(db.kind === 'postgres'), ...(after === undefined ? [] : [streamPullSql(after)])];
+    this.inFlight = true;
+    try {
+      const [, batch, read] = await db.sql.transaction((send) => send(statements, { commit: true }));
+      const row = batch?.[0];
+      const n = Number(row?.n ?? 0);
+      if (n > 0 && metrics) {
+        metrics.eventsAppended.inc(n);
+        if (since !== undefined) metrics.sequencingLag.observe((performance.now() - since) / 1000);
+      }
+      if (n > 0 && row?.max != null)
+        this.hooks.onSequenced(
+          BigInt(row.max as string),
+          after === undefined ? undefined : { after, rows: read as unknown as StreamRow[] },
+        );
+      return n;
+    } finally {
+      this.inFlight = false;
+      this.hooks.onBatchEnd?.();
     }
-    if (n > 0 && row?.max != null) this.onSequenced(BigInt(row.max as string));
-    return n;
   }
 }
 

@@ -6,6 +6,7 @@ import {
   maxPositionStatement,
   pageEvents,
   presentEvent,
+  STREAM_PULL_LIMIT as PULL,
   streamPullStatement,
   type PublicEvent,
   type StreamRow,
@@ -33,7 +34,6 @@ import { PgListener } from '../listener.ts';
  * once per group; every member gets the same payload. Everything else stays
  * per subscriber: its replay, its seam, its backpressure and its end.
  */
-const PULL = 1000;
 
 /**
  * How a transport takes events without an iterator per subscriber: the
@@ -71,6 +71,18 @@ const OBJECTS: StreamView<PublicEvent> = { key: '\u0000object', render: (e) => e
 
 export class EventStream {
   private lastPosition = 0n;
+  /** The highest wake-up that arrived while this process's sequencer had a batch in flight. */
+  private heldUpTo: bigint | undefined;
+  /** What this process's sequencer read past `after` for the stream, until a pull takes it. */
+  private inHand: { after: bigint; rows: StreamRow[] } | undefined;
+  /** A read of the stream's own is in flight (the cursor moves when it returns). */
+  private reading = false;
+  /** The highest position a wake-up named: a pull that ends below it pulls again. */
+  private wanted = 0n;
+  /** A wake-up that named no position (the poll, a reconnect): only a read of the stream's own answers it. */
+  private mustRead = false;
+  /** Pulls so far: reads of its own, and batches the sequencer read for it (`sequenced`). For tests and diagnostics. */
+  readonly pulls = { read: 0, inHand: 0 };
   /** Organization → group key (filter and view) → its subscribers. */
   private readonly groups = new Map<string, Map<string, Group>>();
   private pulling = false;
@@ -89,11 +101,19 @@ export class EventStream {
     private readonly deps: Omit<Deps, 'sequencer'>,
     /** Called on each NOTIFY (its own process's included) with the sequenced batch's highest position. */
     private readonly onNotified: (position: bigint) => void = () => {},
+    /** Whether this process's sequencer has a batch in flight (its hooks then hand the batch over, or `sequencerIdle` wakes). */
+    private readonly sequencingHere: () => boolean = () => false,
   ) {
     this.listener = new PgListener(deps, EVENTS_CHANNEL, {
       notify: (payload) => {
         const position = /^\d+$/.test(payload) ? BigInt(payload) : undefined;
         if (position !== undefined) this.onNotified(position);
+        // While this process sequences a batch, a NOTIFY (its own, which can arrive before its commit is acknowledged,
+        // or another process's, whose rows the batch's own read sees) waits for the batch's end.
+        if (position !== undefined && this.sequencingHere()) {
+          if (this.heldUpTo === undefined || position > this.heldUpTo) this.heldUpTo = position;
+          return;
+        }
         this.pull(position);
       },
       // Every (re)connect pulls at once: what was sequenced while the connection was down is read now.
@@ -150,10 +170,18 @@ export class EventStream {
     if (!this.tailing) return;
     if (this.groups.size === 0 && !this.pulling) {
       if (upTo !== undefined && upTo > this.lastPosition) this.lastPosition = upTo;
+      this.inHand = undefined;
       return;
     }
+    if (upTo === undefined) this.mustRead = true;
     // Already read that far (the sequencing process hears its own NOTIFY after it pulled the batch): nothing to read.
-    if (upTo !== undefined && upTo <= this.lastPosition) return;
+    else if (upTo <= this.lastPosition) return;
+    else if (upTo > this.wanted) this.wanted = upTo;
+    this.schedule();
+  }
+
+  /** A pull now, or after the running one, or once the batch window since the last one has passed. */
+  private schedule(): void {
     if (this.pulling || this.batchTimer) {
       this.pullAgain = true;
       return;
@@ -162,31 +190,89 @@ export class EventStream {
     if (wait > 0) {
       this.batchTimer = setTimeout(() => {
         this.batchTimer = undefined;
-        this.pull();
+        this.schedule();
       }, wait);
       this.batchTimer.unref();
       return;
     }
+    this.read();
+  }
+
+  /**
+   * Where this process's sequencer should read for the stream in the batch
+   * it is about to number (`streamPullSql`, the pull's own statement, in the
+   * same round trip): the cursor, when the stream has subscribers and no read
+   * of its own is in flight (one would move the cursor); otherwise undefined.
+   */
+  readFrom(): bigint | undefined {
+    return this.tailing && this.groups.size > 0 && !this.reading ? this.lastPosition : undefined;
+  }
+
+  /**
+   * A batch this process sequenced, with everything its transaction read
+   * past `after` (the batch included; handed over after the commit). When
+   * the cursor is still there it stands in for the stream's next read (kept
+   * until the batch window allows one); otherwise it is a wake-up up to `max`.
+   */
+  sequenced(max: bigint, after: bigint, rows: StreamRow[]): void {
+    if (!this.tailing || this.groups.size === 0 || after !== this.lastPosition) {
+      this.pull(max);
+      return;
+    }
+    this.inHand = { after, rows };
+    this.schedule();
+  }
+
+  /** This process's sequencer ended a batch (after handing it over, or failing): a wake-up held meanwhile goes now. */
+  sequencerIdle(): void {
+    const upTo = this.heldUpTo;
+    this.heldUpTo = undefined;
+    if (upTo !== undefined) this.pull(upTo);
+  }
+
+  /**
+   * One pull: the sequencer's read when it is in hand (its rows past the
+   * cursor: a read that moved the cursor since took a prefix of them), else
+   * a read of the stream's own; then the dispatch, and another pull if a
+   * wake-up asked for more than this one covered.
+   */
+  private read(): void {
     this.pulling = true;
     this.pullAgain = false;
     this.lastPullAt = performance.now();
+    const hand = this.inHand;
+    this.inHand = undefined;
+    const from = this.lastPosition;
+    // The cursor only moves forward, so the rows past it are the tail of the sequencer's read (all of it, usually).
+    const inHand = hand?.rows.filter((r) => BigInt(r.position) > from);
+    if (inHand) this.pulls.inHand++;
+    else {
+      this.pulls.read++;
+      this.reading = true;
+      // A read of its own answers every wake-up that came before it (what they named was committed by then).
+      this.mustRead = false;
+      this.wanted = 0n;
+    }
     void (async () => {
       try {
-        const rows = await this.deps.db.sql.rows(streamPullStatement, [String(this.lastPosition), PULL]);
+        const rows = inHand ?? (await this.deps.db.sql.rows(streamPullStatement, [String(from), PULL]));
+        this.reading = false;
         if (rows.length) {
           this.lastPosition = BigInt(rows.at(-1)!.position);
           await this.dispatch(rows);
         }
         // A full page: more is waiting now (catching up), no reason to wait for the batch window.
-        if (rows.length === PULL) {
+        if ((hand?.rows ?? rows).length === PULL) {
           this.lastPullAt = -Infinity;
           this.pullAgain = true;
         }
       } catch (err) {
         this.deps.log.warn({ err }, 'event stream pull failed; retrying on the next wake-up');
       } finally {
+        this.reading = false;
         this.pulling = false;
-        if (this.pullAgain) this.pull();
+        if (this.mustRead || this.wanted > this.lastPosition || this.inHand) this.pullAgain = true;
+        if (this.pullAgain) this.schedule();
       }
     })();
   }

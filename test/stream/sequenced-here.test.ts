@@ -1,9 +1,12 @@
 import { describe, expect } from 'vitest';
 import { maxPositionStatement } from '../../src/domain/event/event.ts';
 import { appTest, buildOrg } from '../support/kit.ts';
-import { appendEvents, countingSubscriber, waitUntil } from '../support/stream-client.ts';
+import { appendEvents, countingSubscriber, seqsOf, waitUntil } from '../support/stream-client.ts';
 
 /**
+ * What this process sequences reaches its own subscribers without a read of the stream's own: the sequencer's
+ * transaction reads past the stream's cursor for it (the batch included), handed over after the commit.
+ *
  * A wake-up names how far the log is sequenced (a NOTIFY's payload, the sequencer's batch in its own process). The
  * process that sequenced a batch pulls it at once and then hears its own NOTIFY for the same batch: a wake-up at or
  * below what the stream has read starts no read (numbers become visible in order, so nothing can be missing below
@@ -18,7 +21,33 @@ const settled = (stream: object) => {
   return !s.pulling && !s.batchTimer && !s.pullAgain;
 };
 
-describe('stream wake-ups at the cursor', () => {
+describe('the stream and the sequencer of its process', () => {
+  test('batches sequenced here reach the subscriber in seq order without a read of the stream itself', async ({ app: t }) => {
+    const org = await buildOrg(t);
+    const { got, pulls, reads, close } = await countingSubscriber(t.app, org.id, 'here');
+    try {
+      const ids: string[] = [];
+      // One event at a time, each sequenced while the stream is at rest (not reading, not waiting out a window).
+      const one = async () => {
+        ids.push(...(await appendEvents(t.app, org.id, [{}])));
+        await t.app.sequencer.flush();
+        await waitUntil(
+          () => got.length === ids.length,
+          () => `event ${ids.length} (got ${got})`,
+        );
+        await waitUntil(() => settled(t.app.stream), 'the stream at rest');
+      };
+      await one();
+      const [pulls0, reads0] = [pulls(), reads()];
+      for (let i = 0; i < 3; i++) await one();
+      expect(got).toEqual((await seqsOf(t.app, ids)).map(String));
+      expect(reads() - reads0).toBe(0);
+      expect(pulls() - pulls0).toBe(3);
+    } finally {
+      await close();
+    }
+  });
+
   test('a wake-up for what was already read starts no pull; one past it does', async ({ app: t }) => {
     const org = await buildOrg(t);
     const { got, pulls, close } = await countingSubscriber(t.app, org.id, 'wake');
