@@ -201,11 +201,15 @@ export class EventStream {
   /**
    * Where this process's sequencer should read for the stream in the batch
    * it is about to number (`streamPullSql`, the pull's own statement, in the
-   * same round trip): the cursor, when the stream has subscribers and no read
-   * of its own is in flight (one would move the cursor); otherwise undefined.
+   * same round trip): the cursor, when the stream has subscribers and would
+   * take the rows when they come; otherwise undefined. Not while a read of
+   * its own is in flight (it will move the cursor), nor while the batch
+   * window holds a pull back or rows already wait for it: a busy stream
+   * reads once per window, as before, rather than once per batch.
    */
   readFrom(): bigint | undefined {
-    return this.tailing && this.groups.size > 0 && !this.reading ? this.lastPosition : undefined;
+    const takes = this.tailing && this.groups.size > 0 && !this.reading && !this.batchTimer && !this.inHand;
+    return takes ? this.lastPosition : undefined;
   }
 
   /**
