@@ -1,4 +1,5 @@
 import { afterAll, describe, expect } from 'vitest';
+import { Prisma } from '../../src/db/database.ts';
 import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
 
@@ -72,5 +73,31 @@ describe('fan-out', () => {
     expect(feed.body.data.find((e: { id: string }) => e.id === id)).toEqual(JSON.parse(received!.body));
     expect(received!.headers['content-type']).toBe('application/json');
     expect(received!.headers['webhook-id']).toBe(id);
+  });
+
+  test('commits without waiting for the WAL flush, for its own transaction only: every connection keeps synchronous_commit on', async () => {
+    const { org, token } = await buildTenant(t, SCOPES);
+    await createEndpoint(t, token, { url: rx.url('/sync') });
+    await emitEvent(t, org.id, 'payout.created'); // fanned out with a delivery
+    await settle(t);
+    const other = await buildTenant(t, SCOPES);
+    await emitEvent(t, other.org.id, 'payout.created'); // an organization without endpoints: the one-round-trip skip
+    await settle(t);
+    await rx.waitFor(1, '/sync');
+    const { db } = t.app.deps;
+    const settings: string[] = [];
+    if (db.pool) {
+      // Every connection the fan-outs may have used: all of the pool's, held at once.
+      const clients = await Promise.all(Array.from({ length: db.pool.totalCount }, () => db.pool!.connect()));
+      for (const c of clients) settings.push((await c.query('SHOW synchronous_commit')).rows[0].synchronous_commit);
+      for (const c of clients) c.release();
+    } else {
+      const [rows] = await db.sql.transaction((send) =>
+        send([Prisma.sql`SELECT current_setting('synchronous_commit') AS s`], { commit: true }),
+      );
+      settings.push(String(rows![0]!.s));
+    }
+    expect(settings.length).toBeGreaterThan(0);
+    expect(new Set(settings)).toEqual(new Set(['on']));
   });
 });

@@ -40,6 +40,19 @@ interface EndpointRow {
   created_at: Date;
 }
 
+/**
+ * The first statements of every fan-out transaction: its commit does not wait for the WAL flush
+ * (`synchronous_commit` off for this transaction only), then the cluster-wide lock. Losing the last fan-outs in a
+ * crash only moves the cursor back: the range is fanned out again, and the unique (endpoint, event) index keeps it
+ * to one delivery each. A delivery cannot be sent and then lost: its lease is a synchronous commit, whose WAL
+ * flush covers the fan-out that made the row, since the lease saw it. Spares the disk one flush per sequenced
+ * batch, the most frequent commit of a deployment without endpoints.
+ */
+const BEGIN_FANOUT = [
+  Prisma.sql`SELECT set_config('synchronous_commit', 'off', true)`,
+  Prisma.sql`SELECT pg_advisory_xact_lock(${LOCK_KEY}::bigint)::text`,
+];
+
 /** The events after the cursor, in position order (the partial unique `position` index). */
 const AFTER_CURSOR = Prisma.sql`SELECT id, organization_id, type, brand_id, subject_type, subject_id, created_at, position FROM event
   WHERE position > coalesce((SELECT (value->>'position')::bigint FROM system_setting WHERE key = ${CURSOR_KEY}), 0)
@@ -70,9 +83,9 @@ const SKIP_WITHOUT_ENDPOINTS = (now: Date) => Prisma.sql`WITH ev AS (${AFTER_CUR
  * Fans out one batch of events after the cursor. With `expectEndpoints`
  * false (the worker's last pass met no endpoint), it first tries the
  * common case of a deployment or a batch without endpoints in one round
- * trip: BEGIN, the lock, SKIP_WITHOUT_ENDPOINTS, COMMIT. Otherwise, or when
- * that found endpoints (nothing changed), two round trips: (1) BEGIN, the
- * lock, the events after the cursor, the enabled endpoints of their
+ * trip: BEGIN, BEGIN_FANOUT, SKIP_WITHOUT_ENDPOINTS, COMMIT. Otherwise, or when
+ * that found endpoints (nothing changed), two round trips: (1) BEGIN,
+ * BEGIN_FANOUT, the events after the cursor, the enabled endpoints of their
  * organizations (a later statement, a fresh snapshot: it may see more
  * events, never fewer, so its organizations are a superset); (2) the
  * deliveries, the cursor, COMMIT.
@@ -81,20 +94,20 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number, expectEndpoi
   const now = deps.clock.now();
   if (!expectEndpoints) {
     const skipped = await deps.db.sql.transaction(async (send) => {
-      const results = await send([Prisma.sql`SELECT pg_advisory_xact_lock(${LOCK_KEY}::bigint)::text`, SKIP_WITHOUT_ENDPOINTS(now)], {
-        commit: true,
-      });
-      return results[1]![0] as { events: number; advanced: number };
+      const results = await send([...BEGIN_FANOUT, SKIP_WITHOUT_ENDPOINTS(now)], { commit: true });
+      return results[BEGIN_FANOUT.length]![0] as { events: number; advanced: number };
     });
     if (skipped.events === 0 || skipped.advanced > 0) return { events: Number(skipped.events), deliveries: 0, endpoints: false };
   }
   return deps.db.sql.transaction(async (send) => {
-    const [, eventRows, endpointRows] = await send([
-      Prisma.sql`SELECT pg_advisory_xact_lock(${LOCK_KEY}::bigint)::text`,
-      Prisma.sql`SELECT id, organization_id, type, brand_id, subject_type, subject_id, created_at, position::text AS position FROM (${AFTER_CURSOR}) e`,
-      Prisma.sql`SELECT id, organization_id, enabled_events, filter, created_at FROM webhook_endpoint
+    const [eventRows, endpointRows] = (
+      await send([
+        ...BEGIN_FANOUT,
+        Prisma.sql`SELECT id, organization_id, type, brand_id, subject_type, subject_id, created_at, position::text AS position FROM (${AFTER_CURSOR}) e`,
+        Prisma.sql`SELECT id, organization_id, enabled_events, filter, created_at FROM webhook_endpoint
         WHERE status = 'enabled' AND organization_id IN (SELECT organization_id FROM (${AFTER_CURSOR}) e)`,
-    ]);
+      ])
+    ).slice(BEGIN_FANOUT.length);
     const events = eventRows as unknown as EventRow[];
     const endpoints = endpointRows!.length > 0;
     if (events.length === 0) return { events: 0, deliveries: 0, endpoints };
