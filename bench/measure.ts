@@ -82,6 +82,53 @@ export async function stopLoadWorker() {
   worker = undefined;
 }
 
+export interface LaunchRequest {
+  origin: string;
+  /** A platform token with events:read, distributions:write and distributions:launch. */
+  secret: string;
+  concurrency: number;
+  warmupSeconds: number;
+  seconds: number;
+}
+
+export interface LaunchResult {
+  /** Launch (POST sent) to its terminal event's arrival on the SSE subscription, ms, per completed operation. */
+  latencies: number[];
+  /** Launch to its 202, ms. */
+  accepted: number[];
+  /** The operation's status in its 202 (`running`: run at its commit; `pending`: no free slot, claimed later). */
+  statuses: string[];
+  failed: number;
+  seconds: number;
+  /** Main-thread (server) CPU ms over the measured window. */
+  serverCpuMs: number;
+}
+
+/**
+ * Operation launches from their own worker thread (bench/launch-worker.mjs): `concurrency` closed-loop launchers
+ * whose operations end on the worker's own SSE subscription; after a warm-up, the measured window's figures and the
+ * server thread's CPU over that window.
+ */
+export async function launchLoad(o: LaunchRequest): Promise<LaunchResult> {
+  const w = new Worker(new URL('./launch-worker.mjs', import.meta.url));
+  try {
+    return await new Promise((resolve, reject) => {
+      let cpu0 = 0;
+      w.once('error', reject);
+      w.on('message', (m: { phase: 'measuring' } | ({ phase: 'done' } & Omit<LaunchResult, 'serverCpuMs'>)) => {
+        if (m.phase === 'measuring') cpu0 = mainThreadCpuMs();
+        else {
+          const { phase: _, ...r } = m;
+          resolve({ ...r, serverCpuMs: mainThreadCpuMs() - cpu0 });
+        }
+      });
+      w.postMessage(o);
+    });
+  } finally {
+    await w.terminate();
+  }
+}
+
 /** A side that is HTTP load from the worker thread. */
 export function httpSide(name: string, o: Omit<LoadRequest, 'seconds'>): Side {
   return {

@@ -41,7 +41,7 @@ import { appendEvent, feedPageOfTypesStatement, feedPageStatement, presentEvent 
 import { PUBLIC_EVENT_TYPES } from '../src/domain/event/types.ts';
 import { newId } from '../src/domain/id.ts';
 import { renderChart } from './chart.ts';
-import { closedLoop, compare, httpSide, stopLoadWorker, type Comparison, type Side } from './measure.ts';
+import { closedLoop, compare, httpSide, launchLoad, stopLoadWorker, type Comparison, type Side } from './measure.ts';
 import { meets, quantile, round, type Spread } from './stats.ts';
 import { spawnServer } from '../test/support/ops-process.ts';
 import { benchEnv, benchTenant } from './tenant.ts';
@@ -882,65 +882,14 @@ async function scenario6(t: Stack, seconds: number) {
 
 async function scenario7(t: Stack, seconds: number) {
   const loadStart = load1();
-  const auth = { authorization: `Bearer ${t.secret}`, 'content-type': 'application/json' };
-  const waiting = new Map<string, (at: number) => void>();
-  // Terminal events that arrive before their launcher has read its 202 (a launch run at its commit can finish first).
-  const early = new Map<string, number>();
-  const TERMINAL = new Set(['operation.succeeded', 'operation.failed', 'operation.partial', 'operation.canceled', 'operation.cancelled']);
-  const feed = t.app.stream.subscribe(t.orgId, {});
-  void (async () => {
-    for await (const e of feed) {
-      if (!TERMINAL.has(e.type) || !e.operation) continue;
-      const resolve = waiting.get(e.operation);
-      if (resolve) resolve(performance.now());
-      else early.set(e.operation, performance.now());
-    }
-  })();
-  await new Promise((r) => setTimeout(r, 300));
-  const lat: number[] = [];
-  let done = 0;
-  let failed = 0;
-  const one = async () => {
-    const t0 = performance.now();
-    const res = await fetch(`${t.origin}/v1/platform/distributions`, {
-      method: 'POST',
-      headers: { ...auth, 'idempotency-key': randomUUID() },
-      body: JSON.stringify({ name: 'bench', budget: 0, deployments: [{ provider: 'sandbox', config: {} }] }),
-    });
-    const body = (await res.json()) as any;
-    if (res.status !== 202) {
-      failed++;
-      return;
-    }
-    const id = body.operation.id;
-    const at =
-      early.get(id) ??
-      (await new Promise<number>((resolve) => {
-        waiting.set(id, resolve);
-        setTimeout(() => resolve(NaN), 30_000);
-      }));
-    waiting.delete(id);
-    early.delete(id);
-    if (Number.isNaN(at)) failed++;
-    else lat.push(at - t0), done++;
-  };
-  const run = async (s: number) => {
-    const started = performance.now();
-    const until = started + s * 1000;
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        while (performance.now() < until) await one();
-      }),
-    );
-    return (performance.now() - started) / 1000;
-  };
-  // A warm-up, as every other scenario has (JIT, prepared statements, the pool's connections), then the measurement.
-  await run(1);
-  lat.length = 0;
-  done = 0;
-  failed = 0;
-  const [elapsed, peakRssMb] = await withPeakRss(() => run(seconds));
-  await feed.return?.();
+  // Launchers and their SSE subscription on a worker thread (bench/launch-worker.mjs), as every other scenario's load.
+  const [r, peakRssMb] = await withPeakRss(() =>
+    launchLoad({ origin: t.origin, secret: t.secret, concurrency: 8, warmupSeconds: 1, seconds }),
+  );
+  const lat = r.latencies;
+  const done = lat.length;
+  const failed = r.failed;
+  const elapsed = r.seconds;
   const base = {
     scenario: 7,
     database: t.kind,
@@ -949,7 +898,13 @@ async function scenario7(t: Stack, seconds: number) {
     throughput: { subject: round(done / elapsed, 1) },
     loadStart,
   };
-  const extra = { peakRssMb, completed: done, failed, latency: 'POST /distributions to operation.succeeded on the event stream' };
+  const extra = {
+    peakRssMb,
+    completed: done,
+    failed,
+    serverCpuMsPerOperation: round(r.serverCpuMs / Math.max(1, done), 2),
+    latency: 'POST /distributions to operation.succeeded on an SSE subscription (graphql events)',
+  };
   pushFigure({
     ...base,
     subject: 'operation launch to terminal (sandbox, immediate success), 8 concurrent: p50',
