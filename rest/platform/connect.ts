@@ -13,6 +13,7 @@ import {
   connectSession,
   connectStatus,
   joinConnect,
+  refuseJoinIdempotencyKey,
 } from '../../src/domain/connect/session.ts';
 import { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
 import { type PlatformGate, selectBrand } from '../../src/domain/platform/request-auth.ts';
@@ -21,7 +22,7 @@ import { authenticatePublishableKey } from '../../src/domain/token/platform-toke
 import { bearer } from '../http/body.ts';
 import { setRateLimitHeaders } from '../http/rate-limit.ts';
 import { exactRouter, mount, type RouteDef } from '../http/route.ts';
-import { platformBody, platformQuery } from './pipeline.ts';
+import { idempotencyKeyOf, platformBody, platformQuery } from './pipeline.ts';
 
 /**
  * Partner connect, the only routes a publishable key (`pk_live_`) reaches:
@@ -44,7 +45,7 @@ export const CONNECT_PREFIX = '/v1/platform/connect';
 const PATHS = ['/join', '/status', '/connect'];
 const ALLOWED_METHODS = 'GET, POST, OPTIONS';
 const ALLOWED_HEADERS = 'Authorization, Content-Type, Connect-Session, Idempotency-Key';
-const EXPOSED_HEADERS = 'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset';
+const EXPOSED_HEADERS = 'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed';
 const PREFLIGHT_MAX_AGE_S = 600;
 
 export function connectRouter(deps: Deps, gate: PlatformGate) {
@@ -146,6 +147,7 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
       handler: readable(async (ctx) => {
         const caller = await admit(ctx);
         noQuery(ctx);
+        refuseJoinIdempotencyKey(idempotencyKeyOf(ctx));
         ctx.body = await joinConnect(deps, caller, await platformBody(deps, ctx));
       }),
     },
@@ -169,12 +171,19 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
       operationId: 'connectAccount',
       summary: "Record the session's partner's account at a provider (a connection in the key's brand)",
       body: ConnectInput,
-      success: { status: 201, description: 'The connection', schema: Connection },
+      idempotent: true,
+      success: {
+        status: 201,
+        description: 'The connection (a replayed Idempotency-Key answers the stored one, with Idempotent-Replayed: true)',
+        schema: Connection,
+      },
       handler: readable(async (ctx) => {
         const caller = await admit(ctx);
         noQuery(ctx);
         const current = await session(ctx, caller);
-        ctx.body = await connectAccount(deps, caller, current, await platformBody(deps, ctx));
+        const out = await connectAccount(deps, caller, current, await platformBody(deps, ctx), idempotencyKeyOf(ctx));
+        if (out.replayed) ctx.set('Idempotent-Replayed', 'true');
+        ctx.body = out.value;
         ctx.status = 201;
       }),
     },

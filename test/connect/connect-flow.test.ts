@@ -195,6 +195,64 @@ describe('replay', () => {
   });
 });
 
+describe('Idempotency-Key', () => {
+  test('connect: a retry with the key answers the same connection (Idempotent-Replayed), concurrent retries make one; another body with it is 409', async () => {
+    const b = await buildConnectBrand(t);
+    const { session, status: st } = (await join(t, b.pk, await hsHandoff(t, b, { sub: 'retrier' }))).body;
+    const key = { 'idempotency-key': 'connect-retry-1' };
+    const first = await connect(t, b.pk, session, { provider: 'youtube', account_id: 'UC-retry' }, key);
+    expect(first.status, first.text).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const again = await connect(t, b.pk, session, { account_id: 'UC-retry', provider: 'youtube' }, key);
+    expect(again.status, again.text).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    // Without the key the same request is a new attempt: the account is connected already.
+    expectPlatformError(await connect(t, b.pk, session, { provider: 'youtube', account_id: 'UC-retry' }), 409, 'resource_conflict');
+    expectPlatformError(
+      await connect(t, b.pk, session, { provider: 'youtube', account_id: 'UC-other' }, key),
+      409,
+      'idempotency_key_conflict',
+      'Idempotency-Key',
+    );
+    const racing = { 'idempotency-key': 'connect-race' };
+    const raced = await Promise.all(
+      Array.from({ length: 6 }, () => connect(t, b.pk, session, { provider: 'twitch', account_id: 'tw-race' }, racing)),
+    );
+    const made = raced.filter((r) => r.status === 201);
+    for (const r of raced.filter((x) => x.status !== 201)) expectPlatformError(r, 409, 'idempotency_key_in_use', 'Idempotency-Key');
+    expect(made.length).toBeGreaterThan(0);
+    expect(new Set(made.map((r) => r.body.id)).size).toBe(1);
+    const rows = await t.app.deps.db.prisma.connection.findMany({ where: { entityId: st.entity }, select: { accountId: true } });
+    expect(rows.map((r) => r.accountId).sort()).toEqual(['UC-retry', 'tw-race']);
+  });
+
+  test('connect: keys are per session (another session of the same key may reuse one); a bad key is 400 and connects nothing', async () => {
+    const b = await buildConnectBrand(t);
+    const one = (await join(t, b.pk, await hsHandoff(t, b, { sub: 'user-a' }))).body;
+    const two = (await join(t, b.pk, await hsHandoff(t, b, { sub: 'user-b' }))).body;
+    const key = { 'idempotency-key': 'same-key' };
+    const a = await connect(t, b.pk, one.session, { provider: 'youtube', account_id: 'UC-a' }, key);
+    const c = await connect(t, b.pk, two.session, { provider: 'youtube', account_id: 'UC-b' }, key);
+    expect([a.status, c.status], a.text + c.text).toEqual([201, 201]);
+    expect(c.body.entity).toBe(two.status.entity);
+    expect(c.headers.get('idempotent-replayed')).toBeNull();
+    for (const bad of ['x'.repeat(256), 'caf\u00e9', 'two words']) {
+      const res = await connect(t, b.pk, one.session, { provider: 'twitch', account_id: 'tw-bad' }, { 'idempotency-key': bad });
+      expectPlatformError(res, 400, 'invalid_request', 'Idempotency-Key');
+    }
+    expect(await t.app.deps.db.prisma.connection.count({ where: { accountId: 'tw-bad' } })).toBe(0);
+  });
+
+  test('join: a key is refused 400 before the handoff is spent (it cannot be replayed: the session is shown once)', async () => {
+    const b = await buildConnectBrand(t);
+    const handoff = await hsHandoff(t, b, { sub: 'keyed-join' });
+    expectPlatformError(await join(t, b.pk, handoff, { 'idempotency-key': 'join-1' }), 400, 'invalid_request', 'Idempotency-Key');
+    expect(await t.app.deps.db.prisma.connectSession.count({ where: { keyId: b.pkId } })).toBe(0);
+    expect((await join(t, b.pk, handoff)).status).toBe(200);
+  });
+});
+
 describe('sessions', () => {
   test('a session in the query string is refused 400; a missing, unknown or expired one is 401', async () => {
     const b = await buildConnectBrand(t);

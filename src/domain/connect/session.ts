@@ -3,10 +3,17 @@ import type { ConnectSession } from '../../db/generated/client.ts';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { newId } from '../id.ts';
+import { fingerprint, runIdempotentValue, validateIdempotencyKey } from '../idempotency/idempotency.ts';
 import { constantTimeEqual, generateSecret, hashSecret, hasValidChecksum } from '../secret.ts';
 import { parseInput } from '../validation.ts';
 import type { Reader } from '../action/action.ts';
-import { CreateConnectionInput, Connection, type ConnectionStatus, createConnection } from '../connection/connection.ts';
+import {
+  CreateConnectionInput,
+  Connection,
+  type ConnectionStatus,
+  createConnection,
+  type PublicConnection,
+} from '../connection/connection.ts';
 import { ensureEntity, lockEntity } from '../entity/entity.ts';
 import { ensureEnrollment } from '../enrollment/enrollment.ts';
 import { ENROLLMENT_STATUSES, STANDINGS, type Standing } from '../enrollment/presenter.ts';
@@ -169,10 +176,39 @@ export async function connectStatus(db: Reader, session: ConnectSession): Promis
   };
 }
 
-/** Records a connection of the session's entity in the brand (the connections domain's rules and answers). */
-export async function connectAccount(deps: Deps, caller: ConnectCaller, session: ConnectSession, raw: unknown) {
+/**
+ * Records a connection of the session's entity in the brand (the connections domain's rules and answers). An
+ * `Idempotency-Key` is remembered per session: a browser retrying after a lost answer gets the same connection back
+ * (`replayed`), not a 409 for the account it has just connected; the same key with another body is refused.
+ */
+export async function connectAccount(
+  deps: Deps,
+  caller: ConnectCaller,
+  session: ConnectSession,
+  raw: unknown,
+  idempotencyKey?: string,
+): Promise<{ value: PublicConnection; replayed: boolean }> {
+  const key = validateIdempotencyKey(idempotencyKey);
   const input = parseInput(ConnectInput, raw);
-  return deps.db.transaction((tx) => createConnection(deps, tx, caller, { ...input, entity: session.entityId }));
+  return runIdempotentValue(
+    deps,
+    key ? { namespace: `connect:${session.id}`, key, fingerprint: fingerprint('connect.connect', input) } : undefined,
+    (tx) => createConnection(deps, tx, caller, { ...input, entity: session.entityId }),
+  );
+}
+
+/**
+ * A join takes no `Idempotency-Key`: its handoff is redeemed once, and the session secret it answers is shown once and
+ * never stored, so there is nothing a retry could be given back. After a lost answer the partner site mints a new
+ * handoff. Refused rather than ignored, so that a client never believes its retries are safe.
+ */
+export function refuseJoinIdempotencyKey(idempotencyKey: string | undefined): void {
+  if (idempotencyKey === undefined) return;
+  throw new DomainError(
+    'invalid_request',
+    'POST /connect/join takes no Idempotency-Key: a handoff is redeemed once and the session it answers is shown once, never stored; after a lost answer, get a new handoff from the partner site',
+    'Idempotency-Key',
+  );
 }
 
 /** Housekeeping (src/workers/maintenance.ts): expired sessions. */
