@@ -78,6 +78,7 @@ const launched = await call('/v1/platform/distributions', SK, {
   ],
 });
 await call('/platform/tokens/create', creds.user_token, { name: 'ci reader', scopes: ['events:read'] });
+await call('/platform/tokens/create', creds.user_token, { name: 'shop site', kind: 'publishable', brand: creds.brands[0]!.id });
 for (let i = 0; i < 100; i++) {
   const { operation } = await call(`/v1/platform/operations/${launched.operation.id}`, SK);
   if (operation.completed_at) break;

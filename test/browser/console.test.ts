@@ -378,6 +378,23 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await page.locator('main tbody tr', { hasText: 'phone' }).locator('button.rotate').click();
     await expect.poll(() => page.locator('.notice.secret strong').textContent()).toContain('Rotated phone');
     expect(await page.locator('.secret-value').textContent()).not.toBe(created);
+    // The outcome has the focus: the button that was clicked is gone with the refreshed table.
+    await expect.poll(() => page.evaluate(() => document.activeElement?.className)).toBe('outcome');
+    // A publishable key for a brand: the kind takes a brand instead of scopes, and the list says which.
+    await create.locator('input[name=name]').fill('shop site');
+    await create.locator('select[name=kind]').selectOption('publishable');
+    expect(await create.locator('input[name=scopes]').isDisabled()).toBe(true);
+    await create.locator('input[name=brand]').fill(north.id);
+    await create.locator('button').click();
+    await expect.poll(() => page.locator('.secret-value').textContent()).toMatch(/^pk_live_/);
+    const shop = page.locator('main tbody tr', { hasText: 'shop site' });
+    await expect.poll(() => shop.locator('.kind code').textContent()).toBe(north.id);
+    expect(await shop.locator('.kind').textContent()).toMatch(/^publishable/);
+    expect(await page.locator('main tbody tr', { hasText: 'phone' }).locator('.kind').allTextContents()).toEqual(['secret', 'secret']);
+    await shop.locator('button.revoke').click();
+    await expect.poll(() => page.locator('.outcome .notice').textContent()).toContain('Revoked shop site');
+    expect(await page.evaluate(() => document.activeElement?.className)).toBe('outcome');
+    await expect.poll(() => shop.textContent()).toContain('revoked');
     await readable(page, 'tokens');
 
     await page.goto(`${app.origin}/console#/signin`);

@@ -6,6 +6,10 @@ import type { View } from '../main.ts';
 interface TokenRow {
   id: string;
   name: string;
+  /** secret (`sk_…`, scoped) or publishable (`pk_live_…`, one brand, partner connect only). */
+  kind: 'secret' | 'publishable';
+  /** The brand a publishable key is bound to; null for a secret key. */
+  brand: string | null;
   token_prefix: string;
   scopes: string[];
   status: string;
@@ -15,34 +19,46 @@ interface TokenRow {
   created_at: string;
 }
 
-/** Platform tokens of the user token's organization: list, create and rotate (the secret shown once), revoke. */
+/**
+ * Platform tokens of the user token's organization: list (kind and, for a publishable key, its brand), create a secret
+ * key with scopes or a publishable key for a brand, rotate (the secret shown once), revoke. Every action ends with its
+ * outcome (the new secret, a notice or the error) focused, so a keyboard or screen-reader user is not left on a button
+ * the refreshed table has replaced.
+ */
 export const tokensView: View = (main, ctx) => {
   const body = h('div', {}, h('p', { class: 'muted' }, 'Loading tokens…'));
-  const out = h('div', {});
-  const act = async (fn: () => Promise<unknown>) => {
+  const out = h('div', { class: 'outcome', tabindex: -1, 'aria-live': 'polite' });
+  const act = async (fn: () => Promise<HTMLElement>) => {
     try {
-      await fn();
+      fill(out, await fn());
     } catch (err) {
       fill(out, errorBox(err));
     }
+    // In the same turn as the outcome appears: the refreshed table then replaces rows, never the focused outcome.
+    out.focus();
     await load();
   };
   const issued = (label: string) => (r: { token: TokenRow; secret: string }) =>
-    fill(out, secretBox(`${label} ${r.token.name} (${r.token.id})`, r.secret));
+    secretBox(`${label} ${r.token.name} (${r.token.id})`, r.secret);
+  const kindOf = (t: TokenRow) =>
+    t.kind === 'publishable' ? ['publishable', h('div', {}, h('code', { class: 'wrap', title: 'brand' }, t.brand ?? ''))] : 'secret';
   const load = () =>
     rest<{ tokens: TokenRow[] }>('user', 'GET', '/platform/tokens').then(
       (r) =>
         fill(
           body,
           table(
-            ['Name', 'Prefix', 'Status', 'Scopes', 'Last used', 'Expires', ''],
+            ['Name', 'Kind', 'Prefix', 'Status', 'Scopes', 'Last used', 'Expires', ''],
             r.tokens.map((t) => ({
               id: t.id,
               cells: [
                 [t.name, t.id === ctx.viewer?.tokenId ? h('span', { class: 'chip' }, 'this console') : ''],
+                h('span', { class: 'kind' }, kindOf(t)),
                 h('code', {}, t.token_prefix),
                 status(t.status),
-                h('details', {}, h('summary', {}, `${t.scopes.length}`), t.scopes.join(', ')),
+                t.kind === 'publishable'
+                  ? h('span', { class: 'muted', title: 'A publishable key holds no scopes: partner connect only' }, '–')
+                  : h('details', {}, h('summary', {}, `${t.scopes.length}`), t.scopes.join(', ')),
                 time(t.last_used_at),
                 time(t.expires_at),
                 t.status === 'active'
@@ -68,7 +84,12 @@ export const tokensView: View = (main, ctx) => {
                         {
                           type: 'button',
                           class: 'danger revoke',
-                          onclick: () => act(() => rest('user', 'POST', '/platform/tokens/revoke', { token_id: t.id })),
+                          onclick: () =>
+                            act(() =>
+                              rest('user', 'POST', '/platform/tokens/revoke', { token_id: t.id }).then(() =>
+                                h('p', { class: 'notice', role: 'status' }, `Revoked ${t.name} (${t.id}).`),
+                              ),
+                            ),
                         },
                         'Revoke',
                       ),
@@ -81,19 +102,37 @@ export const tokensView: View = (main, ctx) => {
         ),
       (err) => fill(body, errorBox(err)),
     );
+  const scopesInput = h('input', {
+    name: 'scopes',
+    required: true,
+    size: 30,
+    placeholder: 'events:read, webhooks:read',
+  }) as HTMLInputElement;
+  const brandInput = h('input', { name: 'brand', size: 16, placeholder: 'brand id or slug', disabled: true }) as HTMLInputElement;
+  const kindSelect = h(
+    'select',
+    { name: 'kind' },
+    h('option', { value: 'secret' }, 'secret (scoped)'),
+    h('option', { value: 'publishable' }, 'publishable (partner connect)'),
+  ) as HTMLSelectElement;
+  // A secret key takes scopes, a publishable key a brand: only the field its kind takes is enabled and required.
+  kindSelect.addEventListener('change', () => {
+    const publishable = kindSelect.value === 'publishable';
+    scopesInput.disabled = publishable;
+    scopesInput.required = !publishable;
+    brandInput.disabled = !publishable;
+    brandInput.required = publishable;
+  });
   const form = h(
     'form',
     { 'aria-label': 'New token' },
     h('label', {}, 'Name', h('input', { name: 'name', required: true, size: 16 })),
-    h(
-      'label',
-      {},
-      'Scopes (comma-separated)',
-      h('input', { name: 'scopes', required: true, size: 30, placeholder: 'events:read, webhooks:read' }),
-    ),
+    h('label', {}, 'Kind', kindSelect),
+    h('label', {}, 'Scopes (comma-separated)', scopesInput),
+    h('label', {}, 'Brand (publishable keys)', brandInput),
     h('label', {}, 'Expires (RFC 3339, optional)', h('input', { name: 'expires', size: 20 })),
     h('button', { type: 'submit', class: 'primary' }, 'Create token'),
-  );
+  ) as HTMLFormElement;
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const f = formValues(form);
@@ -101,14 +140,17 @@ export const tokensView: View = (main, ctx) => {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean);
+    const expires = f.expires ? { expires_at: f.expires } : {};
     void act(() =>
-      rest<{ token: TokenRow; secret: string }>('user', 'POST', '/platform/tokens/create', {
-        name: f.name,
-        scopes,
-        ...(f.expires ? { expires_at: f.expires } : {}),
-      }).then((r) => {
-        issued('Created')(r);
+      rest<{ token: TokenRow; secret: string }>(
+        'user',
+        'POST',
+        '/platform/tokens/create',
+        f.kind === 'publishable' ? { name: f.name, kind: 'publishable', brand: f.brand, ...expires } : { name: f.name, scopes, ...expires },
+      ).then((r) => {
         form.reset();
+        kindSelect.dispatchEvent(new Event('change'));
+        return issued('Created')(r);
       }),
     );
   });
