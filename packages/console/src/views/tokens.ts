@@ -107,14 +107,14 @@ export const tokensView: View = (main, ctx) => {
     required: true,
     size: 30,
     placeholder: 'events:read, webhooks:read',
-  }) as HTMLInputElement;
-  const brandInput = h('input', { name: 'brand', size: 16, placeholder: 'brand id or slug', disabled: true }) as HTMLInputElement;
+  });
+  const brandInput = h('input', { name: 'brand', size: 16, placeholder: 'brand id or slug', disabled: true });
   const kindSelect = h(
     'select',
     { name: 'kind' },
     h('option', { value: 'secret' }, 'secret (scoped)'),
     h('option', { value: 'publishable' }, 'publishable (partner connect)'),
-  ) as HTMLSelectElement;
+  );
   // A secret key takes scopes, a publishable key a brand: only the field its kind takes is enabled and required.
   kindSelect.addEventListener('change', () => {
     const publishable = kindSelect.value === 'publishable';
@@ -132,7 +132,7 @@ export const tokensView: View = (main, ctx) => {
     h('label', {}, 'Brand (publishable keys)', brandInput),
     h('label', {}, 'Expires (RFC 3339, optional)', h('input', { name: 'expires', size: 20 })),
     h('button', { type: 'submit', class: 'primary' }, 'Create token'),
-  ) as HTMLFormElement;
+  );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const f = formValues(form);
