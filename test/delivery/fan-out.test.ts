@@ -75,7 +75,7 @@ describe('fan-out', () => {
     expect(received!.headers['webhook-id']).toBe(id);
   });
 
-  test('commits without waiting for the WAL flush, for its own transaction only: every connection keeps synchronous_commit on', async () => {
+  test('keeps its asynchronous commit to its own transactions: every pooled connection still says synchronous_commit on', async () => {
     const { org, token } = await buildTenant(t, SCOPES);
     await createEndpoint(t, token, { url: rx.url('/sync') });
     await emitEvent(t, org.id, 'payout.created'); // fanned out with a delivery
