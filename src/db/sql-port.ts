@@ -2,7 +2,7 @@ import pg from 'pg';
 import { createHash } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import { tracing } from '../tracing.ts';
-import type { Prisma } from './generated/client.ts';
+import { Prisma } from './generated/client.ts';
 
 /**
  * The one hand-written SQL port for hot paths, on the raw driver, without
@@ -44,6 +44,15 @@ export interface Statement<P extends readonly unknown[], R> {
 
 export function statement<P extends readonly unknown[], R>(name: string, text: string): Statement<P, R> {
   return { name, text };
+}
+
+/** A named statement with its values as a statement of a batch (`transaction`'s `send`): the same text, each `$n` bound. */
+export function inBatch<P extends readonly unknown[], R>(s: Statement<P, R>, params: P): Prisma.Sql {
+  const parts = s.text.split(/\$(\d+)/);
+  return new Prisma.Sql(
+    parts.filter((_, i) => i % 2 === 0),
+    parts.filter((_, i) => i % 2 === 1).map((n) => params[Number(n) - 1]),
+  );
 }
 
 export interface BatchOptions {

@@ -5,7 +5,7 @@ import type { Deps } from '../context.ts';
 import { missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { parseInput } from '../validation.ts';
-import { statement } from '../../db/sql-port.ts';
+import { inBatch, statement } from '../../db/sql-port.ts';
 import { PUBLIC_EVENT_TYPES, isPublicEventType } from './types.ts';
 import { eventDataProblem } from './payload.ts';
 import { read } from '../action/action.ts';
@@ -328,11 +328,13 @@ function filteredStatement(f: EventFilter, order: FeedOrder) {
 export type StreamRow = FeedRow & { organizationId: string; position: bigint | number | string };
 /** The most events one pull reads. */
 export const STREAM_PULL_LIMIT = 1000;
-const STREAM_PULL = `SELECT ${FEED_COLUMNS}, organization_id AS "organizationId", position FROM event WHERE position > $1::bigint ORDER BY position LIMIT $2`;
 /** The live stream's pull: everything sequenced after a global position, in position order (the unique `position` index). */
-export const streamPullStatement = statement<[afterPosition: string, limit: number], StreamRow>('event_stream_pull', STREAM_PULL);
+export const streamPullStatement = statement<[afterPosition: string, limit: number], StreamRow>(
+  'event_stream_pull',
+  `SELECT ${FEED_COLUMNS}, organization_id AS "organizationId", position FROM event WHERE position > $1::bigint ORDER BY position LIMIT $2`,
+);
 /** The same pull as a statement of a batch (the sequencer's, which reads the batch it numbers for its own process's stream). */
-export const streamPullSql = (after: bigint): Prisma.Sql => new Prisma.Sql(STREAM_PULL.split(/\$\d/), [String(after), STREAM_PULL_LIMIT]);
+export const streamPullSql = (after: bigint): Prisma.Sql => inBatch(streamPullStatement, [String(after), STREAM_PULL_LIMIT]);
 /** Where the live stream starts: the highest position sequenced so far (the `position` index's last entry). */
 export const maxPositionStatement = statement<[], { max: string | null }>(
   'event_max_position',

@@ -1,7 +1,7 @@
 import type { Operation } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps, OperationSlot } from '../context.ts';
-import { statement } from '../../db/sql-port.ts';
+import { inBatch, statement } from '../../db/sql-port.ts';
 import { tracing } from '../../tracing.ts';
 import { appendEvent, insertEvents, type NewEvent } from '../event/event.ts';
 import {
@@ -140,16 +140,6 @@ export const claimStatement = statement<[owner: string, now: Date, leaseUntil: D
    RETURNING ${OPERATION_COLUMNS}`,
 );
 
-/** The claim with its values, as a statement of a batch (a settling run hands its slot on in its own commit). */
-function claimInBatch(owner: string, now: Date, leaseUntil: Date, limit: number): Prisma.Sql {
-  const params = [owner, now, leaseUntil, limit];
-  const parts = claimStatement.text.split(/\$(\d)/);
-  return new Prisma.Sql(
-    parts.filter((_, i) => i % 2 === 0),
-    parts.filter((_, i) => i % 2 === 1).map((n) => params[Number(n) - 1]),
-  );
-}
-
 /** Claims up to `limit` due operations for `owner` (most overdue first); each row's `leaseOwner` is its run's fence. */
 export async function claimOperations(deps: Deps, owner: string, limit: number): Promise<Operation[]> {
   const now = deps.clock.now();
@@ -207,7 +197,7 @@ function planStep(deps: Deps, op: Operation, out: StepOutcome, take?: () => Oper
     return {
       statements: [
         settleStatement(deps, op.id, st, now, op.parentOperationId ? slot?.owner : undefined),
-        ...(claim ? [claimInBatch(slot.owner, now, new Date(now.getTime() + ops.leaseMs), 1)] : []),
+        ...(claim ? [inBatch(claimStatement, [slot.owner, now, new Date(now.getTime() + ops.leaseMs), 1])] : []),
       ],
       events: [settledEvent(settledRow(op, st, now), st)],
       after: ([rows, claimed], hold) => {
