@@ -1,5 +1,6 @@
 import { DEFAULT_GROUP_COMMIT } from './db/group-commit.ts';
 import { resolve, join } from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 
 /**
@@ -76,6 +77,27 @@ const Env = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(65_000),
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().positive().default(1_000),
   HTTP_MAX_STREAMS: z.coerce.number().int().positive().default(10_000),
+  // One remote address's share of each connection budget (docs/security.md); TRUSTED_PROXIES are exempt.
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().positive().default(100),
+  HTTP_MAX_STREAMS_PER_ADDRESS: z.coerce.number().int().positive().default(1_000),
+  /** IPv6 clients are grouped by this prefix length for every per-address share and bucket (one subscriber usually holds a /64). */
+  IPV6_ADDRESS_PREFIX: z.coerce.number().int().min(32).max(128).default(64),
+  /** Comma-separated CIDRs (or bare addresses) of reverse proxies whose Forwarded / X-Forwarded-For is believed. */
+  TRUSTED_PROXIES: z.string().default(''),
+  /** Unauthenticated routes (scope registry, OpenAPI documents, pages, assets): a bucket per client address; 0 turns it off. */
+  PUBLIC_RATE_LIMIT_PER_SECOND: z.coerce.number().min(0).default(20),
+  PUBLIC_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(200),
+  /** Failed authentications per client address; a request with a valid key never touches this bucket. */
+  AUTH_FAILURE_RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(1),
+  AUTH_FAILURE_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(30),
+  /** One organization's requests across all of its tokens (Surface B and GraphQL, by cost), beside each token's bucket. */
+  ORGANIZATION_RATE_LIMIT_PER_SECOND: z.coerce.number().positive().default(300),
+  ORGANIZATION_RATE_LIMIT_BURST: z.coerce.number().int().positive().default(600),
+  /** Active (neither revoked nor expired) tokens one organization may hold, by kind. */
+  MAX_SECRET_TOKENS_PER_ORGANIZATION: z.coerce.number().int().positive().default(100),
+  MAX_PUBLISHABLE_KEYS_PER_ORGANIZATION: z.coerce.number().int().positive().default(20),
+  /** Webhook endpoints (and event destinations, in the same count) one organization may hold. */
+  MAX_WEBHOOK_ENDPOINTS_PER_ORGANIZATION: z.coerce.number().int().positive().default(50),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().nonnegative().default(10_000),
   OPERATIONS_WORKER: bool.optional(),
   OPERATIONS_POLL_MS: z.coerce.number().int().positive().default(10_000),
@@ -142,6 +164,23 @@ export function parseDurations(list: string, variable = 'WEBHOOK_RETRY_SCHEDULE'
   });
 }
 
+/** `10.0.0.0/8, ::1` → the CIDRs, each checked here so a typo fails at start, not on the first forwarded request. */
+function parseCidrs(list: string): string[] {
+  return list
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean)
+    .map((cidr) => {
+      try {
+        if (cidr.includes('/')) ipaddr.parseCIDR(cidr);
+        else ipaddr.parse(cidr);
+      } catch {
+        throw new Error(`Invalid configuration:\n  TRUSTED_PROXIES: '${cidr}' is not an address or CIDR`);
+      }
+      return cidr;
+    });
+}
+
 /** `127.0.0.1:9464` or `[::1]:9464` → host and port. */
 function hostPort(value: string): { host: string; port: number } {
   const at = value.lastIndexOf(':');
@@ -175,6 +214,16 @@ export type Config = {
   /** Surface A and token management: one bucket per platform or user token, 1 per request. */
   surfaceARateLimitPerSecond: number;
   surfaceARateLimitBurst: number;
+  /** Per organization across its tokens (Surface B and GraphQL, by cost); a request passes only if both buckets admit it. */
+  organizationRateLimit: RateLimit;
+  /** Unauthenticated routes: a bucket per client address (src/http/client-address.ts), 1 per request; undefined: off. */
+  publicRateLimit?: RateLimit;
+  /** Failed authentications per client address (401 and 403 for a bad key); a valid key never spends from it. */
+  authFailureRateLimit: RateLimit;
+  /** Caps per organization (docs/security.md): active secret tokens, active publishable keys, webhook endpoints (+ event destinations). */
+  organizationCaps: { secretTokens: number; publishableKeys: number; webhookEndpoints: number };
+  /** How a client's address is found and grouped for every per-address share and bucket. */
+  clientAddress: ClientAddressPolicy;
   /** Partner connect (pk_live_ routes): a bucket per publishable key and one per client IP, 1 per request. */
   connectRateLimits: { key: { perSecond: number; burst: number }; ip: { perSecond: number; burst: number } };
   graphqlLimits: GraphQLLimits;
@@ -273,6 +322,18 @@ export interface GraphQLLimits {
   maxCost: number;
 }
 
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
+/** src/http/client-address.ts: which peers are proxies whose forwarding headers count, and how IPv6 addresses group. */
+export interface ClientAddressPolicy {
+  /** CIDRs as written (`10.0.0.0/8`, `::1/128`; a bare address is a /32 or /128). */
+  trustedProxies: string[];
+  ipv6PrefixLength: number;
+}
+
 /** How the HTTP server treats slow, idle and numerous clients (src/http/server-limits.ts). */
 export interface HttpLimits {
   /** A request's headers must arrive within this time of its first byte. */
@@ -287,6 +348,10 @@ export interface HttpLimits {
   maxConnections: number;
   /** Open WebSocket and SSE streams (live subscribers), a budget of their own. */
   maxStreams: number;
+  /** One remote address's (IPv6: prefix's) share of maxConnections; trusted proxies are exempt. */
+  maxConnectionsPerAddress: number;
+  /** One remote address's share of maxStreams. */
+  maxStreamsPerAddress: number;
 }
 
 /** The operations engine (src/domain/operation/engine.ts). */
@@ -349,6 +414,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimitBurst: e.RATE_LIMIT_BURST,
     surfaceARateLimitPerSecond: e.SURFACE_A_RATE_LIMIT_PER_SECOND,
     surfaceARateLimitBurst: e.SURFACE_A_RATE_LIMIT_BURST,
+    organizationRateLimit: { perSecond: e.ORGANIZATION_RATE_LIMIT_PER_SECOND, burst: e.ORGANIZATION_RATE_LIMIT_BURST },
+    publicRateLimit: e.PUBLIC_RATE_LIMIT_PER_SECOND > 0 ? { perSecond: e.PUBLIC_RATE_LIMIT_PER_SECOND, burst: e.PUBLIC_RATE_LIMIT_BURST } : undefined,
+    authFailureRateLimit: { perSecond: e.AUTH_FAILURE_RATE_LIMIT_PER_SECOND, burst: e.AUTH_FAILURE_RATE_LIMIT_BURST },
+    organizationCaps: {
+      secretTokens: e.MAX_SECRET_TOKENS_PER_ORGANIZATION,
+      publishableKeys: e.MAX_PUBLISHABLE_KEYS_PER_ORGANIZATION,
+      webhookEndpoints: e.MAX_WEBHOOK_ENDPOINTS_PER_ORGANIZATION,
+    },
+    clientAddress: { trustedProxies: parseCidrs(e.TRUSTED_PROXIES), ipv6PrefixLength: e.IPV6_ADDRESS_PREFIX },
     connectRateLimits: {
       key: { perSecond: e.CONNECT_KEY_RATE_LIMIT_PER_SECOND, burst: e.CONNECT_KEY_RATE_LIMIT_BURST },
       ip: { perSecond: e.CONNECT_IP_RATE_LIMIT_PER_SECOND, burst: e.CONNECT_IP_RATE_LIMIT_BURST },
@@ -378,6 +452,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       keepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: e.HTTP_MAX_CONNECTIONS,
       maxStreams: e.HTTP_MAX_STREAMS,
+      maxConnectionsPerAddress: e.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+      maxStreamsPerAddress: e.HTTP_MAX_STREAMS_PER_ADDRESS,
     },
     operations: {
       worker: e.OPERATIONS_WORKER ?? true,
