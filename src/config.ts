@@ -415,7 +415,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     surfaceARateLimitPerSecond: e.SURFACE_A_RATE_LIMIT_PER_SECOND,
     surfaceARateLimitBurst: e.SURFACE_A_RATE_LIMIT_BURST,
     organizationRateLimit: { perSecond: e.ORGANIZATION_RATE_LIMIT_PER_SECOND, burst: e.ORGANIZATION_RATE_LIMIT_BURST },
-    publicRateLimit: e.PUBLIC_RATE_LIMIT_PER_SECOND > 0 ? { perSecond: e.PUBLIC_RATE_LIMIT_PER_SECOND, burst: e.PUBLIC_RATE_LIMIT_BURST } : undefined,
+    publicRateLimit:
+      e.PUBLIC_RATE_LIMIT_PER_SECOND > 0 ? { perSecond: e.PUBLIC_RATE_LIMIT_PER_SECOND, burst: e.PUBLIC_RATE_LIMIT_BURST } : undefined,
     authFailureRateLimit: { perSecond: e.AUTH_FAILURE_RATE_LIMIT_PER_SECOND, burst: e.AUTH_FAILURE_RATE_LIMIT_BURST },
     organizationCaps: {
       secretTokens: e.MAX_SECRET_TOKENS_PER_ORGANIZATION,
