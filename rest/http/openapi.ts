@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import type { RouteDef } from './route.ts';
+import { MAX_INPUT_ITEMS, MAX_INPUT_KEY, MAX_INPUT_STRING } from '../../src/domain/input-guard.ts';
+import { MAX_QUERY_VALUE } from './input-guard.ts';
+import type { Auth, RouteDef } from './route.ts';
 
 /** OpenAPI 3.1 built from route declarations and their zod schemas. */
 export interface OpenApiInfo {
@@ -51,15 +53,137 @@ const SECURITY_SCHEMES = {
 };
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Invalid request (every route: a query string or header the input guard refuses, e.g. a NUL byte)',
+  400: 'Invalid request (every route: a query string or header the input guard refuses, e.g. a NUL byte or a value over its length)',
   401: 'Missing or invalid credentials',
-  403: 'Credential lacks a required scope',
+  403: 'The credential may not do this (a missing scope, or a key of the wrong kind)',
   404: 'No such object',
   409: 'Conflict',
   413: 'Body too large',
   415: 'Body is not JSON',
-  429: 'Rate limited',
-  503: 'Unavailable (kill switch engaged)',
+  429: 'Rate limited (the credential, its organization, or failed authentications from this address); retry after Retry-After seconds',
+  503: 'Unavailable for a moment (the database is unreachable or cannot write, or the kill switch is engaged); retry after Retry-After seconds',
+};
+
+/**
+ * What every route of an auth kind can answer besides its own statuses: the input guard's 400 and the 503 of an
+ * unreachable or full database everywhere; 401 and the failed-authentication throttle's 429 wherever a credential is
+ * checked; 403 where a credential can lack a scope or be of the wrong kind; the unauthenticated bucket's 429.
+ */
+const STATUSES_OF: Record<Auth, number[]> = {
+  none: [400, 429, 503],
+  platform: [400, 401, 403, 429, 503],
+  user: [400, 401, 429, 503],
+  operator: [400, 401, 429, 503],
+  publishable: [400, 401, 403, 429, 503],
+};
+
+const header = (description: string, schema: Record<string, unknown>, required = true) => ({ description, required, schema });
+const SECONDS = { type: 'integer', format: 'int32', minimum: 0, maximum: 2 ** 31 - 1 };
+const HEADERS = {
+  'Request-Id': header("This request's id, also in error bodies and the server's log line", { type: 'string', maxLength: 64 }),
+  'Retry-After': header('Seconds to wait before retrying', SECONDS),
+};
+/** RateLimit-* as every bucket sends them (rest/http/rate-limit.ts); `required` false where a refusal can come before the bucket. */
+const rateLimitHeaders = (required: boolean) => {
+  const when = required ? '' : ' (sent once the request reached its bucket: not on a refusal before it, e.g. a missing credential)';
+  return {
+    'RateLimit-Limit': header(`The bucket's size${when}`, SECONDS, required),
+    'RateLimit-Remaining': header(`What is left in the bucket after this request${when}`, SECONDS, required),
+    'RateLimit-Reset': header(`Seconds until the bucket is full again${when}`, SECONDS, required),
+  };
+};
+
+/** Whether a route's answers carry RateLimit-*: every credential's bucket and the unauthenticated one; never the probes or the operator. */
+const limited = (r: RouteDef) => !r.unlimited && r.auth !== 'operator';
+
+/** The response headers a route sends with `status`. */
+function responseHeaders(r: RouteDef, status: number): Record<string, unknown> {
+  const headers: Record<string, unknown> = { 'Request-Id': HEADERS['Request-Id'] };
+  if (status === 429 || status === 503) headers['Retry-After'] = HEADERS['Retry-After'];
+  if (status === 429) Object.assign(headers, rateLimitHeaders(true));
+  else if (limited(r) && status < 300) Object.assign(headers, rateLimitHeaders(true));
+  else if (limited(r) && status < 500) Object.assign(headers, rateLimitHeaders(false));
+  return headers;
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * Declares on a request schema the bounds the input guard enforces on every input (src/domain/input-guard.ts,
+ * rest/http/input-guard.ts) wherever the field's own schema sets none, and an integer's width: the document then
+ * states every limit the server applies. `stringMax` is the bound of the schema's top-level strings (a query or path
+ * parameter's; a body's strings take MAX_INPUT_STRING at every depth).
+ */
+function declareBounds(schema: unknown, stringMax = MAX_INPUT_STRING): void {
+  if (!schema || typeof schema !== 'object') return;
+  if (Array.isArray(schema)) {
+    for (const s of schema) declareBounds(s, stringMax);
+    return;
+  }
+  const s = schema as Json;
+  const types = Array.isArray(s.type) ? s.type : [s.type];
+  if (types.includes('string') && s.maxLength === undefined && s.enum === undefined && s.const === undefined) s.maxLength = stringMax;
+  if (types.includes('array') && s.maxItems === undefined) s.maxItems = MAX_INPUT_ITEMS;
+  if (types.includes('integer')) widthOf(s);
+  if (types.includes('object') && s.propertyNames === undefined && s.additionalProperties !== undefined && s.additionalProperties !== false)
+    s.propertyNames = { type: 'string', maxLength: MAX_INPUT_KEY };
+  if (s.propertyNames && typeof s.propertyNames === 'object') {
+    const names = s.propertyNames as Json;
+    if (names.maxLength === undefined) names.maxLength = MAX_INPUT_KEY;
+  }
+  for (const [key, value] of Object.entries(s)) if (key !== 'propertyNames' && value && typeof value === 'object') declareBounds(value);
+}
+
+/** int32 when the schema's own bounds fit in 32 bits, else int64. */
+function widthOf(s: Json): void {
+  if (s.format !== undefined) return;
+  const lo = (s.minimum ?? s.exclusiveMinimum ?? -Infinity) as number;
+  const hi = (s.maximum ?? s.exclusiveMaximum ?? Infinity) as number;
+  s.format = lo >= -(2 ** 31) && hi <= 2 ** 31 - 1 ? 'int32' : 'int64';
+}
+
+/** A response schema's integers get their width (strings and arrays in answers are bounded by what was accepted). */
+function declareWidths(schema: unknown): void {
+  if (!schema || typeof schema !== 'object') return;
+  if (Array.isArray(schema)) return void schema.forEach(declareWidths);
+  const s = schema as Json;
+  const types = Array.isArray(s.type) ? s.type : [s.type];
+  if (types.includes('integer')) widthOf(s);
+  for (const value of Object.values(s)) if (value && typeof value === 'object') declareWidths(value);
+}
+
+/** What each tag groups, one line (the documents list their tags in the order of their routes). */
+const TAG_TEXT: Record<string, string> = {
+  Scopes: 'The scope registry, the scope executor and the smoke test',
+  Units: 'Units: created as drafts, published through the units:publish scope',
+  'Webhook endpoints': 'Endpoints, their signing secrets, deliveries, attempts, retries and replays',
+  Events: 'The append-only event feed, ordered by seq, and the event type catalogue',
+  Operations: 'Long-running work that every real mutation returns',
+  Distributions: "Distributions: a budget from the brand's wallet, launched to deployments",
+  Deployments: "A distribution's children, run through a provider",
+  Assertions: "Facts about entities that drive enrollments' standing",
+  Programs: 'Programs, their requirements and tiers',
+  Enrollments: "Entities' enrollments in programs and their standing",
+  Performance: 'Measurements and their rollups',
+  Payouts: 'Payout runs, payouts, the ledger and exports',
+  Brands: "The organization's brands",
+  Entities: 'Creators and partners, by ent_ id or external_user_id and issuer',
+  Relationships: 'An entity and a brand: activate, pause, resume, end',
+  Connections: "An entity's accounts at providers",
+  'Connect configuration': "A brand's partner-connect settings",
+  'Handoff issuers': 'Signers of the handoffs that partner connect verifies',
+  'Partner connect': 'The publishable-key routes a partner site calls from the browser',
+  'Platform tokens': 'Token management with a dashboard user token',
+  Operator: 'The operator interface (OPERATOR_TOKEN)',
+  Service: 'Health probes and the OpenAPI documents',
+};
+
+const AUTH_TEXT: Record<Auth, string> = {
+  none: 'No credential.',
+  platform: 'Platform token.',
+  user: 'Dashboard user token.',
+  operator: 'Operator token.',
+  publishable: 'Publishable key.',
 };
 
 export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
@@ -72,13 +196,17 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
       name: m[1],
       in: 'path',
       required: true,
-      schema: { type: 'string' },
+      // No id, slug or type name is longer; a longer one matches nothing (404).
+      schema: { type: 'string', maxLength: MAX_INPUT_KEY },
     }));
     if (r.query) {
       const qs = stripMeta(toSchema(r.query, 'input'));
       const props = (qs.properties ?? {}) as Record<string, unknown>;
       const required = new Set((qs.required as string[] | undefined) ?? []);
-      for (const [name, schema] of Object.entries(props)) parameters.push({ name, in: 'query', required: required.has(name), schema });
+      for (const [name, schema] of Object.entries(props)) {
+        declareBounds(schema, MAX_QUERY_VALUE);
+        parameters.push({ name, in: 'query', required: required.has(name), schema });
+      }
     }
     if (info.brandHeader && r.auth === 'platform') parameters.push({ $ref: '#/components/parameters/ServiceBrand' });
     if (r.idempotent) {
@@ -99,17 +227,24 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
           props[name] = { type: 'string', deprecated: true, description };
         schema.properties = props;
       }
+      declareBounds(schema);
       requestBody = {
         required: r.method === 'POST' && Boolean((schema.required as string[] | undefined)?.length),
         content: { 'application/json': { schema } },
       };
     }
+    const output = (schema: z.ZodType) => {
+      const json = stripMeta(toSchema(schema, 'output'));
+      declareWidths(json);
+      return json;
+    };
     const responses: Record<string, unknown> = {
       [r.success.status]: {
         description: r.success.description,
+        headers: responseHeaders(r, r.success.status),
         content: {
           [r.success.contentType ?? 'application/json']: {
-            schema: r.success.schema ? stripMeta(toSchema(r.success.schema, 'output')) : { type: 'object' },
+            schema: r.success.schema ? output(r.success.schema) : { type: 'object' },
           },
         },
       },
@@ -117,13 +252,19 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
     for (const o of r.otherResponses ?? []) {
       responses[o.status] = {
         description: o.description,
-        content: { 'application/json': { schema: stripMeta(toSchema(o.schema, 'output')) } },
+        headers: responseHeaders(r, o.status),
+        content: { 'application/json': { schema: output(o.schema) } },
       };
     }
-    // The input guard answers 400 on every route, whatever else it documents.
-    for (const status of new Set([400, ...r.errors])) {
+    // The probes touch no bucket and (liveness) no database: only the input guard's 400 and their own answers.
+    // Every POST reads its body, even one that takes no field: too large is 413, not JSON is 415.
+    const bodyStatuses = r.method === 'POST' ? [413, 415] : [];
+    const statuses = [...new Set([...(r.unlimited ? [400] : STATUSES_OF[r.auth]), ...bodyStatuses, ...r.errors])].sort();
+    for (const status of statuses) {
+      if (responses[status]) continue;
       responses[status] = {
         description: STATUS_TEXT[status] ?? 'Error',
+        headers: responseHeaders(r, status),
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       };
     }
@@ -132,7 +273,8 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
       operationId: r.operationId,
       summary: r.summary,
       tags: [r.tag],
-      ...(r.scope ? { description: `Requires scope \`${r.scope}\`.`, 'x-required-scope': r.scope } : {}),
+      description: r.scope ? `${r.summary}. Requires scope \`${r.scope}\`.` : `${r.summary}. ${AUTH_TEXT[r.auth]}`,
+      ...(r.scope ? { 'x-required-scope': r.scope } : {}),
       security: SECURITY[r.auth],
       ...(parameters.length ? { parameters } : {}),
       ...(requestBody ? { requestBody } : {}),
@@ -146,8 +288,11 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
       version: info.version,
       description: info.description,
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      contact: { name: 'Platform API', url: `${new URL(info.serverUrl).origin}/docs` },
     },
-    servers: [{ url: info.serverUrl }],
+    // A private API: its servers are for the operator's own tenants and tools.
+    servers: [{ url: info.serverUrl, 'x-internal': true }],
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, description: TAG_TEXT[name] ?? name })),
     paths,
     components: {
       securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => schemesUsed.has(name))),

@@ -34,6 +34,8 @@ export interface RouteDef {
   /** Documented responses that are neither the success nor the surface's error envelope. */
   otherResponses?: { status: number; description: string; schema: z.ZodType }[];
   errors: number[];
+  /** Never rate limited (the health probes: a limited probe would take a healthy process out of rotation). */
+  unlimited?: true;
   handler: (ctx: Context) => Promise<void>;
 }
 

@@ -86,6 +86,7 @@ export function serviceRoutes(db: Database, docs: ServiceDocuments): RouteDef[] 
       summary: 'Liveness: the process answers',
       tag: 'Service',
       auth: 'none',
+      unlimited: true,
       success: { status: 200, description: 'Up', schema: Health },
       errors: [],
       handler: async (ctx) => {
@@ -99,6 +100,7 @@ export function serviceRoutes(db: Database, docs: ServiceDocuments): RouteDef[] 
       summary: 'Readiness: the database answers',
       tag: 'Service',
       auth: 'none',
+      unlimited: true,
       success: { status: 200, description: 'Ready', schema: Readiness },
       otherResponses: [{ status: 503, description: 'The database does not answer', schema: Readiness }],
       errors: [],

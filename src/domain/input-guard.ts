@@ -14,8 +14,18 @@ import { DomainError } from './errors.ts';
  *   depth here, with an iterative walk, keeps every later recursion shallow.
  *   Size is bounded earlier still, by the body limit (BODY_LIMIT_BYTES) on
  *   REST and GraphQL bodies alike.
+ * - Every string, object key and array is bounded, whatever its field's own
+ *   schema says (a field's schema may bound it tighter): the OpenAPI
+ *   documents declare these bounds on every input that has none of its own
+ *   (rest/http/openapi.ts), so what they promise is what is enforced.
  */
 export const MAX_INPUT_DEPTH = 32;
+/** Characters of any input string (the longest field, a unit's caption, is 10,000). */
+export const MAX_INPUT_STRING = 10_000;
+/** Characters of an object key in free-form input (event data, provider config, a JWK). */
+export const MAX_INPUT_KEY = 255;
+/** Entries of any input array (the largest, a measurement batch, is 500). */
+export const MAX_INPUT_ITEMS = 1_000;
 
 const UNSTORABLE = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -42,6 +52,8 @@ const unstorable = (param: string | null, inKey: boolean) =>
     param,
   );
 
+const tooLong = (param: string | null, what: string) => new DomainError('invalid_request', `${param ?? 'The input'} ${what}`, param);
+
 /**
  * Throws `invalid_request` naming the first offending field: unstorable text
  * in a string or a key, or nesting deeper than MAX_INPUT_DEPTH. `root`
@@ -54,6 +66,7 @@ export function guardInput(value: unknown, root: string | null = null): void {
     const v = frame.value;
     if (typeof v === 'string') {
       if (!isStorableText(v)) throw unstorable(paramOf(frame), false);
+      if (v.length > MAX_INPUT_STRING) throw tooLong(paramOf(frame), `is longer than ${MAX_INPUT_STRING} characters`);
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
@@ -64,6 +77,7 @@ export function guardInput(value: unknown, root: string | null = null): void {
       throw new DomainError('invalid_request', `${param ?? 'The input'} is nested more than ${MAX_INPUT_DEPTH} levels deep`, param);
     }
     if (Array.isArray(v)) {
+      if (v.length > MAX_INPUT_ITEMS) throw tooLong(paramOf(frame), `has more than ${MAX_INPUT_ITEMS} entries`);
       for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], depth, key: i, parent: frame });
       continue;
     }
@@ -72,6 +86,7 @@ export function guardInput(value: unknown, root: string | null = null): void {
       const key = keys[i]!;
       // The offending key itself is never echoed back: the parent names the place.
       if (!isStorableText(key)) throw unstorable(paramOf(frame), true);
+      if (key.length > MAX_INPUT_KEY) throw tooLong(paramOf(frame), `has a key longer than ${MAX_INPUT_KEY} characters`);
       stack.push({ value: (v as Record<string, unknown>)[key], depth, key, parent: frame });
     }
   }

@@ -179,6 +179,8 @@ interface Operation {
   security: string;
   query: { name: string; schema: Schema }[];
   body?: Schema;
+  /** The document's responses: status → its required headers. */
+  responses: Map<string, string[]>;
 }
 
 interface FuzzRequest {
@@ -186,6 +188,8 @@ interface FuzzRequest {
   path: string;
   headers: Record<string, string>;
   body?: string;
+  /** The documented operation this request was made from, when its method and path template were kept. */
+  documented?: Operation;
 }
 
 const SECURITY: Record<string, keyof typeof credentials> = { platformToken: 'platform', userToken: 'user', operatorToken: 'operator' };
@@ -202,6 +206,14 @@ function operationsOf(doc: any, prefix: string): Operation[] {
         security: scheme,
         query: (op.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => ({ name: p.name, schema: p.schema })),
         body: op.requestBody?.content?.['application/json']?.schema,
+        responses: new Map(
+          Object.entries<any>(op.responses).map(([status, r]) => [
+            status,
+            Object.entries<any>(r.headers ?? {})
+              .filter(([, h]) => h.required)
+              .map(([name]) => name.toLowerCase()),
+          ]),
+        ),
       });
     }
   }
@@ -241,12 +253,12 @@ const pathParam = () =>
     { weight: 1, arbitrary: fc.constantFrom('..', '.', '%2e%2e', '%00', '%ff', '%', '%E0%A4%A', 'a%2Fb', `${'9'.repeat(400)}`) },
   );
 
-function pathFor(op: Operation): fc.Arbitrary<string> {
+function pathFor(op: Operation): fc.Arbitrary<{ path: string; exact: boolean }> {
   const names = [...op.path.matchAll(/\{([a-z_]+)\}/gi)].map((m) => m[1]!);
   const filled = fc
     .tuple(...names.map(() => pathParam()))
     .map((values) => names.reduce((p, n, i) => p.replace(`{${n}}`, values[i]!), op.path));
-  const exact = fc.constant((p: string) => p);
+  const exact = fc.constant(undefined);
   const mutated = fc.constantFrom<(p: string) => string>(
     (p) => p.toUpperCase(),
     (p) => p.replace(/\/([a-z])/, (_m, c: string) => `/${c.toUpperCase()}`),
@@ -255,7 +267,9 @@ function pathFor(op: Operation): fc.Arbitrary<string> {
     (p) => p.replace(/\/([a-z])([^/]*)$/, (_m, c: string, r: string) => `/%${c.charCodeAt(0).toString(16)}${r}`),
     (p) => p.replace(/\/([^/]+)$/, '/x/../$1'),
   );
-  return fc.tuple(filled, fc.oneof({ weight: 4, arbitrary: exact }, { weight: 1, arbitrary: mutated })).map(([p, m]) => m(p));
+  return fc
+    .tuple(filled, fc.oneof({ weight: 4, arbitrary: exact }, { weight: 1, arbitrary: mutated }))
+    .map(([p, m]) => ({ path: m ? m(p) : p, exact: !m }));
 }
 
 function queryFor(op: Operation): fc.Arbitrary<string> {
@@ -371,7 +385,9 @@ function restRequest(ops: Operation[]): fc.Arbitrary<FuzzRequest> {
         if (r.body !== undefined && r.contentType) headers[name('content-type')] = r.contentType;
         if (r.idempotencyKey !== null) headers[name('idempotency-key')] = r.idempotencyKey;
         if (r.brand !== null) headers[name('service-brand')] = r.brand;
-        return { method: r.method, path: r.path + r.query, headers, body: r.body };
+        // A value that is empty or holds a slash makes another path (route_not_found): not this operation's answer.
+        const documented = r.method === op.method && r.path.exact && !/\/\/|\/$|\/%2F|%2F/i.test(r.path.path) ? op : undefined;
+        return { method: r.method, path: r.path.path + r.query, headers, body: r.body, documented };
       }),
   );
 }
@@ -510,6 +526,7 @@ const DATABASE =
 /** What is wrong with one answer, or null. */
 function violation(req: FuzzRequest, res: RawResponse, graphql: boolean): string | null {
   if (res.status >= 500) return `status ${res.status}`;
+  if (!graphql && res.status < 400) return contractViolation(req, res);
   const requestId = res.headers['request-id'];
   if (typeof requestId !== 'string' || !requestId.startsWith('req_')) return 'no Request-Id header';
   const body = res.body;
@@ -530,6 +547,8 @@ function violation(req: FuzzRequest, res: RawResponse, graphql: boolean): string
     }
     return null;
   }
+  const documented = contractViolation(req, res);
+  if (documented) return documented;
   if (/^\/+v1(\/|$)/i.test(req.path)) {
     const e = body?.error;
     if (!e || typeof e.code !== 'string' || typeof e.message !== 'string' || !('param' in e) || e.request_id !== requestId)
@@ -538,6 +557,19 @@ function violation(req: FuzzRequest, res: RawResponse, graphql: boolean): string
     return 'not a Surface A ErrorResponse';
   }
   return null;
+}
+
+/**
+ * The OpenAPI documents say what the server does: an answer to a documented operation has a documented status and
+ * carries every header the document marks required for it (RateLimit-*, Retry-After, Request-Id).
+ */
+function contractViolation(req: FuzzRequest, res: RawResponse): string | null {
+  const op = req.documented;
+  if (!op) return null;
+  const required = op.responses.get(String(res.status));
+  if (!required) return `status ${res.status} is not documented for ${op.method} ${op.path}`;
+  const missing = required.filter((h) => res.headers[h] === undefined);
+  return missing.length ? `${res.status} of ${op.method} ${op.path} without its documented ${missing.join(', ')}` : null;
 }
 
 function describeRequest(req: FuzzRequest): string {
