@@ -103,7 +103,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     specVersion: opts.specVersion,
   });
 
-  koa.use(errorEnvelope(log));
+  koa.use(errorEnvelope(log, opts.db));
   koa.use(restInputGuard());
   koa.use(metricsRoute(deps, opts.metrics));
   koa.use(routesOf(surface('/api', surfaceA)));

@@ -1,6 +1,7 @@
 import { httpStatus } from '../../src/http/error-status.ts';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
+import type { Database } from '../../src/db/database.ts';
 import { databaseUnavailable, DomainError, isDomainError } from '../../src/domain/errors.ts';
 import { setRateLimitHeaders } from './rate-limit.ts';
 
@@ -13,10 +14,11 @@ import { setRateLimitHeaders } from './rate-limit.ts';
  */
 export type EnvelopeKind = 'surface_a' | 'surface_b';
 
-function toDomainError(e: unknown, log: Logger, requestId: string): DomainError {
+function toDomainError(e: unknown, log: Logger, db: Pick<Database, 'storageFault'>, requestId: string): DomainError {
   if (isDomainError(e)) return e;
   const unavailable = databaseUnavailable(e);
   if (unavailable) {
+    if (unavailable.details.fault === 'storage') db.storageFault();
     log.warn({ err: e, request_id: requestId }, 'database unavailable');
     return unavailable;
   }
@@ -59,13 +61,13 @@ export function errorBody(kind: EnvelopeKind, err: DomainError, requestId: strin
  */
 export const envelopeKindOf = (path: string): EnvelopeKind => (/^\/+v1(\/|$)/i.test(path) ? 'surface_b' : 'surface_a');
 
-/** The one error handler of the REST stack: every error thrown below it is answered in its path's envelope. */
-export function errorEnvelope(log: Logger): Middleware {
+/** The one error handler of the REST stack: every error thrown below it is answered in its path's envelope; a storage fault is also told to the database's readiness. */
+export function errorEnvelope(log: Logger, db: Pick<Database, 'storageFault'>): Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (e) {
-      writeError(ctx, envelopeKindOf(ctx.path), toDomainError(e, log, ctx.state.requestId));
+      writeError(ctx, envelopeKindOf(ctx.path), toDomainError(e, log, db, ctx.state.requestId));
     }
   };
 }

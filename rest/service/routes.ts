@@ -97,16 +97,16 @@ export function serviceRoutes(db: Database, docs: ServiceDocuments): RouteDef[] 
       method: 'GET',
       path: '/readyz',
       operationId: 'readiness',
-      summary: 'Readiness: the database answers',
+      summary: 'Readiness: the database answers and, after a storage fault, accepts writes again',
       tag: 'Service',
       auth: 'none',
       unlimited: true,
       success: { status: 200, description: 'Ready', schema: Readiness },
-      otherResponses: [{ status: 503, description: 'The database does not answer', schema: Readiness }],
+      otherResponses: [{ status: 503, description: 'The database does not answer, or cannot store data', schema: Readiness }],
       errors: [],
       handler: async (ctx) => {
         try {
-          await db.ping();
+          await db.ready();
           ctx.body = { ok: true, database: db.kind };
         } catch {
           ctx.status = 503;

@@ -8,6 +8,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapt
 import { PrismaClient, Prisma } from './generated/client.ts';
 import { applyMigrations, migrationsUpToDate } from './schema-engine.ts';
 import { pgSqlPort, pgliteSqlPort, tracedSqlPort, type SqlPort } from './sql-port.ts';
+import { PROBE_WRITE, readiness } from './readiness.ts';
 import { DEFAULT_GROUP_COMMIT, groupCommitPort, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
 
 export { Prisma };
@@ -35,8 +36,10 @@ export interface Database {
    * round trip each (`transaction`).
    */
   readonly sql: SqlPort;
-  /** Cheap liveness query used by /readyz. */
-  ping(): Promise<void>;
+  /** Readiness for /readyz (readiness.ts): resolves when the database answers and, after a storage fault, accepts writes again. */
+  ready(): Promise<void>;
+  /** The error mapping saw a storage fault (disk full, I/O error): readiness proves writes until one succeeds (readiness.ts). */
+  storageFault(): void;
   /** Load of the connection (metrics): the pg pool's connections in use, idle and waited for; PGlite's queued transactions. */
   stats(): { inUse?: number; idle?: number; waiting?: number; queued?: number; groupCommit: GroupCommitStats };
   /** PostgreSQL only: a pool for LISTEN/NOTIFY and hand-written hot paths. */
@@ -94,6 +97,22 @@ async function openPostgres(url: string, poolSize: number, grouping: GroupCommit
   const prisma = new PrismaClient({ adapter: factory });
   const hooks = commitHooks(prisma);
   const sql = groupCommitPort(tracedSqlPort(pgSqlPort(pool)), grouping);
+  const { ready, storageFault } = readiness(
+    async () => {
+      await pool.query('select 1');
+    },
+    async () => {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        await client.query(PROBE_WRITE);
+      } finally {
+        await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+        client.release(broken); // a connection that cannot roll back is discarded, never reused mid-transaction
+      }
+    },
+  );
   return {
     kind: 'postgres',
     prisma,
@@ -105,9 +124,8 @@ async function openPostgres(url: string, poolSize: number, grouping: GroupCommit
       (await migrationsUpToDate(async (sql) => (await pool.query(sql)).rows))
         ? []
         : applyMigrations(new PrismaPg({ connectionString: url, max: 1 })),
-    ping: async () => {
-      await pool.query('select 1');
-    },
+    ready,
+    storageFault,
     stats: () => ({
       inUse: pool.totalCount - pool.idleCount,
       idle: pool.idleCount,
@@ -169,6 +187,18 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined, groupi
   };
   const transaction = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => serialize(() => hooks.run(fn));
   const sql = groupCommitPort(tracedSqlPort(pgliteSqlPort(client, serialize)), grouping);
+  const { ready, storageFault } = readiness(
+    async () => {
+      await client.query('select 1');
+    },
+    () =>
+      serialize(() =>
+        client.transaction(async (tx) => {
+          await tx.exec(PROBE_WRITE);
+          await tx.rollback();
+        }),
+      ),
+  );
   return {
     kind: 'pglite',
     prisma,
@@ -177,9 +207,8 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined, groupi
     transaction,
     afterCommit: hooks.afterCommit,
     migrate: async () => ((await migrationsUpToDate(async (sql) => (await client.query(sql)).rows)) ? [] : applyMigrations(factory)),
-    ping: async () => {
-      await client.query('select 1');
-    },
+    ready,
+    storageFault,
     stats: () => ({ queued, groupCommit: sql.groupStats }),
     close: async () => {
       await prisma.$disconnect();

@@ -171,7 +171,7 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
         // iterators, so graphql-ws holds the stream's own subscription instead, which watches its access itself
         // (the pipeline's chain, its closures and the context are dropped, never returned: that would end the
         // source). The error that ends it is masked in onError, as the pipeline would have.
-        mask ??= maskGraphQLError(context.deps.log);
+        mask ??= maskGraphQLError(context.deps.log, context.deps.db);
         return root.hold(source) as never;
       },
       onConnect: (ctx) => {

@@ -1,6 +1,7 @@
 import { getOperationAST, type ExecutionArgs, type GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
+import type { Database } from '../db/database.ts';
 import type { Deps } from '../domain/context.ts';
 import type { Metrics } from '../metrics.ts';
 import { tracing } from '../tracing.ts';
@@ -61,7 +62,7 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
       countOperations(deps.metrics),
       traceOperations(),
     ],
-    maskedErrors: { maskError: maskGraphQLError(log) },
+    maskedErrors: { maskError: maskGraphQLError(log, deps.db) },
     context: async ({
       request,
       connectionParams,
@@ -147,11 +148,13 @@ function traceOperations(): Plugin {
  * Error masking: thrown before execution (by the limits while parsing or
  * validating), a DomainError refuses the whole request; a DomainError behind
  * a field keeps its code; request errors are `invalid_request`; a database
- * that is down is `service_unavailable`; anything else is logged and
- * `internal_error`. Also applied by src/graphql/ws.ts to the error that ends
- * a subscription it holds itself.
+ * that is down or cannot store data is `service_unavailable` and refuses the
+ * whole request (503 with Retry-After, as REST answers; a storage fault is
+ * reported to /readyz); anything else is logged and `internal_error`. Also
+ * applied by src/graphql/ws.ts to the error that ends a subscription it holds
+ * itself.
  */
-export function maskGraphQLError(log: Logger) {
+export function maskGraphQLError(log: Logger, db: Pick<Database, 'storageFault'>) {
   return (error: unknown, message: string): Error => {
     if (isDomainError(error)) return toGraphQLError(error, 'unknown', 'always');
     const original = (error as { originalError?: unknown }).originalError ?? error;
@@ -160,8 +163,9 @@ export function maskGraphQLError(log: Logger) {
     if (original && (original as { extensions?: { code?: string } }).extensions?.code) return error as Error;
     const unavailable = databaseUnavailable(original);
     if (unavailable) {
+      if (unavailable.details.fault === 'storage') db.storageFault();
       log.warn({ err: original }, 'database unavailable');
-      return toGraphQLError(unavailable, requestIdOf(error));
+      return toGraphQLError(unavailable, requestIdOf(error), 'always');
     }
     log.error({ err: original }, 'unhandled GraphQL error');
     return toGraphQLError(new DomainError('internal_error', message), requestIdOf(error));
