@@ -8,6 +8,7 @@ import { constantTimeEqual, displayPrefix, generateSecret, hashSecret, hasValidC
 import { parseInput, timestamp } from '../validation.ts';
 import { PUBLISHABLE_KEY_PREFIX, secretKeyPrefix } from './key-kind.ts';
 import type { Tx } from '../../db/database.ts';
+import { authenticateFrom, type ClientKey } from './failed-authentication.ts';
 
 export type TokenStatus = 'active' | 'revoked' | 'expired';
 /** `secret`: sk_<KEY_BRAND>_live_, holds scopes. `publishable`: pk_live_, bound to one brand, no scopes (partner connect only). */
@@ -204,13 +205,18 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  * for anything unknown, revoked or expired (one answer for all three, so a
  * probe learns nothing).
  */
-export function authenticatePlatformSecret(deps: Deps, secret: string, asOf = performance.now()): Promise<KeyCaller> {
-  return authenticateKey(deps, secret, 'secret', asOf);
+export function authenticatePlatformSecret(deps: Deps, secret: string, asOf = performance.now(), client?: ClientKey): Promise<KeyCaller> {
+  return authenticateKey(deps, secret, 'secret', asOf, client);
 }
 
 /** Resolves a presented publishable key (pk_live_) to its caller and brand; 401 `invalid_token` like a secret key. */
-export function authenticatePublishableKey(deps: Deps, key: string, asOf = performance.now()): Promise<KeyCaller & { brandId: string }> {
-  return authenticateKey(deps, key, 'publishable', asOf) as Promise<KeyCaller & { brandId: string }>;
+export function authenticatePublishableKey(
+  deps: Deps,
+  key: string,
+  asOf = performance.now(),
+  client?: ClientKey,
+): Promise<KeyCaller & { brandId: string }> {
+  return authenticateKey(deps, key, 'publishable', asOf, client) as Promise<KeyCaller & { brandId: string }>;
 }
 
 /**
@@ -218,7 +224,11 @@ export function authenticatePublishableKey(deps: Deps, key: string, asOf = perfo
  * written at most once a minute per token to keep authentication read-only on
  * the hot path.
  */
-async function authenticateKey(deps: Deps, secret: string, kind: TokenKind, asOf: number): Promise<KeyCaller> {
+function authenticateKey(deps: Deps, secret: string, kind: TokenKind, asOf: number, client: ClientKey | undefined): Promise<KeyCaller> {
+  return authenticateFrom(deps, client, secret, () => lookUpKey(deps, secret, kind, asOf));
+}
+
+async function lookUpKey(deps: Deps, secret: string, kind: TokenKind, asOf: number): Promise<KeyCaller> {
   const prefix = kind === 'publishable' ? PUBLISHABLE_KEY_PREFIX : secretKeyPrefix(deps.config.keyBrand);
   // Built only when thrown: an Error captures a stack trace, which the hot path should not pay for.
   const invalid = () => new DomainError('invalid_token', 'The platform token is unknown, revoked or expired');
