@@ -8,6 +8,7 @@ import { constantTimeEqual, displayPrefix, generateSecret, hashSecret, hasValidC
 import { parseInput, timestamp } from '../validation.ts';
 import { PUBLISHABLE_KEY_PREFIX, secretKeyPrefix } from './key-kind.ts';
 import type { Tx } from '../../db/database.ts';
+import { lockOrganization } from '../organization/organization.ts';
 import { authenticateFrom, type ClientKey } from './failed-authentication.ts';
 
 export type TokenStatus = 'active' | 'revoked' | 'expired';
@@ -111,6 +112,7 @@ export async function insertPlatformToken(
       createdAt: deps.clock.now(),
     },
   });
+  deps.failedAuthentication?.issued(secret);
   return { token: presentPlatformToken(row, deps.clock.now()), secret };
 }
 
@@ -136,9 +138,26 @@ export async function createPlatformToken(deps: Deps, organizationId: string, us
   if (input.expires_at && input.expires_at <= deps.clock.now()) {
     throw new DomainError('invalid_request', 'expires_at must be in the future', 'expires_at');
   }
+  const kind = input.kind ?? 'secret';
   return deps.db.transaction(async (tx) => {
     const brandId = input.brand === undefined ? null : await brandOf(tx, organizationId, input.brand);
+    // Only a creation is capped: a rotation revokes one and issues one, and one over the cap keeps what it has.
+    await lockOrganization(tx, organizationId);
+    const cap = kind === 'publishable' ? deps.config.organizationCaps.publishableKeys : deps.config.organizationCaps.secretTokens;
+    if ((await countActiveTokens(tx, organizationId, kind, deps.clock.now())) >= cap) {
+      throw new DomainError(
+        'token_limit_reached',
+        `This organization already has ${cap} active ${kind === 'publishable' ? 'publishable keys' : 'secret tokens'}, its limit: revoke one (or rotate it) instead`,
+      );
+    }
     return insertPlatformToken(deps, tx, { organizationId, userId, name: input.name, scopes, brandId, expiresAt: input.expires_at });
+  });
+}
+
+/** Tokens of a kind that still authenticate (neither revoked nor expired): what the organization's caps count. */
+function countActiveTokens(tx: Tx, organizationId: string, kind: TokenKind, now: Date): Promise<number> {
+  return tx.platformToken.count({
+    where: { organizationId, kind, revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
   });
 }
 
