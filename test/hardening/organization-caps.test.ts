@@ -78,7 +78,7 @@ describe('caps per organization', () => {
     for (let i = 0; i < 2; i++) {
       const res = await endpoint(i);
       expect(res.status, res.text).toBe(201);
-      ids.push(res.body.id);
+      ids.push(res.body.webhook_endpoint.id);
     }
     const concurrent = await Promise.all(Array.from({ length: 6 }, (_, i) => endpoint(10 + i)));
     expect(concurrent.filter((r) => r.status === 201)).toHaveLength(1);
