@@ -67,7 +67,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
   const surfaceABuckets = new TokenBuckets(config.surfaceARateLimitPerSecond, config.surfaceARateLimitBurst, () =>
     deps.clock.now().getTime(),
   );
-  const surfaceA = surfaceARoutes(deps, surfaceABuckets);
+  const surfaceA = surfaceARoutes(deps, { tokens: surfaceABuckets, organizations: opts.gate.organizations });
   const tokens = tokenRoutes(deps, surfaceABuckets);
   const operator = [
     ...operatorRoutes(deps, opts.killSwitch),

@@ -15,6 +15,7 @@ import { Metrics } from './metrics.ts';
 import { metricsListener } from '../rest/operator/metrics.ts';
 import { buildServices, type Services } from './runtime/services.ts';
 import { answerClientError } from '../rest/http/client-error.ts';
+import { clientAddresses } from './http/client-address.ts';
 import { createApiServer, isClientAbort, type ApiServer } from './http/server-limits.ts';
 import { envelopeKindOf, writeError } from '../rest/http/envelope.ts';
 import { requestContext } from '../rest/http/request-id.ts';
@@ -88,6 +89,14 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     else log.error({ err }, 'unhandled Koa error');
   });
   koa.use(requestContext(log, metrics));
+  // The one per-address policy of this process (src/http/client-address.ts). Each request carries its client's key,
+  // computed only when asked for: failed-authentication throttling spends from that address's bucket.
+  const addresses = clientAddresses(config.clientAddress);
+  koa.use((ctx, next) => {
+    let key: string | undefined;
+    ctx.state.client = () => (key ??= addresses.requestKey(ctx.req));
+    return next();
+  });
   if (!serves) {
     koa.use(async (ctx, next) => {
       if (ctx.path === '/healthz' || ctx.path === '/readyz' || ctx.path === '/metrics') return next();
@@ -118,7 +127,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       const bound = metricsServer.address() as AddressInfo;
       app.metricsUrl = `http://${host.includes(':') ? `[${host}]` : host}:${bound.port}/metrics`;
     }
-    if (serves) ws = attachGraphQLWebSocket(server, yoga);
+    if (serves) ws = attachGraphQLWebSocket(server, yoga, addresses);
     const { port } = server.address() as AddressInfo;
     app.urls = urlsFor(config.publicOrigin ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
     if (config.bootstrap) app.credentials = await bootstrapIfEmpty(deps, app.urls);

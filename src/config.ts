@@ -218,7 +218,7 @@ export type Config = {
   organizationRateLimit: RateLimit;
   /** Unauthenticated routes: a bucket per client address (src/http/client-address.ts), 1 per request; undefined: off. */
   publicRateLimit?: RateLimit;
-  /** Failed authentications per client address (401 and 403 for a bad key); a valid key never spends from it. */
+  /** Failed authentications (401 `invalid_token`) per client address; a valid key never spends from it nor is refused by it. */
   authFailureRateLimit: RateLimit;
   /** Caps per organization (docs/security.md): active secret tokens, active publishable keys, webhook endpoints (+ event destinations). */
   organizationCaps: { secretTokens: number; publishableKeys: number; webhookEndpoints: number };
@@ -380,10 +380,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
-  if (e.GRAPHQL_MAX_COST > e.RATE_LIMIT_BURST) {
-    throw new Error(
-      `Invalid configuration:\n  GRAPHQL_MAX_COST: ${e.GRAPHQL_MAX_COST} exceeds RATE_LIMIT_BURST (${e.RATE_LIMIT_BURST}); such a query could never be admitted`,
-    );
+  for (const [name, burst] of [
+    ['RATE_LIMIT_BURST', e.RATE_LIMIT_BURST],
+    ['ORGANIZATION_RATE_LIMIT_BURST', e.ORGANIZATION_RATE_LIMIT_BURST],
+  ] as const) {
+    if (e.GRAPHQL_MAX_COST > burst) {
+      throw new Error(
+        `Invalid configuration:\n  GRAPHQL_MAX_COST: ${e.GRAPHQL_MAX_COST} exceeds ${name} (${burst}); such a query could never be admitted`,
+      );
+    }
   }
   const dataDir = e.DATA_DIR === 'memory://' ? e.DATA_DIR : resolve(e.DATA_DIR);
   // Defaults that depend on the database follow the one the server will run on, an override included.

@@ -24,7 +24,7 @@ export function tokenRoutes(deps: Deps, buckets: TokenBuckets): RouteDef[] {
   async function userCaller(ctx: Context): Promise<UserCaller> {
     const key = bearer(ctx);
     if (!key) throw new DomainError('user_token_required', 'Authorization: Bearer <user token> is required');
-    const user = await authenticateUserToken(deps, key);
+    const user = await authenticateUserToken(deps, key, ctx.state.client);
     ctx.state.caller = user; // for the request's log line
     setRateLimitHeaders(ctx, buckets.take(user.tokenId));
     return user;

@@ -13,6 +13,8 @@ export interface RequestState {
   errorCode?: string;
   /** The authenticated caller: a platform caller (organization, tokenId) or a user caller (organizationId, tokenId). */
   caller?: { organization?: { id: string }; organizationId?: string; tokenId?: string };
+  /** The client's address key (set in src/app.ts): failed authentications spend from its bucket. */
+  client?: () => string;
 }
 
 interface MatchedLayer {

@@ -17,7 +17,7 @@ export function operatorEventRoutes(deps: Deps): RouteDef[] {
       success: { status: 201, description: 'The new event id; it appears in the feed once sequenced' },
       errors: [400, 401, 404],
       handler: async (ctx) => {
-        await authenticateOperator(deps, bearer(ctx) || undefined);
+        await authenticateOperator(deps, bearer(ctx) || undefined, ctx.state.client);
         const body = await readJsonBody(ctx, deps.config.bodyLimitBytes);
         ctx.status = 201;
         ctx.body = await appendOperatorEvent(deps, body);

@@ -17,7 +17,7 @@ export function metricsRoute(deps: Deps, metrics: Metrics): Middleware {
     ctx.state.route = '/metrics';
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
       throw new DomainError('method_not_allowed', 'Use GET for this path', null, { allow: 'GET' });
-    await authenticateOperator(deps, bearer(ctx) || undefined);
+    await authenticateOperator(deps, bearer(ctx) || undefined, ctx.state.client);
     ctx.type = metrics.contentType;
     ctx.body = await metrics.text();
   };

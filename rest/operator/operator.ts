@@ -16,7 +16,7 @@ import type { RouteDef } from '../http/route.ts';
 
 /** Operator interface under `/operator`, guarded by the operator token. */
 async function operatorBody(deps: Deps, ctx: Context): Promise<unknown> {
-  await authenticateOperator(deps, bearer(ctx) || undefined);
+  await authenticateOperator(deps, bearer(ctx) || undefined, ctx.state.client);
   return readJsonBody(ctx, deps.config.bodyLimitBytes);
 }
 
@@ -49,7 +49,7 @@ export function operatorRoutes(deps: Deps, killSwitch: KillSwitch): RouteDef[] {
       success: { status: 200, description: 'A page of organizations', schema: listOf(OperatorOrganization) },
       errors: [400, 401, 404],
       handler: async (ctx) => {
-        await authenticateOperator(deps, bearer(ctx) || undefined);
+        await authenticateOperator(deps, bearer(ctx) || undefined, ctx.state.client);
         ctx.body = await listOrganizations(deps, platformQuery(ctx));
       },
     },
@@ -62,7 +62,7 @@ export function operatorRoutes(deps: Deps, killSwitch: KillSwitch): RouteDef[] {
       success: { status: 200, description: 'The organization', schema: OperatorOrganization },
       errors: [401, 404],
       handler: async (ctx) => {
-        await authenticateOperator(deps, bearer(ctx) || undefined);
+        await authenticateOperator(deps, bearer(ctx) || undefined, ctx.state.client);
         ctx.body = await retrieveOrganization(deps, ctx.params.id!);
       },
     },

@@ -36,7 +36,7 @@ const SANDBOX_CALLBACKS = [
 export function operatorWalletRoutes(deps: Deps): RouteDef[] {
   const common = { tag: 'Operator', auth: 'operator' as const, errors: [400, 401, 404, 409] };
   const operatorBody = async (ctx: Context) => {
-    await authenticateOperator(deps, bearer(ctx) || undefined);
+    await authenticateOperator(deps, bearer(ctx) || undefined, ctx.state.client);
     return readJsonBody(ctx, deps.config.bodyLimitBytes);
   };
   return [
@@ -48,7 +48,7 @@ export function operatorWalletRoutes(deps: Deps): RouteDef[] {
       summary: "A brand's wallet balance (integer minor units); {brand} is a brand_ id or <organization slug>.<brand slug>",
       success: { status: 200, description: 'The wallet' },
       handler: async (ctx) => {
-        await authenticateOperator(deps, bearer(ctx) || undefined);
+        await authenticateOperator(deps, bearer(ctx) || undefined, ctx.state.client);
         ctx.body = await retrieveWallet(deps, ctx.params.brand!);
       },
     },

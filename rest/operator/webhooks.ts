@@ -20,7 +20,7 @@ export function operatorWebhookRoutes(deps: Deps): RouteDef[] {
       success: { status: 200, description: 'A page of health events', schema: HealthEventPage },
       errors: [400, 401, 404],
       handler: async (ctx) => {
-        await authenticateOperator(deps, bearer(ctx) || undefined);
+        await authenticateOperator(deps, bearer(ctx) || undefined, ctx.state.client);
         ctx.body = await listHealthEvents(deps, ctx.params.id!, platformQuery(ctx));
       },
     },

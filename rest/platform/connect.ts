@@ -78,7 +78,7 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
       );
     }
     const ip = perIp.take(`ip:${ctx.ip}`);
-    const caller = await authenticatePublishableKey(deps, key, asOf);
+    const caller = await authenticatePublishableKey(deps, key, asOf, ctx.state.client);
     const rateLimit = perKey.take(caller.tokenId);
     setRateLimitHeaders(ctx, rateLimit.remaining <= ip.remaining ? rateLimit : ip);
     if (origin !== undefined) {

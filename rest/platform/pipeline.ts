@@ -14,7 +14,7 @@ import { setRateLimitHeaders } from '../http/rate-limit.ts';
 export function platformPipeline(gate: PlatformGate): Middleware {
   return async (ctx, next) => {
     const cost = requestCost(listItemsOf(ctx));
-    const headers = { bearer: bearer(ctx), brand: ctx.get('service-brand') || undefined };
+    const headers = { bearer: bearer(ctx), brand: ctx.get('service-brand') || undefined, client: ctx.state.client };
     if (!confirmsBeforeCommit(ctx)) {
       const caller = await gate.authorize(headers, cost);
       setRateLimitHeaders(ctx, caller.rateLimit);

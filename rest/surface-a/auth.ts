@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { Deps, PlatformCaller } from '../../src/domain/context.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { validateIdempotencyKey } from '../../src/domain/idempotency/idempotency.ts';
-import type { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
+import { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
 import { authenticatePlatformKey } from '../../src/domain/token/authenticate.ts';
 import { bearer, readJsonBody } from '../http/body.ts';
 import { setRateLimitHeaders } from '../http/rate-limit.ts';
@@ -12,7 +12,9 @@ import { setRateLimitHeaders } from '../http/rate-limit.ts';
  * fields `token` and `idempotency_key` are still honoured and removed from
  * the input before validation. Returns the caller and the remaining body.
  * Each request takes one token from the caller's Surface A bucket (not the
- * Surface B one): the body is read first, as it may carry the credential.
+ * Surface B one) and one from its organization's budget (the one Surface B
+ * and GraphQL charge too: more tokens, or another surface, never buy more
+ * throughput): the body is read first, as it may carry the credential.
  */
 export interface SurfaceARequest {
   caller: PlatformCaller;
@@ -20,7 +22,13 @@ export interface SurfaceARequest {
   idempotencyKey?: string;
 }
 
-export async function surfaceARequest(deps: Deps, buckets: TokenBuckets, ctx: Context): Promise<SurfaceARequest> {
+/** What a Surface A request is charged: its token's Surface A bucket and its organization's budget. */
+export interface SurfaceABudgets {
+  tokens: TokenBuckets;
+  organizations: TokenBuckets;
+}
+
+export async function surfaceARequest(deps: Deps, budgets: SurfaceABudgets, ctx: Context): Promise<SurfaceARequest> {
   const raw = await readJsonBody(ctx, deps.config.bodyLimitBytes);
   if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
     throw new DomainError('invalid_request', 'The request body must be a JSON object');
@@ -33,9 +41,15 @@ export async function surfaceARequest(deps: Deps, buckets: TokenBuckets, ctx: Co
     throw new DomainError('invalid_request', 'idempotency_key must be a string', 'idempotency_key');
   const key = header ?? (bodyToken as string | undefined);
   if (!key) throw new DomainError('invalid_token', 'A platform token is required: Authorization: Bearer sk_..._live_...');
-  const caller = await authenticatePlatformKey(deps, key);
+  const caller = await authenticatePlatformKey(deps, key, undefined, ctx.state.client);
   ctx.state.caller = caller; // for the request's log line
-  setRateLimitHeaders(ctx, buckets.take(caller.tokenId));
+  setRateLimitHeaders(
+    ctx,
+    TokenBuckets.takeAll(1, [
+      [budgets.tokens, caller.tokenId],
+      [budgets.organizations, caller.organization.id],
+    ]),
+  );
   const headerKey = ctx.get('idempotency-key') || undefined;
   const idempotencyKey = headerKey
     ? validateIdempotencyKey(headerKey)

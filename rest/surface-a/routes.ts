@@ -2,13 +2,12 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Deps } from '../../src/domain/context.ts';
 import { isDomainError } from '../../src/domain/errors.ts';
-import type { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
 import type { Quota } from '../../src/domain/scope/create-rate-limit.ts';
 import { ExecInput, executeScope, executeScopeRequest, scopeRegistry, type ExecuteResult } from '../../src/domain/scope/executor.ts';
 import { CreateUnitInput, ListUnitsInput, UnitIdInput } from '../../src/domain/unit/unit.ts';
 import { parseInput } from '../../src/domain/validation.ts';
 import type { RouteDef } from '../http/route.ts';
-import { surfaceARequest } from './auth.ts';
+import { surfaceARequest, type SurfaceABudgets } from './auth.ts';
 import * as S from './schemas.ts';
 
 /** Surface A, base `{base_url}` = `<origin>/api`. */
@@ -36,7 +35,7 @@ async function withExecutionHeaders(ctx: Context, run: () => Promise<ExecuteResu
 }
 
 /** The `/units/*` routes are sugar over the scope executor: same checks, same audit. */
-function unitRoute(deps: Deps, buckets: TokenBuckets, scope: string, ctx: Context) {
+function unitRoute(deps: Deps, buckets: SurfaceABudgets, scope: string, ctx: Context) {
   return async () => {
     const { caller, input, idempotencyKey } = await surfaceARequest(deps, buckets, ctx);
     const out = await withExecutionHeaders(ctx, () =>
@@ -46,8 +45,8 @@ function unitRoute(deps: Deps, buckets: TokenBuckets, scope: string, ctx: Contex
   };
 }
 
-/** `buckets`: the per-token request rate limit of Surface A (429 is an extension: the spec lists 400, 401 and 403). */
-export function surfaceARoutes(deps: Deps, buckets: TokenBuckets): RouteDef[] {
+/** `buckets`: the per-token request rate limit of Surface A and the organizations' budget (429 is an extension: the spec lists 400, 401 and 403). */
+export function surfaceARoutes(deps: Deps, buckets: SurfaceABudgets): RouteDef[] {
   return [
     {
       method: 'GET',

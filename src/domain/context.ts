@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { Metrics } from '../metrics.ts';
 import type { CredentialCache } from './token/credential-cache.ts';
+import type { FailedAuthentication } from './token/failed-authentication.ts';
 
 /** What every domain function may use. Transports build it once per process. */
 export interface Deps {
@@ -30,6 +31,8 @@ export interface Deps {
   };
   /** Wakes the webhook delivery worker (absent where none runs); called after a retry commits. */
   webhooks?: { kick(): void };
+  /** Failed-authentication throttling per client address; every authentication runs through it (absent: not throttled). */
+  failedAuthentication?: FailedAuthentication;
   /** Cache of authenticated tokens and brands with cross-process invalidation (absent: every request reads the database). */
   credentials?: CredentialCache;
 }

@@ -12,6 +12,8 @@ export const ERROR_CODES = [
   'unknown_scope',
   'unit_not_draft',
   'create_rate_limit_exceeded',
+  'token_limit_reached',
+  'webhook_endpoint_limit_reached',
   'idempotency_key_reused',
   'test_mode_not_yet_available',
   'brand_not_found',

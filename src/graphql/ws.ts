@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Context } from 'graphql-ws';
@@ -7,6 +7,8 @@ import { isAsyncIterable } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
 import { isDomainError } from '../domain/errors.ts';
 import { newRequestId } from '../domain/id.ts';
+import type { ClientKey } from '../domain/token/failed-authentication.ts';
+import type { ClientAddresses } from '../http/client-address.ts';
 import { toGraphQLError, withRequestId } from './errors.ts';
 import type { GraphQLContext } from './context.ts';
 import { liveView, type LiveDelivery } from './live.ts';
@@ -151,7 +153,7 @@ function liveFrames(socket: WebSocket, id: string, query: string, args: Omit<Exe
   };
 }
 
-export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/graphql') {
+export function attachGraphQLWebSocket(server: Server, yoga: Yoga, addresses: ClientAddresses, path = '/graphql') {
   const wss = new WebSocketServer({ server, path });
   let mask: ReturnType<typeof maskGraphQLError> | undefined;
   const disposable = useServer(
@@ -177,7 +179,11 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
       onConnect: (ctx) => {
         // The upgrade request (headers, streams' state) is not read after the handshake: credentials come in
         // connectionParams. graphql-ws would keep it for the socket's life.
-        (ctx.extra as { request?: unknown }).request = undefined;
+        // Its client's address key is kept instead: failed authentications spend from that address's bucket.
+        const extra = ctx.extra as { request?: IncomingMessage; client?: ClientKey };
+        const key = extra.request ? addresses.requestKey(extra.request) : 'unknown';
+        extra.client = () => key;
+        extra.request = undefined;
       },
       onSubscribe: async (ctx, id, params) => {
         // One request id per operation, in its context (and logs) and on every error it gets.
@@ -188,6 +194,7 @@ export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/grap
           socket: ctx.extra.socket,
           params,
           requestId,
+          client: (ctx.extra as { client?: ClientKey }).client,
         });
         // The limits (src/graphql/limits.ts) refuse a document by throwing from parse or validate.
         let document;

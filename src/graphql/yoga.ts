@@ -9,6 +9,7 @@ import { databaseUnavailable, DomainError, isDomainError } from '../domain/error
 import { newRequestId } from '../domain/id.ts';
 import { guardInput } from '../domain/input-guard.ts';
 import type { PlatformGate } from '../domain/platform/request-auth.ts';
+import type { ClientKey } from '../domain/token/failed-authentication.ts';
 import type { EventStream } from '../domain/event/stream.ts';
 import type { GraphQLContext } from './context.ts';
 import { compiledExecution } from './compiled.ts';
@@ -69,12 +70,15 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
       requestId: httpRequestId,
       requestCost,
       koaState,
+      client,
     }: {
       request?: Request;
       connectionParams?: Record<string, unknown>;
       requestId?: string;
       /** The HTTP request's Koa state: the caller and a refusal's code go to its log line (rest/http/request-id.ts). */
-      koaState?: { caller?: unknown; errorCode?: string; idempotentReplayed?: boolean };
+      koaState?: { caller?: unknown; errorCode?: string; idempotentReplayed?: boolean; client?: ClientKey };
+      /** A graphql-ws connection's client address key (an HTTP request's is in koaState). */
+      client?: ClientKey;
     } & CostContext) => {
       // HTTP requests reuse the Koa request id (also in the Request-Id header); graphql-ws operations bring theirs (src/graphql/ws.ts).
       const requestId = httpRequestId ?? newRequestId();
@@ -85,7 +89,11 @@ export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStrea
         return fromWs;
       };
       try {
-        const headers = { bearer: bearerOf(header('authorization')), brand: header('service-brand') ?? undefined };
+        const headers = {
+          bearer: bearerOf(header('authorization')),
+          brand: header('service-brand') ?? undefined,
+          client: client ?? koaState?.client,
+        };
         const caller = await gate.authorize(headers, requestCost ?? 1);
         if (koaState) koaState.caller = caller;
         return {

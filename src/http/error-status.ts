@@ -8,6 +8,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   unknown_scope: 400,
   unit_not_draft: 400,
   create_rate_limit_exceeded: 400,
+  token_limit_reached: 400,
+  webhook_endpoint_limit_reached: 400,
   idempotency_key_reused: 400,
   test_mode_not_yet_available: 400,
   brand_not_found: 400,

@@ -10,6 +10,7 @@ import { LIVE_STATUSES } from '../domain/operation/operation.ts';
 import { KillSwitch } from '../domain/operator/kill-switch.ts';
 import { PlatformGate } from '../domain/platform/request-auth.ts';
 import { replayHandlers } from '../domain/webhook/replay.ts';
+import { FailedAuthentication } from '../domain/token/failed-authentication.ts';
 import { CredentialCache } from '../domain/token/credential-cache.ts';
 import { startMaintenance } from '../workers/maintenance.ts';
 import { OperationsRunner } from '../workers/operations.ts';
@@ -58,7 +59,8 @@ export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log'
     onBatchEnd: () => stream.sequencerIdle(),
   });
   const credentials = new CredentialCache(base);
-  const deps: Deps = { ...base, sequencer, credentials };
+  const failedAuthentication = new FailedAuthentication(config.authFailureRateLimit, () => base.clock.now().getTime());
+  const deps: Deps = { ...base, sequencer, credentials, failedAuthentication };
   const webhooks = new WebhookWorker(deps);
   // A retry requested on an API process is picked up by a worker's poll.
   if (delivers) deps.webhooks = webhooks;

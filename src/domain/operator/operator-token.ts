@@ -2,6 +2,7 @@ import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { constantTimeEqual, generateSecret, hashSecret } from '../secret.ts';
+import { authenticateFrom, type ClientKey } from '../token/failed-authentication.ts';
 
 /**
  * The operator credential: OPERATOR_TOKEN from the environment, or (embedded
@@ -28,9 +29,12 @@ export async function generateOperatorToken(deps: Deps, tx: Tx): Promise<string>
   return secret;
 }
 
-export async function authenticateOperator(deps: Deps, presented: string | undefined): Promise<void> {
+/** `client`: whose failed-authentication bucket a wrong token spends from (OPERATOR_TOKEN may be a guessable 16 characters). */
+export async function authenticateOperator(deps: Deps, presented: string | undefined, client?: ClientKey): Promise<void> {
   const expected = await operatorTokenHash(deps);
   if (!expected) throw new DomainError('route_not_found', 'Operator routes are disabled: set OPERATOR_TOKEN to enable them');
   if (!presented) throw new DomainError('operator_token_required', 'Authorization: Bearer <operator token> is required');
-  if (!constantTimeEqual(hashSecret(presented), expected)) throw new DomainError('invalid_token', 'The operator token is not valid');
+  await authenticateFrom(deps, client, presented, async () => {
+    if (!constantTimeEqual(hashSecret(presented), expected)) throw new DomainError('invalid_token', 'The operator token is not valid');
+  });
 }

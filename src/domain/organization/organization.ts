@@ -61,6 +61,7 @@ export async function insertOrganization(
   }
   const user = await tx.user.create({ data: { id: newId('user'), organizationId: org.id, name: 'owner' } });
   const userToken = await issueUserToken(tx, user.id, deps.clock.now());
+  deps.failedAuthentication?.issued(userToken);
   return {
     organization: { id: org.id, slug: org.slug, name: org.name, created_at: org.createdAt.toISOString() },
     brands: brands.map((b) => ({ id: b.id, slug: b.slug, name: b.name, created_at: b.createdAt.toISOString() })),
@@ -110,4 +111,13 @@ export async function listOrganizations(deps: Deps, raw: unknown): Promise<Page<
 
 export async function retrieveOrganization(deps: Deps, id: string): Promise<OperatorOrganization> {
   return presentOrganization(await findOrganization(deps, id));
+}
+
+/**
+ * Locks the organization's row until the transaction ends. A creation that counts against one of its caps
+ * (docs/security.md, "Abuse limits") takes it before counting, so two concurrent creations at the cap minus one
+ * cannot both pass: the second counts after the first commits.
+ */
+export async function lockOrganization(tx: Tx, organizationId: string): Promise<void> {
+  await tx.$queryRaw`SELECT id FROM organization WHERE id = ${organizationId} FOR UPDATE`;
 }

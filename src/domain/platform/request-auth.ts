@@ -2,6 +2,7 @@ import type { Tx } from '../../db/database.ts';
 import type { Deps, PlatformCaller } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import type { KillSwitch } from '../operator/kill-switch.ts';
+import type { ClientKey } from '../token/failed-authentication.ts';
 import { authenticatePlatformKey } from '../token/authenticate.ts';
 import { classifyKey } from '../token/key-kind.ts';
 import { TokenBuckets, type RateLimitState } from './rate-limit.ts';
@@ -41,18 +42,25 @@ export interface PlatformRequestHeaders {
   bearer: string | null;
   /** `Service-Brand`: a brand id or slug. */
   brand?: string;
+  /** The client's address key (src/http/client-address.ts): a failed key spends from its failed-authentication bucket. */
+  client?: ClientKey;
 }
 
-/** Process-wide state the pipeline consults: the kill switch and the per-token buckets; and the open streams it admitted. */
+/** Process-wide state the pipeline consults: the kill switch, the per-token and per-organization buckets; and the open streams it admitted. */
 export class PlatformGate {
   readonly buckets: TokenBuckets;
+  /** One budget per organization across all its tokens (Surface A charges it too: rest/surface-a/auth.ts). */
+  readonly organizations: TokenBuckets;
   /** Open streams, each ended when its credentials would no longer be admitted. */
   readonly streams: StreamAuthority;
   constructor(
     private readonly deps: Deps,
     readonly killSwitch: KillSwitch,
   ) {
-    this.buckets = new TokenBuckets(deps.config.rateLimitPerSecond, deps.config.rateLimitBurst, () => deps.clock.now().getTime());
+    const now = () => deps.clock.now().getTime();
+    this.buckets = new TokenBuckets(deps.config.rateLimitPerSecond, deps.config.rateLimitBurst, now);
+    const { perSecond, burst } = deps.config.organizationRateLimit;
+    this.organizations = new TokenBuckets(perSecond, burst, now, 'organization');
     this.streams = new StreamAuthority(deps, this);
   }
 
@@ -114,8 +122,11 @@ async function authorizePlatformRequest(
   if (!h.bearer) {
     throw new DomainError('platform_token_required', 'Authorization: Bearer sk_<brand>_live_... is required (no body token, no cookie)');
   }
-  const caller = await authenticatePlatformKey(deps, h.bearer, asOf);
-  const rateLimit = gate.buckets.take(caller.tokenId, cost);
+  const caller = await authenticatePlatformKey(deps, h.bearer, asOf, h.client);
+  const rateLimit = TokenBuckets.takeAll(cost, [
+    [gate.buckets, caller.tokenId],
+    [gate.organizations, caller.organization.id],
+  ]);
   return { ...caller, rateLimit, brand: await selectBrand(deps, caller.organization.id, h.brand, asOf) };
 }
 

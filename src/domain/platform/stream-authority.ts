@@ -56,7 +56,8 @@ export class StreamAuthority {
     const key = `${grant.headers.bearer ?? ''}\u0000${grant.headers.brand ?? ''}`;
     let group = this.groups.get(key);
     if (!group) {
-      group = { headers: grant.headers, ends: new Set() };
+      // Without the client's address: a recheck that finds the token revoked is no failed attempt of the client's.
+      group = { headers: { bearer: grant.headers.bearer, brand: grant.headers.brand }, ends: new Set() };
       this.groups.set(key, group);
       const expiresAt = grant.caller.expiresAt;
       if (expiresAt) {

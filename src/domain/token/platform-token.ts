@@ -8,6 +8,8 @@ import { constantTimeEqual, displayPrefix, generateSecret, hashSecret, hasValidC
 import { parseInput, timestamp } from '../validation.ts';
 import { PUBLISHABLE_KEY_PREFIX, secretKeyPrefix } from './key-kind.ts';
 import type { Tx } from '../../db/database.ts';
+import { lockOrganization } from '../organization/organization.ts';
+import { authenticateFrom, type ClientKey } from './failed-authentication.ts';
 
 export type TokenStatus = 'active' | 'revoked' | 'expired';
 /** `secret`: sk_<KEY_BRAND>_live_, holds scopes. `publishable`: pk_live_, bound to one brand, no scopes (partner connect only). */
@@ -110,6 +112,7 @@ export async function insertPlatformToken(
       createdAt: deps.clock.now(),
     },
   });
+  deps.failedAuthentication?.issued(secret);
   return { token: presentPlatformToken(row, deps.clock.now()), secret };
 }
 
@@ -135,9 +138,26 @@ export async function createPlatformToken(deps: Deps, organizationId: string, us
   if (input.expires_at && input.expires_at <= deps.clock.now()) {
     throw new DomainError('invalid_request', 'expires_at must be in the future', 'expires_at');
   }
+  const kind = input.kind ?? 'secret';
   return deps.db.transaction(async (tx) => {
     const brandId = input.brand === undefined ? null : await brandOf(tx, organizationId, input.brand);
+    // Only a creation is capped: a rotation revokes one and issues one, and one over the cap keeps what it has.
+    await lockOrganization(tx, organizationId);
+    const cap = kind === 'publishable' ? deps.config.organizationCaps.publishableKeys : deps.config.organizationCaps.secretTokens;
+    if ((await countActiveTokens(tx, organizationId, kind, deps.clock.now())) >= cap) {
+      throw new DomainError(
+        'token_limit_reached',
+        `This organization already has ${cap} active ${kind === 'publishable' ? 'publishable keys' : 'secret tokens'}, its limit: revoke one (or rotate it) instead`,
+      );
+    }
     return insertPlatformToken(deps, tx, { organizationId, userId, name: input.name, scopes, brandId, expiresAt: input.expires_at });
+  });
+}
+
+/** Tokens of a kind that still authenticate (neither revoked nor expired): what the organization's caps count. */
+function countActiveTokens(tx: Tx, organizationId: string, kind: TokenKind, now: Date): Promise<number> {
+  return tx.platformToken.count({
+    where: { organizationId, kind, revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
   });
 }
 
@@ -204,13 +224,18 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  * for anything unknown, revoked or expired (one answer for all three, so a
  * probe learns nothing).
  */
-export function authenticatePlatformSecret(deps: Deps, secret: string, asOf = performance.now()): Promise<KeyCaller> {
-  return authenticateKey(deps, secret, 'secret', asOf);
+export function authenticatePlatformSecret(deps: Deps, secret: string, asOf = performance.now(), client?: ClientKey): Promise<KeyCaller> {
+  return authenticateKey(deps, secret, 'secret', asOf, client);
 }
 
 /** Resolves a presented publishable key (pk_live_) to its caller and brand; 401 `invalid_token` like a secret key. */
-export function authenticatePublishableKey(deps: Deps, key: string, asOf = performance.now()): Promise<KeyCaller & { brandId: string }> {
-  return authenticateKey(deps, key, 'publishable', asOf) as Promise<KeyCaller & { brandId: string }>;
+export function authenticatePublishableKey(
+  deps: Deps,
+  key: string,
+  asOf = performance.now(),
+  client?: ClientKey,
+): Promise<KeyCaller & { brandId: string }> {
+  return authenticateKey(deps, key, 'publishable', asOf, client) as Promise<KeyCaller & { brandId: string }>;
 }
 
 /**
@@ -218,7 +243,11 @@ export function authenticatePublishableKey(deps: Deps, key: string, asOf = perfo
  * written at most once a minute per token to keep authentication read-only on
  * the hot path.
  */
-async function authenticateKey(deps: Deps, secret: string, kind: TokenKind, asOf: number): Promise<KeyCaller> {
+function authenticateKey(deps: Deps, secret: string, kind: TokenKind, asOf: number, client: ClientKey | undefined): Promise<KeyCaller> {
+  return authenticateFrom(deps, client, secret, () => lookUpKey(deps, secret, kind, asOf));
+}
+
+async function lookUpKey(deps: Deps, secret: string, kind: TokenKind, asOf: number): Promise<KeyCaller> {
   const prefix = kind === 'publishable' ? PUBLISHABLE_KEY_PREFIX : secretKeyPrefix(deps.config.keyBrand);
   // Built only when thrown: an Error captures a stack trace, which the hot path should not pay for.
   const invalid = () => new DomainError('invalid_token', 'The platform token is unknown, revoked or expired');

@@ -2,6 +2,7 @@ import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { newId } from '../id.ts';
+import { authenticateFrom, type ClientKey } from './failed-authentication.ts';
 import { constantTimeEqual, displayPrefix, generateSecret, hashSecret, hasValidChecksum } from '../secret.ts';
 
 /** Dashboard user tokens (`ut_...`) authenticate token management. */
@@ -28,7 +29,12 @@ export async function issueUserToken(tx: Tx, userId: string, now: Date): Promise
   return secret;
 }
 
-export async function authenticateUserToken(deps: Deps, secret: string): Promise<UserCaller> {
+/** `client`: whose failed-authentication bucket a bad token spends from. */
+export function authenticateUserToken(deps: Deps, secret: string, client?: ClientKey): Promise<UserCaller> {
+  return authenticateFrom(deps, client, secret, () => lookUpUserToken(deps, secret));
+}
+
+async function lookUpUserToken(deps: Deps, secret: string): Promise<UserCaller> {
   const invalid = new DomainError('invalid_token', 'The user token is unknown or revoked');
   if (!hasValidChecksum(secret, USER_TOKEN_PREFIX)) throw invalid;
   const hash = hashSecret(secret);

@@ -5,6 +5,7 @@ import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
+import { lockOrganization } from '../organization/organization.ts';
 import { canonicalEventType, subscriptionCovers } from '../event/types.ts';
 import { parseEventFilter, storedEventFilter, type FilterableRow } from '../event/filter.ts';
 import { mutation, read, type Reader } from '../action/action.ts';
@@ -212,6 +213,14 @@ async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
   const events = checkEventTypes(input.enabled_events) ?? [];
   const matching = await checkFilter(deps, tx, organizationId, input.filter);
   const policy = input.policy ? mergePolicy(deps.config.webhook, null, input.policy) : null;
+  await lockOrganization(tx, organizationId);
+  const cap = deps.config.organizationCaps.webhookEndpoints;
+  if ((await countEventDestinations(tx, organizationId)) >= cap) {
+    throw new DomainError(
+      'webhook_endpoint_limit_reached',
+      `This organization already has ${cap} webhook endpoints, its limit: delete one before creating another`,
+    );
+  }
   const now = deps.clock.now();
   const row = await tx.webhookEndpoint.create({
     data: {
@@ -229,6 +238,14 @@ async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
     },
   });
   return presentWebhookEndpoint(row, true);
+}
+
+/**
+ * What the organization's webhook-endpoint cap counts: its webhook endpoints, enabled or not. Event destinations
+ * join this count when they exist: one cap on everywhere its events are sent.
+ */
+export function countEventDestinations(tx: Tx, organizationId: string): Promise<number> {
+  return tx.webhookEndpoint.count({ where: { organizationId } });
 }
 
 export async function findEndpoint(db: Reader, organizationId: string, id: string, param: string | null = null) {
