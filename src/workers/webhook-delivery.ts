@@ -28,6 +28,7 @@ export class WebhookWorker {
   private readonly loop = new Loop(
     () => this.pass(),
     (err) => this.deps.log.error({ err }, 'webhook worker pass failed; the poll timer will retry'),
+    'background',
   );
   /** Set by every wake-up except a finished attempt, which only frees a slot. */
   private fanOutDue = true;
@@ -42,6 +43,8 @@ export class WebhookWorker {
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly limits: EndpointLimits;
+  /** Requests in flight here per organization: the lease serves organizations with fewer first (lease.ts). */
+  private readonly organizationsInFlight = new Map<string, number>();
   private readonly agents: Agents;
   private readonly sendOptions: SendOptions;
   /** Finished attempts waiting to be recorded: one statement records a whole batch. */
@@ -127,6 +130,7 @@ export class WebhookWorker {
       limit: free,
       initialFree: this.limits.initialFree,
       known: this.limits.known(Date.now()),
+      organizations: { ids: [...this.organizationsInFlight.keys()], inFlight: [...this.organizationsInFlight.values()] },
     });
     if (leased.length) await this.dispatch(leased);
     // Every free slot taken: more may be due, so the loop runs again at once and leases again.
@@ -156,6 +160,8 @@ export class WebhookWorker {
     const now = Date.now();
     limit.configure(d.endpoint.policy, now);
     const token = limit.start(now);
+    const org = d.organization_id;
+    this.organizationsInFlight.set(org, (this.organizationsInFlight.get(org) ?? 0) + 1);
     const p: Promise<void> = this.attempt(d, secrets, body)
       .then((outcome) => limit.finish(token, outcome))
       .catch((err) => {
@@ -166,6 +172,9 @@ export class WebhookWorker {
         );
       })
       .finally(() => {
+        const left = (this.organizationsInFlight.get(org) ?? 1) - 1;
+        if (left > 0) this.organizationsInFlight.set(org, left);
+        else this.organizationsInFlight.delete(org);
         this.inFlight.delete(p);
         this.kick(false);
       });

@@ -24,6 +24,7 @@ import { recordHealthEvents, type HealthTransition } from './health-event.ts';
  */
 export interface LeasedDelivery {
   id: string;
+  organization_id: string;
   endpoint_id: string;
   event_id: string;
   attempts: number;
@@ -46,10 +47,13 @@ export interface LeaseRequest {
   initialFree: number;
   /** Endpoints this process knows (see EndpointLimits.known): free slots (0 = skipped in SQL, so they cannot crowd out the others) and in-flight counts. */
   known: { ids: string[]; free: number[]; inFlight: number[] };
+  /** Organizations with requests in flight in this process, and how many: the lease serves the others' first. */
+  organizations: { ids: string[]; inFlight: number[] };
 }
 
 interface LeasedRow {
   id: string;
+  organization_id: string;
   endpoint_id: string;
   event_id: string;
   attempts: number;
@@ -79,49 +83,70 @@ interface LeasedRow {
  * subject's deliveries go one at a time in seq order and a failing one holds
  * back only its own subject; an exhausted one releases it. Fan-out inserts
  * deliveries in event order, so an earlier event's delivery always exists
- * before a later one's. The check costs an unordered endpoint's candidate one
- * primary-key probe (the first EXISTS fails and the second is not run); an
- * ordered one's walks the subject's earlier events by the (organization_id,
- * subject_id, seq) index and probes (endpoint_id, event_id).
+ * before a later one's. An unordered endpoint's candidate pays nothing for
+ * it; an ordered one's walks the subject's earlier events by the
+ * (organization_id, subject_id, seq) index and probes (endpoint_id, event_id).
  *
- * One statement on the SQL port, so no interactive transaction: read the
- * oldest due candidates of endpoints with a free slot, keep at most the free
- * slots per endpoint, lock what is picked (SKIP LOCKED: another worker's
- * picks are skipped, never waited for; one that committed meanwhile fails the
- * re-checked condition), stamp the lease, and return what the attempt needs
- * (endpoint URL and secrets, the event row). When there are fewer slots than
- * candidates, the endpoint with the fewest requests in flight here goes first
- * (`in_flight + rn`: max-min fair), so a slow endpoint holding many slots
- * cannot take the ones a fast endpoint frees. The candidate window is wider
- * than the slots (deliveries fanned out together share their due time, and a
- * window of one endpoint's would starve the others); only picks are locked.
+ * One statement on the SQL port, so no interactive transaction:
+ * - the endpoints with unfinished deliveries, one probe each on the
+ *   (endpoint_id, next_attempt_at) partial index (a loose index scan), and
+ *   their free slots (0: skipped, so a busy endpoint's backlog is never read);
+ * - each one's oldest due deliveries, at most its free slots: a pass reads
+ *   what it may take, never a tenant's backlog behind it;
+ * - the picks, shared out max-min fair twice: between organizations first
+ *   (`organization_turn`: the organization's requests in flight here plus
+ *   its candidate's rank), so while one organization has thousands due,
+ *   another's new delivery takes the next free slot; then between endpoints
+ *   (`endpoint_turn`: the endpoint's in flight plus rank), so a slow endpoint
+ *   holding many slots cannot take the ones a fast endpoint frees;
+ * - lock what is picked (SKIP LOCKED: another worker's picks are skipped,
+ *   never waited for; one that committed meanwhile fails the re-checked
+ *   condition), stamp the lease, and return what the attempt needs (endpoint
+ *   URL and secrets, the event row).
+ * Its cost grows with the endpoints that have unfinished deliveries (capped
+ * per organization), not with the deliveries due.
  */
-const leaseStatement = statement<[Date, string[], number[], number[], number, number, string, Date, number], LeasedRow>(
+const leaseStatement = statement<[Date, string[], number[], number[], number, number, string, Date, number, string[], number[]], LeasedRow>(
   'webhook_lease_due',
-  `WITH known AS (
+  `WITH RECURSIVE known AS (
      SELECT * FROM unnest($2::text[], $3::int[], $4::int[]) AS k(endpoint_id, free, in_flight)
+   ), busy AS (
+     SELECT * FROM unnest($10::text[], $11::int[]) AS b(organization_id, in_flight)
+   ), pending AS (
+     (SELECT d.endpoint_id FROM webhook_delivery d WHERE d.status IN ('pending', 'failing') ORDER BY d.endpoint_id LIMIT 1)
+     UNION ALL
+     SELECT (SELECT d.endpoint_id FROM webhook_delivery d
+             WHERE d.status IN ('pending', 'failing') AND d.endpoint_id > p.endpoint_id ORDER BY d.endpoint_id LIMIT 1)
+     FROM pending p WHERE p.endpoint_id IS NOT NULL
+   ), slot AS (
+     SELECT w.id, w.organization_id, w.ordering, coalesce(k.in_flight, 0) AS in_flight,
+            least(coalesce(k.free, $5::int),
+                  coalesce((w.policy->>'max_in_flight')::int - coalesce(k.in_flight, 0), $6::int),
+                  CASE WHEN k.endpoint_id IS NULL THEN greatest(1, floor((w.policy->>'rate_limit_per_second')::float8))::int END,
+                  $6::int) AS free
+     FROM pending p JOIN webhook_endpoint w ON w.id = p.endpoint_id LEFT JOIN known k ON k.endpoint_id = w.id
    ), candidate AS (
-     SELECT d.id, d.endpoint_id, d.next_attempt_at FROM webhook_delivery d
-     WHERE d.status IN ('pending', 'failing') AND d.next_attempt_at <= $1::timestamptz
-       AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1::timestamptz)
-       AND NOT EXISTS (SELECT 1 FROM known k WHERE k.endpoint_id = d.endpoint_id AND k.free <= 0)
-       AND NOT (EXISTS (SELECT 1 FROM webhook_endpoint w WHERE w.id = d.endpoint_id AND w.ordering = 'subject')
-         AND EXISTS (SELECT 1 FROM event e
+     SELECT c.id, c.next_attempt_at, s.organization_id,
+            s.in_flight + row_number() OVER (PARTITION BY s.id ORDER BY c.next_attempt_at) AS endpoint_turn
+     FROM slot s CROSS JOIN LATERAL (
+       SELECT d.id, d.next_attempt_at FROM webhook_delivery d
+       WHERE d.endpoint_id = s.id AND d.status IN ('pending', 'failing') AND d.next_attempt_at <= $1::timestamptz
+         AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1::timestamptz)
+         AND NOT (s.ordering = 'subject' AND EXISTS (SELECT 1 FROM event e
            JOIN event e2 ON e2.organization_id = e.organization_id AND e2.subject_id = e.subject_id
              AND e2.subject_type = e.subject_type AND e2.seq < e.seq
            JOIN webhook_delivery d2 ON d2.endpoint_id = d.endpoint_id AND d2.event_id = e2.id
            WHERE e.id = d.event_id AND d2.status IN ('pending', 'failing')))
-     ORDER BY d.next_attempt_at
-     LIMIT $6::int * 2 + 64
+       ORDER BY d.next_attempt_at
+       LIMIT s.free
+     ) c
+     WHERE s.free > 0
    ), ranked AS (
-     SELECT c.id, c.next_attempt_at, coalesce(k.in_flight, 0) AS in_flight,
-            least(coalesce(k.free, $5::int),
-                  coalesce((w.policy->>'max_in_flight')::int - coalesce(k.in_flight, 0), $6::int),
-                  CASE WHEN k.endpoint_id IS NULL THEN greatest(1, floor((w.policy->>'rate_limit_per_second')::float8))::int END) AS free,
-            row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rn
-     FROM candidate c JOIN webhook_endpoint w ON w.id = c.endpoint_id LEFT JOIN known k ON k.endpoint_id = c.endpoint_id
+     SELECT c.id, c.next_attempt_at, c.endpoint_turn,
+            coalesce(b.in_flight, 0) + row_number() OVER (PARTITION BY c.organization_id ORDER BY c.endpoint_turn, c.next_attempt_at) AS organization_turn
+     FROM candidate c LEFT JOIN busy b ON b.organization_id = c.organization_id
    ), pick AS (
-     SELECT id FROM ranked WHERE rn <= free ORDER BY in_flight + rn, next_attempt_at LIMIT $6::int
+     SELECT id FROM ranked ORDER BY organization_turn, endpoint_turn, next_attempt_at LIMIT $6::int
    ), locked AS (
      SELECT d.id FROM webhook_delivery d JOIN pick ON pick.id = d.id
      WHERE d.status IN ('pending', 'failing') AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1::timestamptz)
@@ -132,7 +157,7 @@ const leaseStatement = statement<[Date, string[], number[], number[], number, nu
      lease_expires_at = $8::timestamptz + greatest(0, coalesce((w.policy->>'timeout_ms')::int, 0) - $9::int) * interval '1 millisecond'
    FROM locked, webhook_endpoint w, event e
    WHERE d.id = locked.id AND w.id = d.endpoint_id AND e.id = d.event_id
-   RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.replay_operation_id, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
+   RETURNING d.id, d.organization_id, d.endpoint_id, d.event_id, d.attempts, d.replay_operation_id, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
      w.previous_secret_expires_at, w.failing_since, w.policy, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.brand_id, e.livemode, e.created_at`,
 );
 
@@ -149,9 +174,12 @@ export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDeliv
     r.owner,
     new Date(now.getTime() + r.leaseMs),
     r.timeoutMs,
+    r.organizations.ids,
+    r.organizations.inFlight,
   ]);
   return rows.map((x) => ({
     id: x.id,
+    organization_id: x.organization_id,
     endpoint_id: x.endpoint_id,
     event_id: x.event_id,
     attempts: x.attempts,
