@@ -5,6 +5,7 @@ import type { App } from '../../src/app.ts';
 import { type Receiver, startReceiver, webhookConfig } from '../delivery/receiver.ts';
 import type { HttpClient } from '../support/http.ts';
 import { appTest, onPostgres, type RunningApp, startSecondApp, type TestApp } from '../support/kit.ts';
+import { seedLedger } from '../payouts/helpers.ts';
 import { ALL_SCOPES, operationsConfig, sandbox, tenant, type Tenant } from './helpers.ts';
 
 /**
@@ -27,6 +28,8 @@ interface Topology {
   http: HttpClient;
   operatorToken: string;
   worker: App;
+  /** Moves every process's clock (a provider's decision time, reached). */
+  advance(ms: number): void;
 }
 
 interface Row {
@@ -129,6 +132,20 @@ async function replaying(on: Topology, who: Tenant) {
   await rx.waitFor(2, path); // the live delivery, then the replayed one
   expect(held.length).toBe(ready + 1);
   return { endpoint: ep.id as string, id: operation.id as string, release: held.pop()! };
+}
+
+/** How long the sandbox payout provider holds a payout for review (of the clock; the run's timer waits as long). */
+const REVIEW_MS = 8000;
+
+/**
+ * A payout run of three seeded ledger entries (7 each, in a closed day) through the worker's sandbox provider, set
+ * to hold every payout for review (`review`) or to pay at once.
+ */
+async function payoutRun(on: Topology, who: Tenant, review: boolean) {
+  on.worker.deps.config.payouts = review ? { sandbox: { outcome: 'review', review: { afterMs: REVIEW_MS } } } : {};
+  const day = new Date(on.worker.deps.clock.now().getTime() - 2 * 86_400_000);
+  await seedLedger(on.worker.deps.db.prisma, who.orgId, who.brand, 3, day);
+  return (await post(on, who, `${P}/payouts/runs`, { period_end: new Date(day.getTime() + 86_400_000).toISOString() })).operation;
 }
 
 const rows: Row[] = [
@@ -258,9 +275,46 @@ const rows: Row[] = [
     },
     settles: 'canceled',
   },
+  {
+    reason: 'funding_required',
+    kind: 'payout.run',
+    by: 'a wallet top-up',
+    async park(on, who) {
+      const run = await payoutRun(on, who, false);
+      await until(on, who, run.id, waitingOn('funding_required'));
+      return { id: run.id, clear: async () => void (await post(on, null, `/operator/brands/${who.brand}/wallet/top_up`, { amount: 21 })) };
+    },
+    settles: 'succeeded',
+  },
+  {
+    reason: 'provider_review',
+    kind: 'payout.run',
+    by: "the provider's decision time (the run's own timer)",
+    async park(on, who) {
+      await post(on, null, `/operator/brands/${who.brand}/wallet/top_up`, { amount: 21 });
+      const run = await payoutRun(on, who, true);
+      await until(on, who, run.id, waitingOn('provider_review'));
+      return { id: run.id, clear: async () => on.advance(REVIEW_MS) };
+    },
+    settles: 'succeeded',
+  },
+  {
+    reason: 'awaiting_target_settle',
+    kind: 'payout.run_cancel',
+    by: 'its target settling (a run in review, canceled)',
+    async park(on, who) {
+      await post(on, null, `/operator/brands/${who.brand}/wallet/top_up`, { amount: 21 });
+      const run = await payoutRun(on, who, true);
+      await until(on, who, run.id, waitingOn('provider_review'));
+      const cancel = (await post(on, who, `${P}/payouts/runs/${run.id}/cancel`)).operation;
+      await until(on, who, cancel.id, waitingOn('awaiting_target_settle'));
+      return { id: cancel.id, clear: async () => on.advance(REVIEW_MS) };
+    },
+    settles: 'succeeded',
+  },
 ];
 
-const SCOPES = [...ALL_SCOPES, 'connections:read', 'connections:write', 'webhooks:read', 'webhooks:write'];
+const SCOPES = [...ALL_SCOPES, 'connections:read', 'connections:write', 'webhooks:read', 'webhooks:write', 'payouts:read', 'payouts:write'];
 
 function table(topology: () => Topology, file: () => TestApp) {
   test.for(rows)('$reason ($kind) is woken by $by', async (row) => {
@@ -284,7 +338,7 @@ afterAll(() => {
 
 describe('wake-ups: one process', () => {
   table(
-    () => ({ http: a.http, operatorToken: a.operatorToken, worker: a.app }),
+    () => ({ http: a.http, operatorToken: a.operatorToken, worker: a.app, advance: (ms) => a.clock.advance(ms) }),
     () => a,
   );
 });
@@ -302,7 +356,15 @@ describe.skipIf(!onPostgres())('wake-ups: across processes (requests through B, 
   });
   afterAll(() => b?.stop());
   table(
-    () => ({ http: b.http, operatorToken: a.operatorToken, worker: a.app }),
+    () => ({
+      http: b.http,
+      operatorToken: a.operatorToken,
+      worker: a.app,
+      advance: (ms) => {
+        a.clock.advance(ms);
+        b.clock.advance(ms);
+      },
+    }),
     () => a,
   );
 });
