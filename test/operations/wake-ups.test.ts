@@ -148,6 +148,13 @@ async function payoutRun(on: Topology, who: Tenant, review: boolean) {
   return (await post(on, who, `${P}/payouts/runs`, { period_end: new Date(day.getTime() + 86_400_000).toISOString() })).operation;
 }
 
+/** A funded run whose payouts the provider holds: it waits provider_review. */
+async function heldRun(on: Topology, who: Tenant) {
+  await post(on, null, `/operator/brands/${who.brand}/wallet/top_up`, { amount: 21 });
+  const run = await payoutRun(on, who, true);
+  return until(on, who, run.id, waitingOn('provider_review'));
+}
+
 const rows: Row[] = [
   {
     reason: 'funding_required',
@@ -291,9 +298,7 @@ const rows: Row[] = [
     kind: 'payout.run',
     by: "the provider's decision time (the run's own timer)",
     async park(on, who) {
-      await post(on, null, `/operator/brands/${who.brand}/wallet/top_up`, { amount: 21 });
-      const run = await payoutRun(on, who, true);
-      await until(on, who, run.id, waitingOn('provider_review'));
+      const run = await heldRun(on, who);
       return { id: run.id, clear: async () => on.advance(REVIEW_MS) };
     },
     settles: 'succeeded',
@@ -303,9 +308,7 @@ const rows: Row[] = [
     kind: 'payout.run_cancel',
     by: 'its target settling (a run in review, canceled)',
     async park(on, who) {
-      await post(on, null, `/operator/brands/${who.brand}/wallet/top_up`, { amount: 21 });
-      const run = await payoutRun(on, who, true);
-      await until(on, who, run.id, waitingOn('provider_review'));
+      const run = await heldRun(on, who);
       const cancel = (await post(on, who, `${P}/payouts/runs/${run.id}/cancel`)).operation;
       await until(on, who, cancel.id, waitingOn('awaiting_target_settle'));
       return { id: cancel.id, clear: async () => on.advance(REVIEW_MS) };
