@@ -47,9 +47,12 @@ export async function recordProviderReview(deps: Deps, id: string, raw: unknown)
 
 export async function recordProviderCleanup(deps: Deps, id: string, raw: unknown) {
   const input = parseInput(ProviderCleanupInput, raw);
+  // Two operations tear a deployment down: its distribution's cancel, and a teardown of the deployment alone.
   return record(deps, id, 'canceling', { cleanup: input.outcome }, (dep) => ({
-    subjectType: 'distribution',
-    subjectId: dep.distributionId,
     waitingReason: 'awaiting_cleanup',
+    OR: [
+      { subjectType: 'distribution', subjectId: dep.distributionId },
+      { subjectType: 'deployment', subjectId: dep.id },
+    ],
   }));
 }

@@ -212,7 +212,9 @@ function planStep(deps: Deps, op: Operation, out: StepOutcome, take?: () => Oper
           deps.operations?.changed(next.id);
           slot.run(next);
         }
-        if (!handed && settled.find((r) => r.role === 'settled')?.woken) deps.operations?.kick();
+        // The handed parent runs on this slot; anyone else it woke (a cancel or teardown targeting it) needs the
+        // worker: this process ignores its own NOTIFY.
+        if ((settled.find((r) => r.role === 'settled')?.woken ?? 0) > (handed ? 1 : 0)) deps.operations?.kick();
         changed();
       },
     };

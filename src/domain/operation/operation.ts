@@ -244,6 +244,8 @@ export type SettleRow = OperationRow & { role: 'settled' | 'handed'; woken: numb
  * cancel step only reads its target, so the wait cannot close a cycle. A missing error, result or
  * progress leaves the stored one. With `handoff` (a local slot's lease owner), the woken parent is also claimed for
  * that slot in the same statement, unless another worker holds it, and returned as a second row (`role` handed).
+ * Only a row this statement leased to the slot is handed: a woken row without a lease (a cancel that committed
+ * `waiting`) is not, or it would run under no lease and fail its fence while the slot's claim held it.
  */
 export function settleStatement(deps: Deps, id: string, s: Settlement, now: Date, handoff?: string): Prisma.Sql {
   const json = (v: object | null | undefined) => (v ? JSON.stringify(v) : null);
@@ -266,7 +268,7 @@ export function settleStatement(deps: Deps, id: string, s: Settlement, now: Date
       FROM o
       WHERE (w.status = 'waiting' AND (w.target_operation_id = o.id OR w.id = o.parent_operation_id))
          OR (w.status IN ('pending', 'running') AND w.target_operation_id = o.id)
-      RETURNING w.*, w.status = 'waiting' AS woke, w.lease_owner IS NOT DISTINCT FROM ${handoff ?? null}::text || ':' || w.id AS handed),
+      RETURNING w.*, w.status = 'waiting' AS woke, coalesce(w.lease_owner = ${handoff ?? null}::text || ':' || w.id, false) AS handed),
     woken AS (SELECT * FROM touched WHERE woke),
     notified AS (SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''}) FROM (SELECT FROM woken LIMIT 1) first)
     SELECT 'settled' AS role, ${Prisma.raw(OPERATION_COLUMNS)}, (SELECT count(*)::int FROM woken) AS woken, (SELECT count(*)::int FROM notified) AS notified FROM o

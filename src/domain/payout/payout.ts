@@ -370,14 +370,22 @@ const run: OperationHandler = {
     const todo = await deps.db.prisma.payout.findMany({ where: { runId: p.run, status: 'created' }, orderBy: { id: 'asc' }, take: batch });
     // The provider is called outside any transaction; a crash before the commit repeats the call (idempotent per payout).
     const moves: Move[] = [];
-    for (const payout of todo) moves.push(moveOf(payout, 'created', await provider.pay(deps, payout)));
+    // When the provider expects to decide on the payouts it holds for review from this batch: the run, waiting on
+    // them, looks then (askReviews only sees payouts already in review, not the ones this step moves there).
+    let held: Date | undefined;
+    for (const payout of todo) {
+      const paid = await provider.pay(deps, payout);
+      if (paid.state === 'review' && paid.until && (!held || paid.until < held)) held = paid.until;
+      moves.push(moveOf(payout, 'created', paid));
+    }
     // Once every payout is sent, the ones held for review are asked about.
     const reviews = todo.length < batch ? await askReviews(deps, p, batch) : { moves: [], asked: 0 };
+    const until = [held, reviews.until].filter((d): d is Date => !!d).sort((x, y) => x.getTime() - y.getTime())[0];
     return ctx.commit(async (tx) => {
       const progress = addTo(p, await finishPayouts(deps, tx, ctx.op, [...moves, ...reviews.moves]));
       if (todo.length === batch || (reviews.asked === batch && reviews.moves.length))
         return { status: 'continue', progress: progress as unknown as Record<string, unknown> };
-      return waitOrSettle(deps, tx, ctx.op, progress, reviews.until);
+      return waitOrSettle(deps, tx, ctx.op, progress, until);
     });
   },
   /**

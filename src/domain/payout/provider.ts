@@ -13,8 +13,9 @@ import type { Deps } from '../context.ts';
  * recheck when it said none.
  */
 export type PayoutDecision = { state: 'settled' } | { state: 'failed'; reason: string };
-export type PayResult = PayoutDecision | { state: 'review' };
+/** Held for review: `until`, when the provider expects to have decided (the run asks again then; else at the recheck). */
 export type ReviewResult = PayoutDecision | { state: 'review'; until?: Date };
+export type PayResult = ReviewResult;
 
 export interface PayoutProvider {
   name: string;
@@ -38,7 +39,8 @@ export const sandboxPayoutProvider: PayoutProvider = {
     if (c.delayMs) await sleep(c.delayMs);
     if (c.outcome === 'fail' || c.failEntities?.includes(p.entityId))
       return { state: 'failed', reason: 'sandbox: the provider refused the payment' };
-    if (c.outcome === 'review' || c.reviewEntities?.includes(p.entityId)) return { state: 'review' };
+    if (c.outcome === 'review' || c.reviewEntities?.includes(p.entityId))
+      return { state: 'review', until: new Date(deps.clock.now().getTime() + (c.review?.afterMs ?? DEFAULT_REVIEW_MS)) };
     return { state: 'settled' };
   },
   async review(deps, p) {

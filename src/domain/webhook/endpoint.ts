@@ -12,6 +12,7 @@ import { mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { refusedDestination } from './address-guard.ts';
 import { exhaustEndpointDeliveries } from './lease.ts';
+import { wakeOperations } from '../operation/operation.ts';
 import { WebhookEndpointHealth, webhookEndpointHealth } from './health.ts';
 import { recordHealthEvents } from './health-event.ts';
 import { mergePolicy, presentPolicy, WebhookEndpointPolicy, WebhookEndpointPolicyInput } from './policy.ts';
@@ -288,7 +289,7 @@ async function updateWebhookEndpoint(
       updatedAt: deps.clock.now(),
     },
   });
-  if (input.status === 'disabled') await exhaustEndpointDeliveries(tx, row.id, deps.clock.now());
+  if (input.status === 'disabled') await exhaustEndpointDeliveries(deps, tx, row.id);
   if (input.status !== undefined && input.status !== row.status)
     await recordHealthEvents(tx, deps.clock.now(), [
       { endpointId: row.id, kind: input.status, reason: input.status === 'disabled' ? updated.disabledReason : null },
@@ -313,10 +314,11 @@ async function rotateWebhookEndpointSecret(deps: Deps, tx: Tx, organizationId: s
   return presentWebhookEndpoint(updated, true);
 }
 
-/** Hard delete: the row and both secrets are gone. */
-async function deleteWebhookEndpoint(tx: Tx, organizationId: string, id: string) {
+/** Hard delete: the row and both secrets are gone, with its deliveries: a replay waiting on them has none left. */
+async function deleteWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, id: string) {
   const row = await findEndpoint(tx, organizationId, id);
   await tx.webhookEndpoint.delete({ where: { id: row.id } });
+  await wakeOperations(deps, tx, { subjectType: 'webhook_endpoint', subjectId: row.id, waitingReason: 'awaiting_deliveries' });
   return { id: row.id, object: 'webhook_endpoint' as const, deleted: true as const };
 }
 
@@ -391,7 +393,7 @@ export const webhookEndpoints = {
     output: DeletedWebhookEndpoint,
     outcome: 'ok',
     fronts: ['rest', 'graphql'],
-    run: ({ caller, params, db }) => deleteWebhookEndpoint(db, caller.organization.id, params.id),
+    run: ({ deps, caller, params, db }) => deleteWebhookEndpoint(deps, db, caller.organization.id, params.id),
   }),
 };
 

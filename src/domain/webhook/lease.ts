@@ -7,6 +7,7 @@ import { statement } from '../../db/sql-port.ts';
 import type { AttemptOutcome } from './send.ts';
 import { scheduleOf, type EndpointPolicy } from './policy.ts';
 import { recordHealthEvents, type HealthTransition } from './health-event.ts';
+import { wakeSettledReplays, wakeSettledReplaysIn } from './replay-wake.ts';
 
 /**
  * Leasing: how workers claim due deliveries.
@@ -297,10 +298,12 @@ export async function recordAttempts(deps: Deps, owner: string, finished: Finish
     excerpt: [] as (string | null)[],
   };
   const failed: { f: FinishedAttempt; made: number; next: ReturnType<typeof nextState> }[] = [];
+  const replays: (string | null)[] = [];
   for (const f of finished) {
     const made = f.delivery.attempts + 1;
     const next = nextState(f.outcome, made, scheduleOf(deps.config.webhook, f.delivery.endpoint.policy), now);
     if (!f.outcome.ok) failed.push({ f, made, next });
+    if (next.status !== 'failing') replays.push(f.delivery.replay_operation_id);
     c.id.push(f.delivery.id);
     c.status.push(next.status);
     c.made.push(made);
@@ -328,6 +331,7 @@ export async function recordAttempts(deps: Deps, owner: string, finished: Finish
     owner,
     now,
   ]);
+  await wakeSettledReplays(deps, replays);
   for (const x of failed) logFailedAttempt(deps, x.f, x.made, x.next);
   const health = endpointHealth(finished, deps.config.webhook.disableFailingAfterMs, now);
   if (health) await recordEndpointHealth(deps, health, now);
@@ -401,7 +405,8 @@ async function recordEndpointHealth(deps: Deps, h: EndpointHealthChange, now: Da
       const rows = await tx.$queryRaw<{ id: string }[]>`
         UPDATE webhook_endpoint SET status = 'disabled', disabled_reason = ${reason}, updated_at = ${now}::timestamptz
         WHERE id = ANY(${ids}::text[]) AND status = 'enabled' RETURNING id`;
-      if (rows.length) await exhaust(tx, now, Prisma.sql`endpoint_id = ANY(${rows.map((r) => r.id)}::text[])`);
+      if (rows.length)
+        await wakeSettledReplaysIn(deps, tx, await exhaust(tx, now, Prisma.sql`endpoint_id = ANY(${rows.map((r) => r.id)}::text[])`));
       out.push(...rows.map((r) => ({ id: r.id, reason })));
     }
     transitions.push(...out.map((d) => ({ endpointId: d.id, kind: 'disabled' as const, reason: d.reason })));
@@ -436,7 +441,11 @@ function logFailedAttempt(deps: Deps, f: FinishedAttempt, attempt: number, next:
 
 /** Leased deliveries whose endpoint is disabled (a fan-out raced the disable): exhausted without a request. */
 export async function exhaustLeased(deps: Deps, owner: string, ids: string[]): Promise<void> {
-  if (ids.length) await exhaust(deps.db.prisma, deps.clock.now(), Prisma.sql`id = ANY(${ids}::text[]) AND lease_owner = ${owner}`);
+  if (!ids.length) return;
+  await wakeSettledReplays(
+    deps,
+    await exhaust(deps.db.prisma, deps.clock.now(), Prisma.sql`id = ANY(${ids}::text[]) AND lease_owner = ${owner}`),
+  );
 }
 
 /**
@@ -445,13 +454,18 @@ export async function exhaustLeased(deps: Deps, owner: string, ids: string[]): P
  * and re-enabling later does not bring it back. A request already on the wire
  * finishes, but its worker's guarded update no longer matches (recordAttempt).
  */
-export async function exhaustEndpointDeliveries(tx: Tx, endpointId: string, now: Date): Promise<void> {
-  await exhaust(tx, now, Prisma.sql`endpoint_id = ${endpointId}`);
+export async function exhaustEndpointDeliveries(deps: Deps, tx: Tx, endpointId: string): Promise<void> {
+  await wakeSettledReplaysIn(deps, tx, await exhaust(tx, deps.clock.now(), Prisma.sql`endpoint_id = ${endpointId}`));
 }
 
-async function exhaust(db: Tx, now: Date, where: Prisma.Sql): Promise<void> {
-  await db.$executeRaw`
-    UPDATE webhook_delivery SET status = 'exhausted', last_error = 'endpoint disabled', completed_at = ${now}::timestamptz,
-      lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz
-    WHERE ${where} AND status IN ('pending', 'failing')`;
+/** Exhausts the live deliveries `where` selects; returns the replays they belonged to (which may have none left). */
+async function exhaust(db: Tx, now: Date, where: Prisma.Sql): Promise<string[]> {
+  const rows = await db.$queryRaw<{ replay: string }[]>`
+    WITH x AS (
+      UPDATE webhook_delivery SET status = 'exhausted', last_error = 'endpoint disabled', completed_at = ${now}::timestamptz,
+        lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz
+      WHERE ${where} AND status IN ('pending', 'failing')
+      RETURNING replay_operation_id)
+    SELECT DISTINCT replay_operation_id AS replay FROM x WHERE replay_operation_id IS NOT NULL`;
+  return rows.map((r) => r.replay);
 }
