@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
@@ -9,6 +9,7 @@ import { PrismaClient, Prisma } from './generated/client.ts';
 import { applyMigrations, migrationsUpToDate } from './schema-engine.ts';
 import { pgSqlPort, pgliteSqlPort, tracedSqlPort, type SqlPort } from './sql-port.ts';
 import { DEFAULT_GROUP_COMMIT, groupCommitPort, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 
 export { Prisma };
 export type Tx = Prisma.TransactionClient;
@@ -140,12 +141,12 @@ function ownerOnly(path: string, isDir = true): void {
 
 async function openPglite(dataDir: string, loadDataDir: Blob | undefined, grouping: GroupCommitOptions): Promise<Database> {
   const onDisk = dataDir !== 'memory://';
-  if (onDisk) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    ownerOnly(dataDir);
-  }
-  const client = new PGlite(dataDir, { loadDataDir });
-  await client.waitReady;
+  // Locked before anything reads or writes it: a second process stops here (data-dir-lock.ts).
+  const lock: DataDirLock | undefined = onDisk ? await lockDataDir(dataDir) : undefined;
+  const client = await openPgliteClient(dataDir, loadDataDir).catch(async (err) => {
+    await lock?.release();
+    throw err;
+  });
   const factory: SqlMigrationAwareDriverAdapterFactory = new PrismaPGlite(client);
   const prisma = new PrismaClient({ adapter: factory });
   const hooks = commitHooks(prisma);
@@ -185,6 +186,14 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined, groupi
       await prisma.$disconnect();
       await client.close();
       if (onDisk) ownerOnly(dataDir);
+      await lock?.release();
     },
   };
+}
+
+async function openPgliteClient(dataDir: string, loadDataDir: Blob | undefined): Promise<PGlite> {
+  if (dataDir !== 'memory://') ownerOnly(dataDir); // the lock made it, 0700, if it was missing
+  const client = new PGlite(dataDir, { loadDataDir });
+  await client.waitReady;
+  return client;
 }
