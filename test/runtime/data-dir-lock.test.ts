@@ -53,7 +53,7 @@ describe.skipIf(onPostgres())('one process per embedded data directory', slow, (
       expect(second.stdout).not.toContain('listening');
       expect((await fetch(`${first.origin}/healthz`)).status).toBe(200);
     } finally {
-      expect((await first.stop()).code).toBe(0);
+      expect((await first.stop('SIGTERM', START_MS)).code).toBe(0);
     }
   });
 
@@ -63,7 +63,7 @@ describe.skipIf(onPostgres())('one process per embedded data directory', slow, (
     expect((await first.stop('SIGKILL')).signal).toBe('SIGKILL');
     const next = await spawnServer({ ...quiet, DATA_DIR: dir }, START_MS);
     expect((await fetch(`${next.origin}/readyz`)).status).toBe(200);
-    expect((await next.stop()).code).toBe(0);
+    expect((await next.stop('SIGTERM', START_MS)).code).toBe(0);
     expect(existsSync(join(dir, '.lock.sock'))).toBe(false); // a clean stop leaves no lock file behind
   });
 
@@ -81,7 +81,7 @@ describe.skipIf(onPostgres())('one process per embedded data directory', slow, (
       expect(code).not.toBe(0);
       expect(stderr).toBe(`error: data directory ${dir} is in use by process ${server.child.pid}; stop it or set DATA_DIR\n`);
     } finally {
-      await server.stop();
+      await server.stop('SIGTERM', START_MS);
     }
   });
 
