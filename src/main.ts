@@ -4,14 +4,31 @@
 process.env.NODE_ENV ??= 'production';
 const { buildApp } = await import('./app.ts');
 const { loadConfig } = await import('./config.ts');
+const { startUpFailure } = await import('./runtime/start-up-failure.ts');
 
-const config = loadConfig();
-const app = await buildApp(config);
+/** A failed start: one line on stderr (runtime/start-up-failure.ts), the stack only at LOG_LEVEL=debug, exit 1. */
+function fail(err: unknown, databaseUrl?: string): never {
+  process.stderr.write(`${startUpFailure(err, databaseUrl)}\n`);
+  if (process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace') process.stderr.write(`${(err as Error)?.stack ?? err}\n`);
+  process.exit(1);
+}
+
+const config = (() => {
+  try {
+    return loadConfig();
+  } catch (err) {
+    fail(err);
+  }
+})();
+// Opening the database takes the embedded data directory's lock: a second process on it stops here, before
+// migrations and before binding the port.
+const app = await buildApp(config).catch((err) => fail(err, config.databaseUrl));
 const { log } = app.deps;
 
 // Signals are handled from the first moment: a SIGTERM during start-up (e.g.
 // while migrations run) waits for start to finish, then drains and exits 0.
 let stopping = false;
+let failed = false;
 const started = app.start();
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
@@ -23,13 +40,20 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       .then(
         () => process.exit(0),
         (err) => {
+          if (failed) return; // a failed start is reported below
           log.error({ err }, 'shutdown failed');
           process.exit(1);
         },
       );
   });
 }
-await started;
+await started.catch(async (err) => {
+  failed = true;
+  // What did start (workers, the database and its lock) stops before the exit, within the shutdown grace.
+  const grace = new Promise((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());
+  await Promise.race([app.stop().catch(() => {}), grace]);
+  fail(err, config.databaseUrl);
+});
 const u = app.urls;
 const database = `${app.deps.db.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL'}; NODE_ENV=${process.env.NODE_ENV}`;
 // A worker (PLATFORM_ROLE=worker) serves only its health probes: the banner says so and lists nothing else.

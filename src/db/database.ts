@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, lstatSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
@@ -11,6 +11,7 @@ import { pgSqlPort, pgliteSqlPort, tracedSqlPort, type SqlPort } from './sql-por
 import { PROBE_WRITE, readiness } from './readiness.ts';
 import { EmbeddedQueue } from './embedded-queue.ts';
 import { DEFAULT_GROUP_COMMIT, groupCommitPort, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
+import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 
 export { Prisma };
 export type Tx = Prisma.TransactionClient;
@@ -159,12 +160,12 @@ function ownerOnly(path: string, isDir = true): void {
 
 async function openPglite(dataDir: string, loadDataDir: Blob | undefined, grouping: GroupCommitOptions): Promise<Database> {
   const onDisk = dataDir !== 'memory://';
-  if (onDisk) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    ownerOnly(dataDir);
-  }
-  const client = new PGlite(dataDir, { loadDataDir });
-  await client.waitReady;
+  // Locked before anything reads or writes it: a second process stops here (data-dir-lock.ts).
+  const lock: DataDirLock | undefined = onDisk ? await lockDataDir(dataDir) : undefined;
+  const client = await openPgliteClient(dataDir, loadDataDir).catch(async (err) => {
+    await lock?.release();
+    throw err;
+  });
   // PGlite is one connection: concurrent interactive transactions fail with
   // P2028 instead of queueing, so embedded mode runs every query and
   // transaction through one queue, request work before background work
@@ -209,6 +210,14 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined, groupi
       await prisma.$disconnect();
       await client.close();
       if (onDisk) ownerOnly(dataDir);
+      await lock?.release();
     },
   };
+}
+
+async function openPgliteClient(dataDir: string, loadDataDir: Blob | undefined): Promise<PGlite> {
+  if (dataDir !== 'memory://') ownerOnly(dataDir); // the lock made it, 0700, if it was missing
+  const client = new PGlite(dataDir, { loadDataDir });
+  await client.waitReady;
+  return client;
 }

@@ -89,8 +89,10 @@ export async function migrationsUpToDate(query: RowQuery): Promise<boolean> {
     rows = (await query(
       'select migration_name, finished_at is not null as finished from _prisma_migrations where rolled_back_at is null',
     )) as typeof rows;
-  } catch {
-    return false; // no table yet: a fresh database
+  } catch (err) {
+    // No table yet: a fresh database. Anything else (PostgreSQL unreachable, a refused login) is the caller's to report.
+    if ((err as { code?: string }).code === '42P01') return false;
+    throw err;
   }
   if (rows.some((r) => !r.finished)) return false;
   const applied = new Set(rows.map((r) => r.migration_name));

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './database.ts';
@@ -16,24 +17,31 @@ export interface ServerProcess {
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
+/** How a test starts the server: as `npm start` runs it (node with the tsx loader), through `npm start` itself, or through the production entry point. */
+export type Launch = 'node' | 'npm start' | 'bin';
+
+const LAUNCH: Record<Launch, [string, string[]]> = {
+  node: [process.execPath, ['--import', 'tsx', 'src/main.ts']],
+  'npm start': ['npm', ['start']],
+  bin: [process.execPath, ['bin/platform-server.mjs']],
+};
+
 /**
- * Runs the server the way `npm start` does: node with the tsx loader, so the
- * child IS the server and signals reach it directly (the tsx launcher relays
- * SIGTERM only if the child answers within 30 ms, which a loaded machine
- * misses, and cannot relay SIGKILL at all). `direct: false` uses the launcher.
+ * Runs the server as a real child process. By default node with the tsx loader, so the child IS the server and
+ * signals reach it directly; `launch` picks `npm start` (npm is the child: its own process group, as a supervisor
+ * starts it) or `bin/platform-server.mjs`, to test what a supervisor's signal does to each.
  */
 export async function spawnServer(
   env: Record<string, string>,
   startTimeoutMs = 45_000,
-  opts: { direct?: boolean } = { direct: true },
+  opts: { launch?: Launch } = {},
 ): Promise<ServerProcess> {
-  const [command, args] = opts.direct
-    ? [process.execPath, ['--import', 'tsx', 'src/main.ts']]
-    : [resolve(ROOT, 'node_modules/.bin/tsx'), ['src/main.ts']];
+  const [command, args] = LAUNCH[opts.launch ?? 'node'];
   const child = spawn(command, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', npm_config_update_notifier: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: opts.launch === 'npm start',
   });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -43,7 +51,12 @@ export async function spawnServer(
   );
 
   const origin = await new Promise<string>((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`no banner within ${startTimeoutMs} ms:\n${out}`)), startTimeoutMs);
+    const timer = setTimeout(() => {
+      // Leave nothing running: npm's process group holds the server npm started.
+      if (opts.launch === 'npm start') process.kill(-child.pid!, 'SIGKILL');
+      else child.kill('SIGKILL');
+      rej(new Error(`no banner within ${startTimeoutMs} ms:\n${out}`));
+    }, startTimeoutMs);
     const check = () => {
       const m = /Health\s+(http:\/\/\S+)\/healthz/.exec(out);
       if (m) {
@@ -74,6 +87,21 @@ export async function spawnServer(
       return { ...result, ms: Date.now() - started };
     },
   };
+}
+
+/** A start that is meant to fail: runs `node --import tsx src/main.ts` with `env` to its exit. */
+export async function failedStart(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  const [code] = (await once(child, 'close')) as [number | null]; // 'close': after the last output, not only the exit
+  return { code, stdout, stderr };
 }
 
 /**
