@@ -60,7 +60,7 @@ test.beforeAll(async ({ app }) => {
   const sk = await buildToken(t, org, [...ALL_SCOPES]);
   token = sk.secret;
   ids = await seedObjects(t, org, token, sk.id, rx.url('/main'));
-});
+}, 180_000); // the seed (one object of every kind) outlasts the default hook timeout on a loaded machine
 afterAll(async () => {
   await rx?.close();
 });

@@ -38,7 +38,7 @@ test.beforeAll(async ({ app }) => {
   const otherOrg = await buildOrg(t);
   other = { org: otherOrg, token: (await buildToken(t, otherOrg, [...ALL_SCOPES])).secret };
   ours = { org, token, ids: await seedObjects(t, org, token, tokenId, rx.url('/ours')) };
-});
+}, 180_000); // the seed (one object of every kind) outlasts the default hook timeout on a loaded machine
 afterAll(async () => {
   await rx?.close();
 });
