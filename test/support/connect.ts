@@ -47,11 +47,17 @@ export async function signHandoff(
 
 export async function buildConnectBrand(
   t: TestApp,
-  opts: { origins?: string[]; brand?: 'main' | 'second'; defaultProgram?: boolean } = {},
+  opts: {
+    origins?: string[];
+    brand?: 'main' | 'second';
+    defaultProgram?: boolean;
+    /** An existing organization and its secret key (all scopes), to set up a second brand of it; else a new one. */
+    within?: { org: TestOrg; sk: string };
+  } = {},
 ): Promise<ConnectBrand> {
-  const org = await buildOrg(t);
+  const org = opts.within?.org ?? (await buildOrg(t));
   const brand = opts.brand ?? 'main';
-  const sk = (await buildToken(t, org, ALL_SCOPES)).secret;
+  const sk = opts.within?.sk ?? (await buildToken(t, org, ALL_SCOPES)).secret;
   const auth = { token: sk, headers: { 'service-brand': brand } };
   const post = async (path: string, body: unknown) => {
     const res = await t.http.post(`/v1/platform${path}`, body, auth);
@@ -92,3 +98,23 @@ export const status = (t: TestApp, pk: string, session: string, headers: Record<
   t.http.get('/v1/platform/connect/status', { token: pk, headers: { 'connect-session': session, ...headers } });
 export const connect = (t: TestApp, pk: string, session: string, body: unknown, headers: Record<string, string> = {}) =>
   t.http.post('/v1/platform/connect/connect', body, { token: pk, headers: { 'connect-session': session, ...headers } });
+
+/**
+ * `owner`'s connect session sent with `outsider`'s publishable key (`status`, `connect`) answers exactly as a missing
+ * session does (401, request ids aside), and the session's status through its own key is the same after.
+ */
+export async function expectSessionConfined(t: TestApp, owner: ConnectBrand, outsider: ConnectBrand): Promise<void> {
+  const { session } = (await join(t, owner.pk, await hsHandoff(t, owner))).body;
+  const missing = `cs_${'A'.repeat(36)}`;
+  const blank = (res: { status: number; text: string }) => ({ status: res.status, body: res.text.replace(/"request_id":"[^"]*"/g, '') });
+  const before = (await status(t, owner.pk, session)).body;
+  for (const send of [
+    (cs: string) => status(t, outsider.pk, cs),
+    (cs: string) => connect(t, outsider.pk, cs, { provider: 'youtube', account_id: 'theirs' }),
+  ]) {
+    const onOurs = blank(await send(session));
+    expect(onOurs.status).toBe(401);
+    expect(onOurs).toEqual(blank(await send(missing)));
+  }
+  expect((await status(t, owner.pk, session)).body).toEqual(before);
+}

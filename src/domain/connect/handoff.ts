@@ -15,7 +15,10 @@ import { isStorableText } from '../input-guard.ts';
  * - the header's `alg` is the issuer's algorithm (HS256 with its current
  *   secret, or the previous one within its 24 h rotation overlap; EdDSA with
  *   its Ed25519 public key, or the previous one likewise);
- * - `iss` is the issuer's id, an issuer of the publishable key's organization;
+ * - `iss` is the issuer's id, an issuer of the publishable key's brand: an
+ *   issuer of another brand (of the same organization or not) is refused
+ *   exactly as an unknown one, before anything is redeemed, so its `jti`
+ *   stays unspent for its own brand's key;
  * - `sub` is the partner's user id (an external user id: 1 to 255 characters,
  *   no NUL);
  * - `exp` is required and at most 10 minutes after `iat` (when present) and
@@ -44,8 +47,13 @@ export interface VerifiedHandoff {
 
 const invalid = (why: string) => new DomainError('handoff_invalid', `The handoff is invalid: ${why}`, 'handoff');
 
-/** Verifies `token` for a publishable key of `organizationId` (nothing is redeemed: see redeemHandoff). */
-export async function verifyHandoff(deps: Deps, db: Reader, organizationId: string, token: string): Promise<VerifiedHandoff> {
+/** Verifies `token` for a publishable key of `brand` (nothing is redeemed: see redeemHandoff). */
+export async function verifyHandoff(
+  deps: Deps,
+  db: Reader,
+  brand: { organizationId: string; brandId: string },
+  token: string,
+): Promise<VerifiedHandoff> {
   if (token.length > HANDOFF_MAX_LENGTH || !COMPACT_JWS.test(token)) throw invalid('not a compact JWS (header.payload.signature)');
   let alg: unknown;
   let claims: Record<string, unknown>;
@@ -58,8 +66,10 @@ export async function verifyHandoff(deps: Deps, db: Reader, organizationId: stri
   if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw invalid('the payload is not a JSON object');
   const iss = claims.iss;
   const issuer =
-    typeof iss === 'string' && isId('handoffIssuer', iss) ? await db.handoffIssuer.findFirst({ where: { id: iss, organizationId } }) : null;
-  if (!issuer) throw invalid('iss is not a handoff issuer of this organization');
+    typeof iss === 'string' && isId('handoffIssuer', iss)
+      ? await db.handoffIssuer.findFirst({ where: { id: iss, organizationId: brand.organizationId, brandId: brand.brandId } })
+      : null;
+  if (!issuer) throw invalid("iss is not a handoff issuer of this key's brand");
   if (alg !== issuer.algorithm) throw invalid(`alg must be the issuer's algorithm, ${issuer.algorithm}`);
   const now = deps.clock.now();
   if (!(await verifiesWithAny(token, issuer, now))) throw invalid('the signature does not verify');

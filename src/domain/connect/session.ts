@@ -76,7 +76,12 @@ export const JoinAnswer = z.object({
 
 export async function joinConnect(deps: Deps, caller: ConnectCaller, raw: unknown): Promise<z.output<typeof JoinAnswer>> {
   const input = parseInput(JoinInput, raw);
-  const handoff = await verifyHandoff(deps, deps.db.prisma, caller.organization.id, input.handoff);
+  const handoff = await verifyHandoff(
+    deps,
+    deps.db.prisma,
+    { organizationId: caller.organization.id, brandId: caller.brand.id },
+    input.handoff,
+  );
   const config = await connectConfigOf(deps.db.prisma, caller.brand.id);
   const programId = config?.defaultProgramId;
   if (!programId) {

@@ -201,8 +201,11 @@ async function validateDistribution(db: Reader, caller: SurfaceBCaller, input: C
   };
 }
 
-async function findDistribution(db: Reader, organizationId: string, id: string, param: string | null = null) {
-  const row = isId('distribution', id) ? await db.distribution.findFirst({ where: { id, organizationId } }) : null;
+/** A distribution of the caller's brand; another brand's, another organization's or a bad id is 404 alike. */
+async function findDistribution(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null) {
+  const row = isId('distribution', id)
+    ? await db.distribution.findFirst({ where: { id, organizationId: caller.organization.id, brandId: caller.brand.id } })
+    : null;
   if (!row) throw missing('distribution', id, param);
   return row;
 }
@@ -313,7 +316,7 @@ async function createAndLaunch(
  * mutation is a conflict. Only a failed distribution has anything to launch.
  */
 async function relaunch(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): Promise<PublicDistributionOperation> {
-  const dist = await findDistribution(tx, caller.organization.id, id);
+  const dist = await findDistribution(tx, caller, id);
   const subject = { type: 'distribution', id: dist.id };
   const live = await liveOperation(tx, subject);
   if (live) {
@@ -343,7 +346,7 @@ async function pauseOrResume(
   id: string,
   verb: 'pause' | 'resume',
 ): Promise<PublicDistributionOperation> {
-  const dist = await findDistribution(tx, caller.organization.id, id);
+  const dist = await findDistribution(tx, caller, id);
   const subject = { type: 'distribution', id: dist.id };
   if (await liveOperation(tx, subject)) throw operationConflict(subject);
   const rule = PAUSE_RESUME[verb];
@@ -361,7 +364,7 @@ async function pauseOrResume(
  * one is live returns that one.
  */
 async function cancel(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): Promise<PublicDistributionOperation> {
-  const dist = await findDistribution(tx, caller.organization.id, id);
+  const dist = await findDistribution(tx, caller, id);
   const subject = { type: 'distribution', id: dist.id };
   const running = await liveOperation(tx, subject, 'control');
   if (running) return { operation: presentOperation(running), distribution: presentDistribution(dist) };
@@ -382,20 +385,43 @@ async function cancel(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): P
   return { operation: presentOperation(op), distribution: presentDistribution(dist) };
 }
 
-/** One distribution of the organization by id (GraphQL `node(id:)`); 404 otherwise. */
-export async function retrieveDistribution(deps: Deps, organizationId: string, id: string) {
-  return presentDistribution(await findDistribution(deps.db.prisma, organizationId, id));
+/** One distribution of the caller's brand by id (GraphQL `node(id:)`); 404 otherwise. */
+export async function retrieveDistribution(deps: Deps, caller: SurfaceBCaller, id: string) {
+  return presentDistribution(await findDistribution(deps.db.prisma, caller, id));
 }
 
-async function findDeployment(db: Reader, organizationId: string, id: string, param: string | null = null) {
-  const row = isId('deployment', id) ? await db.deployment.findFirst({ where: { id, organizationId } }) : null;
+const DEPLOYMENT_COLUMNS = Prisma.sql`d.id, d.organization_id AS "organizationId", d.distribution_id AS "distributionId", d.provider,
+  d.config, d.status, d.provider_state AS "providerState", d.connection_id AS "connectionId", d.livemode,
+  d.created_at AS "createdAt", d.updated_at AS "updatedAt"`;
+
+/**
+ * The caller's brand's deployments, newest first: a deployment belongs to its distribution's brand, so every read
+ * joins the distribution and the brand is part of the lookup's key (another brand's deployment is never found).
+ */
+function brandDeployments(
+  db: Reader,
+  caller: SurfaceBCaller,
+  only: { id?: string; distributionId?: string; below?: string },
+  take: number,
+): Promise<DeploymentRow[]> {
+  const and = (value: string | undefined, sql: Prisma.Sql) => (value === undefined ? Prisma.empty : sql);
+  return db.$queryRaw<DeploymentRow[]>`SELECT ${DEPLOYMENT_COLUMNS} FROM deployment d JOIN distribution x ON x.id = d.distribution_id
+    WHERE d.organization_id = ${caller.organization.id} AND x.brand_id = ${caller.brand.id}
+      ${and(only.id, Prisma.sql`AND d.id = ${only.id}`)}
+      ${and(only.distributionId, Prisma.sql`AND d.distribution_id = ${only.distributionId}`)}
+      ${and(only.below, Prisma.sql`AND d.id < ${only.below}`)}
+    ORDER BY d.id DESC LIMIT ${take}`;
+}
+
+async function findDeployment(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null) {
+  const [row] = isId('deployment', id) ? await brandDeployments(db, caller, { id }, 1) : [];
   if (!row) throw missing('deployment', id, param);
   return row;
 }
 
-/** One deployment of the organization by id (GraphQL `node(id:)`); 404 otherwise. */
-export async function retrieveDeployment(deps: Deps, organizationId: string, id: string) {
-  return presentDeployment(await findDeployment(deps.db.prisma, organizationId, id));
+/** One deployment of the caller's brand by id (GraphQL `node(id:)`); 404 otherwise. */
+export async function retrieveDeployment(deps: Deps, caller: SurfaceBCaller, id: string) {
+  return presentDeployment(await findDeployment(deps.db.prisma, caller, id));
 }
 
 const both = ['rest', 'graphql'] as const;
@@ -447,11 +473,10 @@ export const distributions = {
     output: listOf(Distribution),
     fronts: both,
     run: async ({ caller, input, db }) => {
-      const organizationId = caller.organization.id;
-      const where = { organizationId, brandId: caller.brand.id, ...(input.status ? { status: input.status } : {}) };
+      const where = { organizationId: caller.organization.id, brandId: caller.brand.id, ...(input.status ? { status: input.status } : {}) };
       const page = await newestFirst(
         input,
-        (id, param) => findDistribution(db, organizationId, id, param),
+        (id, param) => findDistribution(db, caller, id, param),
         (below, take) => db.distribution.findMany({ where: { ...where, ...below }, orderBy: { id: 'desc' }, take }),
       );
       return { ...page, data: page.data.map(presentDistribution) };
@@ -464,7 +489,7 @@ export const distributions = {
     input: NoDistributionInput,
     output: Distribution,
     fronts: both,
-    run: async ({ caller, params, db }) => presentDistribution(await findDistribution(db, caller.organization.id, params.id)),
+    run: async ({ caller, params, db }) => presentDistribution(await findDistribution(db, caller, params.id)),
   }),
   launch: verb('launch', 'distributions:launch', relaunch),
   pause: verb('pause', 'distributions:write', (deps, tx, caller, id) => pauseOrResume(deps, tx, caller, id, 'pause')),
@@ -481,17 +506,11 @@ export const deployments = {
     output: listOf(Deployment),
     fronts: both,
     run: async ({ caller, input, db }) => {
-      const organizationId = caller.organization.id;
-      const dist = input.distribution ? await findDistribution(db, organizationId, input.distribution, 'distribution') : undefined;
+      const dist = input.distribution ? await findDistribution(db, caller, input.distribution, 'distribution') : undefined;
       const page = await newestFirst(
         input,
-        (id, param) => findDeployment(db, organizationId, id, param),
-        (below, take) =>
-          db.deployment.findMany({
-            where: { organizationId, ...(dist ? { distributionId: dist.id } : {}), ...below },
-            orderBy: { id: 'desc' },
-            take,
-          }),
+        (id, param) => findDeployment(db, caller, id, param),
+        (below, take) => brandDeployments(db, caller, { distributionId: dist?.id, below: below.id?.lt }, take),
       );
       return { ...page, data: page.data.map(presentDeployment) };
     },
@@ -503,6 +522,6 @@ export const deployments = {
     input: NoDistributionInput,
     output: Deployment,
     fronts: both,
-    run: async ({ caller, params, db }) => presentDeployment(await findDeployment(db, caller.organization.id, params.id)),
+    run: async ({ caller, params, db }) => presentDeployment(await findDeployment(db, caller, params.id)),
   }),
 };

@@ -25,7 +25,7 @@ import type { GraphQLContext } from '../context.ts';
  * retrieve, so the same organization and brand rule) and needs the scope
  * that field needs. Anything the caller could not read through that field
  * (an unknown prefix, a malformed or unknown id, another organization's
- * object, another brand's program, a missing scope) answers null, all alike.
+ * object, another brand's object, a missing scope) answers null, all alike.
  */
 interface Lookup {
   type: string;
@@ -95,9 +95,13 @@ const LOOKUPS: Partial<Record<string, Lookup>> = {
   [ID_PREFIX.distribution]: {
     type: 'Distribution',
     scope: 'distributions:read',
-    load: (ctx, id) => retrieveDistribution(ctx.deps, org(ctx), id),
+    load: (ctx, id) => retrieveDistribution(ctx.deps, ctx.caller, id),
   },
-  [ID_PREFIX.deployment]: { type: 'Deployment', scope: 'deployments:read', load: (ctx, id) => retrieveDeployment(ctx.deps, org(ctx), id) },
+  [ID_PREFIX.deployment]: {
+    type: 'Deployment',
+    scope: 'deployments:read',
+    load: (ctx, id) => retrieveDeployment(ctx.deps, ctx.caller, id),
+  },
   [ID_PREFIX.payout]: { type: 'Payout', scope: 'payouts:read', load: (ctx, id) => retrievePayout(ctx.deps, ctx.caller, id) },
   [ID_PREFIX.ledgerEntry]: { type: 'LedgerEntry', scope: 'payouts:read', load: (ctx, id) => retrieveLedgerEntry(ctx.deps, ctx.caller, id) },
 };
@@ -115,7 +119,7 @@ builder.queryField('node', (t) =>
     type: Node,
     nullable: true,
     description:
-      "Any object by its prefixed id, with the scope its own field needs (e.g. operations:read for op_). Null when that field could not read it: unknown or malformed id, another organization's (or another brand's program) object, or a missing scope.",
+      "Any object by its prefixed id, with the scope its own field needs (e.g. operations:read for op_). Null when that field could not read it: unknown or malformed id, another organization's or another brand's object, or a missing scope.",
     args: { id: t.arg.id({ required: true, description: 'A prefixed id, e.g. op_…' }) },
     resolve: async (_r, a, ctx) => {
       const id = String(a.id);
