@@ -56,13 +56,16 @@ describe.skipIf(process.platform !== 'linux')('GraphiQL under 400 concurrent pag
   it('grows the server’s RSS by under 100 MB and keeps /healthz within a generous ratio of its idle latency', {
     timeout: 300_000,
   }, async () => {
-    server = await spawnServer({
-      DATA_DIR: 'memory://',
-      PORT: '0',
-      BOOTSTRAP: 'false',
-      LOG_LEVEL: 'warn',
-      PUBLIC_RATE_LIMIT_PER_SECOND: '0',
-    });
+    server = await spawnServer(
+      {
+        DATA_DIR: 'memory://',
+        PORT: '0',
+        BOOTSTRAP: 'false',
+        LOG_LEVEL: 'warn',
+        PUBLIC_RATE_LIMIT_PER_SECOND: '0',
+      },
+      150_000,
+    );
     const pid = server.child.pid!;
     const probe = new Agent({ keepAlive: true, maxSockets: 1 });
     const idle: number[] = [];
