@@ -53,8 +53,9 @@ export async function staticAsset(content: Buffer | string, type: string, cachin
 
 /** Answers `asset` (200 in the best encoding the client accepts, or 304); `headers` are the page's own (its CSP). */
 export function sendAsset(ctx: Koa.Context, asset: StaticAsset, headers: Record<string, string> = {}): void {
-  const coding = (ctx.acceptsEncodings(...asset.bodies.keys()) || 'identity') as Coding;
-  const chosen = asset.bodies.get(coding) ?? asset.bodies.get('identity')!;
+  // Ours, not the client's order: browsers list `gzip, deflate, br` with equal weights, and br is the smaller.
+  const coding: Coding = (['br', 'gzip'] as const).find((c) => asset.bodies.has(c) && ctx.acceptsEncodings(c) === c) ?? 'identity';
+  const chosen = asset.bodies.get(coding)!;
   ctx.set(headers);
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Cache-Control', CACHE_CONTROL[asset.caching]);

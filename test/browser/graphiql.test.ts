@@ -28,7 +28,7 @@ describe.skipIf(!hasChromium)('GraphiQL in a real browser', () => {
       if (r.url().startsWith(`${app.origin}/graphql/assets/`))
         files.push({ url: r.url(), cacheControl: h['cache-control'], encoding: h['content-encoding'] });
     });
-    const res = await page.goto(`${app.origin}/graphql`, { waitUntil: 'load' });
+    const res = await page.goto(`${app.origin}/graphql`, { waitUntil: 'load', timeout: 120_000 }); // the first load builds the files
     expect(res?.status()).toBe(200);
     // A small shell; GraphiQL's script and stylesheet are hashed files, compressed and cached for a year.
     expect(Number((await res!.allHeaders())['content-length'])).toBeLessThan(4096);
