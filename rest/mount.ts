@@ -7,8 +7,10 @@ import { TokenBuckets } from '../src/domain/platform/rate-limit.ts';
 import type { PlatformGate } from '../src/domain/platform/request-auth.ts';
 import type { ServiceUrls } from '../src/domain/organization/bootstrap.ts';
 import type { Metrics } from '../src/metrics.ts';
+import { graphiqlPage } from '../src/graphql/graphiql.ts';
 import { tokenRoutes } from './dashboard/tokens.ts';
 import { errorEnvelope } from './http/envelope.ts';
+import { publicRateLimit } from './http/public-rate-limit.ts';
 import { restInputGuard } from './http/input-guard.ts';
 import { exactRouter, mount, routesOf, type RouteDef } from './http/route.ts';
 import { operatorEventRoutes } from './operator/events.ts';
@@ -56,9 +58,11 @@ function surface(prefix: string, routes: RouteDef[]) {
 }
 
 /**
- * Every REST surface on Koa, after the error envelope and the input guard:
+ * Every REST surface on Koa, after the error envelope, the unauthenticated
+ * routes' per-address bucket and the input guard:
  * Surface A under `/api`, token management, operator and service routes at the
- * root, Surface B under `/v1/platform` behind its pipeline, and a 404 in the
+ * root, Surface B under `/v1/platform` behind its pipeline, the pages
+ * (/docs, /console, GraphiQL), and a 404 in the
  * envelope of the surface a path belongs to for anything else.
  */
 export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
@@ -104,6 +108,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
   });
 
   koa.use(errorEnvelope(log, opts.db));
+  koa.use(publicRateLimit(config, () => deps.clock.now().getTime()));
   koa.use(restInputGuard());
   koa.use(metricsRoute(deps, opts.metrics));
   koa.use(routesOf(surface('/api', surfaceA)));
@@ -120,6 +125,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
   koa.use(routesOf(surfaceB));
   koa.use(docsPage());
   koa.use(consolePage());
+  koa.use(graphiqlPage());
   // Anything unmatched: a 404 in the envelope of the surface the path belongs to.
   koa.use(async (ctx) => {
     throw new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`);

@@ -20,6 +20,8 @@ import { createApiServer, isClientAbort, type ApiServer } from './http/server-li
 import { envelopeKindOf, writeError } from '../rest/http/envelope.ts';
 import { requestContext } from '../rest/http/request-id.ts';
 import { mountRest } from '../rest/mount.ts';
+import { CONNECT_CORS_PATHS } from '../rest/platform/connect.ts';
+import { crossOriginRefusal } from './http/cors.ts';
 import { startTracing, tracing } from './tracing.ts';
 
 /** A process: its services (the operations worker is driven by tests with `operations.drain()`), Koa and the HTTP server. */
@@ -97,6 +99,13 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     ctx.state.client = () => (key ??= addresses.requestKey(ctx.req));
     return next();
   });
+  // One cross-origin policy (src/http/cors.ts): partner connect's routes declare `connect` and admit their brands'
+  // origins themselves; every other route, GraphQL and the pages included, is same-origin.
+  koa.use(async (ctx, next) => {
+    const refused = CONNECT_CORS_PATHS.has(ctx.path) ? undefined : crossOriginRefusal(ctx.req, config.publicOrigin);
+    if (refused) return writeError(ctx, envelopeKindOf(ctx.path), refused);
+    return next();
+  });
   if (!serves) {
     koa.use(async (ctx, next) => {
       if (ctx.path === '/healthz' || ctx.path === '/readyz' || ctx.path === '/metrics') return next();
@@ -127,7 +136,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       const bound = metricsServer.address() as AddressInfo;
       app.metricsUrl = `http://${host.includes(':') ? `[${host}]` : host}:${bound.port}/metrics`;
     }
-    if (serves) ws = attachGraphQLWebSocket(server, yoga, addresses);
+    if (serves) ws = attachGraphQLWebSocket(server, yoga, addresses, { publicOrigin: config.publicOrigin });
     const { port } = server.address() as AddressInfo;
     app.urls = urlsFor(config.publicOrigin ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
     if (config.bootstrap) app.credentials = await bootstrapIfEmpty(deps, app.urls);

@@ -143,7 +143,6 @@ describe('the direct JSON POST path', () => {
       ['{"query": ', {}],
       [JSON.stringify([{ query: '{ viewer { scopes } }' }]), {}],
       [JSON.stringify({ query: 'subscription { events { id } }' }), {}],
-      [plain, { origin: 'https://app.example' }],
       [plain, { accept: 'text/event-stream' }],
       [plain, { 'content-type': 'application/graphql+json' }],
     ] as const) {

@@ -19,6 +19,7 @@ import { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
 import { type PlatformGate, selectBrand } from '../../src/domain/platform/request-auth.ts';
 import { classifyKey } from '../../src/domain/token/key-kind.ts';
 import { authenticatePublishableKey } from '../../src/domain/token/platform-token.ts';
+import { allowOrigin, answerPreflight } from '../../src/http/cors.ts';
 import { bearer } from '../http/body.ts';
 import { setRateLimitHeaders } from '../http/rate-limit.ts';
 import { exactRouter, mount, type RouteDef } from '../http/route.ts';
@@ -36,17 +37,16 @@ import { idempotencyKeyOf, platformBody, platformQuery } from './pipeline.ts';
  * `allowed_origins` (CORS: echoed in `Access-Control-Allow-Origin` when
  * allowed; another origin is refused 403 `origin_not_allowed` before
  * anything runs, so a join from it never redeems its handoff; a request
- * without `Origin`, from a server, is not a CORS request). A preflight
+ * without `Origin`, from a server, is not a CORS request): the `connect`
+ * policy of src/http/cors.ts, which writes the headers. A preflight
  * (`OPTIONS`, no key) is answered 204 for an origin some brand allows, else
  * 403 without CORS headers. The connect session travels in the
  * `Connect-Session` header; one in the query string is refused 400.
  */
 export const CONNECT_PREFIX = '/v1/platform/connect';
 const PATHS = ['/join', '/status', '/connect'];
-const ALLOWED_METHODS = 'GET, POST, OPTIONS';
-const ALLOWED_HEADERS = 'Authorization, Content-Type, Connect-Session, Idempotency-Key';
-const EXPOSED_HEADERS = 'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed';
-const PREFLIGHT_MAX_AGE_S = 600;
+/** The routes that declare the `connect` cross-origin policy (src/http/cors.ts); every other route is `same-origin`. */
+export const CONNECT_CORS_PATHS: ReadonlySet<string> = new Set(PATHS.map((p) => CONNECT_PREFIX + p));
 
 export function connectRouter(deps: Deps, gate: PlatformGate) {
   const origins = new ConnectOrigins(deps);
@@ -54,12 +54,6 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
   const now = () => deps.clock.now().getTime();
   const perKey = new TokenBuckets(limits.key.perSecond, limits.key.burst, now);
   const perIp = new TokenBuckets(limits.ip.perSecond, limits.ip.burst, now);
-
-  /** CORS headers for an admitted origin (every answer varies by Origin, admitted or not). */
-  const allowOrigin = (ctx: Context, origin: string) => {
-    ctx.set('Access-Control-Allow-Origin', origin);
-    ctx.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
-  };
 
   async function admit(ctx: Context): Promise<ConnectCaller> {
     const asOf = performance.now();
@@ -196,11 +190,7 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
     if (!origin || !(await origins.allowedByAnyBrand(origin))) {
       throw new DomainError('origin_not_allowed', `Origin ${origin || '(none)'} is not allowed for partner connect`, 'Origin');
     }
-    allowOrigin(ctx, origin);
-    ctx.set('Access-Control-Allow-Methods', ALLOWED_METHODS);
-    ctx.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
-    ctx.set('Access-Control-Max-Age', String(PREFLIGHT_MAX_AGE_S));
-    ctx.status = 204;
+    answerPreflight(ctx, origin);
   };
 
   for (const path of PATHS) {

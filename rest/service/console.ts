@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Koa from 'koa';
 import { DomainError } from '../../src/domain/errors.ts';
+import { sendAsset, staticAsset, type StaticAsset } from '../../src/http/static-asset.ts';
 
 /**
  * The web console at `/console` (packages/console): its page, stylesheet and
@@ -13,7 +13,8 @@ import { DomainError } from '../../src/domain/errors.ts';
  * the tab's sessionStorage and sends them as bearer headers: the server trusts
  * no cookie and gives it nothing a token would not get from the API itself.
  * Every file carries a strong ETag and `no-cache`, so a browser revalidates
- * (304) instead of downloading again, and never runs a stale module.
+ * (304) instead of downloading again, and never runs a stale module; each is
+ * read and compressed once (src/http/static-asset.ts).
  */
 const ROOT = new URL('../../packages/console/', import.meta.url).pathname;
 
@@ -35,56 +36,37 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-interface Asset {
-  type: string;
-  body: Buffer;
-  etag: string;
-}
-
-/** Every servable file, read once: static/ (the page, the stylesheet) and the compiled modules in dist/. */
-function loadAssets(): Map<string, Asset> {
-  const assets = new Map<string, Asset>();
-  const add = (name: string, file: string) => {
-    const type = TYPES[name.split('.').pop()!];
-    if (!type) return;
-    const body = readFileSync(file);
-    assets.set(name, { type, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` });
-  };
-  for (const name of readdirSync(join(ROOT, 'static'))) add(name, join(ROOT, 'static', name));
-  let modules: string[] = [];
+/** Every servable file, read and compressed once: static/ (the page, the stylesheet) and the compiled modules in dist/. */
+async function loadAssets(): Promise<Map<string, StaticAsset>> {
+  const files = new Map<string, string>();
+  for (const name of readdirSync(join(ROOT, 'static'))) files.set(name, join(ROOT, 'static', name));
   try {
-    modules = readdirSync(join(ROOT, 'dist'), { recursive: true, encoding: 'utf8' });
+    for (const name of readdirSync(join(ROOT, 'dist'), { recursive: true, encoding: 'utf8' }))
+      if (name.endsWith('.js')) files.set(name.split('\\').join('/'), join(ROOT, 'dist', name));
   } catch {
-    return assets; // not built: the page says so
+    // not built: the page says so
   }
-  for (const name of modules) if (name.endsWith('.js')) add(name.split('\\').join('/'), join(ROOT, 'dist', name));
+  const assets = new Map<string, StaticAsset>();
+  for (const [name, file] of files) {
+    const type = TYPES[name.split('.').pop()!];
+    if (type) assets.set(name, await staticAsset(readFileSync(file), type, 'revalidate'));
+  }
   return assets;
 }
 
 export function consolePage(): Koa.Middleware {
-  let assets: Map<string, Asset> | undefined;
+  let loading: Promise<Map<string, StaticAsset>> | undefined;
   return async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     const name = ctx.path === '/console' ? 'index.html' : ctx.path.startsWith('/console/') ? ctx.path.slice('/console/'.length) : undefined;
     if (name === undefined || (name === 'index.html' && ctx.path !== '/console')) return next();
-    assets ??= loadAssets();
+    const assets = await (loading ??= loadAssets());
     const asset = assets.get(name);
     if (!asset) return next();
     if (name === 'index.html' && !assets.has('main.js')) {
       throw new DomainError('service_unavailable', 'The console is not built: run npm run build:client (npm install does it)');
     }
     ctx.state.route = name === 'index.html' ? '/console' : '/console/:asset'; // the metrics' and log's route template
-    ctx.set('Content-Security-Policy', CONSOLE_CSP);
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('Cache-Control', 'no-cache');
-    ctx.set('ETag', asset.etag);
-    ctx.type = asset.type;
-    ctx.status = 200;
-    if (ctx.fresh) {
-      ctx.status = 304;
-      return;
-    }
-    ctx.body = asset.body;
+    sendAsset(ctx, asset, { 'Content-Security-Policy': CONSOLE_CSP, 'Referrer-Policy': 'no-referrer' });
   };
 }

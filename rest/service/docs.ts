@@ -3,13 +3,15 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type Koa from 'koa';
 import { DomainError } from '../../src/domain/errors.ts';
+import { sendAsset, staticAsset, type StaticAsset } from '../../src/http/static-asset.ts';
 
 /**
  * The API reference at `/docs`: Swagger UI (swagger-ui-dist, served from this
  * process, never a CDN) over the three OpenAPI documents, with a strict
  * Content-Security-Policy: scripts and styles from this origin only (Swagger
  * UI sets inline style attributes), requests to this origin only, and no
- * validator badge (it would call validator.swagger.io).
+ * validator badge (it would call validator.swagger.io). Files are served
+ * compressed, with an ETag, revalidated on every use (src/http/static-asset.ts).
  */
 const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
@@ -67,12 +69,22 @@ const CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const cache = new Map<string, Promise<Buffer>>();
-const asset = (file: string) => {
-  let body = cache.get(file);
-  if (!body) cache.set(file, (body = readFile(join(dist, file))));
-  return body;
-};
+/** Each file read and compressed once, on its first request (src/http/static-asset.ts). */
+const files = new Map<string, Promise<StaticAsset>>();
+function file(name: string): Promise<StaticAsset> {
+  let asset = files.get(name);
+  if (!asset) {
+    const load =
+      name === 'index'
+        ? staticAsset(PAGE, 'text/html; charset=utf-8', 'revalidate')
+        : name === 'init.js'
+          ? staticAsset(INIT, 'text/javascript; charset=utf-8', 'revalidate')
+          : readFile(join(dist, ASSETS[name]!.file)).then((body) => staticAsset(body, ASSETS[name]!.type, 'revalidate'));
+    files.set(name, (asset = load));
+    asset.catch(() => files.delete(name));
+  }
+  return asset;
+}
 
 export function docsPage(): Koa.Middleware {
   return async (ctx, next) => {
@@ -80,16 +92,7 @@ export function docsPage(): Koa.Middleware {
     if (name === undefined || (name !== 'index' && name !== 'init.js' && !Object.hasOwn(ASSETS, name))) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
       throw new DomainError('method_not_allowed', 'Use GET for this path', null, { allow: 'GET, HEAD' });
-    let type: string;
-    let body: string | Buffer;
-    if (name === 'index') [type, body] = ['text/html; charset=utf-8', PAGE];
-    else if (name === 'init.js') [type, body] = ['text/javascript; charset=utf-8', INIT];
-    else [type, body] = [ASSETS[name]!.type, await asset(ASSETS[name]!.file)];
     ctx.state.route = name === 'index' ? '/docs' : '/docs/:asset'; // the metrics' and log's route template
-    ctx.set('Content-Security-Policy', CSP);
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Cache-Control', name === 'index' || name === 'init.js' ? 'no-cache' : 'public, max-age=86400');
-    ctx.type = type;
-    ctx.body = body;
+    sendAsset(ctx, await file(name), { 'Content-Security-Policy': CSP });
   };
 }

@@ -97,14 +97,13 @@ export interface DirectResponse {
  * the status, headers and body, so both paths answer byte for byte alike
  * (test/graphql-direct.test.ts). Returns `undefined` for anything
  * this path does not take, unchanged for Yoga: another content type, an
- * `Origin` (CORS headers are Yoga's), an `Accept` without a JSON type, a
+ * `Accept` without a JSON type, a
  * body Yoga would refuse, a subscription.
  */
 export function directJsonPost(yoga: Yoga) {
   return async (req: DirectRequest): Promise<DirectResponse | undefined> => {
     const contentType = req.headers['content-type']?.split(',')[0];
     if (req.method !== 'POST' || !(contentType === 'application/json' || contentType?.startsWith('application/json;'))) return undefined;
-    if (req.headers.origin !== undefined) return undefined;
     const accepted = acceptedJsonType(req.headers.accept);
     if (!accepted) return undefined;
     let parsed: unknown;

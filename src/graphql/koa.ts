@@ -5,6 +5,7 @@ import { isDomainError } from '../domain/errors.ts';
 import { readBodyText } from '../http/request-body.ts';
 import type { ApiServer } from '../http/server-limits.ts';
 import { directJsonPost } from './direct.ts';
+import { wantsGraphiQL } from './graphiql.ts';
 import type { Yoga } from './yoga.ts';
 
 /**
@@ -42,7 +43,8 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
   const directPost = directJsonPost(yoga);
   return async (ctx, next) => {
     // Exact, like every REST route: `/GraphQL` and `/graphql/` are 404 below.
-    if (ctx.path !== '/graphql') return next();
+    // GraphiQL's page is a static file served further down (src/graphql/graphiql.ts).
+    if (ctx.path !== '/graphql' || wantsGraphiQL(ctx)) return next();
     ctx.state.route = '/graphql'; // the metrics' and log's route template
     // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
     // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)

@@ -6,6 +6,7 @@ import { getOperationAST, GraphQLError, type ExecutionArgs } from 'graphql';
 import { isAsyncIterable } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
 import { isDomainError } from '../domain/errors.ts';
+import { crossOriginRefusal } from '../http/cors.ts';
 import { newRequestId } from '../domain/id.ts';
 import type { ClientKey } from '../domain/token/failed-authentication.ts';
 import type { ClientAddresses } from '../http/client-address.ts';
@@ -153,8 +154,23 @@ function liveFrames(socket: WebSocket, id: string, query: string, args: Omit<Exe
   };
 }
 
-export function attachGraphQLWebSocket(server: Server, yoga: Yoga, addresses: ClientAddresses, path = '/graphql') {
-  const wss = new WebSocketServer({ server, path });
+export function attachGraphQLWebSocket(
+  server: Server,
+  yoga: Yoga,
+  addresses: ClientAddresses,
+  opts: { publicOrigin?: string; path?: string } = {},
+) {
+  const wss = new WebSocketServer({
+    server,
+    path: opts.path ?? '/graphql',
+    // Same-origin (src/http/cors.ts): a browser on another site never opens a stream with a key it holds; the
+    // handshake is refused 403 before the upgrade. Clients without `Origin` (servers, the CLI) are not browsers.
+    verifyClient: ({ req }, done) => {
+      const refused = crossOriginRefusal(req, opts.publicOrigin);
+      if (refused) done(false, 403, refused.message, { 'Content-Type': 'text/plain; charset=utf-8' });
+      else done(true);
+    },
+  });
   let mask: ReturnType<typeof maskGraphQLError> | undefined;
   const disposable = useServer(
     {

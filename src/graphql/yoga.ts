@@ -31,28 +31,15 @@ export type Yoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
  * coerce, documents that do not parse or validate, an unknown operation) are
  * the client's: `invalid_request`, never logged as server errors.
  */
-/**
- * GraphiQL with every asset inlined (@graphql-yoga/render-graphiql: its CSS,
- * JS and editor workers), so the page works with no network beyond this
- * server; yoga's default loads them from a CDN. The 9 MB bundle is imported
- * on the first page request, not at start-up, and the page rendered once.
- */
-const graphiqlPages = new Map<string, Promise<string>>();
-function offlineGraphiQL(options?: Parameters<typeof import('@graphql-yoga/render-graphiql').renderGraphiQL>[0]): Promise<string> {
-  const key = JSON.stringify(options ?? {});
-  let page = graphiqlPages.get(key);
-  if (!page) graphiqlPages.set(key, (page = import('@graphql-yoga/render-graphiql').then((m) => m.renderGraphiQL(options))));
-  return page;
-}
-
 export function createGraphQL(deps: Deps, gate: PlatformGate, stream: EventStream, log: Logger): Yoga {
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
     logging: false,
     landingPage: false,
-    graphiql: { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) },
-    renderGraphiQL: offlineGraphiQL,
+    // GraphiQL is its own page (src/graphql/graphiql.ts); cross-origin requests are refused before Yoga (src/http/cors.ts).
+    graphiql: false,
+    cors: false,
     plugins: [
       ...graphqlLimits(deps.config.graphqlLimits),
       catalogueCodesOnErrors(),

@@ -30,7 +30,7 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     const mutation = 'mutation { createWebhookEndpoint(url: "https://hooks.example.com/g") { id secret } }';
     for (const [name, headers] of [
       ['direct', {}],
-      ['yoga', { origin: 'https://console.example.com' }],
+      ['yoga', { 'content-type': 'application/graphql+json' }],
     ] as const) {
       const h = { ...headers, 'idempotency-key': `gql-replay-${name}` };
       const first = await t.http.graphql(mutation, {}, { token, headers: h });

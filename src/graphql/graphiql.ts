@@ -1,0 +1,123 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type Koa from 'koa';
+import { contentHash, sendAsset, staticAsset, type StaticAsset } from '../http/static-asset.ts';
+
+/**
+ * GraphiQL at `GET /graphql` (Accept: text/html): a shell of under 1 KB and its files under `/graphql/assets/`, named
+ * by content hash, so a browser fetches each once a year and revalidates nothing (src/http/static-asset.ts). The
+ * files are @graphql-yoga/render-graphiql's own (its CSS, its JS, Monaco's editor workers, its icon), which it ships
+ * as strings to inline into one 9 MB page; they are taken out once per process, on the first page request, in a
+ * worker thread, so the 9 MB module is parsed and dropped there and this process keeps only the files (and their
+ * compressed forms). No file reaches another host; the page runs under a Content-Security-Policy of this origin only.
+ */
+export const GRAPHIQL_ASSETS = '/graphql/assets/';
+
+const OPTIONS = { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) };
+
+/** Monaco's inline styles, and the editor workers it starts from this origin (yoga's page made them blob URLs). */
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "worker-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Yoga's own rule for a GraphiQL request (its use-graphiql plugin), so /graphql hands it on to this page. */
+export const wantsGraphiQL = (ctx: Koa.Context): boolean =>
+  ctx.path === '/graphql' && ctx.method === 'GET' && (ctx.get('accept') ?? '').includes('text/html');
+
+interface Page {
+  shell: StaticAsset;
+  assets: Map<string, StaticAsset>;
+}
+
+type Parts = Record<'css' | 'js' | 'editorWorkerService' | 'jsonWorker' | 'graphqlWorker' | 'favicon', string>;
+
+/** The module's strings, read in a worker thread and handed over as bytes (the worker's heap goes with it). */
+function readParts(): Promise<Record<keyof Parts, Uint8Array>> {
+  const file = createRequire(import.meta.url).resolve('@graphql-yoga/render-graphiql/graphiql');
+  const source = `
+    const { parentPort, workerData } = require('node:worker_threads');
+    const m = require(workerData);
+    const out = {};
+    for (const k of ['css', 'js', 'editorWorkerService', 'jsonWorker', 'graphqlWorker', 'favicon']) out[k] = Buffer.from(m[k]);
+    parentPort.postMessage(out, Object.values(out).map((b) => b.buffer));`;
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(source, { eval: true, workerData: file });
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`GraphiQL's assets were not read (worker exited with ${code})`)));
+  });
+}
+
+async function buildPage(): Promise<Page> {
+  const parts = await readParts();
+  const text = (name: keyof Parts) => Buffer.from(parts[name].buffer, parts[name].byteOffset, parts[name].byteLength);
+  const assets = new Map<string, StaticAsset>();
+  const add = async (name: string, ext: string, type: string, body: Buffer | string): Promise<string> => {
+    const file = `${name}.${contentHash(body)}.${ext}`;
+    assets.set(file, await staticAsset(body, type, 'immutable'));
+    return GRAPHIQL_ASSETS + file;
+  };
+  const js = 'text/javascript; charset=utf-8';
+  const icon = /^data:([^;]+);base64,(.*)$/s.exec(text('favicon').toString('latin1'));
+  const [css, main, editor, json, graphql, favicon] = await Promise.all([
+    add('graphiql', 'css', 'text/css; charset=utf-8', text('css')),
+    add('graphiql', 'js', js, text('js')),
+    add('editor.worker', 'js', js, text('editorWorkerService')),
+    add('json.worker', 'js', js, text('jsonWorker')),
+    add('graphql.worker', 'js', js, text('graphqlWorker')),
+    icon ? add('favicon', 'ico', icon[1]!, Buffer.from(icon[2]!, 'base64')) : undefined,
+  ]);
+  // Set before GraphiQL's script runs; it renders once the document is parsed (no inline script under the CSP).
+  const init = `self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: (_id, label) => (${JSON.stringify({ editorWorkerService: editor, json, graphql })})[label] };
+addEventListener('DOMContentLoaded', () => YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), ${JSON.stringify(OPTIONS)}));
+`;
+  const start = await add('init', 'js', js, init);
+  const shell = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <title>${OPTIONS.title}</title>
+${favicon ? `    <link rel="icon" href="${favicon}">\n` : ''}    <link rel="stylesheet" href="${css}">
+    <script src="${start}"></script>
+    <script src="${main}"></script>
+  </head>
+  <body id="body" class="no-focus-outline">
+    <noscript>You need to enable JavaScript to run this app.</noscript>
+    <div id="root"></div>
+  </body>
+</html>
+`;
+  return { shell: await staticAsset(shell, 'text/html; charset=utf-8', 'revalidate'), assets };
+}
+
+/** The shell at `GET /graphql` (HTML) and its files; anything else under /graphql/assets/ is left to the 404. */
+export function graphiqlPage(): Koa.Middleware {
+  let page: Promise<Page> | undefined;
+  const load = () => {
+    page ??= buildPage().catch((e: unknown) => {
+      page = undefined; // a failed build is retried by the next request
+      throw e;
+    });
+    return page;
+  };
+  return async (ctx, next) => {
+    if (wantsGraphiQL(ctx)) {
+      ctx.state.route = '/graphql'; // the metrics' and log's route template
+      return sendAsset(ctx, (await load()).shell, { 'Content-Security-Policy': CSP, 'Referrer-Policy': 'no-referrer' });
+    }
+    if (!ctx.path.startsWith(GRAPHIQL_ASSETS) || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    const asset = (await load()).assets.get(ctx.path.slice(GRAPHIQL_ASSETS.length));
+    if (!asset) return next();
+    ctx.state.route = `${GRAPHIQL_ASSETS}:asset`;
+    sendAsset(ctx, asset, { 'Content-Security-Policy': CSP });
+  };
+}
