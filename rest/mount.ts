@@ -6,6 +6,7 @@ import type { KillSwitch } from '../src/domain/operator/kill-switch.ts';
 import { TokenBuckets } from '../src/domain/platform/rate-limit.ts';
 import type { PlatformGate } from '../src/domain/platform/request-auth.ts';
 import type { ServiceUrls } from '../src/domain/organization/bootstrap.ts';
+import type { ClientAddresses } from '../src/http/client-address.ts';
 import type { Metrics } from '../src/metrics.ts';
 import { tokenRoutes } from './dashboard/tokens.ts';
 import { errorEnvelope } from './http/envelope.ts';
@@ -46,6 +47,8 @@ export interface RestOptions {
   urls: () => ServiceUrls;
   specVersion: string;
   metrics: Metrics;
+  /** The per-address keys of request buckets (src/http/client-address.ts). */
+  clientAddresses: ClientAddresses;
 }
 
 /** Mounts route declarations under a prefix. */
@@ -94,7 +97,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...handoffIssuerRoutes(deps),
   ];
   // Partner connect (pk_live_): its own pipeline, mounted before Surface B's; documented with Surface B.
-  const connect = connectRouter(deps, opts.gate);
+  const connect = connectRouter(deps, opts.gate, opts.clientAddresses);
   const service = serviceRoutes(opts.db, {
     urls: opts.urls,
     surfaceA,

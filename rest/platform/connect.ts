@@ -16,6 +16,7 @@ import {
   refuseJoinIdempotencyKey,
 } from '../../src/domain/connect/session.ts';
 import { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
+import type { ClientAddresses } from '../../src/http/client-address.ts';
 import { type PlatformGate, selectBrand } from '../../src/domain/platform/request-auth.ts';
 import { classifyKey } from '../../src/domain/token/key-kind.ts';
 import { authenticatePublishableKey } from '../../src/domain/token/platform-token.ts';
@@ -48,7 +49,7 @@ const ALLOWED_HEADERS = 'Authorization, Content-Type, Connect-Session, Idempoten
 const EXPOSED_HEADERS = 'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Idempotent-Replayed';
 const PREFLIGHT_MAX_AGE_S = 600;
 
-export function connectRouter(deps: Deps, gate: PlatformGate) {
+export function connectRouter(deps: Deps, gate: PlatformGate, addresses: ClientAddresses) {
   const origins = new ConnectOrigins(deps);
   const limits = deps.config.connectRateLimits;
   const now = () => deps.clock.now().getTime();
@@ -77,7 +78,7 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
         'Partner connect takes a publishable key (pk_live_); a secret key must never reach a browser',
       );
     }
-    const ip = perIp.take(`ip:${ctx.ip}`);
+    const ip = perIp.take(`ip:${addresses.requestKey(ctx.req)}`);
     const caller = await authenticatePublishableKey(deps, key, asOf);
     const rateLimit = perKey.take(caller.tokenId);
     setRateLimitHeaders(ctx, rateLimit.remaining <= ip.remaining ? rateLimit : ip);

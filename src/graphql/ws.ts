@@ -1,4 +1,3 @@
-import type { Server } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Context } from 'graphql-ws';
@@ -6,6 +5,7 @@ import { getOperationAST, GraphQLError, type ExecutionArgs } from 'graphql';
 import { isAsyncIterable } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
 import { isDomainError } from '../domain/errors.ts';
+import type { ApiServer } from '../http/server-limits.ts';
 import { newRequestId } from '../domain/id.ts';
 import { toGraphQLError, withRequestId } from './errors.ts';
 import type { GraphQLContext } from './context.ts';
@@ -151,8 +151,11 @@ function liveFrames(socket: WebSocket, id: string, query: string, args: Omit<Exe
   };
 }
 
-export function attachGraphQLWebSocket(server: Server, yoga: Yoga, path = '/graphql') {
-  const wss = new WebSocketServer({ server, path });
+export function attachGraphQLWebSocket(http: ApiServer, yoga: Yoga, path = '/graphql') {
+  // Upgrades come through the server's admission (src/http/server-limits.ts): an upgrade over the stream budget
+  // or its address's share is answered 503 there and never reaches `ws`.
+  const wss = new WebSocketServer({ noServer: true, path });
+  http.onUpgrade((req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)));
   let mask: ReturnType<typeof maskGraphQLError> | undefined;
   const disposable = useServer(
     {
