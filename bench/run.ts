@@ -210,6 +210,9 @@ async function startStack(kind: 'pglite' | 'postgres', databaseUrl?: string): Pr
     // The per-token rate limit would cap every run at 100 req/s; the benchmark measures the stack.
     RATE_LIMIT_PER_SECOND: '10000000',
     RATE_LIMIT_BURST: '10000000',
+    // Every load client is on 127.0.0.1: one address's connection shares would cap the benchmark, not the stack.
+    HTTP_MAX_CONNECTIONS_PER_ADDRESS: '1000',
+    HTTP_MAX_STREAMS_PER_ADDRESS: '10000',
   });
   const app = await buildApp(config);
   await app.start();

@@ -14,8 +14,7 @@ import { createLogger } from './logger.ts';
 import { Metrics } from './metrics.ts';
 import { metricsListener } from '../rest/operator/metrics.ts';
 import { buildServices, type Services } from './runtime/services.ts';
-import { answerClientError } from '../rest/http/client-error.ts';
-import { clientAddresses } from './http/client-address.ts';
+import { answerClientError, overCapacity } from '../rest/http/client-error.ts';
 import { createApiServer, isClientAbort, type ApiServer } from './http/server-limits.ts';
 import { envelopeKindOf, writeError } from '../rest/http/envelope.ts';
 import { requestContext } from '../rest/http/request-id.ts';
@@ -71,7 +70,13 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const koa = new Koa({ proxy: false });
   // koa.callback() composes the middleware present when called: resolve it lazily.
   let handler: ReturnType<Koa['callback']> | undefined;
-  const http = createApiServer(config.http, log, (req, res) => (handler ??= koa.callback())(req, res));
+  const http = createApiServer(
+    config.http,
+    services.clientAddresses,
+    log,
+    (req, res) => (handler ??= koa.callback())(req, res),
+    overCapacity,
+  );
   http.server.on('clientError', answerClientError(log));
   const { server } = http;
   const app: App = {
@@ -93,7 +98,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   koa.use(requestContext(log, metrics));
   // The one per-address policy of this process (src/http/client-address.ts). Each request carries its client's key,
   // computed only when asked for: failed-authentication throttling spends from that address's bucket.
-  const addresses = clientAddresses(config.clientAddress);
+  const addresses = services.clientAddresses;
   koa.use((ctx, next) => {
     let key: string | undefined;
     ctx.state.client = () => (key ??= addresses.requestKey(ctx.req));
@@ -113,7 +118,14 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     });
   }
   koa.use(graphqlRoute(yoga, http, config));
-  mountRest(koa, deps, { db, killSwitch: services.killSwitch, gate, metrics, urls: () => app.urls, specVersion: SPEC_VERSION });
+  mountRest(koa, deps, {
+    db,
+    killSwitch: services.killSwitch,
+    gate,
+    metrics,
+    urls: () => app.urls,
+    specVersion: SPEC_VERSION,
+  });
   const metricsServer = config.metricsListen ? createServer(metricsListener(metrics)) : undefined;
 
   let started = false;
@@ -124,7 +136,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
     await runtime.start();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(config.port, config.host, () => resolve());
+      server.listen({ port: config.port, host: config.host, backlog: config.http.listenBacklog }, () => resolve());
     });
     started = true;
     if (metricsServer && config.metricsListen) {
@@ -136,7 +148,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       const bound = metricsServer.address() as AddressInfo;
       app.metricsUrl = `http://${host.includes(':') ? `[${host}]` : host}:${bound.port}/metrics`;
     }
-    if (serves) ws = attachGraphQLWebSocket(server, yoga, addresses, { publicOrigin: config.publicOrigin });
+    if (serves) ws = attachGraphQLWebSocket(http, yoga, addresses, { publicOrigin: config.publicOrigin });
     const { port } = server.address() as AddressInfo;
     app.urls = urlsFor(config.publicOrigin ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`);
     if (config.bootstrap) app.credentials = await bootstrapIfEmpty(deps, app.urls);

@@ -80,6 +80,8 @@ const Env = z.object({
   // One remote address's share of each connection budget (docs/security.md); TRUSTED_PROXIES are exempt.
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().positive().default(100),
   HTTP_MAX_STREAMS_PER_ADDRESS: z.coerce.number().int().positive().default(1_000),
+  // Connections the kernel holds before the server accepts them (capped by net.core.somaxconn); Node's 511 reset a burst.
+  HTTP_LISTEN_BACKLOG: z.coerce.number().int().positive().default(4_096),
   /** IPv6 clients are grouped by this prefix length for every per-address share and bucket (one subscriber usually holds a /64). */
   IPV6_ADDRESS_PREFIX: z.coerce.number().int().min(32).max(128).default(64),
   /** Comma-separated CIDRs (or bare addresses) of reverse proxies whose Forwarded / X-Forwarded-For is believed. */
@@ -352,6 +354,8 @@ export interface HttpLimits {
   maxConnectionsPerAddress: number;
   /** One remote address's share of maxStreams. */
   maxStreamsPerAddress: number;
+  /** The listen backlog: connections completed by the kernel, waiting to be accepted (a burst of connects). */
+  listenBacklog: number;
 }
 
 /** The operations engine (src/domain/operation/engine.ts). */
@@ -460,6 +464,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxStreams: e.HTTP_MAX_STREAMS,
       maxConnectionsPerAddress: e.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
       maxStreamsPerAddress: e.HTTP_MAX_STREAMS_PER_ADDRESS,
+      listenBacklog: e.HTTP_LISTEN_BACKLOG,
     },
     operations: {
       worker: e.OPERATIONS_WORKER ?? true,

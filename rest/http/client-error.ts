@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { DomainError } from '../../src/domain/errors.ts';
 import { envelopeKindOf, errorBody } from './envelope.ts';
 import { newRequestId } from '../../src/domain/id.ts';
+import type { Refusal } from '../../src/http/server-limits.ts';
 
 /**
  * Requests Node's HTTP parser refuses before any handler runs: headers over
@@ -43,3 +44,18 @@ export function answerClientError(log: Logger) {
 }
 
 const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+/**
+ * The 503 of a connection refused for its budget or its address's share (src/http/server-limits.ts), in the
+ * envelope of the path it asked for (`/` when refused before asking: Surface A's), with a Request-Id; GraphQL's
+ * error shape on `/graphql`, like the refusal of an SSE stream there. The server adds Retry-After and closes.
+ */
+export function overCapacity(path: string): Refusal {
+  const requestId = newRequestId();
+  const error = new DomainError('service_unavailable', 'Too many connections from this address or to this server; retry later');
+  const body =
+    path.split('?')[0] === '/graphql'
+      ? { errors: [{ message: error.message, extensions: { code: error.code, request_id: requestId } }] }
+      : errorBody(envelopeKindOf(path), error, requestId);
+  return { headers: { 'Content-Type': 'application/json; charset=utf-8', 'Request-Id': requestId }, body: JSON.stringify(body) };
+}

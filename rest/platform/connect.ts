@@ -16,6 +16,7 @@ import {
   refuseJoinIdempotencyKey,
 } from '../../src/domain/connect/session.ts';
 import { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
+import type { ClientAddresses } from '../../src/http/client-address.ts';
 import { type PlatformGate, selectBrand } from '../../src/domain/platform/request-auth.ts';
 import { classifyKey } from '../../src/domain/token/key-kind.ts';
 import { authenticatePublishableKey } from '../../src/domain/token/platform-token.ts';
@@ -71,7 +72,7 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
         'Partner connect takes a publishable key (pk_live_); a secret key must never reach a browser',
       );
     }
-    const ip = perIp.take(`ip:${ctx.ip}`);
+    const ip = perIp.take(`ip:${(ctx.state.client as () => string)()}`);
     const caller = await authenticatePublishableKey(deps, key, asOf, ctx.state.client);
     const rateLimit = perKey.take(caller.tokenId);
     setRateLimitHeaders(ctx, rateLimit.remaining <= ip.remaining ? rateLimit : ip);

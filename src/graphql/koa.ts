@@ -48,7 +48,7 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
     ctx.state.route = '/graphql'; // the metrics' and log's route template
     // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
     // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
-    if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom()) {
+    if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom(ctx.req.socket)) {
       ctx.status = 503;
       ctx.body = {
         errors: [

@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Context } from 'graphql-ws';
@@ -7,6 +7,7 @@ import { isAsyncIterable } from 'graphql-yoga';
 import type { WebSocket } from 'ws';
 import { isDomainError } from '../domain/errors.ts';
 import { crossOriginRefusal } from '../http/cors.ts';
+import type { ApiServer } from '../http/server-limits.ts';
 import { newRequestId } from '../domain/id.ts';
 import type { ClientKey } from '../domain/token/failed-authentication.ts';
 import type { ClientAddresses } from '../http/client-address.ts';
@@ -155,13 +156,15 @@ function liveFrames(socket: WebSocket, id: string, query: string, args: Omit<Exe
 }
 
 export function attachGraphQLWebSocket(
-  server: Server,
+  http: ApiServer,
   yoga: Yoga,
   addresses: ClientAddresses,
   opts: { publicOrigin?: string; path?: string } = {},
 ) {
+  // Upgrades come through the server's admission (src/http/server-limits.ts): an upgrade over the stream budget
+  // or its address's share is answered 503 there and never reaches `ws`.
   const wss = new WebSocketServer({
-    server,
+    noServer: true,
     path: opts.path ?? '/graphql',
     // Same-origin (src/http/cors.ts): a browser on another site never opens a stream with a key it holds; the
     // handshake is refused 403 before the upgrade. Clients without `Origin` (servers, the CLI) are not browsers.
@@ -171,6 +174,7 @@ export function attachGraphQLWebSocket(
       else done(true);
     },
   });
+  http.onUpgrade((req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)));
   let mask: ReturnType<typeof maskGraphQLError> | undefined;
   const disposable = useServer(
     {

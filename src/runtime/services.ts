@@ -12,6 +12,7 @@ import { PlatformGate } from '../domain/platform/request-auth.ts';
 import { replayHandlers } from '../domain/webhook/replay.ts';
 import { FailedAuthentication } from '../domain/token/failed-authentication.ts';
 import { CredentialCache } from '../domain/token/credential-cache.ts';
+import { type ClientAddresses, clientAddresses } from '../http/client-address.ts';
 import { startMaintenance } from '../workers/maintenance.ts';
 import { OperationsRunner } from '../workers/operations.ts';
 import { WebhookWorker } from '../workers/webhook-delivery.ts';
@@ -25,6 +26,8 @@ export interface Services {
   stream: EventStream;
   operations: OperationsRunner;
   webhooks: WebhookWorker;
+  /** The one per-address key function (connection shares, request buckets), built once per process from TRUSTED_PROXIES. */
+  clientAddresses: ClientAddresses;
   /** Starts and stops the services this process's role runs (ADR 0006). */
   runtime: Runtime;
 }
@@ -92,5 +95,15 @@ export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log'
     .add({ name: 'webhook delivery', start: () => webhooks.start(), stop: () => webhooks.stop() }, delivers)
     .add({ name: 'maintenance', start: () => void (maintenance = startMaintenance(deps)), stop: () => maintenance?.stop() }, background)
     .add({ name: 'operations', start: () => operations.start(), stop: () => operations.stop() }, background);
-  return { deps, killSwitch, gate, sequencer, stream, operations, webhooks, runtime };
+  return {
+    deps,
+    killSwitch,
+    gate,
+    sequencer,
+    stream,
+    operations,
+    webhooks,
+    clientAddresses: clientAddresses(config.clientAddress),
+    runtime,
+  };
 }

@@ -12,9 +12,12 @@ import {
   type GraphQLField,
   type GraphQLInputType,
 } from 'graphql';
+import { connect, type Socket } from 'node:net';
 import { describe, expect } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
 import { appTest, buildOrg, buildToken, rawRequest, type RawResponse, type TestApp } from '../support/kit.ts';
+import { EVENTS_SUBSCRIPTION, waitUntil } from '../support/stream-client.ts';
 
 /**
  * Fuzz: malformed requests generated from the OpenAPI documents and the
@@ -42,6 +45,10 @@ const test = appTest({
     surfaceARateLimitBurst: wide,
     surfaceARateLimitPerSecond: wide,
     createRateLimit: wide,
+    // Small shares, so the connection churn below crosses them; 127.0.0.1 (this file's own requests) is a trusted
+    // proxy, exempt from any share, so the churn's addresses are the only ones with one.
+    http: { ...loadConfig({}).http, maxConnectionsPerAddress: 6, maxStreamsPerAddress: 4 },
+    clientAddress: { trustedProxies: ['127.0.0.1'], ipv6PrefixLength: 64 },
   },
 });
 /** The file's app, for the tests and helpers below. */
@@ -619,4 +626,63 @@ describe('fuzz', () => {
     },
     TIMEOUT_MS,
   );
+
+  test('connection churn across the per-address shares: every connection is answered or refused with 503, none hangs, and every count is released', async () => {
+    const kinds = ['idle', 'plain', 'sse', 'upgrade', 'garbage', 'partial'] as const;
+    const action = fc.record({ address: fc.constantFrom('127.0.0.2', '127.0.0.3', '127.0.0.4'), kind: fc.constantFrom(...kinds) });
+    const sse = JSON.stringify({ query: EVENTS_SUBSCRIPTION });
+    const requests: Record<(typeof kinds)[number], string> = {
+      idle: '',
+      plain: 'GET /v1/platform/events HTTP/1.1\r\nHost: x\r\n\r\n',
+      sse: `POST /graphql HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${credentials.platform}\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${sse.length}\r\n\r\n${sse}`,
+      upgrade:
+        'GET /graphql HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n',
+      garbage: 'HELLO THERE\r\n\r\n',
+      partial: 'GET /api/scopes HTTP/1.1\r\nHost: x\r\n',
+    };
+    const expected: Record<(typeof kinds)[number], RegExp | null> = {
+      idle: null,
+      plain: /^HTTP\/1\.1 (401|503) /,
+      sse: /^HTTP\/1\.1 (200|503) /,
+      upgrade: /^HTTP\/1\.1 (101|503) /,
+      garbage: /^HTTP\/1\.1 (400|503) /,
+      partial: null,
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 30 }), async (actions) => {
+        const sockets: Socket[] = [];
+        const problems: string[] = [];
+        try {
+          for (const { address, kind } of actions) {
+            const socket = connect({ port: Number(new URL(t.origin).port), host: '127.0.0.1', localAddress: address });
+            sockets.push(socket);
+            let data = '';
+            let closed = false;
+            socket.on('data', (d) => (data += d));
+            socket.on('error', () => {});
+            socket.once('close', () => (closed = true));
+            await new Promise((r) => socket.once('connect', r));
+            if (requests[kind]) socket.write(requests[kind]);
+            const pattern = expected[kind];
+            if (!pattern) continue;
+            await waitUntil(() => data.includes('\r\n\r\n') || closed, `an answer to ${kind} from ${address}`, 10_000);
+            const head = data.slice(0, data.indexOf('\r\n\r\n'));
+            if (!pattern.test(head)) problems.push(`${kind} from ${address}: ${JSON.stringify(head.slice(0, 200))}`);
+            else if (head.startsWith('HTTP/1.1 503') && !/\r\nRetry-After: 1\r\n/i.test(head))
+              problems.push(`${kind} from ${address}: 503 without Retry-After`);
+          }
+        } finally {
+          for (const s of sockets) s.destroy();
+        }
+        expect(problems).toEqual([]);
+        // Every socket's count is given back exactly once, whatever path it took (plain, undecided, upgraded, SSE, refused).
+        await waitUntil(
+          () => t.app.connections.streams === 0 && t.app.connections.addresses === 0,
+          () => `the churn's connections released: ${JSON.stringify(t.app.connections)}`,
+          10_000,
+        );
+      }),
+      { seed: SEED, numRuns: 12, endOnFailure: true },
+    );
+  }, 120_000);
 });

@@ -188,18 +188,19 @@ describe('live streams', () => {
     const client = wsClient(t, `Bearer ${a.token}`);
     const ws = await subscribeLive(t, client);
 
-    // Idle keep-alive connections (one request each), until the server refuses more.
+    // Idle keep-alive connections (one request each), until the server refuses more: 503 with Retry-After, closed.
     const held: RawConnection[] = [];
     let refused = 0;
     for (let i = 0; i < limits.maxConnections + 5; i++) {
       const c = await raw();
       c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-      const answered = await Promise.race([
-        waitUntil(() => c.received().includes('\r\n\r\n'), 'an answer', 5000).then(() => true),
-        c.closed(5000).then(() => false),
-      ]);
-      if (answered) held.push(c);
-      else refused++;
+      await waitUntil(() => c.received().includes('\r\n\r\n'), 'an answer', 5000);
+      if (c.received().startsWith('HTTP/1.1 200')) held.push(c);
+      else {
+        expect(c.received()).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n[\s\S]*Retry-After: 1\r\n/);
+        await c.closed(5000);
+        refused++;
+      }
     }
     expect(held.length).toBeLessThanOrEqual(limits.maxConnections);
     expect(refused).toBeGreaterThanOrEqual(5);
