@@ -76,7 +76,7 @@ describe('GraphiQL: a small shell and hashed, compressed, immutable files', () =
       expect(plain.headers['cache-control'], file).toBe('public, max-age=31536000, immutable');
       expect(plain.headers['content-encoding'], file).toBeUndefined();
       total += plain.body.length;
-      if (file.endsWith('.ico')) continue;
+      if (file.endsWith('.ico') || plain.body.length < 1024) continue; // too small to gain from compression
       const br = await get(t.origin, file, { 'accept-encoding': 'gzip, deflate, br' });
       expect(br.headers['content-encoding'], file).toBe('br');
       expect(br.headers.vary, file).toMatch(/accept-encoding/i);
