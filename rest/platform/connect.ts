@@ -16,7 +16,6 @@ import {
   refuseJoinIdempotencyKey,
 } from '../../src/domain/connect/session.ts';
 import { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
-import type { ClientAddresses } from '../../src/http/client-address.ts';
 import { type PlatformGate, selectBrand } from '../../src/domain/platform/request-auth.ts';
 import { classifyKey } from '../../src/domain/token/key-kind.ts';
 import { authenticatePublishableKey } from '../../src/domain/token/platform-token.ts';
