@@ -47,7 +47,7 @@ export function serviceRoutes(db: Database, docs: ServiceDocuments): RouteDef[] 
         title: 'Platform API, Surface A (scope executor)',
         version: docs.specVersion,
         description:
-          'Scope registry, scope executor, smoke test and units. Token management lives at the dashboard base URL. 429 rate_limited (a token bucket per token, with Retry-After and RateLimit-* headers) is an extension to the spec, which lists 400, 401 and 403.',
+          'Scope registry, scope executor, smoke test and units. Token management lives at the dashboard base URL. 429 rate_limited (a bucket per token and one per organization, with Retry-After and RateLimit-* headers) is an extension to the spec, which lists 400, 401 and 403.',
         serverUrl: docs.urls().base_url,
         errorSchema: ErrorResponse,
       },
