@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import type Koa from 'koa';
 import { contentHash, sendAsset, staticAsset, type StaticAsset } from '../http/static-asset.ts';
 
@@ -7,9 +8,9 @@ import { contentHash, sendAsset, staticAsset, type StaticAsset } from '../http/s
  * GraphiQL at `GET /graphql` (Accept: text/html): a shell of under 1 KB and its files under `/graphql/assets/`, named
  * by content hash, so a browser fetches each once a year and revalidates nothing (src/http/static-asset.ts). The
  * files are @graphql-yoga/render-graphiql's own (its CSS, its JS, Monaco's editor workers, its icon), which it ships
- * as strings to inline into one 9 MB page; they are taken out once per process, on the first page request, in a
- * worker thread, so the 9 MB module is parsed and dropped there and this process keeps only the files (and their
- * compressed forms). No file reaches another host; the page runs under a Content-Security-Policy of this origin only.
+ * as strings to inline into one 9 MB page; they are taken out once per process, on the first page request, by a
+ * child process, so the 9 MB module is parsed there and this process keeps only the files (and their compressed
+ * forms). No file reaches another host; the page runs under a Content-Security-Policy of this origin only.
  */
 export const GRAPHIQL_ASSETS = '/graphql/assets/';
 
@@ -38,28 +39,50 @@ interface Page {
   assets: Map<string, StaticAsset>;
 }
 
-type Parts = Record<'css' | 'js' | 'editorWorkerService' | 'jsonWorker' | 'graphqlWorker' | 'favicon', string>;
+const PARTS = ['css', 'js', 'editorWorkerService', 'jsonWorker', 'graphqlWorker', 'favicon'] as const;
+type Part = (typeof PARTS)[number];
 
-/** The module's strings, read in a worker thread and handed over as bytes (the worker's heap goes with it). */
-function readParts(): Promise<Record<keyof Parts, Uint8Array>> {
+/**
+ * The module's strings, read in a child process that writes their lengths (one JSON line) then their bytes: the 9 MB
+ * module is parsed there and its memory goes back to the system when the child exits (a worker thread's would stay
+ * in this process's heap arenas).
+ */
+async function readParts(): Promise<Record<Part, Buffer>> {
   const file = createRequire(import.meta.url).resolve('@graphql-yoga/render-graphiql/graphiql');
   const source = `
-    const { parentPort, workerData } = require('node:worker_threads');
-    const m = require(workerData);
-    const out = {};
-    for (const k of ['css', 'js', 'editorWorkerService', 'jsonWorker', 'graphqlWorker', 'favicon']) out[k] = Buffer.from(m[k]);
-    parentPort.postMessage(out, Object.values(out).map((b) => b.buffer));`;
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(source, { eval: true, workerData: file });
-    worker.once('message', resolve);
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`GraphiQL's assets were not read (worker exited with ${code})`)));
+    const m = require(process.argv[1]);
+    const parts = ${JSON.stringify(PARTS)}.map((k) => Buffer.from(m[k]));
+    process.stdout.write(JSON.stringify(parts.map((b) => b.length)) + '\\n');
+    for (const b of parts) process.stdout.write(b);`;
+  const child = spawn(process.execPath, ['-e', source, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // Copied straight into one buffer of the announced size: no list of chunks joined at the end.
+  let head = Buffer.alloc(0);
+  let lengths: number[] | undefined;
+  let all = Buffer.alloc(0);
+  let filled = 0;
+  child.stdout.on('data', (chunk: Buffer) => {
+    if (!lengths) {
+      head = Buffer.concat([head, chunk]);
+      const newline = head.indexOf(10);
+      if (newline < 0) return;
+      lengths = JSON.parse(head.subarray(0, newline).toString()) as number[];
+      all = Buffer.allocUnsafe(lengths.reduce((a, b) => a + b, 0));
+      chunk = head.subarray(newline + 1);
+    }
+    filled += chunk.copy(all, filled);
   });
+  const [code] = (await once(child, 'close')) as [number | null];
+  if (code !== 0 || !lengths || filled !== all.length) throw new Error(`GraphiQL's files were not read (exit code ${code})`);
+  let at = 0;
+  const out = {} as Record<Part, Buffer>;
+  PARTS.forEach((k, i) => {
+    out[k] = all.subarray(at, (at += lengths![i]!));
+  });
+  return out;
 }
 
 async function buildPage(): Promise<Page> {
   const parts = await readParts();
-  const text = (name: keyof Parts) => Buffer.from(parts[name].buffer, parts[name].byteOffset, parts[name].byteLength);
   const assets = new Map<string, StaticAsset>();
   const add = async (name: string, ext: string, type: string, body: Buffer | string): Promise<string> => {
     const file = `${name}.${contentHash(body)}.${ext}`;
@@ -67,13 +90,13 @@ async function buildPage(): Promise<Page> {
     return GRAPHIQL_ASSETS + file;
   };
   const js = 'text/javascript; charset=utf-8';
-  const icon = /^data:([^;]+);base64,(.*)$/s.exec(text('favicon').toString('latin1'));
+  const icon = /^data:([^;]+);base64,(.*)$/s.exec(parts.favicon.toString('latin1'));
   const [css, main, editor, json, graphql, favicon] = await Promise.all([
-    add('graphiql', 'css', 'text/css; charset=utf-8', text('css')),
-    add('graphiql', 'js', js, text('js')),
-    add('editor.worker', 'js', js, text('editorWorkerService')),
-    add('json.worker', 'js', js, text('jsonWorker')),
-    add('graphql.worker', 'js', js, text('graphqlWorker')),
+    add('graphiql', 'css', 'text/css; charset=utf-8', parts.css),
+    add('graphiql', 'js', js, parts.js),
+    add('editor.worker', 'js', js, parts.editorWorkerService),
+    add('json.worker', 'js', js, parts.jsonWorker),
+    add('graphql.worker', 'js', js, parts.graphqlWorker),
     icon ? add('favicon', 'ico', icon[1]!, Buffer.from(icon[2]!, 'base64')) : undefined,
   ]);
   // Set before GraphiQL's script runs; it renders once the document is parsed (no inline script under the CSP).

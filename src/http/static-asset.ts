@@ -6,8 +6,8 @@ import type Koa from 'koa';
 /**
  * The one way the unauthenticated pages (/docs, /console, GraphiQL) serve their files (docs/security.md,
  * "Unauthenticated pages and assets"): every file is read and compressed once (brotli and gzip, on libuv's thread
- * pool, never on the event loop) and kept, so a request only picks the encoding its `Accept-Encoding` allows and
- * writes a Buffer it shares with every other request. Each encoding has its own strong ETag and a matching
+ * pool, never on the event loop, one at a time) and kept, so a request only picks the encoding its `Accept-Encoding`
+ * allows and writes a Buffer it shares with every other request. Each encoding has its own strong ETag and a matching
  * `If-None-Match` is 304. A file whose URL carries its content hash is `immutable` for a year; a page or a file
  * named without its hash (the console's modules import each other by name) is `no-cache`: revalidated every time.
  */
@@ -41,14 +41,23 @@ export async function staticAsset(content: Buffer | string, type: string, cachin
   const hash = contentHash(body);
   const bodies: StaticAsset['bodies'] = new Map([['identity', { body, etag: `"${hash}"` }]]);
   if (body.length >= MIN_COMPRESSED_BYTES && COMPRESSIBLE.test(type)) {
-    const [br, gz] = await Promise.all([
-      brotli(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
-      gzipped(body, { level: 6 }),
-    ]);
+    const br = await oneAtATime(() => brotli(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } }));
+    const gz = await oneAtATime(() => gzipped(body, { level: 6 }));
     if (br.length < body.length) bodies.set('br', { body: br, etag: `"${hash}-br"` });
     if (gz.length < body.length) bodies.set('gzip', { body: gz, etag: `"${hash}-gz"` });
   }
   return { type, caching, bodies };
+}
+
+/**
+ * Compressions run one at a time: each holds megabytes of window and hash tables, and a dozen at once (GraphiQL's
+ * files, a first load) grew the process by 50 MB that the allocator kept; one at a time, by a few MB.
+ */
+let compressing: Promise<unknown> = Promise.resolve();
+function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const run = compressing.then(work, work);
+  compressing = run.catch(() => undefined);
+  return run;
 }
 
 /** Answers `asset` (200 in the best encoding the client accepts, or 304); `headers` are the page's own (its CSP). */
