@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, Prisma, type Database } from '../../src/db/database.ts';
-import { inBackground } from '../../src/db/lane.ts';
-import { REQUESTS_PER_BACKGROUND } from '../../src/db/embedded-queue.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.ts';
 
 /**
@@ -43,17 +41,5 @@ describe(`transaction queue (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => 
     expect(order).toHaveLength(queued + 1);
     // Ready after the second transaction's start: it runs before the queue has emptied.
     expect(order.indexOf('io')).toBeLessThan(order.length - 1);
-  });
-
-  it.skipIf(onPostgres())('serves request queries before queued background work, and background keeps a bounded share', async () => {
-    const order: string[] = [];
-    const query = (name: string) => db.sql.rows({ name: 'q', text: 'SELECT 1' }, []).then(() => order.push(name));
-    const background = Array.from({ length: 3 }, (_, i) => inBackground(() => query(`b${i}`)));
-    const requests = Array.from({ length: 2 * REQUESTS_PER_BACKGROUND }, (_, i) => query(`r${i}`));
-    await Promise.all([...background, ...requests]);
-    // Background work queued first waits for the requests, but no more than REQUESTS_PER_BACKGROUND of them in a row.
-    expect(order.indexOf('b0')).toBe(REQUESTS_PER_BACKGROUND);
-    expect(order.indexOf('b1')).toBe(2 * REQUESTS_PER_BACKGROUND + 1);
-    expect(order.at(-1)).toBe('b2');
   });
 });
