@@ -9,7 +9,6 @@ import { PrismaClient, Prisma } from './generated/client.ts';
 import { applyMigrations, migrationsUpToDate } from './schema-engine.ts';
 import { pgSqlPort, pgliteSqlPort, tracedSqlPort, type SqlPort } from './sql-port.ts';
 import { PROBE_WRITE, readiness } from './readiness.ts';
-import { EmbeddedQueue } from './embedded-queue.ts';
 import { DEFAULT_GROUP_COMMIT, groupCommitPort, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 
@@ -166,23 +165,29 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined, groupi
     await lock?.release();
     throw err;
   });
-  // PGlite is one connection: concurrent interactive transactions fail with
-  // P2028 instead of queueing, so embedded mode runs every query and
-  // transaction through one queue, request work before background work
-  // (embedded-queue.ts). Prisma and the SQL port get a client whose own
-  // queries go through it; a transaction's statements run on its `tx`.
-  const queue = new EmbeddedQueue();
-  const serialize = <T>(fn: () => Promise<T>): Promise<T> => queue.run(fn);
-  const queued = {
-    query: ((...args: Parameters<PGlite['query']>) => serialize(() => client.query(...args))) as PGlite['query'],
-    exec: ((...args: Parameters<PGlite['exec']>) => serialize(() => client.exec(...args))) as PGlite['exec'],
-    transaction: ((fn: Parameters<PGlite['transaction']>[0]) => client.transaction(fn)) as PGlite['transaction'],
-  } as PGlite;
-  const factory: SqlMigrationAwareDriverAdapterFactory = new PrismaPGlite(queued);
+  const factory: SqlMigrationAwareDriverAdapterFactory = new PrismaPGlite(client);
   const prisma = new PrismaClient({ adapter: factory });
   const hooks = commitHooks(prisma);
+  // PGlite is one connection: concurrent interactive transactions fail with
+  // P2028 instead of queueing, so embedded mode runs them one at a time.
+  // PGlite also runs on this thread and its queue moves on promises alone:
+  // queued transactions would run back to back without a turn of the event
+  // loop, and I/O (requests arriving, responses and stream frames leaving,
+  // the reads a request makes before its transaction) would wait until the
+  // queue ran dry; a run handing on to its next step at its commit kept it
+  // full (bench/HISTORY.md, PGlite p99). Each transaction waits for pending
+  // I/O first.
+  let tail: Promise<unknown> = Promise.resolve();
+  let queued = 0;
+  const yieldToIo = () => new Promise<void>((resolve) => setImmediate(resolve));
+  const serialize = <T>(fn: () => Promise<T>): Promise<T> => {
+    queued++;
+    const run = tail.then(yieldToIo).then(fn);
+    tail = run.catch(() => {}).finally(() => queued--);
+    return run;
+  };
   const transaction = <T>(fn: (tx: Tx) => Promise<T>): Promise<T> => serialize(() => hooks.run(fn));
-  const sql = groupCommitPort(tracedSqlPort(pgliteSqlPort(queued, serialize)), grouping);
+  const sql = groupCommitPort(tracedSqlPort(pgliteSqlPort(client, serialize)), grouping);
   const { ready, storageFault } = readiness(
     async () => {
       await client.query('select 1');
@@ -205,7 +210,7 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined, groupi
     migrate: async () => ((await migrationsUpToDate(async (sql) => (await client.query(sql)).rows)) ? [] : applyMigrations(factory)),
     ready,
     storageFault,
-    stats: () => ({ queued: queue.queued, groupCommit: sql.groupStats }),
+    stats: () => ({ queued, groupCommit: sql.groupStats }),
     close: async () => {
       await prisma.$disconnect();
       await client.close();

@@ -1,5 +1,3 @@
-import { inBackground } from '../db/lane.ts';
-
 /**
  * The one background-loop primitive: `kick()` runs a pass now, or once more
  * right after the running one (kicks during a pass coalesce into one more
@@ -7,9 +5,7 @@ import { inBackground } from '../db/lane.ts';
  * an optional poll is the backstop for wake-ups that never came (another
  * process crashed, a NOTIFY was missed). A pass that throws ends the run and
  * is reported; the next kick or poll starts afresh. `stop()` waits for the
- * running pass; kicks after it are ignored. A `background` loop's passes, and
- * everything they start, wait behind request work for the embedded database
- * (src/db/lane.ts).
+ * running pass; kicks after it are ignored.
  */
 export class Loop {
   private running = false;
@@ -23,7 +19,6 @@ export class Loop {
   constructor(
     private readonly pass: () => Promise<boolean | void>,
     private readonly onError: (err: unknown) => void,
-    private readonly lane: 'request' | 'background' = 'request',
   ) {}
 
   /** Polls every `pollMs`: `poll` (default: a kick) decides whether there is anything to do. */
@@ -41,7 +36,7 @@ export class Loop {
       return;
     }
     this.running = true;
-    this.idle = this.lane === 'background' ? inBackground(() => this.run()) : this.run();
+    this.idle = this.run();
   }
 
   /** Runs a pass in `ms` (a wake-up at a known instant; the earliest of several requests wins). */

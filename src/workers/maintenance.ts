@@ -1,5 +1,4 @@
 import type { Deps } from '../domain/context.ts';
-import { inBackground } from '../db/lane.ts';
 import { purgeSpentHandoffs } from '../domain/connect/handoff.ts';
 import { purgeExpiredSessions } from '../domain/connect/session.ts';
 import { purgeExpiredIdempotencyRecords } from '../domain/idempotency/idempotency.ts';
@@ -13,7 +12,7 @@ import { pruneWebhookAttempts } from '../domain/webhook/retention.ts';
  * deletes of rows nobody reads any more).
  */
 export function startMaintenance(deps: Deps, intervalMs = 10 * 60_000): { stop(): void; runOnce(): Promise<void> } {
-  const purge = async () => {
+  const runOnce = async () => {
     try {
       const idempotency = await purgeExpiredIdempotencyRecords(deps);
       const windows = await purgeOldRateWindows(deps);
@@ -26,7 +25,6 @@ export function startMaintenance(deps: Deps, intervalMs = 10 * 60_000): { stop()
       deps.log.warn({ err }, 'maintenance failed; will retry');
     }
   };
-  const runOnce = () => inBackground(purge);
   const timer = setInterval(() => void runOnce(), intervalMs);
   timer.unref();
   return { stop: () => clearInterval(timer), runOnce };

@@ -7,7 +7,6 @@ import type { Operation } from '../db/generated/client.ts';
 import { claimOperations, runClaimed, type OperationHandler } from '../domain/operation/engine.ts';
 import { OPERATIONS_CHANNEL } from '../domain/operation/operation.ts';
 import { PgListener } from '../domain/listener.ts';
-import { inBackground } from '../db/lane.ts';
 
 /**
  * The operations worker of one process: claims due operations and runs up to
@@ -74,8 +73,7 @@ export class OperationsRunner {
     this.kicked = true;
     setImmediate(() => {
       this.kicked = false;
-      // Background work (src/db/lane.ts): the runs it starts inherit the lane.
-      void inBackground(() => this.fill()).catch((err) => this.deps.log.error({ err }, 'operations worker failed'));
+      void this.fill().catch((err) => this.deps.log.error({ err }, 'operations worker failed'));
     });
   }
 

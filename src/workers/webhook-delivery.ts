@@ -28,7 +28,6 @@ export class WebhookWorker {
   private readonly loop = new Loop(
     () => this.pass(),
     (err) => this.deps.log.error({ err }, 'webhook worker pass failed; the poll timer will retry'),
-    'background',
   );
   /** Set by every wake-up except a finished attempt, which only frees a slot. */
   private fanOutDue = true;

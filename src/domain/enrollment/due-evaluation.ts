@@ -118,7 +118,6 @@ export class StandingScheduler {
   private readonly loop = new Loop(
     () => this.pass(),
     (err) => this.deps.log.error({ err }, 'standing evaluation poll failed'),
-    'background',
   );
 
   constructor(
