@@ -45,6 +45,8 @@ const test = appTest({
     surfaceARateLimitBurst: wide,
     surfaceARateLimitPerSecond: wide,
     createRateLimit: wide,
+    organizationRateLimit: { perSecond: wide, burst: wide },
+    authFailureRateLimit: { perSecond: wide, burst: wide },
     // Small shares, so the connection churn below crosses them; 127.0.0.1 (this file's own requests) is a trusted
     // proxy, exempt from any share, so the churn's addresses are the only ones with one.
     http: { ...loadConfig({}).http, maxConnectionsPerAddress: 6, maxStreamsPerAddress: 4 },

@@ -17,6 +17,7 @@ const test = appTest({
     surfaceARateLimitBurst: wide,
     surfaceARateLimitPerSecond: wide,
     createRateLimit: wide,
+    organizationRateLimit: { perSecond: wide, burst: wide },
   },
 });
 

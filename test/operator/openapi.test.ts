@@ -26,7 +26,7 @@ describe('openapi', () => {
   test('GET /api/openapi.json is a valid OpenAPI 3.1 document for spec version 0.3.3', async () => {
     expect(doc.openapi).toMatch(/^3\.1\./);
     expect(doc.info.version).toBe('0.3.3');
-    expect(doc.servers).toEqual([{ url: `${t.origin}/api` }]);
+    expect(doc.servers).toEqual([{ url: `${t.origin}/api`, 'x-internal': true }]);
     await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
   });
 
@@ -82,7 +82,7 @@ describe('dashboard and operations document', () => {
     const res = await t.http.get('/openapi.json');
     expect(res.status).toBe(200);
     await expect(SwaggerParser.validate(structuredClone(res.body))).resolves.toBeTruthy();
-    expect(res.body.servers).toEqual([{ url: t.origin }]);
+    expect(res.body.servers).toEqual([{ url: t.origin, 'x-internal': true }]);
     const ops = operations(res.body).map(([method, path, op]) => `${method} ${path} ${JSON.stringify(op.security)}`);
     expect(ops.sort()).toEqual(
       [

@@ -39,6 +39,7 @@ const MAX_VOUCHED = 100_000;
  */
 export class FailedAuthentication {
   private readonly buckets: TokenBuckets;
+  private readonly limit: { burst: number };
   /** Hash of a key that authenticated → until when it is vouched for (Map order: oldest first). */
   private readonly vouched = new Map<string, number>();
 
@@ -47,6 +48,7 @@ export class FailedAuthentication {
     private readonly now: () => number,
   ) {
     this.buckets = new TokenBuckets(limit.perSecond, limit.burst, now, 'address');
+    this.limit = limit;
   }
 
   async guard<T>(client: ClientKey | undefined, presented: string, authenticate: () => Promise<T>): Promise<T> {
@@ -56,8 +58,10 @@ export class FailedAuthentication {
     const wait = address === undefined ? 0 : this.buckets.wait(address);
     const hash = hashSecret(presented);
     if (wait > 0 && !this.isVouched(hash)) {
+      // `limit` makes the answer carry RateLimit-* like every other 429 (the OpenAPI documents require them).
       throw new DomainError('rate_limited', `Too many failed authentications from this address; retry after ${wait} s`, null, {
         retry_after: wait,
+        limit: this.limit.burst,
       });
     }
     try {
