@@ -60,7 +60,10 @@ export function buildGuideSite(dir = DOCS_DIR): GuideSite {
   const nav = navigation(rendered);
   for (const r of rendered) {
     const html = layout({ title: r.title, body: r.html, nav: nav(r.page), css: css.url, script: script.url, index: indexJson.url });
-    files.set(pageUrl(r.page), once(() => staticAsset(html, 'text/html; charset=utf-8', 'revalidate')));
+    files.set(
+      pageUrl(r.page),
+      once(() => staticAsset(html, 'text/html; charset=utf-8', 'revalidate')),
+    );
   }
   return { files };
 }
@@ -81,7 +84,11 @@ function resolveLink(dir: string, pages: string[], page: string, target: string,
   const file = join(dir, resolved);
   if (!TYPES[extname(resolved)] || !existsSync(file) || !statSync(file).isFile()) return null;
   const url = `/docs/${resolved}`;
-  if (!files.has(url)) files.set(url, once(() => staticAsset(readFileSync(file), TYPES[extname(resolved)]!, 'revalidate')));
+  if (!files.has(url))
+    files.set(
+      url,
+      once(() => staticAsset(readFileSync(file), TYPES[extname(resolved)]!, 'revalidate')),
+    );
   return url;
 }
 
@@ -104,7 +111,12 @@ function searchEntries(url: string, title: string, html: string): SearchEntry[] 
   return entries;
 }
 
-const decode = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+const decode = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&');
 
 /**
  * The search, run in the browser over the index (and by the test over the same index): every word of the query
@@ -116,7 +128,10 @@ export function searchIndex(index: SearchEntry[], query: string): SearchEntry[] 
   if (!words.length) return [];
   const hits = index.filter((e) => words.every((w) => e.text.includes(w) || e.title.toLowerCase().includes(w)));
   const inTitle = (e: SearchEntry) => words.some((w) => e.title.toLowerCase().includes(w));
-  return hits.filter(inTitle).concat(hits.filter((e) => !inTitle(e))).slice(0, 30);
+  return hits
+    .filter(inTitle)
+    .concat(hits.filter((e) => !inTitle(e)))
+    .slice(0, 30);
 }
 
 function browserScript(): string {

@@ -64,7 +64,9 @@ export function renderMarkdown(markdown: string, options: RenderOptions): Render
       while (end < lines.length && lines[end]!.startsWith('|')) rows.push(cells(lines[end++]!));
       const [head, , ...body] = rows;
       const row = (cols: string[], tag: string) => `<tr>${cols.map((c) => `<${tag}>${inline(c)}</${tag}>`).join('')}</tr>`;
-      out.push(`<div class="table"><table><thead>${row(head!, 'th')}</thead><tbody>${body.map((r) => row(r, 'td')).join('')}</tbody></table></div>`);
+      out.push(
+        `<div class="table"><table><thead>${row(head!, 'th')}</thead><tbody>${body.map((r) => row(r, 'td')).join('')}</tbody></table></div>`,
+      );
       text.push(rows.flat().map(plainText).join(' '));
       i = end;
       continue;
@@ -150,9 +152,9 @@ export function slug(text: string): string {
 /** Inline markup: code spans first (their content is literal), then images, links, bold and italic. */
 function renderInline(source: string, options: RenderOptions): string {
   const codes: string[] = [];
-  let s = source.replace(/`([^`]+)`/g, (_, code: string) => `\u0000${codes.push(`<code>${escapeHtml(code)}</code>`) - 1}\u0000`);
+  let s = source.replace(/`([^`]+)`/g, (_, code: string) => `\uE000${codes.push(`<code>${escapeHtml(code)}</code>`) - 1}\uE000`);
   s = escapeHtml(s);
-  s = s.replace(/!\[([^\]]*)\]\(([^)\s]+)\)/g, (whole, alt: string, target: string) => {
+  s = s.replace(/!\[([^\]]*)\]\(([^)\s]+)\)/g, (_, alt: string, target: string) => {
     const url = options.link(unescapeHtml(target));
     return url ? `<img src="${escapeHtml(url)}" alt="${alt}" loading="lazy">` : alt;
   });
@@ -164,7 +166,7 @@ function renderInline(source: string, options: RenderOptions): string {
   });
   s = s.replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>');
   s = s.replace(/(^|[^*\w])\*([^*\s][^*]*)\*(?!\w)/g, '$1<em>$2</em>');
-  return s.replace(/\u0000(\d+)\u0000/g, (_, n: string) => codes[Number(n)]!);
+  return s.replace(/\uE000(\d+)\uE000/g, (_, n: string) => codes[Number(n)]!);
 }
 
 /** What a reader sees of inline markup, for titles, anchors and the search index. */
@@ -179,4 +181,9 @@ export function escapeHtml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-const unescapeHtml = (s: string) => s.replace(/&quot;/g, '"').replace(/&gt;/g, '>').replace(/&lt;/g, '<').replace(/&amp;/g, '&');
+const unescapeHtml = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&gt;/g, '>')
+    .replace(/&lt;/g, '<')
+    .replace(/&amp;/g, '&');

@@ -1,5 +1,5 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPersistentDatabase, onPostgres, type PersistentDatabase } from '../support/kit.ts';
 import { type ServerProcess, spawnServer } from '../support/ops-process.ts';
@@ -47,7 +47,7 @@ describe('the docs', () => {
     const db: Record<string, string> = database.databaseUrl
       ? { DATABASE_URL: database.databaseUrl, BOOTSTRAP: '1', WEBHOOK_ALLOW_LOOPBACK: '1' }
       : { DATA_DIR: database.dataDir };
-    server = await spawnServer({ PORT: '0', BOOTSTRAP_FILE: credentials, ...db });
+    server = await spawnServer({ PORT: '0', BOOTSTRAP_FILE: credentials, ...db }, 110_000); // start-up is seconds; a loaded CI machine may take a minute
   }, 120_000);
 
   afterAll(async () => {
@@ -108,7 +108,8 @@ describe('the docs', () => {
   }
 });
 
-const where = (page: string, block: DocBlock, line: number) => `${page}: block ${block.index} (line ${block.line}), command at line ${line}:`;
+const where = (page: string, block: DocBlock, line: number) =>
+  `${page}: block ${block.index} (line ${block.line}), command at line ${line}:`;
 
 /** The keys of a JSON value, recursively (arrays by their first element): what a sample must agree on with the real thing. */
 function shape(value: unknown): unknown {

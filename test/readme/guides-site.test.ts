@@ -22,7 +22,9 @@ test('every page under docs/ is served at its URL, rendered, under the reference
     expect(res.headers.get('content-security-policy')).toMatch(CSP);
     expect(res.headers.get('cache-control')).toBe('no-cache');
     const title = /^# (.*)$/m.exec(readFileSync(join(DOCS_DIR, page), 'utf8'))![1]!.replace(/`/g, '');
-    expect(res.text, page).toContain(`<title>${title.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')} · Platform API</title>`);
+    expect(res.text, page).toContain(
+      `<title>${title.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;')} · Platform API</title>`,
+    );
     expect(res.text).not.toMatch(/<script>|<script [^>]*>[^<]/); // nothing inline: the CSP would refuse it
     expect(res.text).not.toContain('docs-test:'); // the docs test's markers are comments, never shown
   }
@@ -45,7 +47,9 @@ test('the search box searches an index of every section, served beside the page:
   const index = (await app.http.get(indexUrl)).body as SearchEntry[];
   const hits = searchIndex(index, 'Retry-After clamped');
   expect(hits[0]?.url).toBe('/docs/guides/webhooks#webhook-delivery');
-  expect(searchIndex(index, 'waiting_reason funding_required').map((h) => h.url)).toContain('/docs/concepts/operations#why-an-operation-waits');
+  expect(searchIndex(index, 'waiting_reason funding_required').map((h) => h.url)).toContain(
+    '/docs/concepts/operations#why-an-operation-waits',
+  );
   expect(searchIndex(index, 'no-such-word-anywhere')).toEqual([]);
 });
 
