@@ -98,7 +98,8 @@ function searchEntries(url: string, title: string, html: string): SearchEntry[] 
   const parts = html.split(/(?=<h[2-6] id=")/);
   for (const part of parts) {
     const heading = /^<h[2-6] id="([^"]+)">([\s\S]*?)<\/h[2-6]>/.exec(part);
-    const text = decode(part.replace(/<[^>]+>/g, ' '))
+    // Prose and tables, not the code blocks: their long JSON outputs would double the index and match everything.
+    const text = decode(part.replace(/<pre>[\s\S]*?<\/pre>/g, ' ').replace(/<[^>]+>/g, ' '))
       .replace(/\s+/g, ' ')
       .trim();
     if (!text) continue;

@@ -16,17 +16,11 @@ export interface Rendered {
   html: string;
   /** The first `# ` heading's text. */
   title: string;
-  /** Every heading below the title: its level, anchor id and text, for the search index. */
-  headings: { level: number; id: string; text: string }[];
-  /** The page's text without markup, paragraph by paragraph, for the search index. */
-  text: string;
 }
 
 export function renderMarkdown(markdown: string, options: RenderOptions): Rendered {
   const lines = markdown.replace(/<!--[\s\S]*?-->\n?/g, '').split('\n');
   const out: string[] = [];
-  const text: string[] = [];
-  const headings: Rendered['headings'] = [];
   const ids = new Map<string, number>();
   let title = '';
   const inline = (s: string) => renderInline(s, options);
@@ -39,7 +33,6 @@ export function renderMarkdown(markdown: string, options: RenderOptions): Render
       const code = lines.slice(i + 1, end).join('\n');
       const lang = fence[1] ? ` class="language-${escapeHtml(fence[1])}"` : '';
       out.push(`<pre><code${lang}>${escapeHtml(code)}</code></pre>`);
-      text.push(code);
       i = end + 1;
       continue;
     }
@@ -52,9 +45,7 @@ export function renderMarkdown(markdown: string, options: RenderOptions): Render
       ids.set(base, seen + 1);
       const id = seen ? `${base}-${seen}` : base;
       if (level === 1 && !title) title = plain;
-      else headings.push({ level, id, text: plain });
       out.push(`<h${level} id="${id}">${inline(heading[2]!)}</h${level}>`);
-      text.push(plain);
       i++;
       continue;
     }
@@ -67,7 +58,6 @@ export function renderMarkdown(markdown: string, options: RenderOptions): Render
       out.push(
         `<div class="table"><table><thead>${row(head!, 'th')}</thead><tbody>${body.map((r) => row(r, 'td')).join('')}</tbody></table></div>`,
       );
-      text.push(rows.flat().map(plainText).join(' '));
       i = end;
       continue;
     }
@@ -85,7 +75,6 @@ export function renderMarkdown(markdown: string, options: RenderOptions): Render
       }
       const tag = ordered ? 'ol' : 'ul';
       out.push(`<${tag}>${items.map((it) => `<li>${inline(it)}</li>`).join('')}</${tag}>`);
-      text.push(items.map(plainText).join(' '));
       i = end;
       continue;
     }
@@ -93,7 +82,6 @@ export function renderMarkdown(markdown: string, options: RenderOptions): Render
       const quoted: string[] = [];
       while (i < lines.length && lines[i]!.startsWith('>')) quoted.push(lines[i++]!.replace(/^>\s?/, ''));
       out.push(`<blockquote><p>${inline(quoted.join(' '))}</p></blockquote>`);
-      text.push(plainText(quoted.join(' ')));
       continue;
     }
     if (line.trim() === '') {
@@ -104,9 +92,8 @@ export function renderMarkdown(markdown: string, options: RenderOptions): Render
     while (i < lines.length && lines[i]!.trim() !== '' && !startsBlock(lines[i]!, lines[i + 1])) paragraph.push(lines[i++]!.trim());
     if (!paragraph.length) paragraph.push(lines[i++]!.trim()); // a line that only looked like a block's start
     out.push(`<p>${inline(paragraph.join(' '))}</p>`);
-    text.push(plainText(paragraph.join(' ')));
   }
-  return { html: out.join('\n'), title, headings, text: text.join('\n') };
+  return { html: out.join('\n'), title };
 }
 
 function startsBlock(line: string, next: string | undefined): boolean {
@@ -169,7 +156,7 @@ function renderInline(source: string, options: RenderOptions): string {
   return s.replace(/\uE000(\d+)\uE000/g, (_, n: string) => codes[Number(n)]!);
 }
 
-/** What a reader sees of inline markup, for titles, anchors and the search index. */
+/** What a reader sees of inline markup, for titles and anchors. */
 export function plainText(source: string): string {
   return source
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')

@@ -34,7 +34,7 @@ test('every page under docs/ is served at its URL, rendered, under the reference
   expect(webhooks.text).toMatch(/<table><thead><tr><th>Header<\/th>/);
   // The reference stays where it was.
   expect((await app.http.get('/docs')).text).toContain('swagger-ui-bundle.js');
-});
+}, 180_000); // each page is compressed on its first request: a few seconds in all, a minute on a loaded machine
 
 test('the search box searches an index of every section, served beside the page: a term finds its section', async ({ app }) => {
   const page = (await app.http.get('/docs/guides')).text;
@@ -51,7 +51,7 @@ test('the search box searches an index of every section, served beside the page:
     '/docs/concepts/operations#why-an-operation-waits',
   );
   expect(searchIndex(index, 'no-such-word-anywhere')).toEqual([]);
-});
+}, 120_000);
 
 test('every link between the pages resolves, to a page that has the anchor it names; images are served', async ({ app }) => {
   const broken: string[] = [];
@@ -81,7 +81,7 @@ test('every link between the pages resolves, to a page that has the anchor it na
   }
   expect(broken).toEqual([]);
   expect(links).toBeGreaterThan(100);
-});
+}, 120_000);
 
 test('a link to a file outside docs/ renders as its text, never as a link the server cannot answer', async ({ app }) => {
   const html = (await app.http.get('/docs/operating/performance')).text;
