@@ -47,8 +47,9 @@ describe('the docs', () => {
     const db: Record<string, string> = database.databaseUrl
       ? { DATABASE_URL: database.databaseUrl, BOOTSTRAP: '1', WEBHOOK_ALLOW_LOOPBACK: '1' }
       : { DATA_DIR: database.dataDir };
-    server = await spawnServer({ PORT: '0', BOOTSTRAP_FILE: credentials, ...db }, 110_000); // start-up is seconds; a loaded CI machine may take a minute
-  }, 120_000);
+    // Seconds on a quiet machine; a loaded one has taken minutes to load the database and start the server.
+    server = await spawnServer({ PORT: '0', BOOTSTRAP_FILE: credentials, ...db }, 180_000);
+  }, 240_000);
 
   afterAll(async () => {
     await server?.stop();
