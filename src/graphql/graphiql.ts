@@ -5,8 +5,9 @@ import type Koa from 'koa';
 import { contentHash, sendAsset, staticAsset, type StaticAsset } from '../http/static-asset.ts';
 
 /**
- * GraphiQL at `GET /graphql` (Accept: text/html): a shell of under 1 KB and its files under `/graphql/assets/`, named
- * by content hash, so a browser fetches each once a year and revalidates nothing (src/http/static-asset.ts). The
+ * GraphiQL at `GET /graphql` (Accept: text/html): a shell of about 2 KB (its key prompt included) and its files
+ * under `/graphql/assets/`, named by content hash, so a browser fetches each once a year and revalidates nothing
+ * (src/http/static-asset.ts). The
  * files are @graphql-yoga/render-graphiql's own (its CSS, its JS, Monaco's editor workers, its icon), which it ships
  * as strings to inline into one 9 MB page; they are taken out once per process, on the first page request, by a
  * child process, so the 9 MB module is parsed there and this process keeps only the files (and their compressed
