@@ -169,7 +169,12 @@ export async function invoke<P extends string, I extends z.ZodType, O extends z.
   const params = req.params ?? ({} as Record<P, string>);
   const call = () => ({ deps, caller, params, input: parseInput(action.input, req.input) });
   const { effect, outcome } = action;
-  if (effect.kind === 'read') return { value: await effect.run({ ...call(), db: deps.db.prisma }), outcome, replayed: false };
+  if (effect.kind === 'read')
+    return {
+      value: await confirmingAdmission(caller, () => effect.run({ ...call(), db: deps.db.prisma }), true),
+      outcome,
+      replayed: false,
+    };
   const target = action.params.length ? action.params.map((p) => params[p]).join('/') : undefined;
   const key = idempotencyOf(caller, action.name, target, req.input ?? {}, ctx.idempotencyKey);
   if (effect.kind === 'transaction') {
@@ -199,11 +204,24 @@ type Stored<T> = { value: T; outcome: Outcome };
 /**
  * A provisional caller (request-auth.ts) commits only if its admission held;
  * otherwise the transaction rolls back, the caller is confirmed outside it (a
- * refusal is thrown: nothing was changed) and the change runs once more.
+ * refusal is thrown: nothing was changed) and the change runs once more. A
+ * read (`afterRun`) runs beside the admission's freshness round trip instead
+ * of after it, so the two waits overlap: its value is answered only if the
+ * admission held, else the caller is confirmed and the read runs again.
  */
-async function confirmingAdmission<T>(caller: SurfaceBCaller, run: (beforeCommit?: () => Promise<void>) => Promise<T>): Promise<T> {
+async function confirmingAdmission<T>(
+  caller: SurfaceBCaller,
+  run: (beforeCommit?: () => Promise<void>) => Promise<T>,
+  afterRun = false,
+): Promise<T> {
   const held = caller.admissionHeld;
   if (!held || !caller.confirm) return run();
+  if (afterRun) {
+    const value = await run();
+    if (await held()) return value;
+    await caller.confirm();
+    return run();
+  }
   try {
     return await run(async () => {
       if (!(await held())) throw admissionChanged;
