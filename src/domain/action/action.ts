@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { namingKeys } from '../../db/group-commit.ts';
 import type { BatchSend } from '../../db/sql-port.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
@@ -108,7 +109,8 @@ export function batchedMutation<P extends string, I extends z.ZodType, O extends
     within?: <T>(deps: Deps, body: (hold: H) => Promise<T>) => Promise<T>;
     /**
      * Concurrent calls may share one database transaction and its commit (src/db/group-commit.ts): the run names, in
-     * its batches' `keys` and its result's, everything it locks, and is safe to run twice.
+     * its batches' `keys` (the first batch names at least one, or the call fails with GroupContractError) and its
+     * result's, everything it locks, and is safe to run twice.
      */
     group?: boolean;
     run: (call: BatchedCall<P, z.output<I>, H>) => Promise<BatchedRun<z.output<O>>>;
@@ -178,17 +180,18 @@ export async function invoke<P extends string, I extends z.ZodType, O extends z.
   const target = action.params.length ? action.params.map((p) => params[p]).join('/') : undefined;
   const key = idempotencyOf(caller, action.name, target, req.input ?? {}, ctx.idempotencyKey);
   if (effect.kind === 'transaction') {
-    const out = await runIdempotentValue(deps, key, (db) => effect.run({ ...call(), db }));
-    return { value: out.value, outcome, replayed: out.replayed };
+    const out = await runIdempotentValue<Stored<z.output<O>>>(deps, key, async (db) => ({ value: await effect.run({ ...call(), db }) }));
+    return { value: out.value.value, outcome: out.value.outcome ?? outcome, replayed: out.replayed };
   }
-  // The record stores the outcome beside the value: a replay answers as the first call did.
+  // A batched run's record stores its outcome beside the value: a replay answers as the first call did.
   const attempt = (hold: unknown) =>
     confirmingAdmission(caller, (beforeCommit) =>
       runIdempotentBatched<Stored<z.output<O>>>(
         deps,
         key,
         async (send) => {
-          const run = await effect.run({ ...call(), send, hold });
+          // A grouped run names its own keys (the key's record names its own beside them): group-commit.ts.
+          const run = await effect.run({ ...call(), send: effect.group ? namingKeys(send) : send, hold });
           return { ...run, value: { value: run.value, outcome: run.outcome ?? outcome } };
         },
         beforeCommit,
@@ -196,10 +199,11 @@ export async function invoke<P extends string, I extends z.ZodType, O extends z.
       ),
     );
   const out = await (effect.within ? effect.within(deps, attempt) : attempt(undefined));
-  return { ...out.value, replayed: out.replayed };
+  return { value: out.value.value, outcome: out.value.outcome ?? outcome, replayed: out.replayed };
 }
 
-type Stored<T> = { value: T; outcome: Outcome };
+/** Every action's idempotency record: its value, and its outcome when the run chose it (absent: the declared one). */
+type Stored<T> = { value: T; outcome?: Outcome };
 
 /**
  * A provisional caller (request-auth.ts) commits only if its admission held;
