@@ -210,8 +210,9 @@ type Stored<T> = { value: T; outcome?: Outcome };
  * otherwise the transaction rolls back, the caller is confirmed outside it (a
  * refusal is thrown: nothing was changed) and the change runs once more. A
  * read (`afterRun`) runs beside the admission's freshness round trip instead
- * of after it, so the two waits overlap: its value is answered only if the
- * admission held, else the caller is confirmed and the read runs again.
+ * of after it, so the two waits overlap: its value (or its error) is answered
+ * only if the admission held, else the caller is confirmed and the read runs
+ * again.
  */
 async function confirmingAdmission<T>(
   caller: SurfaceBCaller,
@@ -221,7 +222,14 @@ async function confirmingAdmission<T>(
   const held = caller.admissionHeld;
   if (!held || !caller.confirm) return run();
   if (afterRun) {
-    const value = await run();
+    let value: T;
+    try {
+      value = await run();
+    } catch (e) {
+      if (await held()) throw e;
+      await caller.confirm();
+      return run();
+    }
     if (await held()) return value;
     await caller.confirm();
     return run();
