@@ -586,14 +586,14 @@ export interface Subscription {
 }
 export interface Unit {
   caption: string;
-  createdAt: string;
+  createdAt: DateTime;
   id: string;
   livemode: boolean;
   productionId: string | null;
-  publishedAt: string | null;
+  publishedAt: DateTime | null;
   status: UnitStatus;
   type: string;
-  updatedAt: string;
+  updatedAt: DateTime;
 }
 export interface UnitPage {
   hasMore: boolean;
