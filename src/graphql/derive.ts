@@ -26,7 +26,7 @@ const defOf = (s: Shape) => (s as unknown as { _zod: { def: Def } })._zod.def;
 export const camel = (key: string) => key.replace(/[_[\]]+(\w)/g, (_m, c: string) => c.toUpperCase()).replace(/\W/g, '');
 
 interface Core {
-  /** The schema under its optional, nullable, default and describe wrappers (and a pipe's input: what is sent). */
+  /** The schema under its optional, nullable and default wrappers (of a pipe, the side the client sends or reads). */
   schema: Shape;
   nullable: boolean;
   optional: boolean;
@@ -35,7 +35,7 @@ interface Core {
 }
 
 /** Looks through the wrappers that do not change a value's kind, collecting what they say. */
-export function unwrap(s: Shape, io: 'input' | 'output' = 'output'): Core {
+function unwrap(s: Shape, io: 'input' | 'output' = 'output'): Core {
   let nullable = false;
   let optional = false;
   let timestamp = false;
@@ -131,6 +131,7 @@ const isDiscriminator = (key: string, s: Shape) => key === 'object' && defOf(unw
 
 export interface ObjectTypeOptions {
   description: string;
+  /** `Node` where `node(id:)` fetches the type (src/graphql/schema/node.ts); a tier_ or msr_ id is prefixed but has no lookup. */
   interfaces?: InterfaceRef<Types, unknown>[];
   /** Other zod objects of the same shape shown as this type (e.g. an event's and an operation's `subject`). */
   sameAs?: Shape[];
