@@ -26,6 +26,7 @@ export interface Brand {
   default: boolean;
   id: string;
   name: string;
+  organization: string;
   slug: string;
 }
 export interface ConnectConfig {

@@ -16,6 +16,7 @@ export const NoBrandInput = z.strictObject({});
 export const Brand = z.object({
   id: z.string().describe('prefix brand_'),
   object: z.literal('brand'),
+  organization: z.string().describe('prefix org_: the organization that owns it'),
   slug: z.string(),
   name: z.string(),
   default: z.boolean().describe('true on the oldest brand: the one selected when Service-Brand is absent'),
@@ -26,6 +27,7 @@ export type PublicBrand = z.output<typeof Brand>;
 const presentBrand = (b: BrandRow, defaultId: string | undefined): PublicBrand => ({
   id: b.id,
   object: 'brand',
+  organization: b.organizationId,
   slug: b.slug,
   name: b.name,
   default: b.id === defaultId,
