@@ -1,8 +1,9 @@
 import type { Deps } from '../domain/context.ts';
-import type { EventStream } from '../domain/event/stream.ts';
-import type { PlatformGate, SurfaceBCaller } from '../domain/platform/request-auth.ts';
+import type { EventStream } from '../runtime/event-stream.ts';
+import type { SurfaceBCaller } from '../domain/platform/request-auth.ts';
+import type { PlatformGate } from '../runtime/platform-gate.ts';
 import type { LiveDelivery } from './live.ts';
-import type { StreamGrant } from '../domain/platform/stream-authority.ts';
+import type { StreamGrant } from '../runtime/stream-authority.ts';
 
 /** Per-operation GraphQL context; built by the same pipeline as Surface B REST. */
 export interface GraphQLContext {

@@ -1,6 +1,6 @@
 import { execute, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { PublicEvent } from '../domain/event/event.ts';
-import type { StreamSink, StreamUntil, StreamView } from '../domain/event/stream.ts';
+import type { StreamSink, StreamUntil, StreamView } from '../runtime/event-stream.ts';
 import type { GraphQLContext } from './context.ts';
 
 /**
@@ -20,7 +20,7 @@ import type { GraphQLContext } from './context.ts';
 export interface LiveDelivery {
   view: StreamView<string>;
   sink: StreamSink<string>;
-  /** Ends the subscription when its access ends (src/domain/platform/stream-authority.ts), without a wrapper. */
+  /** Ends the subscription when its access ends (src/runtime/stream-authority.ts), without a wrapper. */
   until: StreamUntil;
   /** The subscription the events resolver made with this delivery: the transport holds it itself (src/graphql/ws.ts). */
   source?: AsyncIterator<never>;
