@@ -177,8 +177,8 @@ export async function invoke<P extends string, I extends z.ZodType, O extends z.
     return { value: out.value, outcome, replayed: out.replayed };
   }
   // The record stores the outcome beside the value: a replay answers as the first call did.
-  const attempt = (hold: unknown) =>
-    confirmingAdmission(caller, (beforeCommit) =>
+  const attempt = async (hold: unknown) => {
+    const out = await confirmingAdmission(caller, (beforeCommit) =>
       runIdempotentBatched<Stored<z.output<O>>>(
         deps,
         key,
@@ -190,6 +190,10 @@ export async function invoke<P extends string, I extends z.ZodType, O extends z.
         effect.group,
       ),
     );
+    // The runner announces what a committed run appended (the `onCommitted` port wakes the sequencer); a replay appended nothing.
+    if (out.appended) deps.sequencer.kick();
+    return out;
+  };
   const out = await (effect.within ? effect.within(deps, attempt) : attempt(undefined));
   return { ...out.value, replayed: out.replayed };
 }
