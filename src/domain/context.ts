@@ -4,7 +4,6 @@ import type { Config } from '../config.ts';
 import type { Database, Tx } from '../db/database.ts';
 import type { PrismaClient } from '../db/generated/client.ts';
 import type { Metrics } from '../metrics.ts';
-import type { FailedAuthentication } from './token/failed-authentication.ts';
 
 /**
  * What every domain function may use. src/runtime/services.ts builds it once per process; the process's long-running
@@ -35,9 +34,17 @@ export interface Deps {
   /** The `wakeDelivery` port: wakes the webhook delivery worker (absent where none runs); called after a retry commits. */
   webhooks?: { kick(): void };
   /** Failed-authentication throttling per client address; every authentication runs through it (absent: not throttled). */
-  failedAuthentication?: FailedAuthentication;
+  failedAuthentication?: AuthenticationThrottle;
   /** Cache of authenticated tokens and brands with cross-process invalidation (absent: every request reads the database). */
   credentials?: Credentials;
+}
+
+/** Failed-authentication throttling (src/domain/token/failed-authentication.ts `FailedAuthentication`). */
+export interface AuthenticationThrottle {
+  /** Runs one authentication; a failure spends from the client address's bucket (`client`: its key, computed when needed). */
+  guard<T>(client: (() => string) | undefined, presented: string, authenticate: () => Promise<T>): Promise<T>;
+  /** A key was just issued: it is vouched for (its first use is never throttled). */
+  issued(secret: string): void;
 }
 
 /**
