@@ -31,7 +31,7 @@ export interface Deps {
     /** A run slot of this process for an operation about to be enqueued (src/domain/operation/operation.ts `inlineSlots`); undefined when none is free or the worker is off. `handover`: the calling run's own slot, which its commit ends. */
     reserve(handover?: boolean): OperationSlot | undefined;
   };
-  /** The `wakeDelivery` port: wakes the webhook delivery worker (absent where none runs); called after a retry commits. */
+  /** The `wakeDelivery` port: wakes the webhook delivery worker (a no-op where none runs: a worker's poll finds the retry); called after a retry commits. */
   webhooks?: { kick(): void };
   /** Failed-authentication throttling per client address; every authentication runs through it (absent: not throttled). */
   failedAuthentication?: AuthenticationThrottle;
