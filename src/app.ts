@@ -15,6 +15,7 @@ import { Metrics } from './metrics.ts';
 import { metricsListener } from '../rest/operator/metrics.ts';
 import { buildServices, type Services } from './runtime/services.ts';
 import { answerClientError, overCapacity } from '../rest/http/client-error.ts';
+import { type ClientAddresses, clientAddresses } from './http/client-address.ts';
 import { createApiServer, isClientAbort, type ApiServer } from './http/server-limits.ts';
 import { envelopeKindOf, writeError } from '../rest/http/envelope.ts';
 import { requestContext } from '../rest/http/request-id.ts';
@@ -25,6 +26,8 @@ import { startTracing, tracing } from './tracing.ts';
 
 /** A process: its services (the operations worker is driven by tests with `operations.drain()`), Koa and the HTTP server. */
 export interface App extends Omit<Services, 'runtime'> {
+  /** The one per-address key function (connection shares, request buckets), built once per process from TRUSTED_PROXIES. */
+  clientAddresses: ClientAddresses;
   koa: Koa;
   server: Server;
   /** Open connections per budget (plain requests, live streams) and how many were refused. */
@@ -65,22 +68,18 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   const metrics = new Metrics(log);
   const { runtime, ...services } = buildServices({ db, clock: opts.clock ?? systemClock, config, log, metrics }, config);
   const { deps, gate, stream } = services;
+  const addresses = clientAddresses(config.clientAddress);
   const serves = config.role !== 'worker'; // a worker serves no request but the health probes (ADR 0006)
 
   const koa = new Koa({ proxy: false });
   // koa.callback() composes the middleware present when called: resolve it lazily.
   let handler: ReturnType<Koa['callback']> | undefined;
-  const http = createApiServer(
-    config.http,
-    services.clientAddresses,
-    log,
-    (req, res) => (handler ??= koa.callback())(req, res),
-    overCapacity,
-  );
+  const http = createApiServer(config.http, addresses, log, (req, res) => (handler ??= koa.callback())(req, res), overCapacity);
   http.server.on('clientError', answerClientError(log));
   const { server } = http;
   const app: App = {
     ...services,
+    clientAddresses: addresses,
     koa,
     server,
     connections: http.counts,
@@ -98,7 +97,6 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   koa.use(requestContext(log, metrics));
   // The one per-address policy of this process (src/http/client-address.ts). Each request carries its client's key,
   // computed only when asked for: failed-authentication throttling spends from that address's bucket.
-  const addresses = services.clientAddresses;
   koa.use((ctx, next) => {
     let key: string | undefined;
     ctx.state.client = () => (key ??= addresses.requestKey(ctx.req));

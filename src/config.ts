@@ -240,7 +240,7 @@ export type Config = {
    * write per event costs little when few sockets are written). DEFAULT_STREAM_BATCH_SUBSCRIBERS when left out.
    */
   eventStreamBatchSubscribers?: number;
-  /** Events queued for one live subscriber before it is ended as too slow (src/domain/event/stream.ts). */
+  /** Events queued for one live subscriber before it is ended as too slow (src/runtime/event-stream.ts). */
   streamMaxPending: number;
   idempotencyTtlSeconds: number;
   shutdownGraceMs: number;

@@ -4,7 +4,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Logger } from 'pino';
-import type { SpanAttributes, SpanHandle, SpanOptions, Tracing } from './tracing.ts';
+import type { SpanAttributes, SpanHandle, SpanOptions, Tracing } from './tracing-types.ts';
 
 /**
  * The OpenTelemetry side of src/tracing.ts, imported only when an OTLP

@@ -1,7 +1,8 @@
 import type { Context } from 'koa';
 import type { Deps } from '../../src/domain/context.ts';
 import { authenticateOperator } from '../../src/domain/operator/operator-token.ts';
-import { SetKillSwitchInput, type KillSwitch } from '../../src/domain/operator/kill-switch.ts';
+import { SetKillSwitchInput } from '../../src/domain/operator/kill-switch.ts';
+import type { KillSwitch } from '../../src/runtime/kill-switch.ts';
 import { ListInput, listOf } from '../../src/domain/action/list.ts';
 import {
   CreateOrganizationInput,

@@ -16,7 +16,8 @@ import {
   refuseJoinIdempotencyKey,
 } from '../../src/domain/connect/session.ts';
 import { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
-import { type PlatformGate, selectBrand } from '../../src/domain/platform/request-auth.ts';
+import { selectBrand } from '../../src/domain/platform/request-auth.ts';
+import type { PlatformGate } from '../../src/runtime/platform-gate.ts';
 import { classifyKey } from '../../src/domain/token/key-kind.ts';
 import { authenticatePublishableKey } from '../../src/domain/token/platform-token.ts';
 import { allowOrigin, answerPreflight } from '../../src/http/cors.ts';

@@ -2,7 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { Deps } from '../../src/domain/context.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, requestCost } from '../../src/domain/platform/rate-limit.ts';
-import type { PlatformGate } from '../../src/domain/platform/request-auth.ts';
+import type { PlatformGate } from '../../src/runtime/platform-gate.ts';
 import { bearer, readJsonBody } from '../http/body.ts';
 import { setRateLimitHeaders } from '../http/rate-limit.ts';
 

@@ -1,12 +1,14 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { Database } from '../db/database.ts';
+import type { Database, Tx } from '../db/database.ts';
+import type { PrismaClient } from '../db/generated/client.ts';
 import type { Metrics } from '../metrics.ts';
-import type { CredentialCache } from './token/credential-cache.ts';
-import type { FailedAuthentication } from './token/failed-authentication.ts';
 
-/** What every domain function may use. Transports build it once per process. */
+/**
+ * What every domain function may use. src/runtime/services.ts builds it once per process; the process's long-running
+ * services reach the domain only through the ports below (interfaces declared here, implemented in src/runtime).
+ */
 export interface Deps {
   db: Database;
   clock: Clock;
@@ -14,7 +16,7 @@ export interface Deps {
   log: Logger;
   /** The process's Prometheus metrics (src/metrics.ts); absent in one-off commands. */
   metrics?: Metrics;
-  /** Wakes the event sequencer; appendEvent calls it after commit. */
+  /** The `onCommitted` port: wakes the event sequencer (src/runtime/sequencer.ts) after a commit that appended events. */
   sequencer: { kick(): void };
   /**
    * The operations worker (src/workers/operations.ts): kicked after an operation is enqueued or woken, asked to look
@@ -29,12 +31,46 @@ export interface Deps {
     /** A run slot of this process for an operation about to be enqueued (src/domain/operation/operation.ts `inlineSlots`); undefined when none is free or the worker is off. `handover`: the calling run's own slot, which its commit ends. */
     reserve(handover?: boolean): OperationSlot | undefined;
   };
-  /** Wakes the webhook delivery worker (absent where none runs); called after a retry commits. */
+  /** The `wakeDelivery` port: wakes the webhook delivery worker (a no-op where none runs: a worker's poll finds the retry); called after a retry commits. */
   webhooks?: { kick(): void };
   /** Failed-authentication throttling per client address; every authentication runs through it (absent: not throttled). */
-  failedAuthentication?: FailedAuthentication;
+  failedAuthentication?: AuthenticationThrottle;
   /** Cache of authenticated tokens and brands with cross-process invalidation (absent: every request reads the database). */
-  credentials?: CredentialCache;
+  credentials?: Credentials;
+}
+
+/** Failed-authentication throttling (src/domain/token/failed-authentication.ts `FailedAuthentication`). */
+export interface AuthenticationThrottle {
+  /** Runs one authentication; a failure spends from the client address's bucket (`client`: its key, computed when needed). */
+  guard<T>(client: (() => string) | undefined, presented: string, authenticate: () => Promise<T>): Promise<T>;
+  /** A key was just issued: it is vouched for (its first use is never throttled). */
+  issued(secret: string): void;
+}
+
+/**
+ * The process's cache of authenticated keys and selected brands (src/runtime/credential-cache.ts), as the domain uses
+ * it: a lookup reads it once it is `fresh` as of the request's arrival, stores what it read under the generation it
+ * started in, and a credential change `announce`s itself from its transaction.
+ */
+export interface Credentials {
+  /** The generation a lookup runs under; pass it back to `storeToken`/`storeBrand`. */
+  readonly current: number;
+  /** True once every credential change committed before `asOf` (performance.now()) has been applied here. */
+  fresh(asOf: number): Promise<boolean>;
+  /** Called on every invalidation (other per-process caches drop what they hold). */
+  subscribe(fn: () => void): void;
+  token(hash: string, now: number): CachedToken | undefined;
+  storeToken(generation: number, hash: string, entry: Omit<CachedToken, 'cachedAt'>): void;
+  brand(key: string): Brand | undefined;
+  storeBrand(generation: number, key: string, brand: Brand): void;
+  announce(tx: Tx | PrismaClient): Promise<void>;
+}
+
+export interface CachedToken {
+  caller: KeyCaller;
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
+  cachedAt: number;
 }
 
 /** A reserved run slot: the operation is enqueued already leased to it and run right after its commit, or the slot is given back. */
@@ -59,6 +95,19 @@ export interface PlatformCaller {
   tokenId: string;
   /** Effective scopes: stored scopes with aliases resolved and implicit scopes added. */
   scopes: ReadonlySet<string>;
-  /** When the token stops working (null: never); an open stream ends then (src/domain/platform/stream-authority.ts). */
+  /** When the token stops working (null: never); an open stream ends then (src/runtime/stream-authority.ts). */
   expiresAt: Date | null;
+}
+
+/** An authenticated key (src/domain/token/platform-token.ts): its caller, what kind it is and (publishable) the brand it is bound to. */
+export interface KeyCaller extends PlatformCaller {
+  /** `secret`: sk_<KEY_BRAND>_live_, holds scopes. `publishable`: pk_live_, bound to one brand, no scopes (partner connect only). */
+  kind: 'secret' | 'publishable';
+  brandId: string | null;
+}
+
+export interface Brand {
+  id: string;
+  slug: string;
+  name: string;
 }

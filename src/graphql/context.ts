@@ -1,8 +1,8 @@
 import type { Deps } from '../domain/context.ts';
-import type { EventStream } from '../domain/event/stream.ts';
-import type { PlatformGate, SurfaceBCaller } from '../domain/platform/request-auth.ts';
-import type { LiveDelivery } from './live.ts';
-import type { StreamGrant } from '../domain/platform/stream-authority.ts';
+import type { EventStream, StreamSink, StreamUntil, StreamView } from '../runtime/event-stream.ts';
+import type { SurfaceBCaller } from '../domain/platform/request-auth.ts';
+import type { PlatformGate } from '../runtime/platform-gate.ts';
+import type { StreamGrant } from '../runtime/stream-authority.ts';
 
 /** Per-operation GraphQL context; built by the same pipeline as Surface B REST. */
 export interface GraphQLContext {
@@ -23,4 +23,14 @@ export interface GraphQLContext {
   idempotencyKey?: string;
   /** A keyed mutation replayed its stored answer: the HTTP response carries `Idempotent-Replayed: true` (src/graphql/koa.ts). */
   markReplayed(): void;
+}
+
+/** A graphql-ws subscription's multiplexed delivery (src/graphql/live.ts builds its view, src/graphql/ws.ts its sink). */
+export interface LiveDelivery {
+  view: StreamView<string>;
+  sink: StreamSink<string>;
+  /** Ends the subscription when its access ends (src/runtime/stream-authority.ts), without a wrapper. */
+  until: StreamUntil;
+  /** The subscription the events resolver made with this delivery: the transport holds it itself (src/graphql/ws.ts). */
+  source?: AsyncIterator<never>;
 }

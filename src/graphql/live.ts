@@ -1,6 +1,6 @@
 import { execute, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { PublicEvent } from '../domain/event/event.ts';
-import type { StreamSink, StreamUntil, StreamView } from '../domain/event/stream.ts';
+import type { StreamView } from '../runtime/event-stream.ts';
 import type { GraphQLContext } from './context.ts';
 
 /**
@@ -17,15 +17,6 @@ import type { GraphQLContext } from './context.ts';
  * its brand). Two subscribers share a payload only when a new request of
  * one would have returned the other's bytes.
  */
-export interface LiveDelivery {
-  view: StreamView<string>;
-  sink: StreamSink<string>;
-  /** Ends the subscription when its access ends (src/domain/platform/stream-authority.ts), without a wrapper. */
-  until: StreamUntil;
-  /** The subscription the events resolver made with this delivery: the transport holds it itself (src/graphql/ws.ts). */
-  source?: AsyncIterator<never>;
-}
-
 export function liveView(query: string, args: Omit<ExecutionArgs, 'rootValue'>): StreamView<string> {
   const caller = (args.contextValue as GraphQLContext).caller;
   const scope = `${caller.organization.id}\u0000${caller.brand?.id ?? ''}\u0000${[...caller.scopes].sort().join(' ')}`;

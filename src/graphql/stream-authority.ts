@@ -4,7 +4,7 @@ import type { GraphQLContext } from './context.ts';
 
 /**
  * Every GraphQL subscription (graphql-ws and SSE alike) ends when the access
- * that opened it ends (src/domain/platform/stream-authority.ts): the source
+ * that opened it ends (src/runtime/stream-authority.ts): the source
  * is returned and the stream fails with the DomainError a new request would
  * get. Each transport frames that ending its own way (src/graphql/ws.ts closes
  * the socket; SSE sends the error as a `next` event, then `complete`). A

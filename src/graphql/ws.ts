@@ -12,8 +12,8 @@ import { newRequestId } from '../domain/id.ts';
 import type { ClientKey } from '../domain/token/failed-authentication.ts';
 import type { ClientAddresses } from '../http/client-address.ts';
 import { toGraphQLError, withRequestId } from './errors.ts';
-import type { GraphQLContext } from './context.ts';
-import { liveView, type LiveDelivery } from './live.ts';
+import type { GraphQLContext, LiveDelivery } from './context.ts';
+import { liveView } from './live.ts';
 import { maskGraphQLError, type Yoga } from './yoga.ts';
 
 /**

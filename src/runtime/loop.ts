@@ -92,3 +92,22 @@ export class Loop {
     }
   }
 }
+
+/**
+ * A wake-up port for a loop built after its callers: the services wake each other in a circle (a commit wakes the
+ * sequencer, a sequenced batch wakes delivery, a delivery commits), so one of them is given a port at construction
+ * and the loop behind it is attached once, where the services are built (src/runtime/services.ts). A kick before the
+ * attachment, or with none (a role that does not run that loop), does nothing.
+ */
+export class Wake {
+  private target: (() => void) | undefined;
+
+  kick(): void {
+    this.target?.();
+  }
+
+  attach(target: () => void): void {
+    if (this.target) throw new Error('wake-up port attached twice');
+    this.target = target;
+  }
+}

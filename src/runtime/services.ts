@@ -3,20 +3,20 @@ import type { Deps } from '../domain/context.ts';
 import { distributionHandlers } from '../domain/distribution/handlers.ts';
 import { tierHandlers } from '../domain/program/tiers.ts';
 import { payoutHandlers } from '../domain/payout/payout.ts';
-import { StandingScheduler } from '../domain/enrollment/due-evaluation.ts';
-import { Sequencer } from '../domain/event/sequencer.ts';
-import { EventStream } from '../domain/event/stream.ts';
 import { LIVE_STATUSES } from '../domain/operation/operation.ts';
-import { KillSwitch } from '../domain/operator/kill-switch.ts';
-import { PlatformGate } from '../domain/platform/request-auth.ts';
 import { replayHandlers } from '../domain/webhook/replay.ts';
 import { FailedAuthentication } from '../domain/token/failed-authentication.ts';
-import { CredentialCache } from '../domain/token/credential-cache.ts';
-import { type ClientAddresses, clientAddresses } from '../http/client-address.ts';
 import { startMaintenance } from '../workers/maintenance.ts';
 import { OperationsRunner } from '../workers/operations.ts';
 import { WebhookWorker } from '../workers/webhook-delivery.ts';
+import { CredentialCache } from './credential-cache.ts';
+import { EventStream } from './event-stream.ts';
+import { KillSwitch } from './kill-switch.ts';
+import { Wake } from './loop.ts';
+import { PlatformGate } from './platform-gate.ts';
 import { Runtime } from './runtime.ts';
+import { Sequencer } from './sequencer.ts';
+import { StandingScheduler } from './standing-scheduler.ts';
 
 export interface Services {
   deps: Deps;
@@ -26,49 +26,60 @@ export interface Services {
   stream: EventStream;
   operations: OperationsRunner;
   webhooks: WebhookWorker;
-  /** The one per-address key function (connection shares, request buckets), built once per process from TRUSTED_PROXIES. */
-  clientAddresses: ClientAddresses;
   /** Starts and stops the services this process's role runs (ADR 0006). */
   runtime: Runtime;
 }
 
 /**
- * Builds the long-lived services and wires their wake-up ports: a commit kicks
- * the sequencer; a sequenced batch pulls the stream and kicks the webhook
- * fan-out; another process's NOTIFY (a position this process did not sequence)
- * kicks the fan-out too, so neither waits for its poll.
+ * Builds the long-lived services once, in dependency order, each given its
+ * ports at construction (docs/architecture.md, "Wiring"):
+ * - the sequencer is the domain's `onCommitted` port (`deps.sequencer`): a
+ *   commit that appended events kicks it;
+ * - a sequenced batch goes to the stream (`onSequenced`: the batch's read,
+ *   or a pull) and wakes the webhook fan-out; another process's NOTIFY (a
+ *   position this process did not sequence) wakes the fan-out too, so
+ *   neither waits for its poll;
+ * - delivery runs the domain, so it is built last, behind two wake-up ports
+ *   given to the rest before it exists: `fanOut` (events were sequenced) and
+ *   `wakeDelivery` (a retry committed; `deps.webhooks`). Where no delivery
+ *   runs (an API process, or the worker turned off) they stay unattached and
+ *   a retry is picked up by a worker's poll;
+ * - the operations runner is the domain's operations port for the
+ *   operations it runs itself and for every other caller (`deps.operations`).
  */
 export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log' | 'metrics'>, config: Config): Services {
   // Roles (ADR 0006): an API process runs no background loop, a worker serves no request but the health probes.
   const serves = config.role !== 'worker';
   const background = config.role !== 'api';
   const delivers = background && config.webhook.worker;
+  const fanOut = new Wake();
+  const wakeDelivery = new Wake();
+
   let sequencedHere = 0n;
-  const stream: EventStream = new EventStream(
-    base,
-    (position) => {
-      if (delivers && position > sequencedHere) webhooks.sequenced();
-    },
-    (): boolean => sequencer.sequencing,
-  );
-  const sequencer: Sequencer = new Sequencer(base, {
+  const stream = new EventStream(base, (position) => {
+    if (position > sequencedHere) fanOut.kick();
+  });
+  const sequencer = new Sequencer(base, {
     onSequenced: (max, read) => {
       sequencedHere = max;
       if (read) stream.sequenced(max, read.after, read.rows);
       else stream.pull(max);
-      if (delivers) webhooks.sequenced();
+      fanOut.kick();
     },
     readFrom: () => stream.readFrom(),
+    onBatchStart: () => stream.sequencerBusy(),
     onBatchEnd: () => stream.sequencerIdle(),
   });
   const credentials = new CredentialCache(base);
   const failedAuthentication = new FailedAuthentication(config.authFailureRateLimit, () => base.clock.now().getTime());
-  const deps: Deps = { ...base, sequencer, credentials, failedAuthentication };
+  const ports = { ...base, sequencer, credentials, failedAuthentication, webhooks: wakeDelivery };
+  const operations = new OperationsRunner(ports, [...distributionHandlers, ...tierHandlers, ...replayHandlers, ...payoutHandlers]);
+  const deps: Deps = { ...ports, operations };
   const webhooks = new WebhookWorker(deps);
-  // A retry requested on an API process is picked up by a worker's poll.
-  if (delivers) deps.webhooks = webhooks;
-  const operations = new OperationsRunner(deps, [...distributionHandlers, ...tierHandlers, ...replayHandlers, ...payoutHandlers]);
-  deps.operations = operations;
+  if (delivers) {
+    fanOut.attach(() => webhooks.sequenced());
+    wakeDelivery.attach(() => webhooks.kick());
+  }
   const killSwitch = new KillSwitch(deps);
   const gate = new PlatformGate(deps, killSwitch);
   const standing = new StandingScheduler(deps);
@@ -95,15 +106,5 @@ export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log'
     .add({ name: 'webhook delivery', start: () => webhooks.start(), stop: () => webhooks.stop() }, delivers)
     .add({ name: 'maintenance', start: () => void (maintenance = startMaintenance(deps)), stop: () => maintenance?.stop() }, background)
     .add({ name: 'operations', start: () => operations.start(), stop: () => operations.stop() }, background);
-  return {
-    deps,
-    killSwitch,
-    gate,
-    sequencer,
-    stream,
-    operations,
-    webhooks,
-    clientAddresses: clientAddresses(config.clientAddress),
-    runtime,
-  };
+  return { deps, killSwitch, gate, sequencer, stream, operations, webhooks, runtime };
 }

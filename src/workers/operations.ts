@@ -6,7 +6,7 @@ import { DEFAULT_OPERATIONS_CONCURRENCY } from '../config.ts';
 import type { Operation } from '../db/generated/client.ts';
 import { claimOperations, runClaimed, type OperationHandler } from '../domain/operation/engine.ts';
 import { OPERATIONS_CHANNEL } from '../domain/operation/operation.ts';
-import { PgListener } from '../domain/listener.ts';
+import { PgListener } from '../runtime/listener.ts';
 
 /**
  * The operations worker of one process: claims due operations and runs up to
@@ -49,10 +49,11 @@ export class OperationsRunner {
   private reserved = 0;
   private stopped = false;
 
-  constructor(
-    private readonly deps: Deps,
-    handlers: OperationHandler[],
-  ) {
+  /** What the operations it runs use: the process's ports, with this runner as their operations port. */
+  private readonly deps: Deps;
+
+  constructor(deps: Omit<Deps, 'operations'>, handlers: OperationHandler[]) {
+    this.deps = { ...deps, operations: this };
     this.handlers = new Map(handlers.map((h) => [h.kind, h]));
     this.changes.setMaxListeners(0);
     // Our own NOTIFY is already a local kick; a (re)connect may have missed some.

@@ -6,7 +6,7 @@ import type { PublicEvent } from '../../src/domain/event/event.ts';
 import { appTest, type TestApp, buildOrg, buildTenant, buildToken } from '../support/kit.ts';
 
 /**
- * Multiplexed fan-out (src/domain/event/stream.ts, src/graphql/live.ts):
+ * Multiplexed fan-out (src/runtime/event-stream.ts, src/graphql/live.ts):
  * subscribers that share organization, filter, document, variables and
  * authorization scope share one rendered payload per event, and nothing
  * else is shared: other organizations and filters never receive each

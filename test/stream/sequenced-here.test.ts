@@ -16,10 +16,7 @@ import { appendEvents, countingSubscriber, seqsOf, waitUntil } from '../support/
 const test = appTest({ config: { eventStreamPollMs: 3_600_000 } });
 
 /** Neither reading nor waiting out its batch window (a NOTIFY that raced the first read may have queued one more). */
-const settled = (stream: object) => {
-  const s = stream as { pulling: boolean; batchTimer?: unknown; pullAgain: boolean };
-  return !s.pulling && !s.batchTimer && !s.pullAgain;
-};
+const settled = (stream: { atRest: boolean }) => stream.atRest;
 
 describe('the stream and the sequencer of its process', () => {
   test('batches sequenced here reach the subscriber in seq order without a read of the stream itself', async ({ app: t }) => {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { expect, vi } from 'vitest';
 import { appendEvent } from '../../src/domain/event/event.ts';
-import { EVENTS_CHANNEL, SEQUENCER_LOCK_KEY } from '../../src/domain/event/sequencer.ts';
+import { EVENTS_CHANNEL, SEQUENCER_LOCK_KEY } from '../../src/runtime/sequencer.ts';
 import { onPostgres } from '../support/database.ts';
 import { waitUntil } from '../support/stream-client.ts';
 import { appTest, type TestApp, buildTenant } from '../support/kit.ts';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import type { PlatformRequestHeaders, SurfaceBCaller } from '../../src/domain/platform/request-auth.ts';
-import { StreamAuthority } from '../../src/domain/platform/stream-authority.ts';
+import { StreamAuthority } from '../../src/runtime/stream-authority.ts';
 import { waitUntil } from '../support/stream-client.ts';
 
 /** The recheck policy alone, against a scripted gate (the transports are covered in access-ends.test.ts). */

@@ -1,5 +1,6 @@
 import { type ApiError, errorBox, gql, KIND_LABEL, type Kind, kindOf, rest, session, whenCredentialEnds } from './api.ts';
 import { fill, formValues, h } from './dom.ts';
+import type { Ctx, View } from './view.ts';
 import { type SignedViewer, VIEWER } from './viewer.ts';
 import { entitiesView } from './views/entities.ts';
 import { feedView } from './views/feed.ts';
@@ -7,16 +8,6 @@ import { operationsView } from './views/operations.ts';
 import { operatorView } from './views/operator.ts';
 import { tokensView } from './views/tokens.ts';
 import { webhooksView } from './views/webhooks.ts';
-
-export interface Ctx {
-  viewer: SignedViewer | null;
-  /** Whether the platform token holds `scope`. */
-  has(scope: string): boolean;
-  signedIn(kind: Kind): boolean;
-}
-
-/** A view draws into `main`; what it returns is called when it is left (to stop its subscriptions). */
-export type View = (main: HTMLElement, ctx: Ctx, params: string[]) => void | (() => void);
 
 type Need = { scope: string } | { kind: Exclude<Kind, 'platform'> };
 const VIEWS: { path: string; label: string; need: Need; view: View }[] = [

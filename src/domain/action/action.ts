@@ -184,8 +184,8 @@ export async function invoke<P extends string, I extends z.ZodType, O extends z.
     return { value: out.value.value, outcome: out.value.outcome ?? outcome, replayed: out.replayed };
   }
   // A batched run's record stores its outcome beside the value: a replay answers as the first call did.
-  const attempt = (hold: unknown) =>
-    confirmingAdmission(caller, (beforeCommit) =>
+  const attempt = async (hold: unknown) => {
+    const out = await confirmingAdmission(caller, (beforeCommit) =>
       runIdempotentBatched<Stored<z.output<O>>>(
         deps,
         key,
@@ -198,6 +198,10 @@ export async function invoke<P extends string, I extends z.ZodType, O extends z.
         effect.group,
       ),
     );
+    // The runner announces what a committed run appended (the `onCommitted` port wakes the sequencer); a replay appended nothing.
+    if (out.appended) deps.sequencer.kick();
+    return out;
+  };
   const out = await (effect.within ? effect.within(deps, attempt) : attempt(undefined));
   return { value: out.value.value, outcome: out.value.outcome ?? outcome, replayed: out.replayed };
 }

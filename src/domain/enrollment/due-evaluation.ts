@@ -2,7 +2,6 @@ import { Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { lockEntity } from '../entity/entity.ts';
 import { evaluateEntityStanding, periodEnd, periodStart, type Trigger } from './standing.ts';
-import { Loop } from '../../runtime/loop.ts';
 import { accrueEntity, dueAccruals } from '../payout/ledger.ts';
 
 /**
@@ -107,37 +106,4 @@ export async function nextDueAt(deps: Deps): Promise<Date | null> {
     ) AS at`;
   const at = rows[0]?.at;
   return at ? new Date(at) : null;
-}
-
-/**
- * Evaluates what is due, then wakes at the next due instant when it comes
- * before the next poll; the poll (every `pollIntervalMs`) picks up changes
- * committed by another process and clocks that are not wall time.
- */
-export class StandingScheduler {
-  private readonly loop = new Loop(
-    () => this.pass(),
-    (err) => this.deps.log.error({ err }, 'standing evaluation poll failed'),
-  );
-
-  constructor(
-    private readonly deps: Deps,
-    private readonly pollIntervalMs = 1000,
-  ) {}
-
-  start(): void {
-    this.loop.start(this.pollIntervalMs);
-    this.loop.kick();
-  }
-
-  stop(): Promise<void> {
-    return this.loop.stop();
-  }
-
-  private async pass(): Promise<void> {
-    await runDueEvaluations(this.deps);
-    const next = await nextDueAt(this.deps);
-    const delay = next ? next.getTime() - this.deps.clock.now().getTime() : Number.POSITIVE_INFINITY;
-    if (delay < this.pollIntervalMs) this.loop.wakeIn(delay);
-  }
 }

@@ -135,7 +135,7 @@ export async function runIdempotentValue<T>(
 export interface BatchedResult<T> {
   value: T;
   finish: Prisma.Sql[];
-  /** Whether it appended events (the sequencer is woken after the commit). */
+  /** Whether it appended events (handed back after the commit: the action runner announces them). */
   appended: boolean;
   /** Runs once the transaction has committed (not on a replay), e.g. starting an operation leased to this process. */
   committed?: () => void;
@@ -161,7 +161,7 @@ export async function runIdempotentBatched<T>(
   beforeCommit?: () => Promise<void>,
   /** May share its commit with concurrent writers (src/db/group-commit.ts): the effect names its exclusive keys. */
   group = false,
-): Promise<{ value: T; replayed: boolean }> {
+): Promise<{ value: T; replayed: boolean; appended: boolean }> {
   const conflictCode: ConflictCode = 'idempotency_key_conflict';
   try {
     const result = await deps.db.sql.transaction(
@@ -184,13 +184,12 @@ export async function runIdempotentBatched<T>(
       },
       { group },
     );
-    if (result.appended) deps.sequencer.kick();
     result.committed?.();
-    return { value: result.value, replayed: false };
+    return { value: result.value, replayed: false, appended: result.appended };
   } catch (e) {
     if (!req) throw e;
     const earlier = await replay(deps, req, conflictCode);
-    if (earlier) return earlier as { value: T; replayed: true };
+    if (earlier) return { value: (earlier as { value: T }).value, replayed: true, appended: false };
     if (isUniqueViolation(e)) throw keyInUse(req);
     throw e;
   }

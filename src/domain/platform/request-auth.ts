@@ -1,12 +1,12 @@
 import type { Tx } from '../../db/database.ts';
-import type { Deps, PlatformCaller } from '../context.ts';
+import type { Brand, Deps, PlatformCaller } from '../context.ts';
 import { DomainError } from '../errors.ts';
-import type { KillSwitch } from '../operator/kill-switch.ts';
 import type { ClientKey } from '../token/failed-authentication.ts';
 import { authenticatePlatformKey } from '../token/authenticate.ts';
 import { classifyKey } from '../token/key-kind.ts';
 import { TokenBuckets, type RateLimitState } from './rate-limit.ts';
-import { StreamAuthority } from './stream-authority.ts';
+
+export type { Brand };
 
 /**
  * The Surface B request pipeline, shared by REST `/v1/platform` and GraphQL,
@@ -15,17 +15,11 @@ import { StreamAuthority } from './stream-authority.ts';
  * looked up, so an unauthenticated caller can never learn whether an object
  * exists.
  */
-export interface Brand {
-  id: string;
-  slug: string;
-  name: string;
-}
-
 export interface SurfaceBCaller extends PlatformCaller {
   brand: Brand;
   rateLimit: RateLimitState;
   /**
-   * Set on a provisional caller (`PlatformGate.authorizeProvisionally`):
+   * Set on a provisional caller (`PlatformGate.authorizeProvisionally`, src/runtime/platform-gate.ts):
    * resolves once its admission is known to hold as of the request's
    * arrival, else rejects with what `authorize` would have answered (401,
    * 503, ...). Memoized. Whoever holds such a caller awaits it before
@@ -46,71 +40,21 @@ export interface PlatformRequestHeaders {
   client?: ClientKey;
 }
 
-/** Process-wide state the pipeline consults: the kill switch, the per-token and per-organization buckets; and the open streams it admitted. */
-export class PlatformGate {
+/**
+ * What the pipeline consults besides the caller's headers: the kill switch and the per-token and per-organization
+ * buckets, process-wide state that src/runtime/platform-gate.ts holds.
+ */
+export interface Admission {
+  readonly killSwitch: { engaged(asOf?: number): Promise<boolean> };
   readonly buckets: TokenBuckets;
   /** One budget per organization across all its tokens (Surface A charges it too: rest/surface-a/auth.ts). */
   readonly organizations: TokenBuckets;
-  /** Open streams, each ended when its credentials would no longer be admitted. */
-  readonly streams: StreamAuthority;
-  constructor(
-    private readonly deps: Deps,
-    readonly killSwitch: KillSwitch,
-  ) {
-    const now = () => deps.clock.now().getTime();
-    this.buckets = new TokenBuckets(deps.config.rateLimitPerSecond, deps.config.rateLimitBurst, now);
-    const { perSecond, burst } = deps.config.organizationRateLimit;
-    this.organizations = new TokenBuckets(perSecond, burst, now, 'organization');
-    this.streams = new StreamAuthority(deps, this);
-  }
-
-  /** `cost`: what the request is charged in rate-limit tokens (requestCost of the list items it asks for). */
-  authorize(h: PlatformRequestHeaders, cost = 1): Promise<SurfaceBCaller> {
-    return authorizePlatformRequest(this.deps, this, h, cost, performance.now());
-  }
-
-  /**
-   * The same checks from the credential cache as it is now, without waiting
-   * for the freshness round trip (credential-cache.ts), which starts at once
-   * and runs beside the request's own work; `confirm` awaits it. If any
-   * change was applied meanwhile (the cache's generation moved) or the cache
-   * cannot be trusted, `confirm` authorizes the request again as of its
-   * arrival, uncharged, and rejects as `authorize` would have. For a write
-   * that checks `admissionHeld` before its commit (and otherwise rolls back,
-   * confirms and retries: a batched action, src/domain/action/action.ts): the round trip leaves its
-   * critical path.
-   */
-  async authorizeProvisionally(h: PlatformRequestHeaders, cost = 1): Promise<SurfaceBCaller> {
-    const cache = this.deps.credentials;
-    if (!cache) return this.authorize(h, cost);
-    const asOf = performance.now();
-    const generation = cache.current;
-    const fresh = cache.fresh(asOf);
-    const settled = () => fresh.then((ok) => ok && cache.current === generation);
-    let caller: SurfaceBCaller;
-    try {
-      // asOf -Infinity: whatever the cache holds now is fresh enough (still nothing while it is not listening).
-      caller = await authorizePlatformRequest(this.deps, this, h, cost, -Infinity);
-    } catch (e) {
-      // A refusal from stale state (a kill switch released before the request arrived) is not final.
-      if (await settled()) throw e;
-      return authorizePlatformRequest(this.deps, this, h, cost, asOf);
-    }
-    let held: Promise<boolean> | undefined;
-    const admissionHeld = () => (held ??= settled());
-    let confirmation: Promise<void> | undefined;
-    const confirm = () =>
-      (confirmation ??= admissionHeld().then(async (ok) => {
-        if (!ok) await authorizePlatformRequest(this.deps, this, h, 0, asOf);
-      }));
-    return { ...caller, confirm, admissionHeld };
-  }
 }
 
 /** `asOf`: one freshness point for the whole request; cached state must include every change committed before it (performance.now()). */
-async function authorizePlatformRequest(
+export async function authorizePlatformRequest(
   deps: Deps,
-  gate: PlatformGate,
+  gate: Admission,
   h: PlatformRequestHeaders,
   cost: number,
   asOf: number,

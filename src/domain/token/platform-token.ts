@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { PlatformToken } from '../../db/generated/client.ts';
-import type { Deps, PlatformCaller } from '../context.ts';
+import type { Deps, KeyCaller } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { ALL_SCOPES, effectiveScopes, isScope } from '../scope/catalogue.ts';
@@ -16,11 +16,7 @@ export type TokenStatus = 'active' | 'revoked' | 'expired';
 export const TOKEN_KINDS = ['secret', 'publishable'] as const;
 export type TokenKind = (typeof TOKEN_KINDS)[number];
 
-/** An authenticated key: its caller, what kind it is and (publishable) the brand it is bound to. */
-export interface KeyCaller extends PlatformCaller {
-  kind: TokenKind;
-  brandId: string | null;
-}
+export type { KeyCaller };
 
 export interface PublicPlatformToken {
   id: string;

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { AddressRefused, checkLiteralHost, guardedLookup, type AddressPolicy } from './address-guard.ts';
-import { parseRetryAfter } from '../../../packages/client/src/retry.ts';
+import { parseRetryAfter } from '../../../packages/shared/src/retry-after.ts';
 
 /**
  * One delivery attempt over HTTP: POST, no redirects followed, a hard

@@ -1,6 +1,6 @@
 import { errorBox, gql } from '../api.ts';
 import { clock, fill, h, status, table, time } from '../dom.ts';
-import type { Ctx } from '../main.ts';
+import type { Ctx } from '../view.ts';
 import type { WebhookAttempt, WebhookDelivery } from '../schema.ts';
 
 /** A delivery as the console shows it: its state and each attempt (status code, duration, error, excerpt). */

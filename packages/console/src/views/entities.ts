@@ -1,6 +1,6 @@
 import { errorBox, gql } from '../api.ts';
 import { type Child, fill, h, json, status, table, time } from '../dom.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 import type { Enrollment, EnrollmentTier, Entity, EntityEnrollment, EntityIdentity } from '../schema.ts';
 
 type EntityRow = Pick<Entity, 'id' | 'claims' | 'createdAt'> & { identities: EntityIdentity[]; enrollments: EntityEnrollment[] };

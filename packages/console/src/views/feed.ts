@@ -1,7 +1,7 @@
 import { errorBox, gql } from '../api.ts';
 import { clock, fill, formValues, h, json, table } from '../dom.ts';
 import { type LiveState, live } from '../live.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 import type { Event, EventCatalogueEntry, EventSubject, QueryEventsConnectionEdge } from '../schema.ts';
 import { DELIVERY_FIELDS, type DeliveryRow, deliveriesPanel } from './deliveries.ts';
 

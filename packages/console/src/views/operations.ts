@@ -1,7 +1,7 @@
 import { errorBox, gql } from '../api.ts';
 import { fill, h, json, status, table, time } from '../dom.ts';
 import { live } from '../live.ts';
-import type { Ctx, View } from '../main.ts';
+import type { Ctx, View } from '../view.ts';
 import type { EventSubject, Operation } from '../schema.ts';
 
 type Op = Pick<

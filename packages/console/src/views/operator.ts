@@ -1,6 +1,6 @@
 import { errorBox, rest } from '../api.ts';
 import { fill, formValues, h, table, time } from '../dom.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 
 interface KillSwitch {
   engaged: boolean;

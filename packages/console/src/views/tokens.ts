@@ -1,6 +1,6 @@
 import { errorBox, rest } from '../api.ts';
 import { fill, formValues, h, secretBox, status, table, time } from '../dom.ts';
-import type { View } from '../main.ts';
+import type { View } from '../view.ts';
 
 /** A platform token's metadata as token management answers it (REST: this view uses the dashboard user token). */
 interface TokenRow {

@@ -1,7 +1,7 @@
 import { errorBox, gql } from '../api.ts';
 import { fill, formValues, h, secretBox, status, table, time } from '../dom.ts';
 import { live } from '../live.ts';
-import type { Ctx, View } from '../main.ts';
+import type { Ctx, View } from '../view.ts';
 import type { Operation, WebhookDeliveryStatusSummary, WebhookEndpoint, WebhookEndpointHealth, WebhookHealthWindow } from '../schema.ts';
 import { DELIVERY_FIELDS, type DeliveryRow, deliveriesPanel } from './deliveries.ts';
 

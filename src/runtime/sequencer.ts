@@ -1,8 +1,8 @@
-import { Prisma } from '../../db/database.ts';
-import { statement } from '../../db/sql-port.ts';
-import { streamPullSql, type StreamRow } from './event.ts';
-import type { Deps } from '../context.ts';
-import { Loop } from '../../runtime/loop.ts';
+import { Prisma } from '../db/database.ts';
+import { statement } from '../db/sql-port.ts';
+import { streamPullSql, type StreamRow } from '../domain/event/event.ts';
+import type { Deps } from '../domain/context.ts';
+import { Loop } from './loop.ts';
 
 /**
  * Gives committed events their `seq` (public, per organization) and their
@@ -25,8 +25,8 @@ import { Loop } from '../../runtime/loop.ts';
  */
 export const SEQUENCER_LOCK_KEY = 7_351_001;
 
-/** How the sequencer tells its process about its batches (src/runtime/services.ts wires them to the stream and the fan-out). */
-export interface SequencerHooks {
+/** How the sequencer tells its process about its batches: ports given at construction (src/runtime/services.ts wires them to the stream and the fan-out). */
+export interface SequencerPorts {
   /**
    * After a batch commits: the highest position it assigned and, when `readFrom` asked for it, what the batch's
    * transaction read past that position (the batch included).
@@ -34,6 +34,8 @@ export interface SequencerHooks {
   onSequenced(maxPosition: bigint, read?: { after: bigint; rows: StreamRow[] }): void;
   /** Where this process's live stream would read next, if now (it has subscribers): the batch then reads for it. */
   readFrom?(): bigint | undefined;
+  /** Before a batch's transaction starts (its NOTIFY may reach this process before its commit is acknowledged). */
+  onBatchStart?(): void;
   /** After every batch, committed or failed. */
   onBatchEnd?(): void;
 }
@@ -48,18 +50,10 @@ export class Sequencer {
     (err) => this.deps.log.error({ err }, 'event sequencer failed; the periodic sweep will retry'),
   );
 
-  /** A batch's transaction is running (its NOTIFY may reach this process before its commit is acknowledged). */
-  private inFlight = false;
-
   constructor(
-    private readonly deps: Omit<Deps, 'sequencer'>,
-    private readonly hooks: SequencerHooks,
+    private readonly deps: Pick<Deps, 'db' | 'log' | 'metrics'>,
+    private readonly ports: SequencerPorts,
   ) {}
-
-  /** Whether a batch of this process is between its start and the end of its `onSequenced`. */
-  get sequencing(): boolean {
-    return this.inFlight;
-  }
 
   /** Periodic backstop: picks up rows another process committed but could not sequence (it crashed). */
   start(intervalMs = 500): void {
@@ -98,9 +92,9 @@ export class Sequencer {
     const { db, metrics } = this.deps;
     const since = this.pendingSince;
     this.pendingSince = undefined;
-    const after = this.hooks.readFrom?.();
+    const after = this.ports.readFrom?.();
     const statements = [...sequenceStatements(db.kind === 'postgres'), ...(after === undefined ? [] : [streamPullSql(after)])];
-    this.inFlight = true;
+    this.ports.onBatchStart?.();
     try {
       const [, batch, read] = await db.sql.transaction((send) => send(statements, { commit: true }));
       const row = batch?.[0];
@@ -110,14 +104,13 @@ export class Sequencer {
         if (since !== undefined) metrics.sequencingLag.observe((performance.now() - since) / 1000);
       }
       if (n > 0 && row?.max != null)
-        this.hooks.onSequenced(
+        this.ports.onSequenced(
           BigInt(row.max as string),
           after === undefined ? undefined : { after, rows: read as unknown as StreamRow[] },
         );
       return n;
     } finally {
-      this.inFlight = false;
-      this.hooks.onBatchEnd?.();
+      this.ports.onBatchEnd?.();
     }
   }
 }

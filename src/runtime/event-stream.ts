@@ -1,6 +1,6 @@
-import type { Deps } from '../context.ts';
-import { DEFAULT_STREAM_BATCH_SUBSCRIBERS } from '../../config.ts';
-import { DomainError } from '../errors.ts';
+import type { Deps } from '../domain/context.ts';
+import { DEFAULT_STREAM_BATCH_SUBSCRIBERS } from '../config.ts';
+import { DomainError } from '../domain/errors.ts';
 import {
   latestSeq,
   maxPositionStatement,
@@ -10,11 +10,12 @@ import {
   streamPullStatement,
   type PublicEvent,
   type StreamRow,
-} from './event.ts';
+} from '../domain/event/event.ts';
 import { EVENTS_CHANNEL } from './sequencer.ts';
-import { isPublicEventType } from './types.ts';
-import { ALL_EVENTS, type EventFilter } from './filter.ts';
-import { PgListener } from '../listener.ts';
+import { isPublicEventType } from '../domain/event/types.ts';
+import { ALL_EVENTS, type EventFilter } from '../domain/event/filter.ts';
+import { PgListener } from './listener.ts';
+import { Loop } from './loop.ts';
 
 /**
  * This process's view of the live log. It tails the whole table by the
@@ -85,11 +86,16 @@ export class EventStream {
   readonly pulls = { read: 0, inHand: 0 };
   /** Organization → group key (filter and view) → its subscribers. */
   private readonly groups = new Map<string, Map<string, Group>>();
-  private pulling = false;
-  private pullAgain = false;
+  /** Pulls, coalesced; a pass inside the batch window only sets a wake-up for its end. The poll is the backstop. */
+  private readonly loop = new Loop(
+    () => this.pass(),
+    (err) => this.deps.log.warn({ err }, 'event stream pull failed; retrying on the next wake-up'),
+  );
+  /** The batch window holds the next pull back (a wake-up is set for its end). */
+  private held = false;
+  /** This process's sequencer has a batch in flight (its ports hand the batch over, or `sequencerIdle` wakes). */
+  private sequencing = false;
   private readonly listener: PgListener;
-  private timer: NodeJS.Timeout | undefined;
-  private batchTimer: NodeJS.Timeout | undefined;
   private lastPullAt = -Infinity;
   /** Every open subscription, ended (with an error) on shutdown. */
   private readonly open = new Set<Subscription<unknown>>();
@@ -101,8 +107,6 @@ export class EventStream {
     private readonly deps: Omit<Deps, 'sequencer'>,
     /** Called on each NOTIFY (its own process's included) with the sequenced batch's highest position. */
     private readonly onNotified: (position: bigint) => void = () => {},
-    /** Whether this process's sequencer has a batch in flight (its hooks then hand the batch over, or `sequencerIdle` wakes). */
-    private readonly sequencingHere: () => boolean = () => false,
   ) {
     this.listener = new PgListener(deps, EVENTS_CHANNEL, {
       notify: (payload) => {
@@ -110,7 +114,7 @@ export class EventStream {
         if (position !== undefined) this.onNotified(position);
         // While this process sequences a batch, a NOTIFY (its own, which can arrive before its commit is acknowledged,
         // or another process's, whose rows the batch's own read sees) waits for the batch's end.
-        if (position !== undefined && this.sequencingHere()) {
+        if (position !== undefined && this.sequencing) {
           if (this.heldUpTo === undefined || position > this.heldUpTo) this.heldUpTo = position;
           return;
         }
@@ -130,8 +134,7 @@ export class EventStream {
     }
     if (this.deps.db.kind === 'postgres') await this.listener.start();
     if (!tail) return;
-    this.timer = setInterval(() => this.pull(), this.deps.config.eventStreamPollMs);
-    this.timer.unref();
+    this.loop.start(this.deps.config.eventStreamPollMs, () => this.pull());
   }
 
   /**
@@ -147,10 +150,9 @@ export class EventStream {
 
   async stop(): Promise<void> {
     this.endSubscriptions();
-    clearInterval(this.timer);
-    clearTimeout(this.batchTimer);
-    this.batchTimer = undefined;
     this.tailing = false;
+    await this.loop.stop();
+    this.held = false;
     await this.listener.stop();
     this.groups.clear();
   }
@@ -168,7 +170,7 @@ export class EventStream {
    */
   pull(upTo?: bigint): void {
     if (!this.tailing) return;
-    if (this.groups.size === 0 && !this.pulling) {
+    if (this.groups.size === 0 && !this.loop.busy) {
       if (upTo !== undefined && upTo > this.lastPosition) this.lastPosition = upTo;
       this.inHand = undefined;
       return;
@@ -177,25 +179,25 @@ export class EventStream {
     // Already read that far (the sequencing process hears its own NOTIFY after it pulled the batch): nothing to read.
     else if (upTo <= this.lastPosition) return;
     else if (upTo > this.wanted) this.wanted = upTo;
-    this.schedule();
+    this.loop.kick();
   }
 
-  /** A pull now, or after the running one, or once the batch window since the last one has passed. */
-  private schedule(): void {
-    if (this.pulling || this.batchTimer) {
-      this.pullAgain = true;
-      return;
-    }
+  /** Neither pulling nor waiting out a batch window (for tests). */
+  get atRest(): boolean {
+    return !this.loop.busy && !this.held;
+  }
+
+  /** A pull, once the batch window since the last one has passed (else a wake-up at its end); true: pull again now. */
+  private async pass(): Promise<boolean> {
+    if (!this.tailing) return false;
     const wait = this.lastPullAt + this.batchWindowMs() - performance.now();
     if (wait > 0) {
-      this.batchTimer = setTimeout(() => {
-        this.batchTimer = undefined;
-        this.schedule();
-      }, wait);
-      this.batchTimer.unref();
-      return;
+      this.held = true;
+      this.loop.wakeIn(wait);
+      return false;
     }
-    this.read();
+    this.held = false;
+    return this.read();
   }
 
   /**
@@ -208,7 +210,7 @@ export class EventStream {
    * reads once per window, as before, rather than once per batch.
    */
   readFrom(): bigint | undefined {
-    const takes = this.tailing && this.groups.size > 0 && !this.reading && !this.batchTimer && !this.inHand;
+    const takes = this.tailing && this.groups.size > 0 && !this.reading && !this.held && !this.inHand;
     return takes ? this.lastPosition : undefined;
   }
 
@@ -224,11 +226,17 @@ export class EventStream {
       return;
     }
     this.inHand = { after, rows };
-    this.schedule();
+    this.loop.kick();
+  }
+
+  /** This process's sequencer started a batch: a NOTIFY meanwhile waits for its end (`sequencerIdle`). */
+  sequencerBusy(): void {
+    this.sequencing = true;
   }
 
   /** This process's sequencer ended a batch (after handing it over, or failing): a wake-up held meanwhile goes now. */
   sequencerIdle(): void {
+    this.sequencing = false;
     const upTo = this.heldUpTo;
     this.heldUpTo = undefined;
     if (upTo !== undefined) this.pull(upTo);
@@ -240,9 +248,7 @@ export class EventStream {
    * a read of the stream's own; then the dispatch, and another pull if a
    * wake-up asked for more than this one covered.
    */
-  private read(): void {
-    this.pulling = true;
-    this.pullAgain = false;
+  private async read(): Promise<boolean> {
     this.lastPullAt = performance.now();
     const hand = this.inHand;
     this.inHand = undefined;
@@ -257,28 +263,25 @@ export class EventStream {
       this.mustRead = false;
       this.wanted = 0n;
     }
-    void (async () => {
-      try {
-        const rows = inHand ?? (await this.deps.db.sql.rows(streamPullStatement, [String(from), PULL]));
-        this.reading = false;
-        if (rows.length) {
-          this.lastPosition = BigInt(rows.at(-1)!.position);
-          await this.dispatch(rows);
-        }
-        // A full page: more is waiting now (catching up), no reason to wait for the batch window.
-        if ((hand?.rows ?? rows).length === PULL) {
-          this.lastPullAt = -Infinity;
-          this.pullAgain = true;
-        }
-      } catch (err) {
-        this.deps.log.warn({ err }, 'event stream pull failed; retrying on the next wake-up');
-      } finally {
-        this.reading = false;
-        this.pulling = false;
-        if (this.mustRead || this.wanted > this.lastPosition || this.inHand) this.pullAgain = true;
-        if (this.pullAgain) this.schedule();
+    let again = false;
+    try {
+      const rows = inHand ?? (await this.deps.db.sql.rows(streamPullStatement, [String(from), PULL]));
+      this.reading = false;
+      if (rows.length) {
+        this.lastPosition = BigInt(rows.at(-1)!.position);
+        await this.dispatch(rows);
       }
-    })();
+      // A full page: more is waiting now (catching up), no reason to wait for the batch window.
+      if ((hand?.rows ?? rows).length === PULL) {
+        this.lastPullAt = -Infinity;
+        again = true;
+      }
+    } catch (err) {
+      this.deps.log.warn({ err }, 'event stream pull failed; retrying on the next wake-up');
+    } finally {
+      this.reading = false;
+    }
+    return again || this.mustRead || this.wanted > this.lastPosition || this.inHand !== undefined;
   }
 
   /**

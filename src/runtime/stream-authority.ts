@@ -1,6 +1,7 @@
-import type { Deps } from '../context.ts';
-import { DomainError, isDomainError } from '../errors.ts';
-import type { PlatformGate, PlatformRequestHeaders, SurfaceBCaller } from './request-auth.ts';
+import type { Deps } from '../domain/context.ts';
+import { DomainError, isDomainError } from '../domain/errors.ts';
+import type { PlatformRequestHeaders, SurfaceBCaller } from '../domain/platform/request-auth.ts';
+import { Loop } from './loop.ts';
 
 /**
  * An open stream is a use of its credentials: it ends when a new request with
@@ -35,20 +36,26 @@ const TRANSIENT = new Set(['service_unavailable', 'rate_limited', 'internal_erro
 /** setTimeout's largest delay; a later expiry is caught by a recheck. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** How a grant is authorized again: the platform gate's `authorize` (src/runtime/platform-gate.ts). */
+export interface Authorizer {
+  authorize(h: PlatformRequestHeaders, cost?: number): Promise<SurfaceBCaller>;
+}
+
 export class StreamAuthority {
   private readonly groups = new Map<string, Group>();
-  private checking = false;
-  private again = false;
-  private readonly backstop: NodeJS.Timeout;
+  /** Rechecks, coalesced (one pass at a time, and one more if asked during it), with the backstop as its poll. */
+  private readonly loop = new Loop(
+    () => this.checkAll(),
+    (err) => this.deps.log.warn({ err }, 'stream authority recheck failed'),
+  );
 
   constructor(
     private readonly deps: Pick<Deps, 'credentials' | 'log' | 'clock'>,
-    private readonly gate: Pick<PlatformGate, 'authorize'>,
+    private readonly gate: Authorizer,
     backstopMs = 30_000,
   ) {
     deps.credentials?.subscribe(() => this.recheck());
-    this.backstop = setInterval(() => this.recheck(), backstopMs);
-    this.backstop.unref();
+    this.loop.start(backstopMs, () => this.recheck());
   }
 
   /** Calls `end` once, when access ends; the returned function stops watching (call it when the stream ends on its own). */
@@ -84,29 +91,18 @@ export class StreamAuthority {
     return n;
   }
 
-  stop(): void {
-    clearInterval(this.backstop);
+  stop(): Promise<void> {
     for (const [key, g] of this.groups) this.dropGroup(key, g);
+    return this.loop.stop();
   }
 
   /** Re-authorizes every grant (coalesced: one pass at a time, and one more if asked during it). */
   recheck(): void {
-    if (this.checking) {
-      this.again = true;
-      return;
-    }
-    if (this.groups.size === 0) return;
-    this.checking = true;
-    void (async () => {
-      try {
-        do {
-          this.again = false;
-          await Promise.all([...this.groups].map(([key, g]) => this.check(key, g)));
-        } while (this.again);
-      } finally {
-        this.checking = false;
-      }
-    })();
+    if (this.groups.size) this.loop.kick();
+  }
+
+  private async checkAll(): Promise<void> {
+    await Promise.all([...this.groups].map(([key, g]) => this.check(key, g)));
   }
 
   private async check(key: string, g: Group): Promise<void> {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Deps } from './context.ts';
+import type { Deps } from '../domain/context.ts';
 
 /**
  * One PostgreSQL LISTEN connection on one channel, kept open: a dedicated

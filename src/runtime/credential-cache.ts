@@ -1,9 +1,7 @@
-import type { PrismaClient } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
-import type { Deps } from '../context.ts';
-import type { Brand } from '../platform/request-auth.ts';
-import { PgListener } from '../listener.ts';
-import type { KeyCaller } from './platform-token.ts';
+import type { PrismaClient } from '../db/generated/client.ts';
+import type { Tx } from '../db/database.ts';
+import type { Brand, CachedToken, Credentials, Deps } from '../domain/context.ts';
+import { PgListener } from './listener.ts';
 
 /**
  * Per-process cache of authenticated platform tokens and selected brands, so
@@ -30,14 +28,7 @@ const MAX_ENTRIES = 10_000;
 /** Backstop for a notification lost while the LISTEN connection reconnects. */
 const MAX_AGE_MS = 60_000;
 
-export interface CachedToken {
-  caller: KeyCaller;
-  expiresAt: Date | null;
-  lastUsedAt: Date | null;
-  cachedAt: number;
-}
-
-export class CredentialCache {
+export class CredentialCache implements Credentials {
   private tokens = new Map<string, CachedToken>();
   private brands = new Map<string, { brand: Brand; cachedAt: number }>();
   private generation = 0;
