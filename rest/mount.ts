@@ -36,6 +36,12 @@ export interface RestOptions {
   metrics: Metrics;
 }
 
+/**
+ * Surface B's routes in the order they match: the route outside the seam (rest/outside-seam.ts) first, as
+ * `/payouts/exports` must match before `/payouts/:id`; then every action REST carries, walked from the registry.
+ */
+export const surfaceBRoutes = (deps: Deps): RouteDef[] => [payoutExportRoute(deps), ...restActionRoutes(deps)];
+
 /** Mounts route declarations under a prefix. */
 function surface(prefix: string, routes: RouteDef[]) {
   const router = exactRouter(prefix);
@@ -65,9 +71,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...operatorWalletRoutes(deps),
     ...operatorWebhookRoutes(deps),
   ];
-  // Surface B: the route outside the seam (rest/outside-seam.ts) first, as `/payouts/exports` must match before
-  // `/payouts/:id`; then every action REST carries, walked from the registry.
-  const platform = [payoutExportRoute(deps), ...restActionRoutes(deps)];
+  const platform = surfaceBRoutes(deps);
   // Partner connect (pk_live_): its own pipeline, mounted before Surface B's; documented with Surface B.
   const connect = connectRouter(deps, opts.gate);
   const service = serviceRoutes(opts.db, {

@@ -1,6 +1,7 @@
 import { getNamedType, isObjectType } from 'graphql';
 import { expect } from 'vitest';
 import { ACTIONS, REGISTRY } from '../../src/domain/registry.ts';
+import { surfaceBRoutes } from '../../rest/mount.ts';
 import { OUTSIDE_THE_SEAM } from '../../rest/outside-seam.ts';
 import { REST_BINDINGS, restActionRoutes } from '../../rest/platform/bindings.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
@@ -81,4 +82,16 @@ test('node(id:) answers each kind an action retrieves, with the Node type its ow
     const type = schema.getType(fields.get(action.name) ?? '');
     expect(isObjectType(type) && type.getInterfaces().some((i) => i.name === 'Node'), action.name).toBe(true);
   }
+});
+
+test('no Surface B route is shadowed by one mounted before it (a literal segment must match before a parameter)', () => {
+  const routes = surfaceBRoutes(t.app.deps);
+  const pattern = (path: string) => new RegExp(`^${path.replace(/:[a-z_]+/g, '[^/]+')}$`);
+  const shadowed = routes.flatMap((later, j) =>
+    routes
+      .slice(0, j)
+      .filter((earlier) => earlier.method === later.method && pattern(earlier.path).test(later.path))
+      .map((earlier) => `${later.method} ${later.path} behind ${earlier.path}`),
+  );
+  expect(shadowed).toEqual([]);
 });

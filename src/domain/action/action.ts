@@ -182,7 +182,7 @@ const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}
 export function capability(c: { name: string; title: string; resource?: string; scopes?: Capability['scopes'] }) {
   const scopes = c.scopes ?? { read: `${c.resource}:read`, write: `${c.resource}:write` };
   const cap: Capability = { name: c.name, title: c.title, scopes };
-  return <T extends Record<string, object>>(table: T): { readonly [K in keyof T]: ActionOf<T[K]> } => {
+  return <T extends Record<string, { summary: string; idempotent: boolean }>>(table: T): { readonly [K in keyof T]: ActionOf<T[K]> } => {
     const out: Record<string, Action> = {};
     for (const [key, draft] of Object.entries(table) as [string, Draft][]) {
       const scope = draft.scope ?? (draft.effect.kind === 'read' ? scopes.read : scopes.write);
