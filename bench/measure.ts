@@ -15,14 +15,15 @@ import { pairRatios, quantile, round, schedule, spread, type Spread } from './st
  * nanoseconds; `stat` (clock ticks) where schedstat is missing;
  * process.cpuUsage() (the whole process, load generator included) off Linux.
  */
-export function mainThreadCpuMs(): number {
+export function mainThreadCpuMs(pid = process.pid): number {
   try {
-    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
   } catch {
     try {
-      const f = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const f = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
       return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
     } catch {
+      if (pid !== process.pid) return NaN;
       const u = process.cpuUsage();
       return (u.user + u.system) / 1000;
     }
@@ -42,6 +43,8 @@ export interface Slice {
 export interface Side {
   name: string;
   run(seconds: number): Promise<Slice>;
+  /** The CPU clock (ms) of the thread serving this side, when it is not this process's main thread (a server in a process of its own). */
+  cpuMs?(): number;
 }
 
 export interface LoadRequest {
@@ -129,10 +132,11 @@ export async function launchLoad(o: LaunchRequest): Promise<LaunchResult> {
   }
 }
 
-/** A side that is HTTP load from the worker thread. */
-export function httpSide(name: string, o: Omit<LoadRequest, 'seconds'>): Side {
+/** A side that is HTTP load from the worker thread; `cpuMs` when the server is not this process's main thread. */
+export function httpSide(name: string, o: Omit<LoadRequest, 'seconds'>, cpuMs?: () => number): Side {
   return {
     name,
+    cpuMs,
     run: async (seconds) => {
       const r = await httpLoad({ ...o, seconds });
       return { count: r.ok, errors: r.non2xx + r.errors, seconds: r.seconds, p50: r.p50, p99: r.p99 };
@@ -179,9 +183,10 @@ export async function compare(
   const slices: { rate: number; cpuMs: number; errors: number; p50?: number; p99?: number }[][] = sides.map(() => []);
   for (const order of schedule(sides.length, o.rounds)) {
     for (const i of order) {
-      const cpu0 = mainThreadCpuMs();
+      const clock = sides[i]!.cpuMs ?? mainThreadCpuMs;
+      const cpu0 = clock();
       const r = await sides[i]!.run(o.seconds);
-      const cpu = mainThreadCpuMs() - cpu0;
+      const cpu = clock() - cpu0;
       slices[i]!.push({ rate: r.count / r.seconds, cpuMs: r.count ? cpu / r.count : NaN, errors: r.errors, p50: r.p50, p99: r.p99 });
     }
   }

@@ -41,8 +41,18 @@ import { appendEvent, feedPageOfTypesStatement, feedPageStatement, presentEvent 
 import { PUBLIC_EVENT_TYPES } from '../src/domain/event/types.ts';
 import { newId } from '../src/domain/id.ts';
 import { renderChart } from './chart.ts';
-import { closedLoop, compare, httpSide, launchLoad, stopLoadWorker, type Comparison, type Side } from './measure.ts';
-import { meets, quantile, round, type Spread } from './stats.ts';
+import {
+  closedLoop,
+  compare,
+  httpSide,
+  launchLoad,
+  mainThreadCpuMs,
+  stopLoadWorker,
+  type Comparison,
+  type Side,
+  type SideStats,
+} from './measure.ts';
+import { meets, pairRatios, quantile, round, spread, type Spread } from './stats.ts';
 import { spawnServer } from '../test/support/ops-process.ts';
 import { benchEnv, benchTenant } from './tenant.ts';
 import { runDelivery } from './webhooks.ts';
@@ -188,6 +198,8 @@ interface Stack {
   sql: SqlPort;
   /** Plain SQL on the same database, bypassing Prisma and the HTTP stack. */
   query: (sql: string, params?: unknown[]) => Promise<{ rows: any[] }>;
+  /** On PostgreSQL: the app's database. */
+  databaseUrl?: string;
   /** On PostgreSQL: a URL for a database of the same cluster named `name` (created by `createDatabase`). */
   siblingUrl?: (name: string) => string;
   stop(): Promise<void>;
@@ -237,6 +249,7 @@ async function startStack(kind: 'pglite' | 'postgres', databaseUrl?: string): Pr
     post,
     sql: rawPool ? pgSqlPort(rawPool) : pgliteSqlPort(pglite!),
     query: rawPool ? (text, params) => rawPool.query(text, params as any[]) : (text, params) => pglite!.query<any>(text, params as any[]),
+    databaseUrl,
     siblingUrl: databaseUrl ? (name) => databaseUrl.replace(/\/[^/?]*(\?|$)/, `/${name}$1`) : undefined,
     stop: async () => {
       await rawPool?.end();
@@ -292,24 +305,79 @@ const interleaved = { rounds: ROUNDS, seconds: DURATION };
 // ---------------------------------------------------------------------------
 // Scenarios
 
+/**
+ * Scenario 1's outside baseline (PostgreSQL): bench/minimal-feed.mjs in a process of its own, with its own pool
+ * (one connection per load connection), one prepared statement and a plain presenter. Its CPU is that process's
+ * main thread.
+ */
+async function minimalFeed(t: Stack): Promise<{ url: string; cpuMs(): number; close(): void }> {
+  const child = fork(join(here, 'minimal-feed.mjs'), [t.databaseUrl!, t.orgId, String(CONNECTIONS)], {
+    execArgv: [],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`bench/minimal-feed.mjs exited with ${code}`)));
+    child.stdout!.once('data', (d) => resolve(JSON.parse(String(d)).url));
+  });
+  child.removeAllListeners('exit');
+  return { url, cpuMs: () => mainThreadCpuMs(child.pid), close: () => child.kill('SIGTERM') };
+}
+
+/**
+ * The feed route against two baselines in one interleaved run. On PostgreSQL: (a) a minimal server in its own
+ * process (target ≥ 0.65): what the whole product costs against a hand-written server; (b) a bare handler in the
+ * product's process running the product's statement and presenter (≥ 0.8): what the HTTP stack and the request
+ * pipeline cost around the domain's read. Embedded PGlite cannot be shared with another process: (b) only.
+ */
 async function scenario1(t: Stack) {
   const bare = await bareFeed(t);
+  const minimal = t.databaseUrl ? await minimalFeed(t) : undefined;
+  const route = httpSide('REST GET /v1/platform/events?limit=100', {
+    url: `${t.origin}/v1/platform/events?limit=100`,
+    headers: { authorization: `Bearer ${t.secret}` },
+    connections: CONNECTIONS,
+  });
+  const bareSide = httpSide('bare node:http + raw pg, same SQL and presenter', {
+    url: `${bare.url}/events?limit=100`,
+    connections: CONNECTIONS,
+  });
   try {
-    const c = await compare(
-      httpSide('bare node:http + raw pg, same SQL and presenter', { url: `${bare.url}/events?limit=100`, connections: CONNECTIONS }),
-      [
-        httpSide('REST GET /v1/platform/events?limit=100', {
-          url: `${t.origin}/v1/platform/events?limit=100`,
-          headers: { authorization: `Bearer ${t.secret}` },
-          connections: CONNECTIONS,
-        }),
-      ],
-      interleaved,
+    if (!minimal) {
+      pushComparison(1, t.kind, await compare(bareSide, [route], interleaved), 'req/s', { min: 0.8 });
+      return;
+    }
+    const minimalSide = httpSide(
+      'minimal node:http process, own pg pool, one prepared statement, plain presenter',
+      { url: `${minimal.url}/events?limit=100`, connections: CONNECTIONS },
+      minimal.cpuMs,
     );
-    pushComparison(1, t.kind, c, 'req/s', { min: 0.8 });
+    const c = await compare(minimalSide, [route, bareSide], interleaved);
+    const [ofRoute, ofBare] = c.subjects;
+    pushComparison(1, t.kind, { ...c, subjects: [ofRoute!] }, 'req/s', { min: 0.65 });
+    rows.at(-1)!.extra!.moonshot = '≥ 0.8';
+    pushComparison(1, t.kind, rebase(c, ofBare!.side, ofRoute!.side), 'req/s', { min: 0.8 });
   } finally {
     bare.close();
+    minimal?.close();
   }
+}
+
+/** The same interleaved run read against another of its sides: `subject` over `baseline`, round by round. */
+function rebase(c: Comparison, baseline: SideStats, subject: SideStats): Comparison {
+  const ratios = pairRatios(subject.rates, baseline.rates);
+  return {
+    ...c,
+    baseline,
+    subjects: [
+      {
+        side: subject,
+        ratios: ratios.map((x) => round(x, 3)),
+        ratio: spread(ratios),
+        cpuRatio: spread(pairRatios(baseline.cpuMs, subject.cpuMs)),
+      },
+    ],
+  };
 }
 
 async function scenario2(t: Stack) {

@@ -132,7 +132,9 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   let ws: ReturnType<typeof attachGraphQLWebSocket> | undefined;
   async function start(): Promise<App> {
     const applied = await db.migrate();
-    if (applied.length) log.info({ migrations: applied }, 'migrations applied');
+    // One short line at start; the names (27 and growing on a fresh database) only at debug level.
+    if (applied.length) log.info({ count: applied.length, latest: applied.at(-1) }, `${applied.length} migrations applied`);
+    if (applied.length) log.debug({ migrations: applied }, 'migrations applied');
     await runtime.start();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

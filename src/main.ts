@@ -5,6 +5,7 @@ process.env.NODE_ENV ??= 'production';
 const { buildApp } = await import('./app.ts');
 const { loadConfig } = await import('./config.ts');
 const { startUpFailure } = await import('./runtime/start-up-failure.ts');
+const { startBanner } = await import('./runtime/banner.ts');
 
 /** A failed start: one line on stderr (runtime/start-up-failure.ts), the stack only at LOG_LEVEL=debug, exit 1. */
 function fail(err: unknown, databaseUrl?: string): never {
@@ -54,33 +55,13 @@ await started.catch(async (err) => {
   await Promise.race([app.stop().catch(() => {}), grace]);
   fail(err, config.databaseUrl);
 });
-const u = app.urls;
-const database = `${app.deps.db.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL'}; NODE_ENV=${process.env.NODE_ENV}`;
-// A worker (PLATFORM_ROLE=worker) serves only its health probes: the banner says so and lists nothing else.
-const served =
-  config.role === 'worker'
-    ? [`Platform API worker running (${database}): webhook delivery, operations, maintenance; no API routes`]
-    : [
-        `Platform API listening (${database}${config.role === 'api' ? '; API only, background workers run elsewhere' : ''})`,
-        `  Surface A          ${u.base_url}   (OpenAPI: ${u.base_url}/openapi.json)`,
-        `  Token management   ${u.dashboard_base_url}/platform/tokens`,
-        `  Surface B          ${u.api_origin}/v1/platform`,
-        `  GraphQL            ${u.graphql_url}   (GraphiQL in a browser, graphql-ws on the same path)`,
-        `  Operator           ${u.api_origin}/operator`,
-        `  Console            ${u.api_origin}/console   (in a browser: live feed, webhooks, operations, tokens)`,
-      ];
 console.log(
-  [
-    '',
-    ...served,
-    `  Health             ${u.api_origin}/healthz  ${u.api_origin}/readyz`,
-    app.credentials
-      ? `  Credentials        written to ${config.bootstrapFile} (mode 0600)`
-      : config.bootstrap
-        ? `  Credentials        database already bootstrapped; see ${config.bootstrapFile}`
-        : '',
-    '',
-  ]
-    .filter((l) => l !== '')
-    .join('\n'),
+  startBanner({
+    config,
+    urls: app.urls,
+    database: app.deps.db.kind,
+    nodeEnv: process.env.NODE_ENV,
+    metricsUrl: app.metricsUrl,
+    wroteCredentials: !!app.credentials,
+  }),
 );

@@ -63,8 +63,8 @@ export function actionRoute<P extends string, I extends z.ZodType, O extends z.Z
       schema: r.envelope ? z.object({ [r.envelope]: action.output }) : action.output,
     },
     errors: r.errors,
-    // A batched action confirms a provisional admission before its commit (invoke), so the pipeline may admit it provisionally.
-    handler: (action.effect.kind === 'batched' ? confirmsAdmission : (h: Handler) => h)(async (ctx) => {
+    // A read, or a batched action, confirms a provisional admission before it answers or commits (invoke), so the pipeline may admit it provisionally.
+    handler: (action.effect.kind !== 'transaction' ? confirmsAdmission : (h: Handler) => h)(async (ctx) => {
       let input: Record<string, unknown>;
       if (inBody) {
         if (ctx.querystring) parseInput(NoQuery, platformQuery(ctx));

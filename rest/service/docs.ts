@@ -4,9 +4,11 @@ import { dirname, join } from 'node:path';
 import type Koa from 'koa';
 import { DomainError } from '../../src/domain/errors.ts';
 import { sendAsset, staticAsset, type StaticAsset } from '../../src/http/static-asset.ts';
+import { buildGuideSite, type GuideSite } from './guides.ts';
 
 /**
- * The API reference at `/docs`: Swagger UI (swagger-ui-dist, served from this
+ * The API reference at `/docs`, and the guides beside it (rest/service/guides.ts: docs/ rendered, from
+ * /docs/guides on). The reference is Swagger UI (swagger-ui-dist, served from this
  * process, never a CDN) over the three OpenAPI documents, with a strict
  * Content-Security-Policy: scripts and styles from this origin only (Swagger
  * UI sets inline style attributes), requests to this origin only, and no
@@ -86,13 +88,20 @@ function file(name: string): Promise<StaticAsset> {
   return asset;
 }
 
+/** The guides, read and rendered from docs/ on the first request under /docs (the reference's own files need none of it). */
+let guides: GuideSite | undefined;
+
 export function docsPage(): Koa.Middleware {
   return async (ctx, next) => {
     const name = ctx.path === '/docs' ? 'index' : ctx.path.startsWith('/docs/') ? ctx.path.slice('/docs/'.length) : undefined;
-    if (name === undefined || (name !== 'index' && name !== 'init.js' && !Object.hasOwn(ASSETS, name))) return next();
+    if (name === undefined) return next();
+    const reference = name === 'index' || name === 'init.js' || Object.hasOwn(ASSETS, name);
+    const guide = reference ? undefined : (guides ??= buildGuideSite()).files.get(ctx.path);
+    if (!reference && !guide) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
       throw new DomainError('method_not_allowed', 'Use GET for this path', null, { allow: 'GET, HEAD' });
-    ctx.state.route = name === 'index' ? '/docs' : '/docs/:asset'; // the metrics' and log's route template
-    sendAsset(ctx, await file(name), { 'Content-Security-Policy': CSP });
+    // The metrics' and log's route template: never the raw path.
+    ctx.state.route = name === 'index' ? '/docs' : reference || name.startsWith('assets/') ? '/docs/:asset' : '/docs/:page';
+    sendAsset(ctx, await (guide ? guide() : file(name)), { 'Content-Security-Policy': CSP });
   };
 }

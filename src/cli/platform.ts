@@ -1,4 +1,4 @@
-import { print, program, registerUserCommands, run, runProgram } from '../../packages/client/src/cli/index.ts';
+import { print, program, registerUserCommands, run, runProgram } from 'platform-api/cli';
 
 /**
  * `platform`: the operator's and developer's command line. The user-facing
@@ -6,8 +6,26 @@ import { print, program, registerUserCommands, run, runProgram } from '../../pac
  * package (packages/client, its `platform` bin offers only those); this
  * server CLI adds start, migrate and bootstrap, the only commands that load
  * server code.
+ *
+ * It runs as built JavaScript (dist/cli/platform.js, built with the client by
+ * scripts/build-client.mjs on npm install; bin/platform.mjs loads it), so a
+ * command pays for no TypeScript loader. Only the three server commands load
+ * one, for the server's sources, when they run.
  */
 program.description('Run and operate the platform API, and talk to it from the terminal');
+
+interface ServerCommands {
+  start(): Promise<void>;
+  migrate(): Promise<{ database: string; applied: string[] }>;
+  bootstrap(): Promise<{ file: string; created: boolean }>;
+}
+
+/** The server's own code, TypeScript run through tsx: `../../src/cli/` from src/cli/ and from dist/cli/ alike. */
+async function serverCommands(): Promise<ServerCommands> {
+  const { register } = await import('tsx/esm/api');
+  register();
+  return (await import(new URL('../../src/cli/server-commands.ts', import.meta.url).href)) as ServerCommands;
+}
 
 // ── Server ────────────────────────────────────────────────────────────────
 
@@ -27,8 +45,7 @@ program
     ].join('\n'),
   )
   .action(async () => {
-    const { start } = await import('./server-commands.ts');
-    await start();
+    await (await serverCommands()).start();
   });
 
 program
@@ -36,8 +53,7 @@ program
   .description('apply pending database migrations (DATABASE_URL, or the embedded PGlite in DATA_DIR)')
   .action(
     run(async (g) => {
-      const { migrate } = await import('./server-commands.ts');
-      const out = await migrate();
+      const out = await (await serverCommands()).migrate();
       print(g, out, () =>
         out.applied.length
           ? `Applied to ${out.database}:\n${out.applied.map((m) => `  ${m}`).join('\n')}`
@@ -51,8 +67,7 @@ program
   .description('migrate, then create the development organization and credentials file on an empty database')
   .action(
     run(async (g) => {
-      const { bootstrap } = await import('./server-commands.ts');
-      const out = await bootstrap();
+      const out = await (await serverCommands()).bootstrap();
       print(g, out, () =>
         out.created
           ? `Bootstrapped; credentials written to ${out.file} (mode 0600)`

@@ -24,6 +24,8 @@ import type { BatchSend, SqlPort, TransactionOptions } from './sql-port.ts';
  *   gets alone, and nobody's rows depend on a failed neighbour's). A grouped
  *   body must therefore be safe to run twice, as the batched actions' bodies
  *   already are (they rerun when a provisional admission fails: action.ts).
+ * - A body that names no key with its first batch fails with
+ *   GroupContractError before anything is sent (`namingKeys`).
  *
  * `groups` bounds the groups in flight: while that many run, new members
  * gather for the next one, which is what makes groups larger under load; a
@@ -42,6 +44,26 @@ export interface GroupCommitOptions {
 const STALL_MS = 2_000;
 
 export const DEFAULT_GROUP_COMMIT: GroupCommitOptions = { groups: 2, members: 32 };
+
+/** A grouped body broke the contract above: a programming error, answered at once and never rerun. */
+export class GroupContractError extends Error {}
+
+/**
+ * The half of the contract the port can see, checked on every grouped run whether or not grouping is on (so a test
+ * run with `groups: 0` catches it too): the body names its exclusive keys with its first batch. The other half (safe
+ * to run twice) is the body's: batched actions rerun on a failed provisional admission (action.ts) anyway.
+ */
+export function namingKeys(send: BatchSend): BatchSend {
+  let first = true;
+  return (statements, o) => {
+    if (first && !o?.keys?.length)
+      throw new GroupContractError(
+        'a grouped transaction names the keys it holds exclusively with its first batch (src/db/group-commit.ts)',
+      );
+    first = false;
+    return send(statements, o);
+  };
+}
 
 /** A member's group rolled back: the member reruns alone. Never escapes the port. */
 class GroupAborted extends Error {
@@ -147,7 +169,12 @@ export type GroupCommitPort = SqlPort & { readonly groupStats: GroupCommitStats 
 
 export function groupCommitPort(base: SqlPort, opts: GroupCommitOptions = DEFAULT_GROUP_COMMIT): GroupCommitPort {
   const stats: GroupCommitStats = { committed: 0, rolledBack: 0, members: 0, reruns: 0 };
-  if (opts.groups <= 0) return { rows: base.rows, transaction: (fn) => base.transaction(fn), groupStats: stats };
+  if (opts.groups <= 0)
+    return {
+      rows: base.rows,
+      transaction: (fn, o?: TransactionOptions) => base.transaction(o?.group ? (send) => fn(namingKeys(send)) : fn),
+      groupStats: stats,
+    };
   let forming: Group | undefined;
   const running = new Set<Group>();
   /** Keys of every member of the forming group and the groups in flight. */
@@ -247,7 +274,7 @@ export function groupCommitPort(base: SqlPort, opts: GroupCommitOptions = DEFAUL
 
   async function grouped<T>(fn: (send: BatchSend) => Promise<T>): Promise<T> {
     const m = new Member();
-    const send: BatchSend = async (statements, o) => {
+    const send: BatchSend = namingKeys(async (statements, o) => {
       const keys = o?.keys ?? [];
       if (!m.group) {
         m.group = await join(m, keys);
@@ -258,7 +285,7 @@ export function groupCommitPort(base: SqlPort, opts: GroupCommitOptions = DEFAUL
         m.pending = { statements, commit: o?.commit ?? false, resolve, reject };
         g.poke();
       });
-    };
+    });
     try {
       const out = await fn(send);
       const g = m.group;

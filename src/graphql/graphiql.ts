@@ -5,8 +5,9 @@ import type Koa from 'koa';
 import { contentHash, sendAsset, staticAsset, type StaticAsset } from '../http/static-asset.ts';
 
 /**
- * GraphiQL at `GET /graphql` (Accept: text/html): a shell of under 1 KB and its files under `/graphql/assets/`, named
- * by content hash, so a browser fetches each once a year and revalidates nothing (src/http/static-asset.ts). The
+ * GraphiQL at `GET /graphql` (Accept: text/html): a shell of about 2 KB (its key prompt included) and its files
+ * under `/graphql/assets/`, named by content hash, so a browser fetches each once a year and revalidates nothing
+ * (src/http/static-asset.ts). The
  * files are @graphql-yoga/render-graphiql's own (its CSS, its JS, Monaco's editor workers, its icon), which it ships
  * as strings to inline into one 9 MB page; they are taken out once per process, on the first page request, by a
  * child process, so the 9 MB module is parsed there and this process keeps only the files (and their compressed
@@ -14,7 +15,73 @@ import { contentHash, sendAsset, staticAsset, type StaticAsset } from '../http/s
  */
 export const GRAPHIQL_ASSETS = '/graphql/assets/';
 
-const OPTIONS = { title: 'Platform API', headers: JSON.stringify({ Authorization: 'Bearer sk_platform_live_...' }) };
+/**
+ * Headers are not persisted in localStorage: the key is asked for first (below) and kept in this tab's
+ * sessionStorage, and GraphiQL's header editor starts from it on each load.
+ */
+const OPTIONS = { title: 'Platform API', shouldPersistHeaders: false };
+
+/**
+ * Before GraphiQL renders, the page asks for an API key and checks it with one small query, so GraphiQL's first
+ * request (its schema introspection) carries a key the API accepts: no red `invalid_token` on open. The key stays in
+ * this tab (sessionStorage); the header editor starts with it. An edit of the headers that parses as JSON re-fetches
+ * the schema (GraphiQL reads it once otherwise, and its docs would say "Error fetching schema" until a reload).
+ */
+const KEY_PROMPT = `
+const KEY = 'platform.graphiql.key';
+const headersFor = (key) => JSON.stringify({ Authorization: 'Bearer ' + key }, null, 2);
+const MEANING = {
+  invalid_token: 'This key was not accepted (wrong, revoked or expired).',
+  developer_access_paused: 'Developer access is paused: the operator engaged the kill switch.',
+};
+let shown = '';
+let timer;
+function headersEdited(value) {
+  clearTimeout(timer);
+  timer = setTimeout(() => {
+    if (value === shown) return;
+    let parsed;
+    try { parsed = JSON.parse(value); } catch { return; } // still being typed
+    shown = value;
+    const key = /^Bearer\\s+(\\S+)$/i.exec(String(parsed.Authorization ?? parsed.authorization ?? ''))?.[1];
+    if (key) sessionStorage.setItem(KEY, key);
+    document.querySelector('button[aria-label^="Re-fetch GraphQL schema"]')?.click();
+  }, 300);
+}
+function render(key) {
+  document.querySelector('#key-prompt').hidden = true;
+  shown = headersFor(key);
+  YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), { ...OPTIONS, headers: shown, onEditHeaders: headersEdited });
+}
+async function refusal(key) {
+  const res = await fetch(location.pathname, {
+    method: 'POST',
+    headers: { authorization: 'Bearer ' + key, 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ query: '{ __typename }' }),
+  });
+  const error = (await res.json().catch(() => null))?.errors?.[0];
+  if (!error && res.ok) return null;
+  const code = error?.extensions?.code ?? 'http_' + res.status;
+  return (MEANING[code] ?? 'The API refused this key.') + ' (' + code + ')';
+}
+addEventListener('DOMContentLoaded', () => {
+  const stored = sessionStorage.getItem(KEY);
+  if (stored) return render(stored);
+  const form = document.querySelector('#key-prompt');
+  const problem = form.querySelector('[role=alert]');
+  form.hidden = false;
+  form.key.focus();
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const key = form.key.value.trim();
+    problem.textContent = '';
+    const refused = await refusal(key).catch((e) => 'The server could not be reached: ' + e.message);
+    if (refused) return void (problem.textContent = refused);
+    sessionStorage.setItem(KEY, key);
+    render(key);
+  });
+});
+`;
 
 /** Monaco's inline styles, and the editor workers it starts from this origin (yoga's page made them blob URLs). */
 const CSP = [
@@ -101,8 +168,8 @@ async function buildPage(): Promise<Page> {
   ]);
   // Set before GraphiQL's script runs; it renders once the document is parsed (no inline script under the CSP).
   const init = `self.MonacoEnvironment = { globalAPI: false, getWorkerUrl: (_id, label) => (${JSON.stringify({ editorWorkerService: editor, json, graphql })})[label] };
-addEventListener('DOMContentLoaded', () => YogaGraphiQL.renderYogaGraphiQL(document.querySelector('#root'), ${JSON.stringify(OPTIONS)}));
-`;
+const OPTIONS = ${JSON.stringify(OPTIONS)};
+${KEY_PROMPT}`;
   const start = await add('init', 'js', js, init);
   const shell = `<!doctype html>
 <html lang="en">
@@ -115,6 +182,13 @@ ${favicon ? `    <link rel="icon" href="${favicon}">\n` : ''}    <link rel="styl
   </head>
   <body id="body" class="no-focus-outline">
     <noscript>You need to enable JavaScript to run this app.</noscript>
+    <form id="key-prompt" aria-label="API key" hidden style="max-width:36rem;margin:4rem auto;font:16px system-ui,sans-serif">
+      <h1 style="font-size:1.4rem">${OPTIONS.title}: GraphiQL</h1>
+      <p>Paste an API key (<code>sk_…</code>) to explore the schema and run queries. It stays in this tab and is sent only to this server.</p>
+      <input name="key" type="password" autocomplete="off" required placeholder="sk_platform_live_…" style="width:100%;padding:.4rem;font:inherit">
+      <p><button type="submit" style="padding:.4rem 1rem;font:inherit">Open GraphiQL</button></p>
+      <p role="alert" style="color:#a11"></p>
+    </form>
     <div id="root"></div>
   </body>
 </html>

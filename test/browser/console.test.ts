@@ -115,9 +115,10 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     expect((await page.goto(`${t.origin}/console`))?.status()).toBe(200);
     await page.locator('#token').waitFor();
 
-    // A bad token: the API's code and request id, and no sign-in.
+    // A bad token: what it means, the API's code and request id, and no sign-in.
     await signIn(page, 'sk_platform_live_nope');
     await expect.poll(() => page.locator('.error-code').textContent()).toBe('invalid_token');
+    expect(await page.locator('.error-meaning').textContent()).toBe('This token was not accepted (wrong, revoked or expired).');
     await expect.poll(() => page.locator('.request-id').textContent()).toMatch(/^req_/);
 
     // Sign in: the token's kind and scopes, and what is hidden for lack of a scope or credential.
@@ -211,6 +212,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await expect.poll(() => tab.page.locator(`tr[data-id="${tokenId}"]`).textContent()).toContain('revoked');
     await page.locator('.signed-out').waitFor();
     expect(await page.locator('.signed-out .error-code').textContent()).toBe('invalid_token');
+    expect(await page.locator('.signed-out .error-meaning').textContent()).toContain('not accepted (wrong, revoked or expired)');
     expect(await page.evaluate(() => sessionStorage.getItem('console.platform'))).toBeNull();
 
     for (const p of [page, tab.page]) await p.close();
@@ -220,11 +222,11 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     expect([...consoleErrors, ...tab.consoleErrors].filter((e) => /Content Security Policy|Refused/.test(e))).toEqual([]);
   });
 
-  test('a feed started from now reads the head first: dropped before any event, it resumes after the head, each event once in seq order', {
+  test('a feed opens on its history and subscribes after the head: dropped before any new event, it resumes there, each event once in seq order', {
     timeout: 60_000,
   }, async ({ app }) => {
     const { org, token } = await buildTenant(app, ['events:read']);
-    await emitEvent(app, org.id, 'payout.created'); // seq 1, before "now"
+    await emitEvent(app, org.id, 'payout.created'); // seq 1, before the visit: shown as history
     // While `down`, every WebSocket upgrade is cut: the console retries and is refused until it is up again.
     let down = false;
     let refused = 0;
@@ -240,7 +242,7 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     await page.goto(`${app.origin}/console#/signin`);
     await signIn(page, token);
     await page.locator('.feed-state.live').waitFor();
-    await page.locator('.feed-list .empty').waitFor(); // from now: seq 1 is not shown
+    await expect.poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['1']);
 
     down = true;
     for (const socket of sockets) socket.destroy();
@@ -252,19 +254,67 @@ describe.skipIf(!hasChromium)('the console in a real browser', () => {
     // The next attempt comes after the console's backoff (up to 2 s here).
     await expect
       .poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents(), { timeout: 10_000 })
-      .toEqual(['4', '3', '2']);
+      .toEqual(['4', '3', '2', '1']);
     await page.locator('.feed-state.live').waitFor();
     // What this token may not see is named, in the navigation and in the event's detail.
     expect(await page.locator('.hidden-views').textContent()).toContain('Webhook endpoints (needs scope webhooks:read)');
     await rowOf(page, 'payout.failed').click();
     await page.locator('.feed-detail', { hasText: 'Hidden: needs scope webhooks:read.' }).waitFor();
     await emitEvent(app, org.id, 'payout.created'); // and it goes on live
-    await expect.poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['5', '4', '3', '2']);
+    await expect.poll(() => page.locator('.feed-list tbody tr td:first-child').allTextContents()).toEqual(['5', '4', '3', '2', '1']);
 
     app.app.server.off('upgrade', upgrade);
     await page.close();
     expect(elsewhere).toEqual([]);
     expect(errors).toEqual([]);
+  });
+
+  test('every visit shows the feed`s history: back to the feed, and a later visit in a new tab; a paused organization says paused', {
+    timeout: 60_000,
+  }, async ({ app }) => {
+    const { org, token } = await buildTenant(app, ['events:read', 'webhooks:read']);
+    for (const type of ['payout.created', 'payout.settled', 'payout.failed']) await emitEvent(app, org.id, type);
+    const seqs = (page: Page) => page.locator('.feed-list tbody tr td:first-child').allTextContents();
+
+    const first = await offlinePage(browser(), app.origin);
+    await first.page.goto(`${app.origin}/console#/signin`);
+    await signIn(first.page, token);
+    await first.page.locator('.feed-state.live').waitFor();
+    await expect.poll(() => seqs(first.page)).toEqual(['3', '2', '1']);
+    await emitEvent(app, org.id, 'payout.created'); // live, after the history
+    await expect.poll(() => seqs(first.page)).toEqual(['4', '3', '2', '1']);
+    // Away to another view and back: the feed opens on its history again.
+    await first.page.locator('nav a', { hasText: 'Webhook endpoints' }).click();
+    await first.page.locator('main h2', { hasText: 'Webhook endpoints' }).waitFor();
+    await first.page.locator('nav a', { hasText: 'Live feed' }).click();
+    await first.page.locator('.feed-state.live').waitFor();
+    await expect.poll(() => seqs(first.page)).toEqual(['4', '3', '2', '1']);
+    await first.page.close();
+
+    // A later visit: a new tab signs in again and sees every event so far, then the next one live.
+    const later = await offlinePage(browser(), app.origin);
+    await later.page.goto(`${app.origin}/console`);
+    await signIn(later.page, token);
+    await later.page.locator('.feed-state.live').waitFor();
+    await expect.poll(() => seqs(later.page)).toEqual(['4', '3', '2', '1']);
+    await emitEvent(app, org.id, 'payout.settled');
+    await expect.poll(() => seqs(later.page)).toEqual(['5', '4', '3', '2', '1']);
+
+    // The kill switch engaged: signing in says developer access is paused (the token is fine), not that it is wrong.
+    const engage = (engaged: boolean) => app.http.post('/operator/kill_switch', { engaged }, { token: app.operatorToken });
+    expect((await engage(true)).status).toBe(200);
+    try {
+      await later.page.goto(`${app.origin}/console#/signin`);
+      await later.page.locator('button.sign-out').click();
+      await signIn(later.page, token);
+      await expect.poll(() => later.page.locator('main .error-code').textContent()).toBe('developer_access_paused');
+      expect(await later.page.locator('main .error-meaning').textContent()).toMatch(/^Developer access is paused/);
+    } finally {
+      expect((await engage(false)).status).toBe(200);
+    }
+    await later.page.close();
+    expect([...first.elsewhere, ...later.elsewhere]).toEqual([]);
+    expect([...first.errors, ...later.errors]).toEqual([]);
   });
 
   test('every view readable at 390 px and 1280 px: the feed`s brand and subject filters and an event`s operation, an endpoint`s delivery log, update and copied secret, a launch waiting for funds canceled from its page, entities, a token rotated, the operator', {

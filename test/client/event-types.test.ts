@@ -38,7 +38,11 @@ describe('client event typing', () => {
   test('eventTypes.list and retrieve: every public type; its schema (camelCased, required names too) validates the data the client reads', async () => {
     const { token } = await buildTenant(t, ['events:read', 'assertions:write']);
     const client = new PlatformClient({ apiKey: token, origin: t.origin });
-    const all = await client.eventTypes.list();
+    const page = await client.eventTypes.list();
+    // The same shape as every list (one page: the catalogue is small).
+    expect(page).toMatchObject({ object: 'list', hasMore: false });
+    expectTypeOf(page.hasMore).toEqualTypeOf<boolean>();
+    const all = page.data;
     expect(all.map((e) => e.type)).toEqual([...PUBLIC_EVENT_TYPES].sort());
     const legacy = await client.eventTypes.retrieve('program_member.paused');
     expect(legacy.type).toBe('relationship.paused');

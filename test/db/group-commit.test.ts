@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, Prisma, type Database } from '../../src/db/database.ts';
-import { groupCommitPort, type GroupCommitOptions } from '../../src/db/group-commit.ts';
+import { GroupContractError, groupCommitPort, type GroupCommitOptions } from '../../src/db/group-commit.ts';
 import type { BatchSend, SqlPort } from '../../src/db/sql-port.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.ts';
 
@@ -88,14 +88,14 @@ describe(`Group commit (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     let bAnswered = false;
     const a = p.transaction(
       async (send) => {
-        await send([insert('a')]);
+        await send([insert('a')], { keys: ['a'] });
         firstSent.open();
         await hold.opened;
         await send([], { commit: true });
       },
       { group: true },
     );
-    const b = p.transaction((send) => send([insert('b')], { commit: true }), { group: true }).then(() => (bAnswered = true));
+    const b = p.transaction((send) => send([insert('b')], { commit: true, keys: ['b'] }), { group: true }).then(() => (bAnswered = true));
     await firstSent.opened;
     await new Promise((resolve) => setImmediate(resolve));
     // b's last batch has run with a's first, and b waits for the commit; outside the group (PostgreSQL: another
@@ -144,7 +144,7 @@ describe(`Group commit (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
   it('alone, a member is a transaction of its own: its failure is answered without a rerun', async () => {
     await db.sql.transaction((send) => send([insert('solo')], { commit: true }));
     const p = port();
-    await expect(p.transaction((send) => send([insert('solo')], { commit: true }), { group: true })).rejects.toMatchObject({
+    await expect(p.transaction((send) => send([insert('solo')], { commit: true, keys: ['solo'] }), { group: true })).rejects.toMatchObject({
       code: '23505',
     });
     expect(transactions).toBe(1);
@@ -218,9 +218,35 @@ describe(`Group commit (${onPostgres() ? 'PostgreSQL' : 'PGlite'})`, () => {
     expect(await keys()).toEqual(['p1', 'p2']);
   });
 
+  it('a grouped body that names no key with its first batch fails before anything is sent, grouped or not, and is not rerun', async () => {
+    for (const groups of [1, 0]) {
+      const p = port({ groups });
+      let runs = 0;
+      const outcomes = await Promise.allSettled([
+        p.transaction(
+          async (send) => {
+            runs++;
+            await send([insert(`nameless${groups}`)], { commit: true });
+          },
+          { group: true },
+        ),
+        p.transaction((send) => send([insert(`named${groups}`)], { commit: true, keys: [`named${groups}`] }), { group: true }),
+      ]);
+      expect(outcomes[0]).toMatchObject({ status: 'rejected', reason: expect.any(GroupContractError) });
+      expect(outcomes[1]!.status).toBe('fulfilled');
+      expect(runs).toBe(1);
+    }
+    expect(await keys()).toEqual(['named0', 'named1']);
+    // Outside a group nothing is asked of the body.
+    await port().transaction((send) => send([insert('plain')], { commit: true }));
+    expect(await keys()).toContain('plain');
+  });
+
   it('groups: 0 runs every transaction alone', async () => {
     const p = port({ groups: 0 });
-    await Promise.all(['o1', 'o2', 'o3'].map((k) => p.transaction((send) => send([insert(k)], { commit: true }), { group: true })));
+    await Promise.all(
+      ['o1', 'o2', 'o3'].map((k) => p.transaction((send) => send([insert(k)], { commit: true, keys: [k] }), { group: true })),
+    );
     expect(transactions).toBe(3);
     expect(await keys()).toEqual(['o1', 'o2', 'o3']);
   });

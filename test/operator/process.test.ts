@@ -43,6 +43,11 @@ describe('process', () => {
       expect(banner).toContain(`${server.origin}/graphql`);
       expect(banner).toContain(credentialsFile);
       expect(banner).toContain('NODE_ENV=production'); // npm start runs as production does, unless told otherwise
+      // Every served URL, the guides and the metrics included; the migrations as one short line (names at debug level).
+      for (const path of ['/console', '/v1/platform', '/docs', '/operator', '/metrics', '/healthz'])
+        expect(banner).toContain(`${server.origin}${path} `);
+      expect(banner).toMatch(/"msg":"\d+ migrations applied"/);
+      expect(banner).not.toContain('"migrations":[');
 
       const creds = JSON.parse(readFileSync(credentialsFile, 'utf8'));
       expect(creds.api_origin).toBe(server.origin);

@@ -7,7 +7,8 @@ import { join } from 'node:path';
  * for the next, as in a reader's terminal. Each command is written to a file
  * and sourced with its output (stdout and stderr together, as a terminal shows
  * them) captured in another file; a marker line on the control stream carries
- * its exit status.
+ * its exit status. Bash leads a process group of its own, so closing the
+ * session also ends what its commands left running in the background.
  */
 export interface BashSession {
   run(command: string, timeoutMs: number): Promise<{ output: string; exitCode: number }>;
@@ -15,7 +16,7 @@ export interface BashSession {
 }
 
 export function bashSession(cwd: string, env: NodeJS.ProcessEnv): BashSession {
-  const bash = spawn('bash', ['--noprofile', '--norc'], { cwd, env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const bash = spawn('bash', ['--noprofile', '--norc'], { cwd, env, stdio: ['pipe', 'pipe', 'inherit'], detached: true });
   let control = '';
   let waiter: (() => void) | undefined;
   bash.stdout.on('data', (d) => {
@@ -55,7 +56,11 @@ export function bashSession(cwd: string, env: NodeJS.ProcessEnv): BashSession {
       return { output: readFileSync(out, 'utf8'), exitCode };
     },
     close() {
-      bash.kill('SIGKILL');
+      try {
+        process.kill(-bash.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
     },
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { drift, mask, readmeBlocks, withPrintedOutputs } from './readme-blocks.ts';
+import { drift, mask, docBlocks, withPrintedOutputs } from './readme-blocks.ts';
 
 /** The README runner's own rules, without a server: what runs, what is compared, what a drift reports. */
 const README = [
@@ -23,7 +23,7 @@ const README = [
   '# exit 28: the stream stays open',
   '```',
   '',
-  '<!-- readme-test: skip: runs until Ctrl-C -->',
+  '<!-- docs-test: skip: runs until Ctrl-C -->',
   '```console',
   '$ npx platform listen',
   '```',
@@ -31,15 +31,21 @@ const README = [
   '```json',
   '{"not":"run"}',
   '```',
+  '',
+  '<!-- docs-test: requires: postgres -->',
+  '```sh',
+  'npx platform migrate',
+  '```',
 ].join('\n');
 
-describe('README blocks', () => {
-  test('console and sh blocks in order, with continued commands, notes, exit codes and skips', () => {
-    const blocks = readmeBlocks(README);
-    expect(blocks.map((b) => [b.index, b.line, b.lang, b.skip])).toEqual([
-      [0, 3, 'sh', undefined],
-      [1, 7, 'console', undefined],
-      [2, 22, 'console', 'runs until Ctrl-C'],
+describe('Doc blocks', () => {
+  test('console and sh blocks in order, with continued commands, notes, exit codes, skips and requirements', () => {
+    const blocks = docBlocks(README);
+    expect(blocks.map((b) => [b.index, b.line, b.lang, b.skip, b.requires])).toEqual([
+      [0, 3, 'sh', undefined, undefined],
+      [1, 7, 'console', undefined, undefined],
+      [2, 22, 'console', 'runs until Ctrl-C', undefined],
+      [3, 31, 'sh', undefined, 'postgres'],
     ]);
     expect(blocks[0]!.commands).toEqual([{ line: 4, command: 'B=http://127.0.0.1:4000', expected: null, exitCode: 0 }]);
     expect(blocks[1]!.commands).toEqual([
@@ -52,6 +58,12 @@ describe('README blocks', () => {
       { line: 13, command: 'curl -s $B/x -d \'{"a":1,\n                     "b":2}\'', expected: ['{"ok":true}'], exitCode: 0 },
       { line: 16, command: 'curl -sN --max-time 2 $B/stream', expected: [':'], exitCode: 28 },
     ]);
+  });
+
+  test('a requires: marker names a known server; an unknown one is refused', () => {
+    expect(() => docBlocks(['<!-- docs-test: requires: kafka -->', '```sh', 'true', '```'].join('\n'))).toThrow(
+      "line 1: unknown requirement 'kafka' (known: postgres)",
+    );
   });
 
   test('masks: origin, times, ids, secrets', () => {
@@ -67,7 +79,7 @@ describe('README blocks', () => {
   });
 
   test('a drift names each differing line, expected against actual; … matches anything', () => {
-    const [command] = readmeBlocks(['```console', '$ curl -s $B/x', '{"status":"partial","ms":…}', 'done', '```'].join('\n'))[0]!.commands;
+    const [command] = docBlocks(['```console', '$ curl -s $B/x', '{"status":"partial","ms":…}', 'done', '```'].join('\n'))[0]!.commands;
     expect(drift(command!, { output: '{"status":"partial","ms":17}\ndone\n', exitCode: 0 }, 'http://127.0.0.1:1')).toBeUndefined();
     expect(drift(command!, { output: '{"status":"failed","ms":17}\n', exitCode: 1 }, 'http://127.0.0.1:1')).toBe(
       [

@@ -1,12 +1,15 @@
 /**
- * The README's shell session, as test/readme/readme-session.test.ts runs it
- * (the convention is stated at the top of the README's "Testing" section):
+ * The shell sessions of README.md and every page under docs/, as
+ * test/readme/docs-session.test.ts runs them (the convention is stated in
+ * docs/operating/testing.md, "The docs run as written"):
  *
- * - Every fenced block tagged `console` or `sh` runs, in README order, in one
- *   bash session (variables set by one block are there for the next). Other
+ * - Every fenced block tagged `console` or `sh` runs, in page order, in one
+ *   bash session per page (variables set by one block are there for the next). Other
  *   fences (`text`, `json`, `ts`, `js`, `graphql`) never run.
- * - `<!-- readme-test: skip: <why> -->` on the line right before a fence
- *   leaves that block out (it must say why).
+ * - `<!-- docs-test: skip: <why> -->` on the line right before a fence
+ *   leaves that block out (it must say why); `<!-- docs-test: requires: postgres -->`
+ *   runs it only where that server exists (a PostgreSQL database in `$DATABASE_URL`),
+ *   and skips it with a printed reason elsewhere.
  * - A `console` block is a transcript: `$ command` (continued by a trailing
  *   `\` or an open quote), then the lines it prints. Blank lines are not compared; a line that
  *   starts with `# ` is a note to the reader, except `# exit N` (more text may follow), the
@@ -15,8 +18,8 @@
  * - Expected and printed lines are compared after masking what changes from
  *   run to run (see `mask`); `…` in an expected line matches anything.
  */
-export interface ReadmeCommand {
-  /** 1-based README line of the command's first line. */
+export interface DocCommand {
+  /** 1-based page line of the command's first line. */
   line: number;
   command: string;
   /** Expected output lines, null when not compared (a `sh` block). */
@@ -24,22 +27,28 @@ export interface ReadmeCommand {
   exitCode: number;
 }
 
-export interface ReadmeBlock {
-  /** 0-based index among the README's console and sh blocks, skipped ones included. */
+export interface DocBlock {
+  /** 0-based index among the page's console and sh blocks, skipped ones included. */
   index: number;
   line: number;
   lang: 'console' | 'sh';
   /** The reason given by a skip marker, if any. */
   skip?: string;
-  commands: ReadmeCommand[];
+  /** The server a `requires:` marker names (`postgres`), if any. */
+  requires?: Requirement;
+  commands: DocCommand[];
 }
 
-const SKIP = /^<!--\s*readme-test:\s*skip:\s*(.+?)\s*-->$/;
+/** What a `requires:` marker may name: a server beyond the embedded database. */
+export const REQUIREMENTS = ['postgres'] as const;
+export type Requirement = (typeof REQUIREMENTS)[number];
+
+const MARKER = /^<!--\s*docs-test:\s*(skip|requires):\s*(.+?)\s*-->$/;
 const EXIT = /^# exit (\d+)\b/;
 
-export function readmeBlocks(markdown: string): ReadmeBlock[] {
+export function docBlocks(markdown: string): DocBlock[] {
   const lines = markdown.split('\n');
-  const blocks: ReadmeBlock[] = [];
+  const blocks: DocBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
     const fence = /^```(\S*)/.exec(lines[i]!);
     if (!fence) continue;
@@ -49,13 +58,21 @@ export function readmeBlocks(markdown: string): ReadmeBlock[] {
     const lang = fence[1];
     if (lang === 'console' || lang === 'sh') {
       const body = lines.slice(start + 1, end);
-      const skip = SKIP.exec(lines[start - 1]?.trim() ?? '')?.[1];
+      const marker = MARKER.exec(lines[start - 1]?.trim() ?? '');
+      const skip = marker?.[1] === 'skip' ? marker[2] : undefined;
+      const requires = marker?.[1] === 'requires' ? requirement(marker[2]!, start) : undefined;
       const commands = lang === 'sh' ? [shCommand(body, start + 2)] : consoleCommands(body, start + 2);
-      blocks.push({ index: blocks.length, line: start + 1, lang, skip, commands });
+      blocks.push({ index: blocks.length, line: start + 1, lang, ...(skip ? { skip } : {}), ...(requires ? { requires } : {}), commands });
     }
     i = end;
   }
   return blocks;
+}
+
+function requirement(name: string, line: number): Requirement {
+  if (!(REQUIREMENTS as readonly string[]).includes(name))
+    throw new Error(`line ${line}: unknown requirement '${name}' (known: ${REQUIREMENTS.join(', ')})`);
+  return name as Requirement;
 }
 
 /** Whether `text` ends inside a single- or double-quoted shell string (the command goes on on the next line). */
@@ -73,13 +90,13 @@ function unclosedQuote(text: string): boolean {
   return quote !== undefined;
 }
 
-function shCommand(body: string[], firstLine: number): ReadmeCommand {
+function shCommand(body: string[], firstLine: number): DocCommand {
   return { line: firstLine, command: body.join('\n'), expected: null, exitCode: 0 };
 }
 
-function consoleCommands(body: string[], firstLine: number): ReadmeCommand[] {
-  const commands: ReadmeCommand[] = [];
-  let current: ReadmeCommand | undefined;
+function consoleCommands(body: string[], firstLine: number): DocCommand[] {
+  const commands: DocCommand[] = [];
+  let current: DocCommand | undefined;
   for (let i = 0; i < body.length; i++) {
     const text = body[i]!;
     if (text.startsWith('$ ')) {
@@ -90,7 +107,7 @@ function consoleCommands(body: string[], firstLine: number): ReadmeCommand[] {
       commands.push(current);
       continue;
     }
-    if (!current) throw new Error(`README line ${firstLine + i}: output before any "$ " command in a console block`);
+    if (!current) throw new Error(`line ${firstLine + i}: output before any "$ " command in a console block`);
     const exit = EXIT.exec(text);
     if (exit) current.exitCode = Number(exit[1]);
     else if (text.trim() !== '' && !text.startsWith('# ')) current.expected!.push(text);
@@ -129,7 +146,7 @@ function lineMatches(expected: string, actual: string): boolean {
  * does not): its exit status, then each output line that does not match, as
  * expected and actual after masking. `origin` is the server's real origin.
  */
-export function drift(command: ReadmeCommand, ran: { output: string; exitCode: number }, origin: string): string | undefined {
+export function drift(command: DocCommand, ran: { output: string; exitCode: number }, origin: string): string | undefined {
   const problems: string[] = [];
   if (ran.exitCode !== command.exitCode) problems.push(`exit status ${ran.exitCode}, expected ${command.exitCode}`);
   if (command.expected) {
@@ -164,7 +181,7 @@ export function withPrintedOutputs(markdown: string, printed: Map<number, string
       for (const [k, id] of a.entries()) if (id.split('_')[0] === b[k]!.split('_')[0] && !renames.has(id)) renames.set(id, b[k]!);
     }
   };
-  const commands = readmeBlocks(markdown).flatMap((b) => (b.lang === 'console' ? b.commands : []));
+  const commands = docBlocks(markdown).flatMap((b) => (b.lang === 'console' ? b.commands : []));
   for (const command of commands.reverse()) {
     const output = printed.get(command.line);
     if (output === undefined) continue;

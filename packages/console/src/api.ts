@@ -98,12 +98,25 @@ export async function rest<T>(kind: Exclude<Kind, 'platform'>, method: 'GET' | '
   throw failed(kind, new ApiError(typeof e === 'string' ? e : `http_${res.status}`, String(out?.message ?? res.statusText), requestId));
 }
 
-/** An error state: the API's code, message and request id (what support needs). */
+/**
+ * What a code means for the person at the console, where the API's message is terse on purpose: the API answers one
+ * `invalid_token` for a wrong, revoked or expired token (it does not say which), and `developer_access_paused` while
+ * the operator's kill switch is engaged (the token itself is fine).
+ */
+const MEANING: Record<string, string> = {
+  invalid_token: 'This token was not accepted (wrong, revoked or expired).',
+  platform_token_required: 'Sign in with a platform token (sk_…) to open this view.',
+  developer_access_paused: 'Developer access is paused: the operator engaged the kill switch. The token works again once it is released.',
+};
+
+/** An error state: what it means, then the API's code, message and request id (what support needs). */
 export function errorBox(err: unknown): HTMLElement {
   const e = err instanceof ApiError ? err : new ApiError('client_error', err instanceof Error ? err.message : String(err), null);
+  const meaning = Object.hasOwn(MEANING, e.code) ? MEANING[e.code] : undefined;
   return h(
     'div',
     { class: 'error', role: 'alert' },
+    meaning ? h('p', { class: 'error-meaning' }, meaning) : null,
     h('strong', { class: 'error-code' }, e.code),
     ': ',
     e.message,

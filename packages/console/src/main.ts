@@ -134,7 +134,7 @@ function signInView(main: HTMLElement): void {
   fill(
     main,
     h('h2', {}, 'Sign in'),
-    signedOut ? h('div', { class: 'signed-out' }, h('p', {}, 'Signed out: this token no longer works.'), errorBox(signedOut)) : null,
+    signedOut ? h('div', { class: 'signed-out' }, h('p', {}, 'Signed out.'), errorBox(signedOut)) : null,
     h(
       'p',
       { class: 'muted' },

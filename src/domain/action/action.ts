@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { namingKeys } from '../../db/group-commit.ts';
 import type { BatchSend } from '../../db/sql-port.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
@@ -129,7 +130,8 @@ export function batchedMutation<P extends string, I extends z.ZodType, O extends
     within?: <T>(deps: Deps, body: (hold: H) => Promise<T>) => Promise<T>;
     /**
      * Concurrent calls may share one database transaction and its commit (src/db/group-commit.ts): the run names, in
-     * its batches' `keys` and its result's, everything it locks, and is safe to run twice.
+     * its batches' `keys` (the first batch names at least one, or the call fails with GroupContractError) and its
+     * result's, everything it locks, and is safe to run twice.
      */
     group?: boolean;
     run: (call: BatchedCall<P, z.output<I>, H>) => Promise<BatchedRun<z.output<O>>>;
@@ -233,21 +235,27 @@ export async function invoke<P extends string, I extends z.ZodType, O extends z.
   const params = req.params ?? ({} as Record<P, string>);
   const call = () => ({ deps, caller, params, input: parseInput(action.input, req.input) });
   const { effect, outcome } = action;
-  if (effect.kind === 'read') return { value: await effect.run({ ...call(), db: deps.db.prisma }), outcome, replayed: false };
+  if (effect.kind === 'read')
+    return {
+      value: await confirmingAdmission(caller, () => effect.run({ ...call(), db: deps.db.prisma }), true),
+      outcome,
+      replayed: false,
+    };
   const target = action.params.length ? action.params.map((p) => params[p]).join('/') : undefined;
   const key = idempotencyOf(caller, action.name, target, req.input ?? {}, ctx.idempotencyKey);
   if (effect.kind === 'transaction') {
-    const out = await runIdempotentValue(deps, key, (db) => effect.run({ ...call(), db }));
-    return { value: out.value, outcome, replayed: out.replayed };
+    const out = await runIdempotentValue<Stored<z.output<O>>>(deps, key, async (db) => ({ value: await effect.run({ ...call(), db }) }));
+    return { value: out.value.value, outcome: out.value.outcome ?? outcome, replayed: out.replayed };
   }
-  // The record stores the outcome beside the value: a replay answers as the first call did.
+  // A batched run's record stores its outcome beside the value: a replay answers as the first call did.
   const attempt = (hold: unknown) =>
     confirmingAdmission(caller, (beforeCommit) =>
       runIdempotentBatched<Stored<z.output<O>>>(
         deps,
         key,
         async (send) => {
-          const run = await effect.run({ ...call(), send, hold });
+          // A grouped run names its own keys (the key's record names its own beside them): group-commit.ts.
+          const run = await effect.run({ ...call(), send: effect.group ? namingKeys(send) : send, hold });
           return { ...run, value: { value: run.value, outcome: run.outcome ?? outcome } };
         },
         beforeCommit,
@@ -255,19 +263,41 @@ export async function invoke<P extends string, I extends z.ZodType, O extends z.
       ),
     );
   const out = await (effect.within ? effect.within(deps, attempt) : attempt(undefined));
-  return { ...out.value, replayed: out.replayed };
+  return { value: out.value.value, outcome: out.value.outcome ?? outcome, replayed: out.replayed };
 }
 
-type Stored<T> = { value: T; outcome: Outcome };
+/** Every action's idempotency record: its value, and its outcome when the run chose it (absent: the declared one). */
+type Stored<T> = { value: T; outcome?: Outcome };
 
 /**
  * A provisional caller (request-auth.ts) commits only if its admission held;
  * otherwise the transaction rolls back, the caller is confirmed outside it (a
- * refusal is thrown: nothing was changed) and the change runs once more.
+ * refusal is thrown: nothing was changed) and the change runs once more. A
+ * read (`afterRun`) runs beside the admission's freshness round trip instead
+ * of after it, so the two waits overlap: its value (or its error) is answered
+ * only if the admission held, else the caller is confirmed and the read runs
+ * again.
  */
-async function confirmingAdmission<T>(caller: SurfaceBCaller, run: (beforeCommit?: () => Promise<void>) => Promise<T>): Promise<T> {
+async function confirmingAdmission<T>(
+  caller: SurfaceBCaller,
+  run: (beforeCommit?: () => Promise<void>) => Promise<T>,
+  afterRun = false,
+): Promise<T> {
   const held = caller.admissionHeld;
   if (!held || !caller.confirm) return run();
+  if (afterRun) {
+    let value: T;
+    try {
+      value = await run();
+    } catch (e) {
+      if (await held()) throw e;
+      await caller.confirm();
+      return run();
+    }
+    if (await held()) return value;
+    await caller.confirm();
+    return run();
+  }
   try {
     return await run(async () => {
       if (!(await held())) throw admissionChanged;

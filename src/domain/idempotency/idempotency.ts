@@ -24,11 +24,13 @@ export interface IdempotencyRequest {
 }
 
 /**
- * What a record holds: an action's value (`status` null: each front renders
- * it, src/domain/action/action.ts). Records written before the action seam
- * hold a REST response (`status` set); they expire with the TTL.
+ * What a record holds: the value its caller stored (for an action, its value
+ * and outcome: src/domain/action/action.ts), never a transport's response, so
+ * each front renders a replay its own way. One format: the migration
+ * 20261127200000_idempotency_one_format converted the REST responses older
+ * versions stored (docs/adr/0011-idempotency-record-format.md).
  */
-type Stored = { status: number | null; body: unknown };
+type Replay = { value: unknown; replayed: true };
 
 export const IDEMPOTENCY_KEY_MAX = 255;
 
@@ -59,11 +61,7 @@ export function fingerprint(...parts: unknown[]): string {
 }
 
 /** The stored response of an earlier request with the key, a conflict if the key was used for another request, or nothing. */
-async function replay(
-  deps: Deps,
-  req: IdempotencyRequest,
-  conflictCode: ConflictCode,
-): Promise<(Stored & { replayed: boolean }) | undefined> {
+async function replay(deps: Deps, req: IdempotencyRequest, conflictCode: ConflictCode): Promise<Replay | undefined> {
   const [row] = await deps.db.sql.rows(recordStatement, [req.namespace, req.key]);
   if (!row || new Date(row.expires_at) <= deps.clock.now()) return undefined;
   if (row.fingerprint !== req.fingerprint) {
@@ -74,27 +72,22 @@ async function replay(
     );
   }
   if (row.state !== 'complete') throw keyInUse(req);
-  return { status: row.response_status, body: row.response_body, replayed: true };
+  return { value: row.response_body, replayed: true };
 }
 
 /** The key's record, on the SQL port (every keyed request reads it first). */
 const recordStatement = statement<
   [namespace: string, key: string],
-  { fingerprint: string; state: string; response_status: number | null; response_body: unknown; expires_at: Date | string }
+  { fingerprint: string; state: string; response_body: unknown; expires_at: Date | string }
 >(
   'idempotency_record_get',
-  'SELECT fingerprint, state, response_status, response_body, expires_at FROM idempotency_record WHERE namespace = $1 AND key = $2',
+  'SELECT fingerprint, state, response_body, expires_at FROM idempotency_record WHERE namespace = $1 AND key = $2',
 );
 
 type ConflictCode = 'idempotency_key_conflict' | 'idempotency_key_reused';
 
 /** A concurrent request inserted the key first: replay it once committed, or say it is still running. */
-async function lostRace(
-  deps: Deps,
-  req: IdempotencyRequest,
-  conflictCode: ConflictCode,
-  e: unknown,
-): Promise<Stored & { replayed: boolean }> {
+async function lostRace(deps: Deps, req: IdempotencyRequest, conflictCode: ConflictCode, e: unknown): Promise<Replay> {
   if (!isUniqueViolation(e)) throw e;
   const winner = await replay(deps, req, conflictCode);
   if (winner) return winner;
@@ -105,9 +98,9 @@ const keyInUse = (req: IdempotencyRequest) =>
   new DomainError('idempotency_key_in_use', `A request with Idempotency-Key '${req.key}' is still in progress`, 'Idempotency-Key');
 
 /**
- * The same lifecycle for an action (src/domain/action/action.ts): the record
- * stores the action's value and no transport status, so a key replays the
- * same value whichever front used it first, each front rendering it its way.
+ * The lifecycle in a Prisma transaction: the record stores the effect's
+ * value, so a key replays the same value whichever front used it first, each
+ * front rendering it its way.
  */
 export async function runIdempotentValue<T>(
   deps: Deps,
@@ -115,19 +108,9 @@ export async function runIdempotentValue<T>(
   effect: (tx: Tx) => Promise<T>,
   conflictCode: ConflictCode = 'idempotency_key_conflict',
 ): Promise<{ value: T; replayed: boolean }> {
-  const out = await runKeyed(deps, req, async (tx) => ({ status: null, body: await effect(tx) }), conflictCode);
-  return { value: out.body as T, replayed: out.replayed };
-}
-
-async function runKeyed(
-  deps: Deps,
-  req: IdempotencyRequest | undefined,
-  effect: (tx: Tx) => Promise<Stored>,
-  conflictCode: ConflictCode = 'idempotency_key_conflict',
-): Promise<Stored & { replayed: boolean }> {
-  if (!req) return { ...(await deps.db.transaction(effect)), replayed: false };
+  if (!req) return { value: await deps.db.transaction(effect), replayed: false };
   const earlier = await replay(deps, req, conflictCode);
-  if (earlier) return earlier;
+  if (earlier) return earlier as { value: T; replayed: true };
   try {
     const response = await deps.db.transaction(async (tx) => {
       const now = deps.clock.now();
@@ -138,13 +121,13 @@ async function runKeyed(
       const result = await effect(tx);
       await tx.idempotencyRecord.update({
         where: { namespace_key: { namespace: req.namespace, key: req.key } },
-        data: { state: 'complete', responseStatus: result.status, responseBody: result.body as object },
+        data: { state: 'complete', responseBody: result as object },
       });
       return result;
     });
-    return { ...response, replayed: false };
+    return { value: response, replayed: false };
   } catch (e) {
-    return lostRace(deps, req, conflictCode, e);
+    return (await lostRace(deps, req, conflictCode, e)) as { value: T; replayed: true };
   }
 }
 
@@ -207,7 +190,7 @@ export async function runIdempotentBatched<T>(
   } catch (e) {
     if (!req) throw e;
     const earlier = await replay(deps, req, conflictCode);
-    if (earlier) return { value: earlier.body as T, replayed: true };
+    if (earlier) return earlier as { value: T; replayed: true };
     if (isUniqueViolation(e)) throw keyInUse(req);
     throw e;
   }

@@ -11,6 +11,7 @@ import {
 import { registerCompletion } from './completion.ts';
 import { required, UsageError } from './credentials.ts';
 import { clientEvent, streamEvents } from './event-stream.ts';
+import { registerLoginCommands } from './login.ts';
 import { EXIT, print, table } from './output.ts';
 import { creds, operatorClient, platformClient, program, run, tokenClient } from './program.ts';
 
@@ -21,6 +22,8 @@ import { creds, operatorClient, platformClient, program, run, tokenClient } from
  * bootstrap first, then these (src/cli/platform.ts in the repository).
  */
 export function registerUserCommands(): void {
+  registerLoginCommands(program);
+
   // ── Tokens (dashboard user token) ────────────────────────────────────────────
 
   const tokens = program.command('tokens').description('manage platform tokens (dashboard user token)');

@@ -1,4 +1,5 @@
 import { camelKey } from '../key-case.ts';
+import type { Page } from '../list.ts';
 import type { RequestOptions } from '../request-sender.ts';
 import { Resource, path } from './resource.ts';
 import type { EventCatalogueEntry } from './types.ts';
@@ -9,10 +10,13 @@ import type { EventCatalogueEntry } from './types.ts';
  * client returns describes `event.data` as the client reads it.
  */
 export class EventTypes extends Resource {
-  /** Every public event type, ordered by type (one whole list: the catalogue is small and the same for everyone). */
-  async list(options?: RequestOptions): Promise<EventCatalogueEntry[]> {
-    const { data } = await this.one<{ data: EventCatalogueEntry[] }>({ method: 'GET', path: '/event_types', options });
-    return data.map(clientEntry);
+  /**
+   * Every public event type, ordered by type, as one page shaped like every list (`{ data, hasMore }`); the catalogue
+   * is small and the same for everyone, so `hasMore` is false.
+   */
+  async list(options?: RequestOptions): Promise<Page<EventCatalogueEntry>> {
+    const page = await this.one<Page<EventCatalogueEntry>>({ method: 'GET', path: '/event_types', options });
+    return { ...page, data: page.data.map(clientEntry) };
   }
 
   /** One type; a legacy `program_member.*` spelling answers its canonical `relationship.*` type. */

@@ -13,8 +13,20 @@ export const SUBSCRIPTION = `subscription($types: [String!], $brands: [String!],
   }
 }`;
 
-/** The head of the feed: its newest event's seq (none when empty), where a feed started "from now" subscribes after. */
-export const HEAD = '{ events(last: 1) { edges { cursor } } }';
+/** How many past events a feed opened without "after seq" shows before the live ones. */
+export const HISTORY_SIZE = 50;
+
+/**
+ * The feed's recent history under the filters (ascending seq) and its head: the newest event's seq (none when empty).
+ * A feed opened without "after seq" shows the history, then subscribes after the head, so nothing is missed between
+ * the two reads: the subscription replays whatever committed after the head.
+ */
+export const HISTORY = `query($type: String, $brands: [String!], $subjectTypes: [String!], $subjectId: String) {
+  head: events(last: 1) { edges { cursor } }
+  recent: events(last: ${HISTORY_SIZE}, type: $type, brands: $brands, subjectTypes: $subjectTypes, subjectId: $subjectId) {
+    edges { node { id type seq brand subject { type id } data operation createdAt } }
+  }
+}`;
 
 /** The public event types, for the type picker. */
 export const TYPES = '{ eventTypes { type } }';
@@ -26,9 +38,9 @@ export const SHOWN = 500;
 /**
  * The live feed: the events subscription in seq order, filtered by type, brand and subject; paused, it keeps
  * counting what arrives ("N new") and shows it on resume; after a reconnect it subscribes again after the last seq
- * it received, so nothing is missed or repeated. Started "from now", it first reads the head of the feed and
- * subscribes after it, so even a drop before the first event resumes from a known seq. A row opens its JSON, its
- * operation and its deliveries.
+ * it received, so nothing is missed or repeated. Opened without "after seq", it first shows the feed's recent
+ * history and subscribes after the head it read with it, so every visit shows what already happened and even a drop
+ * before the first new event resumes from a known seq. A row opens its JSON, its operation and its deliveries.
  */
 export const feedView: View = (main, ctx) => {
   const events: FeedEvent[] = [];
@@ -159,25 +171,32 @@ export const feedView: View = (main, ctx) => {
     pending = [];
     drawList();
     setState('connecting');
-    let after = f.after || null;
-    if (after === null) {
-      try {
-        const head = await gql<{ events: { edges: Pick<QueryEventsConnectionEdge, 'cursor'>[] } }>(HEAD);
-        after = head.events.edges[0]?.cursor ?? '0';
-      } catch (err) {
-        if (mine !== run) return;
-        setState('ended');
-        return void fill(problem, errorBox(err));
-      }
-      if (mine !== run) return;
-    }
-    lastSeq = /^\d+$/.test(after) ? Number(after) : null;
     const filters = {
       types: f.type ? [f.type] : null,
       brands: f.brand ? [f.brand] : null,
       subjectTypes: f.subjectType ? [f.subjectType] : null,
       subjectId: f.subjectId || null,
     };
+    let after = f.after || null;
+    if (after === null) {
+      try {
+        const { head, recent } = await gql<{
+          head: { edges: Pick<QueryEventsConnectionEdge, 'cursor'>[] };
+          recent: { edges: { node: FeedEvent }[] };
+        }>(HISTORY, { type: f.type || null, brands: filters.brands, subjectTypes: filters.subjectTypes, subjectId: filters.subjectId });
+        if (mine !== run) return;
+        const past = recent.edges.map((e) => e.node);
+        // The two reads may straddle a commit: subscribe after whichever saw further, so nothing shows twice.
+        after = String(Math.max(Number(head.edges[0]?.cursor ?? 0), past.at(-1)?.seq ?? 0));
+        events.push(...past.reverse()); // newest first, as live events are shown
+        drawList();
+      } catch (err) {
+        if (mine !== run) return;
+        setState('ended');
+        return void fill(problem, errorBox(err));
+      }
+    }
+    lastSeq = /^\d+$/.test(after) ? Number(after) : null;
     sub = live<{ events: FeedEvent }>({
       query: SUBSCRIPTION,
       // A reconnect resumes after the last seq received; the first subscription starts where the form or the head says.
