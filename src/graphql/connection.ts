@@ -76,6 +76,3 @@ export async function listConnection<T extends { id: string }>(
     },
   };
 }
-
-/** Omitted GraphQL arguments stay omitted in the domain input (an explicit null is passed on). */
-export const given = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));

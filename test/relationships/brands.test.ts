@@ -21,6 +21,7 @@ describe('brands', () => {
     expect(all.body.data[0]).toEqual({
       id: org.brands[0]!.id,
       object: 'brand',
+      organization: org.id,
       slug: 'main',
       name: 'MAIN',
       default: true,
@@ -64,7 +65,7 @@ describe('brands', () => {
 
   test('GraphQL: brands connection, brand(id:), node(id:) and the viewer answer the same brands', async () => {
     const { token, org } = await buildTenant(t, ['org:read']);
-    const fields = 'id slug name default createdAt';
+    const fields = 'id organization slug name default createdAt';
     const g = await t.http.graphql(
       `{ brands(first: 1) { edges { node { ${fields} } } pageInfo { hasNextPage endCursor } }
          brand(id: "${org.brands[1]!.id}") { ${fields} }
@@ -77,7 +78,7 @@ describe('brands', () => {
     const d = g.body.data;
     expect(d.brands.edges.map((e: any) => [e.node.slug, e.node.default])).toEqual([['main', true]]);
     expect(d.brands.pageInfo.hasNextPage).toBe(true);
-    expect(d.brand).toMatchObject({ id: org.brands[1]!.id, slug: 'second', name: 'SECOND', default: false });
+    expect(d.brand).toMatchObject({ id: org.brands[1]!.id, organization: org.id, slug: 'second', name: 'SECOND', default: false });
     expect(d.node).toEqual({ slug: 'main', default: true });
     expect(d.viewer.brand).toEqual({ slug: 'second', default: false });
     expect(d.viewer.brands).toEqual([

@@ -5,10 +5,10 @@ export type DateTime = string;
 export type JSON = unknown;
 export interface Assertion {
   action: AssertionAction;
-  createdAt: string;
-  effectiveAt: string;
+  createdAt: DateTime;
+  effectiveAt: DateTime;
   entity: string;
-  expiresAt: string | null;
+  expiresAt: DateTime | null;
   id: string;
   key: string;
   livemode: boolean;
@@ -26,6 +26,7 @@ export interface Brand {
   default: boolean;
   id: string;
   name: string;
+  organization: string;
   slug: string;
 }
 export interface ConnectConfig {
@@ -37,20 +38,20 @@ export interface ConnectConfig {
   livemode: boolean;
   primaryColor: string | null;
   requiredAssertions: Array<string>;
-  updatedAt: string | null;
+  updatedAt: DateTime | null;
 }
 export interface ConnectedAccount {
   accountId: string;
   brand: string;
-  createdAt: string;
+  createdAt: DateTime;
   entity: string;
   grants: Array<string>;
   id: string;
   livemode: boolean;
   provider: string;
-  revokedAt: string | null;
+  revokedAt: DateTime | null;
   status: ConnectionStatus;
-  updatedAt: string;
+  updatedAt: DateTime;
 }
 export interface ConnectionRevocation {
   connection: ConnectedAccount;
@@ -84,13 +85,13 @@ export interface DeletedWebhookEndpoint {
 export interface Deployment {
   config: JSON;
   connection: string | null;
-  createdAt: string;
+  createdAt: DateTime;
   distribution: string;
   id: string;
   livemode: boolean;
   provider: string;
   status: DeploymentStatus;
-  updatedAt: string;
+  updatedAt: DateTime;
 }
 export interface DeploymentInput {
   config: JSON | null;
@@ -103,12 +104,12 @@ export interface Distribution {
   budget: number;
   budgetReserved: number;
   budgetSpent: number;
-  createdAt: string;
+  createdAt: DateTime;
   id: string;
   livemode: boolean;
   name: string;
   status: DistributionStatus;
-  updatedAt: string;
+  updatedAt: DateTime;
 }
 export interface DistributionOperation {
   distribution: Distribution;
@@ -125,18 +126,18 @@ export interface DistributionValidation {
   walletBalance: number;
 }
 export interface Enrollment {
-  createdAt: string;
+  createdAt: DateTime;
   entity: string;
-  evaluatedAt: string | null;
+  evaluatedAt: DateTime | null;
   evaluation: JSON | null;
-  graceEndsAt: string | null;
+  graceEndsAt: DateTime | null;
   id: string;
   livemode: boolean;
   program: string;
   standing: EnrollmentStanding;
   status: EnrollmentStatus;
   tier: EnrollmentTier | null;
-  updatedAt: string;
+  updatedAt: DateTime;
 }
 export type EnrollmentStanding = 'GRACE' | 'NOT_QUALIFIED' | 'QUALIFIED';
 export type EnrollmentStatus = 'ACTIVE' | 'APPROVED' | 'PAUSED' | 'PENDING' | 'REJECTED';
@@ -150,7 +151,7 @@ export interface EnrollmentTier {
 }
 export interface Entity {
   claims: Array<string>;
-  createdAt: string;
+  createdAt: DateTime;
   enrollments: Array<EntityEnrollment>;
   id: string;
   identities: Array<EntityIdentity>;
@@ -173,7 +174,7 @@ export interface EntityRelationship {
 }
 export interface Event {
   brand: string | null;
-  createdAt: string;
+  createdAt: DateTime;
   data: JSON;
   id: string;
   livemode: boolean;
@@ -195,20 +196,20 @@ export interface EventSubject {
 export interface HandoffIssuer {
   algorithm: string;
   brand: string;
-  createdAt: string;
+  createdAt: DateTime;
   id: string;
   livemode: boolean;
   name: string;
-  previousExpiresAt: string | null;
+  previousExpiresAt: DateTime | null;
   publicKey: JSON | null;
-  rotatedAt: string | null;
+  rotatedAt: DateTime | null;
   secret: string | null;
-  updatedAt: string;
+  updatedAt: DateTime;
 }
 export interface LedgerEntry {
   amount: number;
   carry: string;
-  createdAt: string;
+  createdAt: DateTime;
   earned: string;
   enrollment: string;
   entity: string;
@@ -216,13 +217,13 @@ export interface LedgerEntry {
   kind: LedgerEntryKind;
   metric: string | null;
   payout: string | null;
-  periodEnd: string;
-  periodStart: string;
+  periodEnd: DateTime;
+  periodStart: DateTime;
   program: string;
   rateBps: number;
   reason: string | null;
   reverses: string | null;
-  sourcePeriodStart: string;
+  sourcePeriodStart: DateTime;
   status: LedgerEntryStatus;
   tier: string | null;
   value: number;
@@ -230,13 +231,13 @@ export interface LedgerEntry {
 export type LedgerEntryKind = 'ACCRUAL' | 'ADJUSTMENT' | 'REVERSAL';
 export type LedgerEntryStatus = 'IN_FLIGHT' | 'PAID' | 'UNPAID';
 export interface Measurement {
-  createdAt: string;
+  createdAt: DateTime;
   duplicate: boolean;
   entity: string;
   externalId: string | null;
   id: string;
   metric: string;
-  occurredAt: string;
+  occurredAt: DateTime;
   program: string | null;
   value: number;
 }
@@ -306,8 +307,8 @@ export interface Node {
 }
 export interface Operation {
   attempts: number;
-  completedAt: string | null;
-  createdAt: string;
+  completedAt: DateTime | null;
+  createdAt: DateTime;
   error: JSON | null;
   id: string;
   kind: string;
@@ -319,7 +320,7 @@ export interface Operation {
   status: OperationStatus;
   subject: EventSubject;
   targetOperationId: string | null;
-  updatedAt: string;
+  updatedAt: DateTime;
   waitingReason: OperationWaitingReason | null;
 }
 export type OperationStatus = 'CANCELED' | 'FAILED' | 'PARTIAL' | 'PENDING' | 'RUNNING' | 'SUCCEEDED' | 'WAITING';
@@ -338,24 +339,24 @@ export interface PageInfo {
 }
 export interface Payout {
   amount: number;
-  createdAt: string;
+  createdAt: DateTime;
   entity: string;
   entries: Array<string>;
   failureReason: string | null;
   id: string;
   operation: string;
-  periodEnd: string;
+  periodEnd: DateTime;
   program: string | null;
   status: PayoutStatus;
-  updatedAt: string;
+  updatedAt: DateTime;
 }
 export type PayoutStatus = 'CREATED' | 'FAILED' | 'IN_REVIEW' | 'SETTLED';
 export interface PerformanceRollup {
   count: number;
   entity: string | null;
   metric: string;
-  periodEnd: string;
-  periodStart: string;
+  periodEnd: DateTime;
+  periodStart: DateTime;
   program: string | null;
   value: number;
   window: PerformanceWindow;
@@ -367,17 +368,17 @@ export interface PerformanceRollupList {
 export type PerformanceWindow = 'DAY' | 'MONTH' | 'WEEK';
 export interface Program {
   brand: string;
-  createdAt: string;
+  createdAt: DateTime;
   gracePeriodSeconds: number;
   id: string;
   livemode: boolean;
   name: string;
   performanceWindow: PerformanceWindow;
   requirements: Array<ProgramRequirement>;
-  updatedAt: string;
+  updatedAt: DateTime;
 }
 export interface ProgramRequirement {
-  createdAt: string;
+  createdAt: DateTime;
   id: string;
   metric: string;
   operator: RequirementOperator;
@@ -385,14 +386,14 @@ export interface ProgramRequirement {
   threshold: number | null;
 }
 export interface ProgramTier {
-  createdAt: string;
+  createdAt: DateTime;
   id: string;
   metric: string;
   name: string;
   program: string;
   rateBps: number;
   threshold: number;
-  updatedAt: string;
+  updatedAt: DateTime;
 }
 export interface ProgramTierChange {
   operation: Operation;
@@ -569,13 +570,13 @@ export interface QueryWebhookEndpointsConnectionEdge {
 }
 export interface Relationship {
   brand: string;
-  createdAt: string;
-  endedAt: string | null;
+  createdAt: DateTime;
+  endedAt: DateTime | null;
   entity: string;
   id: string;
   livemode: boolean;
   status: RelationshipStatus;
-  updatedAt: string;
+  updatedAt: DateTime;
 }
 export type RelationshipStatus = 'ACTIVE' | 'CREATED' | 'ENDED' | 'PAUSED';
 export type RequirementOperator = 'EQ' | 'EXISTS' | 'GTE' | 'LTE' | 'NEQ';
@@ -586,14 +587,14 @@ export interface Subscription {
 }
 export interface Unit {
   caption: string;
-  createdAt: string;
+  createdAt: DateTime;
   id: string;
   livemode: boolean;
   productionId: string | null;
-  publishedAt: string | null;
+  publishedAt: DateTime | null;
   status: UnitStatus;
   type: string;
-  updatedAt: string;
+  updatedAt: DateTime;
 }
 export interface UnitPage {
   hasMore: boolean;
@@ -614,26 +615,26 @@ export interface WebhookAttempt {
   error: string | null;
   number: number;
   responseExcerpt: string | null;
-  startedAt: string;
+  startedAt: DateTime;
   statusCode: number | null;
 }
 export interface WebhookAttemptFailure {
-  at: string;
+  at: DateTime;
   error: string | null;
   statusCode: number | null;
 }
 export interface WebhookDelivery {
   attemptLog: Array<WebhookAttempt>;
   attempts: number;
-  completedAt: string | null;
-  createdAt: string;
+  completedAt: DateTime | null;
+  createdAt: DateTime;
   endpointId: string;
   eventId: string;
   eventType: string | null;
   id: string;
   lastError: string | null;
   lastStatusCode: number | null;
-  nextAttemptAt: string | null;
+  nextAttemptAt: DateTime | null;
   replayOperationId: string | null;
   status: WebhookDeliveryStatus;
 }
@@ -645,22 +646,22 @@ export interface WebhookDeliveryStatusSummary {
   succeeded: number;
 }
 export interface WebhookEndpoint {
-  createdAt: string;
+  createdAt: DateTime;
   deliveries: WebhookEndpointDeliveriesConnection;
   description: string | null;
   disabledReason: WebhookEndpointDisabledReason | null;
   enabledEvents: Array<string>;
-  failingSince: string | null;
+  failingSince: DateTime | null;
   filter: WebhookEndpointFilter;
   health: WebhookEndpointHealth;
   id: string;
   livemode: boolean;
   ordering: WebhookEndpointOrdering;
   policy: WebhookEndpointPolicy;
-  rotatedAt: string | null;
+  rotatedAt: DateTime | null;
   secret: string | null;
   status: WebhookEndpointStatus;
-  updatedAt: string;
+  updatedAt: DateTime;
   url: string;
   webhookDelivery: WebhookDeliveryStatusSummary;
 }
@@ -685,10 +686,10 @@ export interface WebhookEndpointHealth {
   lastDay: WebhookHealthWindow;
   lastFailure: WebhookAttemptFailure | null;
   lastHour: WebhookHealthWindow;
-  lastSuccessAt: string | null;
+  lastSuccessAt: DateTime | null;
 }
 export interface WebhookEndpointHealthEvent {
-  createdAt: string;
+  createdAt: DateTime;
   endpoint: WebhookEndpoint;
   id: string;
   kind: WebhookEndpointHealthEventKind;

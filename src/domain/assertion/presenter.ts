@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import type { AssertionEvent } from '../../db/generated/client.ts';
+import { isoTime } from '../shape.ts';
 
 export const ASSERTION_ACTIONS = ['asserted', 'revoked'] as const;
-
-const time = z.string().describe('ISO 8601 timestamp');
 
 /** One assertion event as both fronts show it. */
 export const Assertion = z.object({
@@ -13,10 +12,10 @@ export const Assertion = z.object({
   key: z.string(),
   action: z.enum(ASSERTION_ACTIONS),
   value: z.number().nullable().describe('booleans are stored as 1 or 0; null on a revocation'),
-  expires_at: time.nullable(),
-  effective_at: time,
+  expires_at: isoTime.nullable(),
+  effective_at: isoTime,
   livemode: z.boolean(),
-  created_at: time,
+  created_at: isoTime,
 });
 export type PublicAssertion = z.output<typeof Assertion>;
 

@@ -4,6 +4,7 @@ import { missing } from '../errors.ts';
 import { isId } from '../id.ts';
 import { capability, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, pageOf } from '../action/list.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * Brands: read only. The organization's oldest brand is its default (the one
@@ -12,21 +13,21 @@ import { ListInput, listOf, pageOf } from '../action/list.ts';
  */
 export const NoBrandInput = z.strictObject({});
 
-const time = z.string().describe('ISO 8601 timestamp');
-
 export const Brand = z.object({
   id: z.string().describe('prefix brand_'),
   object: z.literal('brand'),
+  organization: z.string().describe('prefix org_: the organization that owns it'),
   slug: z.string(),
   name: z.string(),
   default: z.boolean().describe('true on the oldest brand: the one selected when Service-Brand is absent'),
-  created_at: time,
+  created_at: isoTime,
 });
 export type PublicBrand = z.output<typeof Brand>;
 
 const presentBrand = (b: BrandRow, defaultId: string | undefined): PublicBrand => ({
   id: b.id,
   object: 'brand',
+  organization: b.organizationId,
   slug: b.slug,
   name: b.name,
   default: b.id === defaultId,

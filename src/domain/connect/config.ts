@@ -6,6 +6,7 @@ import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { ASSERTION_KEY } from '../assertion/assertion.ts';
 import { findProgram } from '../program/program.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
+import { shape } from '../shape.ts';
 
 /**
  * Connect configuration: per brand, what the partner-connect flow of its
@@ -76,7 +77,7 @@ export const ConnectConfig = z.object({
   primary_color: z.string().nullable(),
   accent_color: z.string().nullable(),
   livemode: z.boolean(),
-  updated_at: z.string().nullable().describe('ISO 8601 timestamp; null until first configured'),
+  updated_at: z.string().register(shape, { timestamp: true }).nullable().describe('ISO 8601 timestamp; null until first configured'),
 });
 export type PublicConnectConfig = z.output<typeof ConnectConfig>;
 

@@ -10,6 +10,7 @@ import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { generateSecret } from '../secret.ts';
 import { SECRET_OVERLAP_MS } from '../webhook/endpoint.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * Signed-handoff issuers (`iss_`), per brand: a partner site signs a
@@ -43,7 +44,6 @@ export const RotateHandoffIssuerInput = z.strictObject({ secret: secret.optional
 export const ListHandoffIssuersInput = z.strictObject({ ...ListInput.shape });
 export const NoHandoffIssuerInput = z.strictObject({});
 
-const time = z.string().describe('ISO 8601 timestamp');
 const Jwk = z.record(z.string(), z.unknown());
 
 export const HandoffIssuer = z.object({
@@ -54,11 +54,11 @@ export const HandoffIssuer = z.object({
   algorithm: z.enum(HANDOFF_ALGORITHMS),
   public_key: Jwk.nullable().describe('EdDSA: the public key as a JWK'),
   secret: z.string().optional().describe('HS256: only in the create and rotate answers'),
-  previous_expires_at: time.nullable().describe('until when the key or secret a rotation replaced still verifies'),
-  rotated_at: time.nullable(),
+  previous_expires_at: isoTime.nullable().describe('until when the key or secret a rotation replaced still verifies'),
+  rotated_at: isoTime.nullable(),
   livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
+  created_at: isoTime,
+  updated_at: isoTime,
 });
 export type PublicHandoffIssuer = z.output<typeof HandoffIssuer>;
 

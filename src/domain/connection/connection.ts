@@ -10,6 +10,7 @@ import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { enqueueOperation, liveOperation, Operation, presentOperation } from '../operation/operation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { LIVE_DEPLOYMENT_STATUSES } from '../distribution/states.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * Connections: an entity's account at a provider and what it granted, in
@@ -54,8 +55,6 @@ export const ListConnectionsInput = z.strictObject({
 
 export const NoConnectionInput = z.strictObject({});
 
-const time = z.string().describe('ISO 8601 timestamp');
-
 export const Connection = z.object({
   id: z.string().describe('prefix conn_'),
   object: z.literal('connection'),
@@ -65,10 +64,10 @@ export const Connection = z.object({
   account_id: z.string(),
   grants: z.array(z.string()),
   status: z.enum(CONNECTION_STATUSES),
-  revoked_at: time.nullable(),
+  revoked_at: isoTime.nullable(),
   livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
+  created_at: isoTime,
+  updated_at: isoTime,
 });
 export type PublicConnection = z.output<typeof Connection>;
 

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Deployment as DeploymentRow, Distribution as DistributionRow } from '../../db/generated/client.ts';
 import { DEPLOYMENT_STATUSES, DISTRIBUTION_STATUSES } from './states.ts';
-
-const time = z.string().describe('ISO 8601 timestamp');
+import { isoTime } from '../shape.ts';
 
 /** A distribution as both fronts show it. */
 export const Distribution = z.object({
@@ -15,8 +14,8 @@ export const Distribution = z.object({
   budget_reserved: z.number().int().describe('held from the brand wallet, not yet spent'),
   budget_spent: z.number().int(),
   livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
+  created_at: isoTime,
+  updated_at: isoTime,
 });
 export type PublicDistribution = z.output<typeof Distribution>;
 
@@ -45,8 +44,8 @@ export const Deployment = z.object({
   connection: z.string().nullable().describe('the conn_ connection it places through, if any'),
   status: z.enum(DEPLOYMENT_STATUSES),
   livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
+  created_at: isoTime,
+  updated_at: isoTime,
 });
 export type PublicDeployment = z.output<typeof Deployment>;
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Enrollment as EnrollmentRow } from '../../db/generated/client.ts';
+import { isoTime } from '../shape.ts';
 
 /** `paused`: the entity's relationship with the program's brand ended (standing is evaluated only while `active`). */
 export const ENROLLMENT_STATUSES = ['pending', 'approved', 'rejected', 'active', 'paused'] as const;
@@ -18,8 +19,6 @@ export const STANDING_TRIGGERS = [
   'activation',
 ] as const;
 
-const time = z.string().describe('ISO 8601 timestamp');
-
 /** The public enrollment object: lifecycle status, standing, and the evaluation that produced the standing. */
 export const Enrollment = z.object({
   id: z.string().describe('prefix enr_'),
@@ -28,12 +27,12 @@ export const Enrollment = z.object({
   entity: z.string(),
   status: z.enum(ENROLLMENT_STATUSES),
   standing: z.enum(STANDINGS),
-  grace_ends_at: time.nullable(),
+  grace_ends_at: isoTime.nullable(),
   evaluation: z
     .record(z.string(), z.unknown())
     .nullable()
     .describe('the evaluation that produced the standing: trigger, evaluated_at, qualified, requirements'),
-  evaluated_at: time.nullable(),
+  evaluated_at: isoTime.nullable(),
   tier: z
     .object({ id: z.string(), name: z.string(), rate_bps: z.number().int(), metric: z.string(), threshold: z.number(), value: z.number() })
     .nullable()
@@ -41,8 +40,8 @@ export const Enrollment = z.object({
       "the highest rung of the program's tier ladder whose threshold the metric's sum over the current period meets; evaluation.tiers shows every rung",
     ),
   livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
+  created_at: isoTime,
+  updated_at: isoTime,
 });
 export type PublicEnrollment = z.output<typeof Enrollment>;
 

@@ -8,6 +8,7 @@ import { ENROLLMENT_STATUSES, STANDINGS } from '../enrollment/presenter.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { RELATIONSHIP_STATUSES } from '../relationship/states.ts';
 import { subjectFields } from './entity.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * Entities as a resource (read only; they are created implicitly by
@@ -23,8 +24,6 @@ export const ListEntitiesInput = z.strictObject({
 });
 export const NoEntityInput = z.strictObject({});
 
-const time = z.string().describe('ISO 8601 timestamp');
-
 export const EntityObject = z.object({
   id: z.string().describe('prefix ent_'),
   object: z.literal('entity'),
@@ -38,7 +37,7 @@ export const EntityObject = z.object({
   relationships: z
     .array(z.object({ id: z.string(), brand: z.string(), status: z.enum(RELATIONSHIP_STATUSES) }))
     .describe('its relationships with the selected brand, newest first (at most one is not ended)'),
-  created_at: time,
+  created_at: isoTime,
 });
 export type PublicEntity = z.output<typeof EntityObject>;
 

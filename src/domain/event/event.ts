@@ -22,6 +22,7 @@ import {
   type EventFilterInput,
   type FilterParams,
 } from './filter.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * The append-only, organization-scoped event log. `appendEvent` runs inside
@@ -44,7 +45,7 @@ export const Event = z.object({
       'brand_ id the causing request selected (Service-Brand, else the oldest brand); null for organization-level events (assertion.*, operations without a brand, operator test events)',
     ),
   livemode: z.boolean(),
-  created_at: z.string().describe('ISO 8601 timestamp'),
+  created_at: isoTime,
 });
 /** An event as every reader shows it; `brand` is null for organization-level events (src/domain/event/filter.ts). */
 export type PublicEvent = z.output<typeof Event>;

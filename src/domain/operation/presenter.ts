@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Operation as OperationRow } from '../../db/generated/client.ts';
+import { isoTime } from '../shape.ts';
 
 /** The public operation object and its vocabulary (no event or database dependency: src/domain/event/payload.ts builds on it). */
 export const OPERATION_STATUSES = ['pending', 'running', 'waiting', 'succeeded', 'partial', 'failed', 'canceled'] as const;
@@ -21,8 +22,6 @@ export interface OperationError {
   [k: string]: unknown;
 }
 
-const time = z.string().describe('ISO 8601 timestamp');
-
 /** The public operation object (the REST body, the GraphQL `Operation`, the `data.object` of `operation.*` events). */
 export const Operation = z.object({
   id: z.string().describe('prefix op_'),
@@ -39,9 +38,9 @@ export const Operation = z.object({
   target_operation_id: z.string().nullable().describe('on a cancel: the operation it supersedes'),
   parent_operation_id: z.string().nullable().describe('on a fan-out child: the operation that spawned it'),
   livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
-  completed_at: time.nullable(),
+  created_at: isoTime,
+  updated_at: isoTime,
+  completed_at: isoTime.nullable(),
 });
 export type PublicOperation = z.output<typeof Operation>;
 

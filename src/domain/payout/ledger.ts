@@ -11,6 +11,7 @@ import { findProgram } from '../program/program.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { timestamp } from '../validation.ts';
 import { IN_FLIGHT_STATUSES } from './presenter.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * The payout ledger (ADR 0009). Each closed period of an active, qualified
@@ -32,8 +33,6 @@ export const ENTRY_KINDS = ['accrual', 'adjustment', 'reversal'] as const;
 export const ENTRY_STATUSES = ['unpaid', 'in_flight', 'paid'] as const;
 export type EntryStatus = (typeof ENTRY_STATUSES)[number];
 
-const time = z.string().describe('ISO 8601 timestamp');
-
 export const LedgerEntry = z.object({
   id: z.string().describe('prefix le_'),
   object: z.literal('ledger_entry'),
@@ -41,9 +40,9 @@ export const LedgerEntry = z.object({
   entity: z.string(),
   program: z.string(),
   enrollment: z.string(),
-  period_start: time.describe('the period it is payable in'),
-  period_end: time.describe('exclusive'),
-  source_period_start: time.describe('the period whose performance earned it'),
+  period_start: isoTime.describe('the period it is payable in'),
+  period_end: isoTime.describe('exclusive'),
+  source_period_start: isoTime.describe('the period whose performance earned it'),
   tier: z.string().nullable().describe('the rung reached (tier_), null: none, or not qualified'),
   metric: z.string().nullable(),
   value: z.number().describe("the sum of the rung's metric over the source period"),
@@ -55,7 +54,7 @@ export const LedgerEntry = z.object({
   payout: z.string().nullable().describe('the payout paying it (created or settled), if any'),
   reverses: z.string().nullable().describe('on a reversal: the entry it compensates'),
   reason: z.string().nullable().describe('on a reversal: why it was made'),
-  created_at: time,
+  created_at: isoTime,
 });
 export type PublicLedgerEntry = z.output<typeof LedgerEntry>;
 

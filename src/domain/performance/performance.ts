@@ -12,6 +12,7 @@ import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { timestamp } from '../validation.ts';
 import { ASSERTION_KEY } from '../assertion/assertion.ts';
 import { accrueMeasured } from '../payout/ledger.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * Performance: measured values of a metric for an entity, ingested in
@@ -54,19 +55,17 @@ export const RecordMeasurementsInput = z.strictObject({
   measurements: z.array(MeasurementItem).min(1).max(MEASUREMENT_BATCH_MAX),
 });
 
-const time = z.string().describe('ISO 8601 timestamp');
-
 export const Measurement = z.object({
   id: z.string().describe('prefix msr_'),
   object: z.literal('measurement'),
   entity: z.string().describe('prefix ent_'),
   metric: z.string(),
   value: z.number(),
-  occurred_at: time,
+  occurred_at: isoTime,
   program: z.string().nullable(),
   external_id: z.string().nullable(),
   duplicate: z.boolean().describe('true: its external_id was already recorded; this is the first record, nothing was added'),
-  created_at: time,
+  created_at: isoTime,
 });
 export type PublicMeasurement = z.output<typeof Measurement>;
 
@@ -92,8 +91,8 @@ export const Rollup = z.object({
   object: z.literal('performance_rollup'),
   metric: z.string(),
   window: z.enum(PERFORMANCE_WINDOWS),
-  period_start: time,
-  period_end: time.describe('exclusive'),
+  period_start: isoTime,
+  period_end: isoTime.describe('exclusive'),
   entity: z.string().nullable().describe('null: every entity of the organization'),
   program: z.string().nullable().describe("null: every measurement; else the program's and those naming no program"),
   value: z.number().describe('the exact sum of the period'),

@@ -8,6 +8,7 @@ import { REQUIREMENT_METRIC, evaluateEntityStanding } from '../enrollment/standi
 import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst, wholeList } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * Programs belong to a brand (the one Service-Brand selects) and carry the
@@ -45,8 +46,6 @@ export const CreateRequirementInput = z
 
 export const NoProgramInput = z.strictObject({});
 
-const time = z.string().describe('ISO 8601 timestamp');
-
 export const ProgramRequirement = z.object({
   id: z.string().describe('prefix req_'),
   object: z.literal('program_requirement'),
@@ -54,7 +53,7 @@ export const ProgramRequirement = z.object({
   metric: z.string().describe("'assert:<key>' (a claim) or 'metric:<key>' (a measured metric summed over the program's current period)"),
   operator: z.enum(REQUIREMENT_OPERATORS),
   threshold: z.number().nullable(),
-  created_at: time,
+  created_at: isoTime,
 });
 export type PublicRequirement = z.output<typeof ProgramRequirement>;
 export const DeletedProgramRequirement = z.object({ id: z.string(), object: z.literal('program_requirement'), deleted: z.literal(true) });
@@ -68,8 +67,8 @@ export const Program = z.object({
   performance_window: z.enum(PERFORMANCE_WINDOWS),
   requirements: z.array(ProgramRequirement),
   livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
+  created_at: isoTime,
+  updated_at: isoTime,
 });
 export type PublicProgram = z.output<typeof Program>;
 

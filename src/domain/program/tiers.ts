@@ -12,6 +12,7 @@ import type { OperationHandler } from '../operation/engine.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { METRIC_KEY, MEASUREMENT_VALUE_MAX } from '../performance/performance.ts';
 import { findProgram } from './program.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * The tier ladder of a program: rungs `{name, metric, threshold, rate_bps}`.
@@ -40,8 +41,6 @@ export const UpdateTierInput = z
   .refine((u) => Object.keys(u).length > 0, 'give at least one of name, metric, threshold, rate_bps');
 export const NoTierInput = z.strictObject({});
 
-const time = z.string().describe('ISO 8601 timestamp');
-
 export const ProgramTier = z.object({
   id: z.string().describe('prefix tier_'),
   object: z.literal('program_tier'),
@@ -50,8 +49,8 @@ export const ProgramTier = z.object({
   metric: z.string().describe('a metric key: the sum of its measurements over the program’s current period'),
   threshold: z.number(),
   rate_bps: z.number().int(),
-  created_at: time,
-  updated_at: time,
+  created_at: isoTime,
+  updated_at: isoTime,
 });
 export type PublicTier = z.output<typeof ProgramTier>;
 export const DeletedProgramTier = z.object({ id: z.string(), object: z.literal('program_tier'), deleted: z.literal(true) });

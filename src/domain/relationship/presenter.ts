@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Relationship as RelationshipRow } from '../../db/generated/client.ts';
 import { RELATIONSHIP_STATUSES, type RelationshipStatus } from './states.ts';
-
-const time = z.string().describe('ISO 8601 timestamp');
+import { isoTime } from '../shape.ts';
 
 export const Relationship = z.object({
   id: z.string().describe('prefix rel_'),
@@ -10,10 +9,10 @@ export const Relationship = z.object({
   brand: z.string(),
   entity: z.string().describe('prefix ent_'),
   status: z.enum(RELATIONSHIP_STATUSES),
-  ended_at: time.nullable(),
+  ended_at: isoTime.nullable(),
   livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
+  created_at: isoTime,
+  updated_at: isoTime,
 });
 export type PublicRelationship = z.output<typeof Relationship>;
 

@@ -11,6 +11,7 @@ import { timestamp } from '../validation.ts';
 import { ListInput, listOf, newestFirst, type ListQuery } from '../action/list.ts';
 import { namesLoopback } from './address-guard.ts';
 import { findEndpoint } from './endpoint.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * Webhook deliveries as the API shows them: one per (endpoint, event), with
@@ -22,11 +23,9 @@ import { findEndpoint } from './endpoint.ts';
 export const DELIVERY_STATUSES = ['pending', 'failing', 'succeeded', 'exhausted'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
-const time = z.string().describe('ISO 8601 timestamp');
-
 export const WebhookAttempt = z.object({
   number: z.number().int().describe('1 for the first attempt'),
-  started_at: time,
+  started_at: isoTime,
   duration_ms: z.number().int(),
   status_code: z.number().int().nullable().describe('null when no response arrived'),
   error: z.string().nullable().describe('short reason: timeout, connection refused, refused address, HTTP status'),
@@ -42,11 +41,11 @@ export const WebhookDelivery = z.object({
   event_type: z.string().nullable(),
   status: z.enum(DELIVERY_STATUSES),
   attempts: z.number().int(),
-  next_attempt_at: time.nullable().describe('null once succeeded or exhausted'),
+  next_attempt_at: isoTime.nullable().describe('null once succeeded or exhausted'),
   last_status_code: z.number().int().nullable(),
   last_error: z.string().nullable(),
-  created_at: time,
-  completed_at: time.nullable(),
+  created_at: isoTime,
+  completed_at: isoTime.nullable(),
   replay_operation_id: z.string().nullable().describe('the replay operation that re-sent the event (op_...); null for a live delivery'),
   attempt_log: z.array(WebhookAttempt),
 });

@@ -16,6 +16,7 @@ import { wakeOperations } from '../operation/operation.ts';
 import { WebhookEndpointHealth, webhookEndpointHealth } from './health.ts';
 import { recordHealthEvents } from './health-event.ts';
 import { mergePolicy, presentPolicy, WebhookEndpointPolicy, WebhookEndpointPolicyInput } from './policy.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * Webhook endpoints: organization-scoped (brand selection does not apply).
@@ -98,8 +99,6 @@ export const UpdateWebhookEndpointInput = z.strictObject({
 /** rotate_secret and delete take no parameters. */
 export const NoWebhookEndpointInput = z.strictObject({});
 
-const time = z.string().describe('ISO 8601 timestamp');
-
 /** A webhook endpoint as both fronts show it. */
 export const WebhookEndpoint = z.object({
   id: z.string().describe('prefix we_'),
@@ -120,14 +119,14 @@ export const WebhookEndpoint = z.object({
     .describe(
       'why it is disabled: manual (through the API), gone (the receiver answered 410 Gone) or failing (every attempt failed for WEBHOOK_DISABLE_FAILING_AFTER, default 5 days); null while enabled',
     ),
-  failing_since: time.nullable().describe('since when every attempt has failed; null after a success (or while nothing was sent)'),
+  failing_since: isoTime.nullable().describe('since when every attempt has failed; null after a success (or while nothing was sent)'),
   policy: WebhookEndpointPolicy,
   ordering: ordering.describe('subject: deliveries of one subject go one at a time in seq order; none: in parallel, any order'),
   secret: z.string().optional().describe('whsec_...; only in create and rotate_secret responses'),
-  rotated_at: time.nullable(),
+  rotated_at: isoTime.nullable(),
   livemode: z.boolean(),
-  created_at: time,
-  updated_at: time,
+  created_at: isoTime,
+  updated_at: isoTime,
 });
 export type PublicWebhookEndpoint = z.output<typeof WebhookEndpoint>;
 /** What retrieve answers: the endpoint and its health summary (health.ts), computed for one endpoint, never for a list page. */

@@ -5,6 +5,7 @@ import { missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { parseInput } from '../validation.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * An endpoint's health transitions as internal events: `failing_started`
@@ -26,7 +27,7 @@ export const WebhookEndpointHealthEvent = z.object({
   endpoint_id: z.string(),
   kind: z.enum(WEBHOOK_HEALTH_EVENT_KINDS),
   reason: z.string().nullable().describe('for disabled: manual, gone or failing; null otherwise'),
-  created_at: z.string().describe('ISO 8601 timestamp'),
+  created_at: isoTime,
 });
 export type PublicWebhookEndpointHealthEvent = z.output<typeof WebhookEndpointHealthEvent>;
 

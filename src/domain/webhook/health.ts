@@ -1,6 +1,7 @@
 import { Prisma } from '../../db/database.ts';
 import { z } from 'zod';
 import type { Reader } from '../action/action.ts';
+import { isoTime } from '../shape.ts';
 
 /**
  * An endpoint's health summary (`GET /webhook_endpoints/{id}`, GraphQL
@@ -13,8 +14,6 @@ import type { Reader } from '../action/action.ts';
  */
 const WINDOWS = { last_hour: 3600_000, last_day: 86_400_000 } as const;
 
-const time = z.string().describe('ISO 8601 timestamp');
-
 export const WebhookHealthWindow = z.object({
   attempts: z.number().int().describe('attempts started in the window'),
   succeeded: z.number().int().describe('of which answered 2xx'),
@@ -26,10 +25,10 @@ export const WebhookHealthWindow = z.object({
 export const WebhookEndpointHealth = z.object({
   last_hour: WebhookHealthWindow,
   last_day: WebhookHealthWindow,
-  last_success_at: time.nullable().describe('start of the latest 2xx attempt, however old'),
+  last_success_at: isoTime.nullable().describe('start of the latest 2xx attempt, however old'),
   last_failure: z
     .object({
-      at: time,
+      at: isoTime,
       status_code: z.number().int().nullable().describe('null when no response arrived'),
       error: z.string().nullable(),
     })

@@ -9,6 +9,7 @@ import { DELIVERY_STATUSES } from '../../domain/webhook/delivery.ts';
 import { WEBHOOK_HEALTH_EVENT_KINDS } from '../../domain/webhook/health-event.ts';
 import { WEBHOOK_ENDPOINT_DISABLED_REASONS, WEBHOOK_ENDPOINT_ORDERINGS, WEBHOOK_ENDPOINT_STATUSES } from '../../domain/webhook/endpoint.ts';
 import { builder } from '../builder.ts';
+import { enumFor } from '../derive.ts';
 import { ENTRY_KINDS, ENTRY_STATUSES } from '../../domain/payout/ledger.ts';
 import { PAYOUT_STATUSES } from '../../domain/payout/payout.ts';
 import { RELATIONSHIP_STATUSES } from '../../domain/relationship/states.ts';
@@ -21,7 +22,8 @@ import { CONNECTION_STATUSES } from '../../domain/connection/connection.ts';
  * domain's wire values (`partially_active`), so resolvers return and
  * filters receive exactly what the domain speaks and REST keeps its
  * lower-case spellings. Event types stay strings: a dotted name cannot be
- * an enum value.
+ * an enum value. Each is the GraphQL type of every zod enum of the same
+ * values (src/graphql/derive.ts).
  */
 function closedSet<const V extends string>(
   name: string,
@@ -30,7 +32,9 @@ function closedSet<const V extends string>(
   about: Partial<Record<V, string>> = {},
 ) {
   const config = Object.fromEntries(values.map((v) => [v.toUpperCase(), about[v] ? { value: v, description: about[v] } : { value: v }]));
-  return builder.enumType(name, { description, values: config as { [K in V as Uppercase<K>]: { value: K; description?: string } } });
+  const ref = builder.enumType(name, { description, values: config as { [K in V as Uppercase<K>]: { value: K; description?: string } } });
+  enumFor(values, ref);
+  return ref;
 }
 
 export const OperationStatus = closedSet(

@@ -1,8 +1,10 @@
 import { ListInput } from '../../domain/action/list.ts';
-import { cursorSeq, events, feedPage, type PublicEvent } from '../../domain/event/event.ts';
+import { Event as EventShape, cursorSeq, events, feedPage } from '../../domain/event/event.ts';
+import { Operation as OperationShape } from '../../domain/operation/presenter.ts';
 import { GRAPHQL_PARAMS, MAX_FILTER_ENTRIES, parseEventFilter } from '../../domain/event/filter.ts';
 import type { ArgBuilder } from '@pothos/core';
 import { builder } from '../builder.ts';
+import { objectType } from '../derive.ts';
 import { queryAction } from '../action.ts';
 import { listConnection, type Paging } from '../connection.ts';
 import { parseInput } from '../../domain/validation.ts';
@@ -11,28 +13,14 @@ import { EVENT_TYPE_DOC } from './enums.ts';
 import { Node } from './node.ts';
 
 /** The event log: feed as a connection, one event by id, and the live stream. */
-export const EventSubject = builder.objectRef<{ type: string; id: string }>('EventSubject').implement({
+export const EventSubject = objectType('EventSubject', EventShape.shape.subject, {
   description: 'What an event (or an operation) is about',
-  fields: (t) => ({ type: t.exposeString('type'), id: t.exposeString('id') }),
+  sameAs: [OperationShape.shape.subject],
 });
 
-export const Event = builder.objectRef<PublicEvent>('Event').implement({
+export const Event = objectType('Event', EventShape, {
   description: 'One entry of the event log, in seq order',
   interfaces: [Node],
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    type: t.exposeString('type', { description: EVENT_TYPE_DOC }),
-    seq: t.exposeInt('seq'),
-    subject: t.field({ type: EventSubject, resolve: (e) => e.subject }),
-    data: t.field({ type: 'JSON', resolve: (e) => e.data }),
-    operation: t.exposeString('operation', { nullable: true }),
-    brand: t.exposeString('brand', {
-      nullable: true,
-      description: 'The brand the causing request selected; null for organization-level events',
-    }),
-    livemode: t.exposeBoolean('livemode'),
-    createdAt: t.exposeString('created_at'),
-  }),
 });
 
 /** The brand and subject filters (src/domain/event/filter.ts), the same on the feed query and the subscription. */
@@ -70,8 +58,6 @@ builder.queryField('events', (t) =>
 queryAction('event', events.retrieve, {
   description: 'One event by evt_ id (scope events:read)',
   type: Event,
-  args: (arg) => ({ id: arg.id({ required: true }) }),
-  input: (a) => ({ params: { id: String(a.id) } }),
 });
 
 builder.subscriptionType({});

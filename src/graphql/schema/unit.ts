@@ -19,10 +19,10 @@ const Unit = builder.objectRef<PublicUnit>('Unit').implement({
     caption: t.exposeString('caption'),
     productionId: t.exposeString('production_id', { nullable: true }),
     status: t.expose('status', { type: UnitStatus }),
-    publishedAt: t.exposeString('published_at', { nullable: true }),
+    publishedAt: t.expose('published_at', { type: 'DateTime', nullable: true }),
     livemode: t.exposeBoolean('livemode'),
-    createdAt: t.exposeString('created_at'),
-    updatedAt: t.exposeString('updated_at'),
+    createdAt: t.expose('created_at', { type: 'DateTime' }),
+    updatedAt: t.expose('updated_at', { type: 'DateTime' }),
   }),
 });
 
