@@ -165,7 +165,7 @@ const unknownDistribution = (name: string, field: string) => ({
   gql: { query: `mutation { ${field}(id: "dist_nope") { distribution { id } } }` },
 });
 
-const BRAND = 'id slug name default createdAt';
+const BRAND = 'id organization slug name default createdAt';
 const RELATIONSHIP = 'id brand entity status endedAt livemode createdAt updatedAt';
 const ENTITY =
   'id identities { externalUserId issuer } claims enrollments { id program status standing } relationships { id brand status } createdAt';
