@@ -18,24 +18,10 @@ import { metricsRoute } from './operator/metrics.ts';
 import { operatorRoutes } from './operator/operator.ts';
 import { operatorWalletRoutes } from './operator/wallet.ts';
 import { operatorWebhookRoutes } from './operator/webhooks.ts';
-import { assertionRoutes } from './platform/assertions.ts';
-import { performanceRoutes } from './platform/performance.ts';
-import { payoutRoutes } from './platform/payouts.ts';
-import { distributionRoutes } from './platform/distributions.ts';
-import { enrollmentRoutes } from './platform/enrollments.ts';
-import { eventRoutes } from './platform/events.ts';
-import { operationRoutes } from './platform/operations.ts';
+import { restActionRoutes } from './platform/bindings.ts';
+import { payoutExportRoute } from './platform/payout-export.ts';
 import { platformPipeline } from './platform/pipeline.ts';
-import { programRoutes } from './platform/programs.ts';
-import { brandRoutes } from './platform/brands.ts';
-import { entityRoutes } from './platform/entities.ts';
-import { relationshipRoutes } from './platform/relationships.ts';
-import { connectionRoutes } from './platform/connections.ts';
-import { connectConfigRoutes } from './platform/connect-config.ts';
 import { connectRouter } from './platform/connect.ts';
-import { handoffIssuerRoutes } from './platform/handoff-issuers.ts';
-import { webhookDeliveryRoutes } from './platform/webhook-deliveries.ts';
-import { webhookEndpointRoutes } from './platform/webhook-endpoints.ts';
 import { consolePage } from './service/console.ts';
 import { docsPage } from './service/docs.ts';
 import { serviceRoutes } from './service/routes.ts';
@@ -49,6 +35,12 @@ export interface RestOptions {
   specVersion: string;
   metrics: Metrics;
 }
+
+/**
+ * Surface B's routes in the order they match: the route outside the seam (rest/outside-seam.ts) first, as
+ * `/payouts/exports` must match before `/payouts/:id`; then every action REST carries, walked from the registry.
+ */
+export const surfaceBRoutes = (deps: Deps): RouteDef[] => [payoutExportRoute(deps), ...restActionRoutes(deps)];
 
 /** Mounts route declarations under a prefix. */
 function surface(prefix: string, routes: RouteDef[]) {
@@ -79,24 +71,7 @@ export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
     ...operatorWalletRoutes(deps),
     ...operatorWebhookRoutes(deps),
   ];
-  const platform = [
-    ...webhookEndpointRoutes(deps),
-    ...webhookDeliveryRoutes(deps),
-    ...eventRoutes(deps),
-    ...operationRoutes(deps),
-    ...distributionRoutes(deps),
-    ...assertionRoutes(deps),
-    ...programRoutes(deps),
-    ...enrollmentRoutes(deps),
-    ...performanceRoutes(deps),
-    ...payoutRoutes(deps),
-    ...brandRoutes(deps),
-    ...entityRoutes(deps),
-    ...relationshipRoutes(deps),
-    ...connectionRoutes(deps),
-    ...connectConfigRoutes(deps),
-    ...handoffIssuerRoutes(deps),
-  ];
+  const platform = surfaceBRoutes(deps);
   // Partner connect (pk_live_): its own pipeline, mounted before Surface B's; documented with Surface B.
   const connect = connectRouter(deps, opts.gate);
   const service = serviceRoutes(opts.db, {

@@ -152,7 +152,7 @@ function declareWidths(schema: unknown): void {
   for (const value of Object.values(s)) if (value && typeof value === 'object') declareWidths(value);
 }
 
-/** What each tag groups, one line (the documents list their tags in the order of their routes). */
+/** What each tag groups, one line; the documents list their tags in this order (then any other, in the order of their routes). */
 const TAG_TEXT: Record<string, string> = {
   Scopes: 'The scope registry, the scope executor and the smoke test',
   Units: 'Units: created as drafts, published through the units:publish scope',
@@ -185,6 +185,12 @@ const AUTH_TEXT: Record<Auth, string> = {
   operator: 'Operator token.',
   publishable: 'Publishable key.',
 };
+
+function tagsOf(routes: RouteDef[]) {
+  const used = new Set(routes.map((r) => r.tag));
+  const names = [...new Set([...Object.keys(TAG_TEXT).filter((t) => used.has(t)), ...used])];
+  return names.map((name) => ({ name, description: TAG_TEXT[name] ?? name }));
+}
 
 export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -292,7 +298,7 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
     },
     // A private API: its servers are for the operator's own tenants and tools.
     servers: [{ url: info.serverUrl, 'x-internal': true }],
-    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, description: TAG_TEXT[name] ?? name })),
+    tags: tagsOf(routes),
     paths,
     components: {
       securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => schemesUsed.has(name))),

@@ -2,13 +2,13 @@ import { describe, expect } from 'vitest';
 import { isObjectType } from 'graphql';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { Action } from '../../src/domain/action/action.ts';
+import { ACTIONS, ACTION_SCOPES } from '../../src/domain/registry.ts';
+import { restActionRoutes } from '../../rest/platform/bindings.ts';
 import { assertions } from '../../src/domain/assertion/assertion.ts';
 import { deployments, distributions } from '../../src/domain/distribution/distribution.ts';
 import { enrollments } from '../../src/domain/enrollment/enrollment.ts';
 import { operations, watchOperation } from '../../src/domain/operation/operation.ts';
 import { IMPLICIT_SCOPES } from '../../src/domain/scope/catalogue.ts';
-import { enrollmentRoutes } from '../../rest/platform/enrollments.ts';
-import { operationRoutes } from '../../rest/platform/operations.ts';
 import { events } from '../../src/domain/event/event.ts';
 import { eventTypes } from '../../src/domain/event/catalogue.ts';
 import { programs } from '../../src/domain/program/program.ts';
@@ -18,28 +18,14 @@ import { performance } from '../../src/domain/performance/performance.ts';
 import { tiers } from '../../src/domain/program/tiers.ts';
 import { webhookReplays } from '../../src/domain/webhook/replay.ts';
 import { brands } from '../../src/domain/brand/brand.ts';
-import { brandRoutes } from '../../rest/platform/brands.ts';
 import { entities } from '../../src/domain/entity/entities.ts';
 import { relationships } from '../../src/domain/relationship/relationship.ts';
-import { entityRoutes } from '../../rest/platform/entities.ts';
-import { relationshipRoutes } from '../../rest/platform/relationships.ts';
 import { ledger } from '../../src/domain/payout/ledger.ts';
 import { payouts } from '../../src/domain/payout/payout.ts';
-import { payoutRoutes } from '../../rest/platform/payouts.ts';
 import { connections } from '../../src/domain/connection/connection.ts';
-import { connectionRoutes } from '../../rest/platform/connections.ts';
 import { connectConfig } from '../../src/domain/connect/config.ts';
-import { connectConfigRoutes } from '../../rest/platform/connect-config.ts';
 import { handoffIssuers } from '../../src/domain/connect/handoff-issuer.ts';
-import { handoffIssuerRoutes } from '../../rest/platform/handoff-issuers.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
-import { assertionRoutes } from '../../rest/platform/assertions.ts';
-import { distributionRoutes } from '../../rest/platform/distributions.ts';
-import { eventRoutes } from '../../rest/platform/events.ts';
-import { performanceRoutes } from '../../rest/platform/performance.ts';
-import { programRoutes } from '../../rest/platform/programs.ts';
-import { webhookDeliveryRoutes } from '../../rest/platform/webhook-deliveries.ts';
-import { webhookEndpointRoutes } from '../../rest/platform/webhook-endpoints.ts';
 import { newId } from '../../src/domain/id.ts';
 import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 
@@ -53,61 +39,9 @@ const test = appTest();
 let t: TestApp;
 test.beforeAll(({ app }) => void (t = app));
 
-const ALL = [
-  webhookEndpoints,
-  webhookDeliveries,
-  webhookReplays,
-  programs,
-  events,
-  eventTypes,
-  enrollments,
-  operations,
-  assertions,
-  distributions,
-  deployments,
-  performance,
-  tiers,
-  brands,
-  entities,
-  relationships,
-  ledger,
-  payouts,
-  connections,
-  connectConfig,
-  handoffIssuers,
-].flatMap((group) => Object.values(group) as Action[]);
-const SCOPES = [
-  'webhooks:read',
-  'webhooks:write',
-  'events:read',
-  'programs:read',
-  'program_requirements:read',
-  'program_requirements:write',
-  'enrollments:read',
-  'enrollments:write',
-  'distributions:write',
-  'distributions:launch',
-  'assertions:read',
-  'assertions:write',
-  'distributions:read',
-  'deployments:read',
-  'performance:read',
-  'performance:write',
-  'program_tiers:read',
-  'program_tiers:write',
-  'org:read',
-  'entities:read',
-  'relationships:read',
-  'relationships:write',
-  'payouts:read',
-  'payouts:write',
-  'connections:read',
-  'connections:write',
-  'connect_config:read',
-  'connect_config:write',
-  'handoff:read',
-  'handoff:write',
-];
+/** Every action, and every scope one needs: from the registry. */
+const ALL = ACTIONS;
+const SCOPES = [...ACTION_SCOPES];
 const P = '/v1/platform';
 
 const EP = `id url description enabledEvents filter { brands subjectTypes } status disabledReason failingSince
@@ -231,7 +165,7 @@ const unknownDistribution = (name: string, field: string) => ({
   gql: { query: `mutation { ${field}(id: "dist_nope") { distribution { id } } }` },
 });
 
-const BRAND = 'id slug name default createdAt';
+const BRAND = 'id organization slug name default createdAt';
 const RELATIONSHIP = 'id brand entity status endedAt livemode createdAt updatedAt';
 const ENTITY =
   'id identities { externalUserId issuer } claims enrollments { id program status standing } relationships { id brand status } createdAt';
@@ -1454,24 +1388,7 @@ async function sameError(token: string, c: Call & { gqlParam?: string }, code: s
 }
 
 test('every action declared for both fronts has a REST route and a GraphQL field bound to it, and a row below', () => {
-  const routes = [
-    ...webhookEndpointRoutes(t.app.deps),
-    ...webhookDeliveryRoutes(t.app.deps),
-    ...programRoutes(t.app.deps),
-    ...eventRoutes(t.app.deps),
-    ...enrollmentRoutes(t.app.deps),
-    ...operationRoutes(t.app.deps),
-    ...assertionRoutes(t.app.deps),
-    ...distributionRoutes(t.app.deps),
-    ...performanceRoutes(t.app.deps),
-    ...brandRoutes(t.app.deps),
-    ...entityRoutes(t.app.deps),
-    ...relationshipRoutes(t.app.deps),
-    ...payoutRoutes(t.app.deps),
-    ...connectionRoutes(t.app.deps),
-    ...connectConfigRoutes(t.app.deps),
-    ...handoffIssuerRoutes(t.app.deps),
-  ];
+  const routes = restActionRoutes(t.app.deps);
   const bound = new Map<string, string[]>();
   for (const type of Object.values(schema.getTypeMap())) {
     if (!isObjectType(type)) continue;

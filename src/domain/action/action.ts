@@ -4,6 +4,7 @@ import type { BatchSend } from '../../db/sql-port.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { missingScope } from '../errors.ts';
+import type { IdKind } from '../id.ts';
 import {
   fingerprint,
   runIdempotentBatched,
@@ -17,12 +18,14 @@ import { parseInput } from '../validation.ts';
 
 /**
  * The seam between the domain and its fronts. A capability declares each
- * operation once, as an action: its name, scope, the path ids it addresses,
- * its input and output schemas (the output is the presenter's schema; the
- * public type is inferred from it), whether it is idempotent, its outcome and
- * which fronts carry it. `invoke` is the one way to run it; REST binds it to a
- * method and path (rest/http/action-route.ts), GraphQL to a field
- * (src/graphql/action.ts). The domain never sees an HTTP status or envelope.
+ * operation once, as an action: its summary, the path ids it addresses, its
+ * input and output schemas (the output is the presenter's schema; the public
+ * type is inferred from it), whether it is idempotent and its outcome; its
+ * name, scope and fronts default from the capability (`capability()`), and
+ * src/domain/registry.ts lists every capability. `invoke` is the one way to run
+ * it; REST binds it by name to a method and path (rest/platform/bindings.ts),
+ * GraphQL to a field (src/graphql/action.ts). The domain never sees an HTTP
+ * status or envelope.
  */
 export type Outcome = 'created' | 'ok' | 'accepted';
 export type Front = 'rest' | 'graphql';
@@ -64,6 +67,12 @@ export interface Action<P extends string = string, I extends z.ZodType = z.ZodTy
   /** Stable name, e.g. `webhook_endpoints.create`; also the idempotency fingerprint's first part. */
   readonly name: string;
   readonly scope: string;
+  /** One line, transport-free: what the action does (REST's summary, the MCP tool's description). */
+  readonly summary: string;
+  /** The capability that declares it (src/domain/registry.ts). */
+  readonly capability: Capability;
+  /** The kind of prefixed id this action reads one object of: `node(id:)` answers that prefix with it. */
+  readonly retrieves?: IdKind;
   /** Scopes needed besides `scope`, checked after it (the fronts enforce `scope` before reading anything). */
   readonly alsoNeeds?: readonly string[];
   /** Path ids, in order (REST path parameters, GraphQL id arguments); together the fingerprint's target. */
@@ -79,20 +88,32 @@ export interface Action<P extends string = string, I extends z.ZodType = z.ZodTy
   readonly effect: Effect<P, z.output<I>, z.output<O>>;
 }
 
+/** An action as its capability's table declares it: `capability()` fills in what the registry defaults. */
+export type Draft<P extends string = string, I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> = Omit<
+  Action<P, I, O>,
+  'name' | 'scope' | 'fronts' | 'capability'
+> &
+  Partial<Pick<Action<P, I, O>, 'name' | 'scope' | 'fronts'>>;
+
 interface Declaration<P extends string, I extends z.ZodType, O extends z.ZodType> {
-  name: string;
-  scope: string;
+  /** Default: the capability's name, a dot, the table key in snake_case. */
+  name?: string;
+  /** Default: the capability's read scope for a read, its write scope for a change. */
+  scope?: string;
+  summary: string;
   alsoNeeds?: readonly string[];
   params?: readonly P[];
+  retrieves?: IdKind;
   input: I;
   output: O;
-  fronts: readonly Front[];
+  /** Default: REST and GraphQL. */
+  fronts?: readonly Front[];
 }
 
 /** A change: idempotent, in a transaction. */
 export function mutation<P extends string, I extends z.ZodType, O extends z.ZodType>(
   d: Declaration<P, I, O> & { outcome: Outcome; run: (call: Call<P, z.output<I>, Tx>) => Promise<z.output<O>> },
-): Action<P, I, O> {
+): Draft<P, I, O> {
   const { run, ...rest } = d;
   return { ...rest, params: d.params ?? [], idempotent: true, effect: { kind: 'transaction', run } };
 }
@@ -115,7 +136,7 @@ export function batchedMutation<P extends string, I extends z.ZodType, O extends
     group?: boolean;
     run: (call: BatchedCall<P, z.output<I>, H>) => Promise<BatchedRun<z.output<O>>>;
   },
-): Action<P, I, O> {
+): Draft<P, I, O> {
   const { run, within, group, ...rest } = d;
   return {
     ...rest,
@@ -128,10 +149,53 @@ export function batchedMutation<P extends string, I extends z.ZodType, O extends
 /** A read: no key, no transaction. */
 export function read<P extends string, I extends z.ZodType, O extends z.ZodType>(
   d: Declaration<P, I, O> & { run: (call: Call<P, z.output<I>>) => Promise<z.output<O>> },
-): Action<P, I, O> {
+): Draft<P, I, O> {
   const { run, ...rest } = d;
   return { ...rest, params: d.params ?? [], idempotent: false, outcome: 'ok', effect: { kind: 'read', run } };
 }
+
+/** A capability: a table of actions, the prefix of their names, its title and its scopes. */
+export interface Capability {
+  /** The actions' name prefix, e.g. `webhook_endpoints`. */
+  readonly name: string;
+  /** What the documents group its actions under, e.g. `Webhook endpoints` (capabilities may share one). */
+  readonly title: string;
+  /** The scope of its reads and of its changes, e.g. `webhooks:read` and `webhooks:write`. */
+  readonly scopes: { readonly read?: string; readonly write?: string };
+}
+
+type ActionOf<D> = D extends {
+  params: readonly (infer P extends string)[];
+  input: infer I extends z.ZodType;
+  output: infer O extends z.ZodType;
+}
+  ? Action<P, I, O>
+  : never;
+
+const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * Declares a capability's action table with the registry's defaults: the
+ * name `<capability>.<key in snake_case>`, the scope from the verb (a read
+ * takes `scopes.read`, a change `scopes.write`; `resource` stands for
+ * `<resource>:read` and `<resource>:write`) and both fronts. An action states
+ * only what differs.
+ */
+export function capability(c: { name: string; title: string; resource?: string; scopes?: Capability['scopes'] }) {
+  const scopes = c.scopes ?? { read: `${c.resource}:read`, write: `${c.resource}:write` };
+  const cap: Capability = { name: c.name, title: c.title, scopes };
+  return <T extends Record<string, { summary: string; idempotent: boolean }>>(table: T): { readonly [K in keyof T]: ActionOf<T[K]> } => {
+    const out: Record<string, Action> = {};
+    for (const [key, draft] of Object.entries(table) as [string, Draft][]) {
+      const scope = draft.scope ?? (draft.effect.kind === 'read' ? scopes.read : scopes.write);
+      if (!scope) throw new Error(`${c.name}.${key} declares no scope and its capability has none for its verb`);
+      out[key] = { ...draft, name: draft.name ?? `${c.name}.${snake(key)}`, scope, fronts: draft.fronts ?? BOTH, capability: cap };
+    }
+    return out as { readonly [K in keyof T]: ActionOf<T[K]> };
+  };
+}
+
+const BOTH: readonly Front[] = ['rest', 'graphql'];
 
 export interface ActionContext {
   deps: Deps;

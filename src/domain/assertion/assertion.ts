@@ -8,7 +8,7 @@ import { isId, newId } from '../id.ts';
 import { entityKey, findEntity, lockSubject, subjectEntity, subjectFields, subjectKey, subjectOf, type Subject } from '../entity/entity.ts';
 import { insertEvents } from '../event/event.ts';
 import { claimLive, parseStandingInputs, planStanding, standingInputs, type StandingInputs } from '../enrollment/standing.ts';
-import { batchedMutation, read, type BatchedRun, type Reader } from '../action/action.ts';
+import { capability, batchedMutation, read, type BatchedRun, type Reader } from '../action/action.ts';
 import { listOf, pageOf, wholeList, type Page } from '../action/list.ts';
 import { timestamp } from '../validation.ts';
 import { listLimit } from '../platform/rate-limit.ts';
@@ -232,9 +232,6 @@ async function findAssertion(db: Reader, organizationId: string, id: string) {
   return presentAssertion(row);
 }
 
-/** One assertion event of the organization by id (GraphQL `node(id:)`); 404 otherwise. */
-export const retrieveAssertion = (deps: Deps, organizationId: string, id: string) => findAssertion(deps.db.prisma, organizationId, id);
-
 /**
  * The subject's current claims, each as its newest event, ordered by key
  * (a claim's event id changes on every refresh, its key never does).
@@ -276,44 +273,37 @@ async function listAssertions(
 }
 
 /** The assertion actions (src/domain/action/action.ts); both changes run on the batched SQL port, the hot path. */
-export const assertions = {
+export const assertions = capability({ name: 'assertions', title: 'Assertions', resource: 'assertions' })({
   /** Outcome `created` with a new event; `ok` with the current one when the claim was already in that state. */
   create: batchedMutation({
-    name: 'assertions.create',
-    scope: 'assertions:write',
+    summary: 'State a claim: a new event when it changed, the current one (nothing appended) when it was already in that state',
     input: CreateAssertionInput,
     output: Assertion,
     outcome: 'created',
-    fronts: ['rest', 'graphql'],
     group: true,
     run: ({ deps, caller, input, send }) => createAssertion(deps, send, caller.organization.id, input),
   }),
   /** Outcome `created` with the appended `revoked` event; `ok` when the claim was already absent. */
   revoke: batchedMutation({
-    name: 'assertions.revoke',
-    scope: 'assertions:write',
+    summary: 'Revoke a claim: the revoked event when it was present, nothing appended when absent',
     input: RevokeAssertionInput,
     output: AssertionRevocation,
     outcome: 'created',
-    fronts: ['rest', 'graphql'],
     group: true,
     run: ({ deps, caller, input, send }) => revokeAssertion(deps, send, caller.organization.id, input),
   }),
   list: read({
-    name: 'assertions.list',
-    scope: 'assertions:read',
+    summary: "The subject's current claims (each as its newest event), ordered by key",
     input: ListAssertionsInput,
     output: listOf(Assertion),
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, input, db }) => listAssertions(db, caller.organization.id, input, deps.clock.now()),
   }),
   retrieve: read({
-    name: 'assertions.retrieve',
-    scope: 'assertions:read',
+    summary: 'One assertion event by asrt_ id',
     params: ['id'],
+    retrieves: 'assertion',
     input: NoAssertionInput,
     output: Assertion,
-    fronts: ['rest', 'graphql'],
     run: ({ caller, params, db }) => findAssertion(db, caller.organization.id, params.id),
   }),
-};
+});

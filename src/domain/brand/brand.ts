@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Brand as BrandRow } from '../../db/generated/client.ts';
 import { missing } from '../errors.ts';
 import { isId } from '../id.ts';
-import { read, type Reader } from '../action/action.ts';
+import { capability, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, pageOf } from '../action/list.ts';
 import { isoTime } from '../shape.ts';
 
@@ -73,23 +73,19 @@ async function listBrands(db: Reader, organizationId: string, q: z.output<typeof
 }
 
 /** The brand actions (src/domain/action/action.ts). */
-export const brands = {
+export const brands = capability({ name: 'brands', title: 'Brands', scopes: { read: 'org:read' } })({
   /** Oldest first, paged forward: the first brand of the first page is the default. */
   list: read({
-    name: 'brands.list',
-    scope: 'org:read',
+    summary: "The organization's brands, oldest first; the first (default: true) is selected when Service-Brand is absent",
     input: ListInput,
     output: listOf(Brand),
-    fronts: ['rest', 'graphql'],
     run: ({ caller, input, db }) => listBrands(db, caller.organization.id, input),
   }),
   retrieve: read({
-    name: 'brands.retrieve',
-    scope: 'org:read',
+    summary: 'One brand of the organization',
     params: ['id'],
     input: NoBrandInput,
     output: Brand,
-    fronts: ['rest', 'graphql'],
     run: ({ caller, params, db }) => retrieveBrand(db, caller.organization.id, params.id),
   }),
-};
+});

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ConnectConfig as ConnectConfigRow } from '../../db/generated/client.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
-import { mutation, read, type Reader } from '../action/action.ts';
+import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { ASSERTION_KEY } from '../assertion/assertion.ts';
 import { findProgram } from '../program/program.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
@@ -126,22 +126,19 @@ async function updateConnectConfig(
 }
 
 /** The connect configuration actions (src/domain/action/action.ts): the selected brand's, read and written whole. */
-export const connectConfig = {
+export const connectConfig = capability({ name: 'connect_config', title: 'Connect configuration', resource: 'connect_config' })({
   retrieve: read({
-    name: 'connect_config.retrieve',
-    scope: 'connect_config:read',
+    summary: "The brand's partner-connect configuration (defaults until first configured)",
     input: NoConnectConfigInput,
     output: ConnectConfig,
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, db }) => presentConnectConfig(caller.brand.id, await connectConfigOf(db, caller.brand.id)),
   }),
   update: mutation({
-    name: 'connect_config.update',
-    scope: 'connect_config:write',
+    summary:
+      'Configure partner connect: allowed_origins (origins only; https, or http on localhost), default_program, required_assertions, display name and colours; the fields sent replace the stored ones, null clears',
     input: UpdateConnectConfigInput,
     output: ConnectConfig,
     outcome: 'ok',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, input, db }) => updateConnectConfig(deps, db, caller, input),
   }),
-};
+});

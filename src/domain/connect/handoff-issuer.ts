@@ -5,7 +5,7 @@ import type { Prisma, Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
-import { mutation, read, type Reader } from '../action/action.ts';
+import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { generateSecret } from '../secret.ts';
@@ -165,42 +165,36 @@ async function deleteIssuer(tx: Tx, caller: SurfaceBCaller, id: string) {
 }
 
 /** The handoff issuer actions (src/domain/action/action.ts), in the selected brand. */
-export const handoffIssuers = {
+export const handoffIssuers = capability({ name: 'handoff_issuers', title: 'Handoff issuers', resource: 'handoff' })({
   create: mutation({
-    name: 'handoff_issuers.create',
-    scope: 'handoff:write',
+    summary:
+      'Register a handoff issuer: HS256 (a secret, generated when omitted, shown in this answer only) or EdDSA (an Ed25519 public key, JWK or PEM)',
     input: CreateHandoffIssuerInput,
     output: HandoffIssuer,
     outcome: 'created',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, input, db }) => createIssuer(deps, db, caller, input),
   }),
   rotate: mutation({
-    name: 'handoff_issuers.rotate',
-    scope: 'handoff:write',
+    summary:
+      'Install a new secret (HS256: generated when omitted, shown in this answer only) or public key (EdDSA); the previous one verifies for 24 h',
     params: ['id'],
     input: RotateHandoffIssuerInput,
     output: HandoffIssuer,
     outcome: 'ok',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, input, db }) => rotateIssuer(deps, db, caller, params.id, input),
   }),
   delete: mutation({
-    name: 'handoff_issuers.delete',
-    scope: 'handoff:write',
+    summary: 'Delete a handoff issuer: its tokens no longer verify',
     params: ['id'],
     input: NoHandoffIssuerInput,
     output: DeletedHandoffIssuer,
     outcome: 'ok',
-    fronts: ['rest', 'graphql'],
     run: ({ caller, params, db }) => deleteIssuer(db, caller, params.id),
   }),
   list: read({
-    name: 'handoff_issuers.list',
-    scope: 'handoff:read',
+    summary: "The brand's handoff issuers, newest first (never their secrets)",
     input: ListHandoffIssuersInput,
     output: listOf(HandoffIssuer),
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, input, db }) => {
       const page = await newestFirst(
         input,
@@ -216,17 +210,11 @@ export const handoffIssuers = {
     },
   }),
   retrieve: read({
-    name: 'handoff_issuers.retrieve',
-    scope: 'handoff:read',
+    summary: 'One handoff issuer of the brand (never its secret)',
     params: ['id'],
+    retrieves: 'handoffIssuer',
     input: NoHandoffIssuerInput,
     output: HandoffIssuer,
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, params, db }) => presentHandoffIssuer(await findIssuer(db, caller, params.id)),
   }),
-};
-
-/** A handoff issuer of the caller's brand by id (GraphQL `node(id:)`); 404 otherwise. */
-export async function retrieveHandoffIssuer(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicHandoffIssuer> {
-  return presentHandoffIssuer(await findIssuer(deps.db.prisma, caller, id));
-}
+});

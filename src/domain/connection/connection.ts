@@ -5,7 +5,7 @@ import type { Deps } from '../context.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { ensureEntity, findEntity, subjectFields, subjectOf } from '../entity/entity.ts';
-import { mutation, read, type Reader } from '../action/action.ts';
+import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { enqueueOperation, liveOperation, Operation, presentOperation } from '../operation/operation.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
@@ -196,46 +196,35 @@ async function listConnections(db: Reader, caller: SurfaceBCaller, input: z.outp
 }
 
 /** The connection actions (src/domain/action/action.ts). */
-export const connections = {
+export const connections = capability({ name: 'connections', title: 'Connections', resource: 'connections' })({
   create: mutation({
-    name: 'connections.create',
-    scope: 'connections:write',
+    summary:
+      "Record an entity's account at a provider and its grants (entity, or external_user_id with issuer: created on first use); one active per brand, entity, provider and account",
     input: CreateConnectionInput,
     output: Connection,
     outcome: 'created',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, input, db }) => createConnection(deps, db, caller, input),
   }),
   revoke: mutation({
-    name: 'connections.revoke',
-    scope: 'connections:write',
+    summary: 'Revoke a connection (final); each live deployment placed through it starts a deployment.teardown operation',
     params: ['id'],
     input: NoConnectionInput,
     output: RevokedConnection,
     outcome: 'ok',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, db }) => revokeConnection(deps, db, caller, params.id),
   }),
   list: read({
-    name: 'connections.list',
-    scope: 'connections:read',
+    summary: "The brand's connections, newest first; filter by entity, provider and status",
     input: ListConnectionsInput,
     output: listOf(Connection),
-    fronts: ['rest', 'graphql'],
     run: ({ caller, input, db }) => listConnections(db, caller, input),
   }),
   retrieve: read({
-    name: 'connections.retrieve',
-    scope: 'connections:read',
+    summary: 'One connection of the brand',
     params: ['id'],
+    retrieves: 'connection',
     input: NoConnectionInput,
     output: Connection,
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, params, db }) => presentConnection(await findConnection(db, caller, params.id)),
   }),
-};
-
-/** A connection of the caller's brand by id (GraphQL `node(id:)`); 404 otherwise. */
-export async function retrieveConnection(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicConnection> {
-  return presentConnection(await findConnection(deps.db.prisma, caller, id));
-}
+});

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Deployment as DeploymentRow, Distribution as DistributionRow } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { BatchSend } from '../../db/sql-port.ts';
-import { batchedMutation, mutation, read, type BatchedRun, type Reader } from '../action/action.ts';
+import { capability, batchedMutation, mutation, read, type BatchedRun, type Reader } from '../action/action.ts';
 import { listOf, newestFirst } from '../action/list.ts';
 import type { Deps, OperationSlot } from '../context.ts';
 import { appendEvent, insertEvents, type NewEvent } from '../event/event.ts';
@@ -385,11 +385,6 @@ async function cancel(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): P
   return { operation: presentOperation(op), distribution: presentDistribution(dist) };
 }
 
-/** One distribution of the caller's brand by id (GraphQL `node(id:)`); 404 otherwise. */
-export async function retrieveDistribution(deps: Deps, caller: SurfaceBCaller, id: string) {
-  return presentDistribution(await findDistribution(deps.db.prisma, caller, id));
-}
-
 const DEPLOYMENT_COLUMNS = Prisma.sql`d.id, d.organization_id AS "organizationId", d.distribution_id AS "distributionId", d.provider,
   d.config, d.status, d.provider_state AS "providerState", d.connection_id AS "connectionId", d.livemode,
   d.created_at AS "createdAt", d.updated_at AS "updatedAt"`;
@@ -419,59 +414,48 @@ async function findDeployment(db: Reader, caller: SurfaceBCaller, id: string, pa
   return row;
 }
 
-/** One deployment of the caller's brand by id (GraphQL `node(id:)`); 404 otherwise. */
-export async function retrieveDeployment(deps: Deps, caller: SurfaceBCaller, id: string) {
-  return presentDeployment(await findDeployment(deps.db.prisma, caller, id));
-}
-
-const both = ['rest', 'graphql'] as const;
-
 /** A verb on one distribution: it records intent and answers the operation doing the work; the key also dedupes the operation. */
 const verb = (
-  name: 'launch' | 'pause' | 'resume' | 'cancel',
-  scope: string,
+  summary: string,
   run: (deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string) => Promise<PublicDistributionOperation>,
+  scope?: string,
 ) =>
   mutation({
-    name: `distributions.${name}`,
+    summary,
     scope,
     params: ['id'],
     input: NoDistributionInput,
     output: DistributionOperation,
     outcome: 'accepted',
-    fronts: both,
     run: ({ deps, caller, params, db }) => run(deps, db, caller, params.id),
   });
 
 /** The distribution actions (src/domain/action/action.ts): each verb's scope is declared here, once. */
-export const distributions = {
+export const distributions = capability({ name: 'distributions', title: 'Distributions', resource: 'distributions' })({
   /** Needs distributions:launch and distributions:write; creates and launches on the batched SQL port. */
   create: batchedMutation({
-    name: 'distributions.create',
+    summary:
+      'Create a distribution and launch it (needs distributions:write and distributions:launch); answers the distribution.launch operation',
     scope: 'distributions:launch',
     alsoNeeds: ['distributions:write'],
     input: CreateDistributionInput,
     output: DistributionOperation,
     outcome: 'accepted',
-    fronts: both,
     within: inlineSlots,
     run: ({ deps, caller, input, send, hold }) => createAndLaunch(deps, send, caller, input, hold),
   }),
   validate: read({
-    name: 'distributions.validate',
+    summary: 'Dry run of create: the same checks and whether the wallet would fund it; creates nothing, moves no money',
     scope: 'distributions:write',
     input: CreateDistributionInput,
     output: DistributionValidation,
-    fronts: both,
     run: ({ caller, input, db }) => validateDistribution(db, caller, input),
   }),
   /** The selected brand's distributions, newest first. */
   list: read({
-    name: 'distributions.list',
-    scope: 'distributions:read',
+    summary: "List the selected brand's distributions, newest first",
     input: ListDistributionsInput,
     output: listOf(Distribution),
-    fronts: both,
     run: async ({ caller, input, db }) => {
       const where = { organizationId: caller.organization.id, brandId: caller.brand.id, ...(input.status ? { status: input.status } : {}) };
       const page = await newestFirst(
@@ -483,28 +467,29 @@ export const distributions = {
     },
   }),
   retrieve: read({
-    name: 'distributions.retrieve',
-    scope: 'distributions:read',
+    summary: 'Retrieve a distribution',
     params: ['id'],
+    retrieves: 'distribution',
     input: NoDistributionInput,
     output: Distribution,
-    fronts: both,
     run: async ({ caller, params, db }) => presentDistribution(await findDistribution(db, caller, params.id)),
   }),
-  launch: verb('launch', 'distributions:launch', relaunch),
-  pause: verb('pause', 'distributions:write', (deps, tx, caller, id) => pauseOrResume(deps, tx, caller, id, 'pause')),
-  resume: verb('resume', 'distributions:write', (deps, tx, caller, id) => pauseOrResume(deps, tx, caller, id, 'resume')),
-  cancel: verb('cancel', 'distributions:write', cancel),
-};
+  launch: verb(
+    'Launch a failed distribution again; while a launch waits on funding, answers that same operation',
+    relaunch,
+    'distributions:launch',
+  ),
+  pause: verb('Pause an active distribution', (deps, tx, caller, id) => pauseOrResume(deps, tx, caller, id, 'pause')),
+  resume: verb('Resume a paused distribution', (deps, tx, caller, id) => pauseOrResume(deps, tx, caller, id, 'resume')),
+  cancel: verb('Cancel a distribution (control plane: may run beside the live launch it cancels)', cancel),
+});
 
-export const deployments = {
+export const deployments = capability({ name: 'deployments', title: 'Deployments', resource: 'deployments' })({
   /** Newest first, optionally of one distribution. */
   list: read({
-    name: 'deployments.list',
-    scope: 'deployments:read',
+    summary: 'List deployments, newest first, optionally of one distribution',
     input: ListDeploymentsInput,
     output: listOf(Deployment),
-    fronts: both,
     run: async ({ caller, input, db }) => {
       const dist = input.distribution ? await findDistribution(db, caller, input.distribution, 'distribution') : undefined;
       const page = await newestFirst(
@@ -516,12 +501,11 @@ export const deployments = {
     },
   }),
   retrieve: read({
-    name: 'deployments.retrieve',
-    scope: 'deployments:read',
+    summary: 'Retrieve a deployment',
     params: ['id'],
+    retrieves: 'deployment',
     input: NoDistributionInput,
     output: Deployment,
-    fronts: both,
     run: async ({ caller, params, db }) => presentDeployment(await findDeployment(db, caller, params.id)),
   }),
-};
+});

@@ -7,7 +7,7 @@ import { isId, newId } from '../id.ts';
 import { appendEvent } from '../event/event.ts';
 import { ensureEntity, findEntity, lockEntity, subjectFields, subjectOf } from '../entity/entity.ts';
 import { findProgram } from '../program/program.ts';
-import { mutation, read, type Reader } from '../action/action.ts';
+import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { ENROLLMENT_STATUSES, Enrollment, presentEnrollment, type PublicEnrollment } from './presenter.ts';
@@ -166,53 +166,44 @@ async function listEnrollments(db: Reader, caller: SurfaceBCaller, input: z.outp
   return { ...page, data: page.data.map(presentEnrollment) };
 }
 
-const move = (name: Move) =>
+const move = (name: Move, summary: string) =>
   mutation({
-    name: `enrollments.${name}`,
-    scope: 'enrollments:write',
+    summary,
     params: ['id'],
     input: NoEnrollmentInput,
     output: Enrollment,
     outcome: 'ok',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, db }) => moveEnrollment(deps, db, caller, params.id, name),
   });
 
 /** The enrollment actions (src/domain/action/action.ts). */
-export const enrollments = {
+export const enrollments = capability({ name: 'enrollments', title: 'Enrollments', resource: 'enrollments' })({
   create: mutation({
-    name: 'enrollments.create',
-    scope: 'enrollments:write',
+    summary: 'Enroll an entity (entity, or external_user_id with issuer) in a program; starts pending',
     input: CreateEnrollmentInput,
     output: Enrollment,
     outcome: 'created',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, input, db }) => createEnrollment(deps, db, caller, input),
   }),
-  approve: move('approve'),
-  reject: move('reject'),
-  activate: move('activate'),
-  resume: move('resume'),
+  approve: move('approve', 'Approve a pending enrollment (enrollment.approved)'),
+  reject: move('reject', 'Reject a pending or approved enrollment (enrollment.rejected)'),
+  activate: move('activate', 'Activate an approved enrollment (enrollment.activated); standing is evaluated from then on'),
+  resume: move(
+    'resume',
+    'Resume a paused enrollment (its relationship with the brand ended) once the entity has a relationship that has not ended; standing is evaluated again',
+  ),
   list: read({
-    name: 'enrollments.list',
-    scope: 'enrollments:read',
+    summary: 'Enrollments, newest first; filter by program, subject and status',
     input: ListEnrollmentsInput,
     output: listOf(Enrollment),
-    fronts: ['rest', 'graphql'],
     run: ({ caller, input, db }) => listEnrollments(db, caller, input),
   }),
   retrieve: read({
-    name: 'enrollments.retrieve',
-    scope: 'enrollments:read',
+    summary: 'One enrollment with its standing and the evaluation that produced it',
     params: ['id'],
+    retrieves: 'enrollment',
     input: NoEnrollmentInput,
     output: Enrollment,
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, params, db }) => presentEnrollment(await findEnrollment(db, caller, params.id)),
   }),
-};
-
-/** An enrollment of the caller's brand by id (GraphQL `node(id:)`); 404 otherwise. */
-export async function retrieveEnrollment(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicEnrollment> {
-  return presentEnrollment(await findEnrollment(deps.db.prisma, caller, id));
-}
+});

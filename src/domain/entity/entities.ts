@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Entity as EntityRow } from '../../db/generated/client.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId } from '../id.ts';
-import { read, type Reader } from '../action/action.ts';
+import { capability, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { ENROLLMENT_STATUSES, STANDINGS } from '../enrollment/presenter.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
@@ -122,22 +122,19 @@ async function listEntities(db: Reader, caller: SurfaceBCaller, input: z.output<
 }
 
 /** The entity actions (src/domain/action/action.ts). */
-export const entities = {
+export const entities = capability({ name: 'entities', title: 'Entities', resource: 'entities' })({
   list: read({
-    name: 'entities.list',
-    scope: 'entities:read',
+    summary: 'Entities, newest first; external_user_id with issuer narrows to the entity they name',
     input: ListEntitiesInput,
     output: listOf(EntityObject),
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, input, db }) => listEntities(db, caller, input, deps.clock.now()),
   }),
   retrieve: read({
-    name: 'entities.retrieve',
-    scope: 'entities:read',
+    summary: 'One entity: its identities, current claims, and its enrollments and relationships in the selected brand',
     params: ['id'],
+    retrieves: 'entity',
     input: NoEntityInput,
     output: EntityObject,
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, db }) => retrieveEntity(db, caller, params.id, deps.clock.now()),
   }),
-};
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { read } from '../action/action.ts';
+import { capability, read } from '../action/action.ts';
 import { listOf, wholeList } from '../action/list.ts';
 import { missing } from '../errors.ts';
 import { EVENT_TYPE_DEFINITIONS, eventDataJsonSchema } from './payload.ts';
@@ -205,27 +205,23 @@ export function presentEventType(type: PublicEventType): PublicEventTypeEntry {
 
 const TYPES_IN_ORDER = [...PUBLIC_EVENT_TYPES].sort();
 
-export const eventTypes = {
+export const eventTypes = capability({ name: 'event_types', title: 'Events', resource: 'events' })({
   list: read({
-    name: 'event_types.list',
-    scope: 'events:read',
+    summary: 'The event-type catalogue: every public type with the JSON Schema of its data and an example, ordered by type (one page)',
     input: z.strictObject({}),
     output: listOf(EventType),
-    fronts: ['rest', 'graphql'],
     run: async () => wholeList(TYPES_IN_ORDER.map(presentEventType)),
   }),
   /** A legacy `program_member.*` spelling answers its canonical `relationship.*` type (as subscriptions read it). */
   retrieve: read({
-    name: 'event_types.retrieve',
-    scope: 'events:read',
+    summary: 'One public event type; a legacy program_member.* spelling answers its canonical relationship.* type',
     params: ['type'],
     input: z.strictObject({}),
     output: EventType,
-    fronts: ['rest', 'graphql'],
     run: async ({ params }) => {
       const type = canonicalEventType(params.type);
       if (!type) throw missing('event type', params.type);
       return presentEventType(type);
     },
   }),
-};
+});

@@ -8,7 +8,7 @@ import { parseInput } from '../validation.ts';
 import { inBatch, statement } from '../../db/sql-port.ts';
 import { PUBLIC_EVENT_TYPES, isPublicEventType } from './types.ts';
 import { eventDataProblem } from './payload.ts';
-import { read } from '../action/action.ts';
+import { capability, read } from '../action/action.ts';
 import { ListInput, listOf, type Page } from '../action/list.ts';
 import {
   ALL_EVENTS,
@@ -201,10 +201,9 @@ export type EventPage = Page<PublicEvent>;
  * `feedPage`). Ascending `seq` by default, unlike other lists: the feed is a
  * log to tail, not a recent-first view; `order=desc` reads it newest first.
  */
-export const events = {
+export const events = capability({ name: 'events', title: 'Events', resource: 'events' })({
   list: read({
-    name: 'events.list',
-    scope: 'events:read',
+    summary: 'The event feed: public events in ascending seq',
     input: ListEventsInput,
     output: listOf(Event),
     fronts: ['rest'],
@@ -217,15 +216,14 @@ export const events = {
       } as EventFilterInput),
   }),
   retrieve: read({
-    name: 'events.retrieve',
-    scope: 'events:read',
+    summary: 'One public event by evt_ id, once it is sequenced (the same object the feed and webhooks carry)',
     params: ['id'],
+    retrieves: 'event',
     input: z.strictObject({}),
     output: Event,
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params }) => retrieveEvent(deps, caller.organization.id, params.id),
   }),
-};
+});
 
 /**
  * One page of the feed in `order` past a `starting_after` cursor (a seq or an evt_ id), filtered; the filter's

@@ -5,7 +5,7 @@ import type { Deps, OperationSlot } from '../context.ts';
 import { appendEvent, type NewEvent } from '../event/event.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { isId, newId, normalizeId, type IdKind } from '../id.ts';
-import { read, type Reader } from '../action/action.ts';
+import { capability, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import {
   OPERATION_STATUSES,
@@ -389,8 +389,8 @@ async function findOperation(db: Reader, organizationId: string, id: string, par
   return row;
 }
 
-/** An operation of the caller's organization by id (GraphQL `node(id:)`, the subscription); 404 otherwise. */
-export async function retrieveOperation(deps: Deps, organizationId: string, id: string): Promise<PublicOperation> {
+/** An operation of the caller's organization by id (the subscription's reads); 404 otherwise. */
+async function retrieveOperation(deps: Deps, organizationId: string, id: string): Promise<PublicOperation> {
   return presentOperation(await findOperation(deps.db.prisma, organizationId, id));
 }
 
@@ -399,14 +399,12 @@ export async function retrieveOperation(deps: Deps, organizationId: string, id: 
  * `operations:read`, which every token holds. Operations change through the
  * mutations that start them (distributions) and the engine (engine.ts).
  */
-export const operations = {
+export const operations = capability({ name: 'operations', title: 'Operations', resource: 'operations' })({
   /** Newest first, paged backward by creation (ids are time-ordered); `status` is checked here (invalid_status). */
   list: read({
-    name: 'operations.list',
-    scope: 'operations:read',
+    summary: 'List operations, newest first',
     input: ListOperationsInput,
     output: listOf(Operation),
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, input, db }) => {
       const organizationId = caller.organization.id;
       const status = assertStatus(input.status);
@@ -428,15 +426,14 @@ export const operations = {
     },
   }),
   retrieve: read({
-    name: 'operations.retrieve',
-    scope: 'operations:read',
+    summary: 'Retrieve an operation (poll it until a terminal status)',
     params: ['id'],
+    retrieves: 'operation',
     input: NoOperationInput,
     output: Operation,
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, params, db }) => presentOperation(await findOperation(db, caller.organization.id, params.id)),
   }),
-};
+});
 
 /** Which updates of an operation its subscribers receive: a change of status or of waiting reason. */
 const changeOf = (op: PublicOperation) => `${op.status}/${op.waiting_reason}`;

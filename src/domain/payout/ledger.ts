@@ -4,7 +4,7 @@ import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { periodEnd, periodStart } from '../enrollment/standing.ts';
-import { mutation, read, type Reader } from '../action/action.ts';
+import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { lockEntity } from '../entity/entity.ts';
 import { ListInput, listOf, pageOf } from '../action/list.ts';
 import { findProgram } from '../program/program.ts';
@@ -401,23 +401,22 @@ export const invalidPeriod = (param = 'period') =>
   new DomainError('invalid_request', 'period must be an RFC 3339 instant within the period, e.g. 2030-01-01T00:00:00Z', param);
 
 /** The ledger's actions (src/domain/action/action.ts). */
-export const ledger = {
+export const ledger = capability({ name: 'payouts', title: 'Payouts', resource: 'payouts' })({
   list: read({
     name: 'payouts.ledger',
-    scope: 'payouts:read',
+    summary: 'Ledger entries of the selected brand, newest first: what each enrollment earned per period, in integer minor units',
     input: LedgerInput,
     output: listOf(LedgerEntry),
-    fronts: ['rest', 'graphql'],
     run: ({ caller, input, db }) => listLedger(db, caller, input),
   }),
   reverse: mutation({
     name: 'payouts.reverse_entry',
-    scope: 'payouts:write',
+    summary:
+      'Reverse a ledger entry by a compensating entry (negative amount, reverses = the entry): an unpaid entry nets out of the next run, a paid one is clawed back from the next payout; an entry is reversed once, a reversal is final (409)',
     params: ['id'],
     input: ReverseEntryInput,
     output: LedgerEntry,
     outcome: 'created',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, input, db }) => reverseEntry(deps, db, caller, params.id, input),
   }),
-};
+});

@@ -5,7 +5,7 @@ import type { Deps } from '../context.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { insertEvents, type NewEvent } from '../event/event.ts';
 import { isId, newId } from '../id.ts';
-import { mutation, read, type Reader } from '../action/action.ts';
+import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import type { OperationHandler, StepOutcome } from '../operation/engine.ts';
 import {
@@ -454,32 +454,27 @@ export async function retrievePayout(deps: Deps, caller: SurfaceBCaller, id: str
 }
 
 /** The payout actions (src/domain/action/action.ts). */
-export const payouts = {
+export const payouts = capability({ name: 'payouts', title: 'Payouts', resource: 'payouts' })({
   run: mutation({
-    name: 'payouts.run',
-    scope: 'payouts:write',
+    summary:
+      'Pay the unpaid entries payable by period_end, one payout per entity, as a payout.run operation (one per brand, program and period_end: a repeat answers the same operation)',
     input: RunPayoutsInput,
     output: Operation,
     outcome: 'accepted',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, input, db }) => runPayouts(deps, db, caller, input),
   }),
   cancelRun: mutation({
-    name: 'payouts.cancel_run',
-    scope: 'payouts:write',
+    summary: 'Cancel a live payout run (control plane): settled payouts stay paid, the rest fail and their holds return to the wallet',
     params: ['id'],
     input: NoPayoutInput,
     output: Operation,
     outcome: 'accepted',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, db }) => cancelRun(deps, db, caller, params.id),
   }),
   list: read({
-    name: 'payouts.list',
-    scope: 'payouts:read',
+    summary: 'Payouts of the selected brand, newest first',
     input: ListPayoutsInput,
     output: listOf(PayoutObject),
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, input, db }) => {
       const where: Prisma.PayoutWhereInput = {
         organizationId: caller.organization.id,
@@ -501,12 +496,11 @@ export const payouts = {
     },
   }),
   retrieve: read({
-    name: 'payouts.retrieve',
-    scope: 'payouts:read',
+    summary: 'One payout, with the ledger entries it pays',
     params: ['id'],
+    retrieves: 'payout',
     input: NoPayoutInput,
     output: PayoutObject,
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, db }) => retrievePayout(deps, caller, params.id, db),
   }),
-};
+});

@@ -5,7 +5,7 @@ import { DomainError, isDomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { findEntity, subjectFields, subjectOf, type Subject } from '../entity/entity.ts';
 import { evaluateEntityStanding, periodEnd, periodStart } from '../enrollment/standing.ts';
-import { mutation, read, type Reader } from '../action/action.ts';
+import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { listOf, pageOf, wholeList, type Page } from '../action/list.ts';
 import { findProgram, PERFORMANCE_WINDOWS } from '../program/program.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
@@ -312,23 +312,21 @@ async function listRollups(
 }
 
 /** The performance actions (src/domain/action/action.ts). */
-export const performance = {
+export const performance = capability({ name: 'performance', title: 'Performance', resource: 'performance' })({
   /** Outcome `created` (201) whether or not some items were duplicates: the batch itself was recorded. */
   record: mutation({
     name: 'performance.record_measurements',
-    scope: 'performance:write',
+    summary:
+      'Record up to 500 measurements in one batch; a bad item rejects the batch (param names it); re-evaluates the standing of the entities measured (trigger metric)',
     input: RecordMeasurementsInput,
     output: MeasurementBatch,
     outcome: 'created',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, input, db }) => recordMeasurements(deps, db, caller, input),
   }),
   rollups: read({
-    name: 'performance.rollups',
-    scope: 'performance:read',
+    summary: 'Sums of a metric per UTC day, ISO week or month, newest period first (periods without measurements left out)',
     input: RollupsInput,
     output: listOf(Rollup),
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, input, db }) => listRollups(db, caller, input, deps.clock.now()),
   }),
-};
+});

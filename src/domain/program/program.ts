@@ -5,7 +5,7 @@ import type { Deps } from '../context.ts';
 import { missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { REQUIREMENT_METRIC, evaluateEntityStanding } from '../enrollment/standing.ts';
-import { mutation, read, type Reader } from '../action/action.ts';
+import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst, wholeList } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { isoTime } from '../shape.ts';
@@ -178,25 +178,23 @@ async function removeRequirement(deps: Deps, tx: Tx, caller: SurfaceBCaller, pro
  * `programs:write`: defining a program is defining qualification rules, so
  * creating one takes `program_requirements:write`.
  */
-const write = 'program_requirements:write';
-
-export const programs = {
+export const programs = capability({
+  name: 'programs',
+  title: 'Programs',
+  scopes: { read: 'programs:read', write: 'program_requirements:write' },
+})({
   create: mutation({
-    name: 'programs.create',
-    scope: write,
+    summary: 'Create a program with a grace period (seconds, may be 0)',
     input: CreateProgramInput,
     output: Program,
     outcome: 'created',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, input, db }) => createProgram(deps, db, caller, input),
   }),
   /** Newest first, paged backward by creation time (ids are time-ordered). */
   list: read({
-    name: 'programs.list',
-    scope: 'programs:read',
+    summary: "The brand's programs, newest first",
     input: ListInput,
     output: listOf(Program),
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, input, db }) => {
       const where = { organizationId: caller.organization.id, brandId: caller.brand.id };
       const page = await newestFirst(
@@ -220,56 +218,44 @@ export const programs = {
     },
   }),
   retrieve: read({
-    name: 'programs.retrieve',
-    scope: 'programs:read',
+    summary: 'One program with its requirements',
     params: ['id'],
+    retrieves: 'program',
     input: NoProgramInput,
     output: Program,
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, params, db }) => {
       const program = await findProgram(db, caller, params.id);
       return presentProgram(program, await requirementsOf(db, program.id));
     },
   }),
   addRequirement: mutation({
-    name: 'programs.add_requirement',
-    scope: write,
+    summary: "Add a requirement; re-evaluates the program's active enrollments (trigger requirement_change)",
     params: ['id'],
     input: CreateRequirementInput,
     output: ProgramRequirement,
     outcome: 'created',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, input, db }) => addRequirement(deps, db, caller, params.id, input),
   }),
   listRequirements: read({
-    name: 'programs.list_requirements',
+    summary: "A program's requirements, oldest first",
     scope: 'program_requirements:read',
     params: ['id'],
     input: NoProgramInput,
     output: listOf(ProgramRequirement),
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, params, db }) => {
       const program = await findProgram(db, caller, params.id);
       return wholeList((await requirementsOf(db, program.id)).map(presentRequirement));
     },
   }),
   removeRequirement: mutation({
-    name: 'programs.remove_requirement',
-    scope: write,
+    summary: "Remove a requirement; re-evaluates the program's active enrollments (trigger requirement_change)",
     params: ['id', 'requirement'],
     input: NoProgramInput,
     output: DeletedProgramRequirement,
     outcome: 'ok',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, db }) => removeRequirement(deps, db, caller, params.id, params.requirement),
   }),
-};
-
-/** A program of the caller's selected brand by id (GraphQL `node(id:)`); 404 otherwise. */
-export async function retrieveProgram(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicProgram> {
-  const program = await findProgram(deps.db.prisma, caller, id);
-  return presentProgram(program, await requirementsOf(deps.db.prisma, program.id));
-}
+});
 
 /** One requirement of a program of the caller's selected brand (404 otherwise). */
 export async function retrieveRequirement(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicRequirement> {

@@ -5,7 +5,7 @@ import type { Deps } from '../context.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { evaluateEntityStanding } from '../enrollment/standing.ts';
-import { mutation, read } from '../action/action.ts';
+import { capability, mutation, read } from '../action/action.ts';
 import { listOf, wholeList } from '../action/list.ts';
 import { enqueueOperation, liveOperation, Operation, presentOperation, type PublicOperation } from '../operation/operation.ts';
 import type { OperationHandler } from '../operation/engine.ts';
@@ -164,18 +164,16 @@ const retier: OperationHandler = {
 
 export const tierHandlers: OperationHandler[] = [retier];
 
-const write = 'program_tiers:write';
-
 /** The tier actions (src/domain/action/action.ts). */
-export const tiers = {
+export const tiers = capability({ name: 'programs', title: 'Programs', resource: 'program_tiers' })({
   create: mutation({
     name: 'programs.create_tier',
-    scope: write,
+    summary:
+      'Add a rung to the tier ladder; answers the program.retier operation re-evaluating every active enrollment (trigger tier_change)',
     params: ['id'],
     input: CreateTierInput,
     output: TierChange,
     outcome: 'accepted',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, input, db }) =>
       changeLadder(deps, db, caller, params.id, async (programId) => {
         const now = deps.clock.now();
@@ -197,11 +195,10 @@ export const tiers = {
   }),
   list: read({
     name: 'programs.list_tiers',
-    scope: 'program_tiers:read',
+    summary: "A program's tier ladder, lowest threshold first",
     params: ['id'],
     input: NoTierInput,
     output: listOf(ProgramTier),
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, params, db }) => {
       const program = await findProgram(db, caller, params.id);
       return wholeList((await ladderOf(db, program.id)).map(presentTier));
@@ -209,12 +206,12 @@ export const tiers = {
   }),
   update: mutation({
     name: 'programs.update_tier',
-    scope: write,
+    summary:
+      'Change a rung (name, metric, threshold, rate_bps); answers the program.retier operation re-evaluating every active enrollment (trigger tier_change)',
     params: ['id', 'tier'],
     input: UpdateTierInput,
     output: TierChange,
     outcome: 'accepted',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, input, db }) =>
       changeLadder(deps, db, caller, params.id, async (programId) => {
         const row = await findTier(db, programId, params.tier);
@@ -233,12 +230,11 @@ export const tiers = {
   }),
   remove: mutation({
     name: 'programs.delete_tier',
-    scope: write,
+    summary: 'Remove a rung; answers the program.retier operation re-evaluating every active enrollment (trigger tier_change)',
     params: ['id', 'tier'],
     input: NoTierInput,
     output: TierChange,
     outcome: 'accepted',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, db }) =>
       changeLadder(deps, db, caller, params.id, async (programId) => {
         const row = await findTier(db, programId, params.tier);
@@ -246,4 +242,4 @@ export const tiers = {
         return { id: row.id, object: 'program_tier' as const, deleted: true as const };
       }),
   }),
-};
+});

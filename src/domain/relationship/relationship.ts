@@ -6,7 +6,7 @@ import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { appendEvent } from '../event/event.ts';
 import { ensureEntity, findEntity, lockEntity, subjectFields, subjectOf } from '../entity/entity.ts';
-import { mutation, read, type Reader } from '../action/action.ts';
+import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { RELATIONSHIP_STATUSES, type RelationshipStatus } from './states.ts';
@@ -175,53 +175,42 @@ async function listRelationships(db: Reader, caller: SurfaceBCaller, input: z.ou
   return { ...page, data: page.data.map(presentRelationship) };
 }
 
-const move = (name: Move) =>
+const move = (name: Move, summary: string) =>
   mutation({
-    name: `relationships.${name}`,
-    scope: 'relationships:write',
+    summary,
     params: ['id'],
     input: NoRelationshipInput,
     output: Relationship,
     outcome: 'ok',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, db }) => moveRelationship(deps, db, caller, params.id, name),
   });
 
 /** The relationship actions (src/domain/action/action.ts). */
-export const relationships = {
+export const relationships = capability({ name: 'relationships', title: 'Relationships', resource: 'relationships' })({
   create: mutation({
-    name: 'relationships.create',
-    scope: 'relationships:write',
+    summary:
+      'Start a relationship between the brand and an entity (entity, or external_user_id with issuer: created on first use); one not ended per brand and entity',
     input: CreateRelationshipInput,
     output: Relationship,
     outcome: 'created',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, input, db }) => createRelationship(deps, db, caller, input),
   }),
-  activate: move('activate'),
-  pause: move('pause'),
-  resume: move('resume'),
-  end: move('end'),
+  activate: move('activate', 'Activate a created relationship (relationship.activated)'),
+  pause: move('pause', 'Pause an active relationship (relationship.paused)'),
+  resume: move('resume', 'Resume a paused relationship (relationship.resumed)'),
+  end: move('end', "End a relationship (relationship.ended; final): the entity's active enrollments in the brand's programs become paused"),
   list: read({
-    name: 'relationships.list',
-    scope: 'relationships:read',
+    summary: "The brand's relationships, newest first; filter by subject and status",
     input: ListRelationshipsInput,
     output: listOf(Relationship),
-    fronts: ['rest', 'graphql'],
     run: ({ caller, input, db }) => listRelationships(db, caller, input),
   }),
   retrieve: read({
-    name: 'relationships.retrieve',
-    scope: 'relationships:read',
+    summary: 'One relationship of the brand',
     params: ['id'],
+    retrieves: 'relationship',
     input: NoRelationshipInput,
     output: Relationship,
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, params, db }) => presentRelationship(await findRelationship(db, caller, params.id)),
   }),
-};
-
-/** A relationship of the caller's brand by id (GraphQL `node(id:)`); 404 otherwise. */
-export async function retrieveRelationship(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicRelationship> {
-  return presentRelationship(await findRelationship(deps.db.prisma, caller, id));
-}
+});

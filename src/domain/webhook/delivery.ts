@@ -4,7 +4,7 @@ import type { Prisma, Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId } from '../id.ts';
-import { mutation, read, type Reader } from '../action/action.ts';
+import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { retrieveEvent } from '../event/event.ts';
 import { assertPublicType } from '../event/filter.ts';
 import { timestamp } from '../validation.ts';
@@ -220,15 +220,13 @@ async function deliveryLog(deps: Deps, db: Reader, scope: Prisma.WebhookDelivery
 }
 
 /** The delivery actions (src/domain/action/action.ts); `id` is the endpoint's. */
-export const webhookDeliveries = {
+export const webhookDeliveries = capability({ name: 'webhook_deliveries', title: 'Webhook endpoints', resource: 'webhooks' })({
   /** Newest first (ids are time-ordered), paged backward with starting_after. */
   list: read({
-    name: 'webhook_deliveries.list',
-    scope: 'webhooks:read',
+    summary: 'List an endpoint’s deliveries with their attempt logs, newest first',
     params: ['id'],
     input: ListWebhookDeliveriesInput,
     output: listOf(WebhookDelivery),
-    fronts: ['rest', 'graphql'],
     run: async ({ deps, caller, params, input, db }) => {
       const endpoint = await findEndpoint(db, caller.organization.id, params.id);
       return deliveryLog(deps, db, { endpointId: endpoint.id }, input);
@@ -236,12 +234,10 @@ export const webhookDeliveries = {
   }),
   /** One event's deliveries across the organization's endpoints, newest first (an unknown or foreign event is 404). */
   listForEvent: read({
-    name: 'webhook_deliveries.list_for_event',
-    scope: 'webhooks:read',
+    summary: 'List one event’s deliveries across the organization’s endpoints, newest first',
     params: ['id'],
     input: ListEventDeliveriesInput,
     output: listOf(WebhookDelivery),
-    fronts: ['rest', 'graphql'],
     run: async ({ deps, caller, params, input, db }) => {
       const organizationId = caller.organization.id;
       const event = await retrieveEvent(deps, organizationId, params.id);
@@ -249,13 +245,11 @@ export const webhookDeliveries = {
     },
   }),
   retry: mutation({
-    name: 'webhook_deliveries.retry',
-    scope: 'webhooks:write',
+    summary: 'Re-queue a failing or exhausted delivery for an immediate attempt (refused while the endpoint is disabled)',
     params: ['id', 'delivery_id'],
     input: RetryWebhookDeliveryInput,
     output: WebhookDelivery,
     outcome: 'ok',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, db }) => retryWebhookDelivery(deps, db, caller.organization.id, params.id, params.delivery_id),
   }),
-};
+});

@@ -8,7 +8,7 @@ import { isId, newId } from '../id.ts';
 import { lockOrganization } from '../organization/organization.ts';
 import { canonicalEventType, subscriptionCovers } from '../event/types.ts';
 import { parseEventFilter, storedEventFilter, type FilterableRow } from '../event/filter.ts';
-import { mutation, read, type Reader } from '../action/action.ts';
+import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { refusedDestination } from './address-guard.ts';
 import { exhaustEndpointDeliveries } from './lease.ts';
@@ -254,11 +254,6 @@ export async function findEndpoint(db: Reader, organizationId: string, id: strin
   return row;
 }
 
-/** One endpoint of the organization by id (GraphQL `node(id:)`); 404 otherwise. */
-export async function retrieveWebhookEndpoint(deps: Deps, organizationId: string, id: string) {
-  return presentWebhookEndpoint(await findEndpoint(deps.db.prisma, organizationId, id));
-}
-
 async function updateWebhookEndpoint(
   deps: Deps,
   tx: Tx,
@@ -325,23 +320,19 @@ async function deleteWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
  * The webhook-endpoint actions (src/domain/action/action.ts), one declaration
  * each for REST and GraphQL.
  */
-export const webhookEndpoints = {
+export const webhookEndpoints = capability({ name: 'webhook_endpoints', title: 'Webhook endpoints', resource: 'webhooks' })({
   create: mutation({
-    name: 'webhook_endpoints.create',
-    scope: 'webhooks:write',
+    summary: 'Create a webhook endpoint (its secret is returned once)',
     input: CreateWebhookEndpointInput,
     output: WebhookEndpoint,
     outcome: 'created',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, input, db }) => createWebhookEndpoint(deps, db, caller.organization.id, input),
   }),
   /** Newest first, paged backward by creation time (ids are time-ordered). */
   list: read({
-    name: 'webhook_endpoints.list',
-    scope: 'webhooks:read',
+    summary: 'List webhook endpoints, newest first',
     input: ListInput,
     output: listOf(WebhookEndpoint),
-    fronts: ['rest', 'graphql'],
     run: async ({ caller, input, db }) => {
       const organizationId = caller.organization.id;
       const page = await newestFirst(
@@ -353,48 +344,41 @@ export const webhookEndpoints = {
     },
   }),
   retrieve: read({
-    name: 'webhook_endpoints.retrieve',
-    scope: 'webhooks:read',
+    summary: 'Retrieve a webhook endpoint (without its secret)',
     params: ['id'],
+    retrieves: 'webhookEndpoint',
     input: NoWebhookEndpointInput,
     output: WebhookEndpointWithHealth,
-    fronts: ['rest', 'graphql'],
     run: async ({ deps, caller, params, db }) => {
       const row = await findEndpoint(db, caller.organization.id, params.id);
       return { ...presentWebhookEndpoint(row), health: await webhookEndpointHealth(db, row.id, deps.clock.now()) };
     },
   }),
   update: mutation({
-    name: 'webhook_endpoints.update',
-    scope: 'webhooks:write',
+    summary: 'Update a webhook endpoint; omitted fields are left alone',
     params: ['id'],
     input: UpdateWebhookEndpointInput,
     output: WebhookEndpoint,
     outcome: 'ok',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, input, db }) => updateWebhookEndpoint(deps, db, caller.organization.id, params.id, input),
   }),
   rotateSecret: mutation({
-    name: 'webhook_endpoints.rotate_secret',
-    scope: 'webhooks:write',
+    summary: 'Install a fresh secret; the previous one stays valid for 24 h',
     params: ['id'],
     input: NoWebhookEndpointInput,
     output: WebhookEndpoint,
     outcome: 'ok',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, db }) => rotateWebhookEndpointSecret(deps, db, caller.organization.id, params.id),
   }),
   delete: mutation({
-    name: 'webhook_endpoints.delete',
-    scope: 'webhooks:write',
+    summary: 'Delete a webhook endpoint and its secrets (a replayed delete returns the cached response)',
     params: ['id'],
     input: NoWebhookEndpointInput,
     output: DeletedWebhookEndpoint,
     outcome: 'ok',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, db }) => deleteWebhookEndpoint(deps, db, caller.organization.id, params.id),
   }),
-};
+});
 
 /** The secrets a delivery signs with right now: current first, then the previous one inside its overlap window. */
 export function signingSecrets(row: WebhookEndpointRow, now: Date): string[] {

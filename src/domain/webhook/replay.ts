@@ -4,7 +4,7 @@ import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { newId } from '../id.ts';
-import { mutation } from '../action/action.ts';
+import { capability, mutation } from '../action/action.ts';
 import type { OperationHandler, StepOutcome } from '../operation/engine.ts';
 import {
   Operation,
@@ -312,25 +312,23 @@ export const replayHandlers: OperationHandler[] = [
 ];
 
 /** The replay actions (src/domain/action/action.ts); `id` is the endpoint's. Both answer 202 with an operation. */
-export const webhookReplays = {
+export const webhookReplays = capability({ name: 'webhook_endpoints', title: 'Webhook endpoints', resource: 'webhooks' })({
   create: mutation({
     name: 'webhook_endpoints.replay',
-    scope: 'webhooks:write',
+    summary: `Re-send a seq or time range of events to the endpoint (at most ${REPLAY_MAX_EVENTS}), as an operation (webhook_endpoint.replay); one live replay per endpoint`,
     params: ['id'],
     input: ReplayWebhookEndpointInput,
     output: Operation,
     outcome: 'accepted',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, input, db }) => replayWebhookEndpoint(deps, db, caller.organization.id, params.id, input),
   }),
   cancel: mutation({
     name: 'webhook_endpoints.cancel_replay',
-    scope: 'webhooks:write',
+    summary: 'Cancel the endpoint’s live replay (control plane): it stops at its next batch and exhausts what it queued',
     params: ['id'],
     input: NoReplayInput,
     output: Operation,
     outcome: 'accepted',
-    fronts: ['rest', 'graphql'],
     run: ({ deps, caller, params, db }) => cancelReplay(deps, db, caller.organization.id, params.id),
   }),
-};
+});

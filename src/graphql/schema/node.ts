@@ -1,35 +1,30 @@
+import { getNamedType, isObjectType, type GraphQLSchema } from 'graphql';
+import { invoke, type Action } from '../../domain/action/action.ts';
 import { retrieveBrand } from '../../domain/brand/brand.ts';
-import { retrieveEntity } from '../../domain/entity/entities.ts';
-import { retrieveRelationship } from '../../domain/relationship/relationship.ts';
-import { retrieveConnection } from '../../domain/connection/connection.ts';
-import { retrieveHandoffIssuer } from '../../domain/connect/handoff-issuer.ts';
-import { retrieveAssertion } from '../../domain/assertion/assertion.ts';
-import { retrieveDeployment, retrieveDistribution } from '../../domain/distribution/distribution.ts';
-import { retrieveEnrollment } from '../../domain/enrollment/enrollment.ts';
 import { isDomainError } from '../../domain/errors.ts';
-import { retrieveEvent } from '../../domain/event/event.ts';
 import { ID_PREFIX } from '../../domain/id.ts';
-import { retrieveOperation } from '../../domain/operation/operation.ts';
-import { retrieveProgram, retrieveRequirement } from '../../domain/program/program.ts';
+import { retrieveLedgerEntry } from '../../domain/payout/ledger.ts';
+import { retrieveRequirement } from '../../domain/program/program.ts';
+import { ACTIONS } from '../../domain/registry.ts';
 import { retrieveUnit } from '../../domain/unit/unit.ts';
 import { retrieveWebhookDelivery } from '../../domain/webhook/delivery.ts';
-import { retrieveWebhookEndpoint } from '../../domain/webhook/endpoint.ts';
-import { retrieveLedgerEntry } from '../../domain/payout/ledger.ts';
-import { retrievePayout } from '../../domain/payout/payout.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 
 /**
- * The Relay `Node` interface over the prefixed ids, and `node(id:)`. Each
- * type is looked up exactly as its own field looks it up (the same domain
- * retrieve, so the same organization and brand rule) and needs the scope
- * that field needs. Anything the caller could not read through that field
- * (an unknown prefix, a malformed or unknown id, another organization's
- * object, another brand's object, a missing scope) answers null, all alike.
+ * The Relay `Node` interface over the prefixed ids, and `node(id:)`. A prefix
+ * is answered by the registry's action that `retrieves` its kind, invoked
+ * through the seam like the type's own field (the same scope, the same
+ * organization and brand rule); the type is the one that field returns.
+ * Anything the caller could not read through that field (an unknown prefix, a
+ * malformed or unknown id, another organization's object, another brand's
+ * object, a missing scope) answers null, all alike.
  */
+const RETRIEVES = new Map(ACTIONS.flatMap((a) => (a.retrieves ? [[ID_PREFIX[a.retrieves] as string, a] as const] : [])));
+
+/** A type no retrieve action reads (each says why), looked up here with the scope its own field needs (null: any caller). */
 interface Lookup {
   type: string;
-  /** The scope the type's own field needs; null: any caller (its own organization and brands, as `viewer`). */
   scope: string | null;
   load: (ctx: GraphQLContext, id: string) => Promise<{ id: string } | null>;
 }
@@ -37,82 +32,63 @@ interface Lookup {
 const org = (ctx: GraphQLContext) => ctx.caller.organization.id;
 
 const LOOKUPS: Partial<Record<string, Lookup>> = {
+  // The caller's own organization and brands, as `viewer` answers them: no scope.
   [ID_PREFIX.organization]: {
     type: 'Organization',
     scope: null,
     load: (ctx, id) => (id === org(ctx) ? ctx.deps.db.prisma.organization.findUnique({ where: { id } }) : Promise.resolve(null)),
   },
-  [ID_PREFIX.brand]: {
-    type: 'Brand',
-    scope: null,
-    load: (ctx, id) => retrieveBrand(ctx.deps.db.prisma, org(ctx), id),
-  },
+  [ID_PREFIX.brand]: { type: 'Brand', scope: null, load: (ctx, id) => retrieveBrand(ctx.deps.db.prisma, org(ctx), id) },
+  // Surface A's unit: not a Surface B action.
   [ID_PREFIX.unit]: { type: 'Unit', scope: 'units:read', load: (ctx, id) => retrieveUnit(ctx.deps.db.prisma, org(ctx), id) },
-  [ID_PREFIX.event]: { type: 'Event', scope: 'events:read', load: (ctx, id) => retrieveEvent(ctx.deps, org(ctx), id) },
-  [ID_PREFIX.webhookEndpoint]: {
-    type: 'WebhookEndpoint',
-    scope: 'webhooks:read',
-    load: (ctx, id) => retrieveWebhookEndpoint(ctx.deps, org(ctx), id),
-  },
+  // Read only through their parent's fields (and here): no retrieve action of their own.
   [ID_PREFIX.delivery]: {
     type: 'WebhookDelivery',
     scope: 'webhooks:read',
     load: (ctx, id) => retrieveWebhookDelivery(ctx.deps, org(ctx), id),
   },
-  [ID_PREFIX.assertion]: { type: 'Assertion', scope: 'assertions:read', load: (ctx, id) => retrieveAssertion(ctx.deps, org(ctx), id) },
-  [ID_PREFIX.program]: { type: 'Program', scope: 'programs:read', load: (ctx, id) => retrieveProgram(ctx.deps, ctx.caller, id) },
   [ID_PREFIX.requirement]: {
     type: 'ProgramRequirement',
     scope: 'program_requirements:read',
     load: (ctx, id) => retrieveRequirement(ctx.deps, ctx.caller, id),
   },
-  [ID_PREFIX.enrollment]: {
-    type: 'Enrollment',
-    scope: 'enrollments:read',
-    load: (ctx, id) => retrieveEnrollment(ctx.deps, ctx.caller, id),
-  },
-  [ID_PREFIX.entity]: {
-    type: 'Entity',
-    scope: 'entities:read',
-    load: (ctx, id) => retrieveEntity(ctx.deps.db.prisma, ctx.caller, id, ctx.deps.clock.now()),
-  },
-  [ID_PREFIX.relationship]: {
-    type: 'Relationship',
-    scope: 'relationships:read',
-    load: (ctx, id) => retrieveRelationship(ctx.deps, ctx.caller, id),
-  },
-  [ID_PREFIX.connection]: {
-    type: 'ConnectedAccount',
-    scope: 'connections:read',
-    load: (ctx, id) => retrieveConnection(ctx.deps, ctx.caller, id),
-  },
-  [ID_PREFIX.handoffIssuer]: {
-    type: 'HandoffIssuer',
-    scope: 'handoff:read',
-    load: (ctx, id) => retrieveHandoffIssuer(ctx.deps, ctx.caller, id),
-  },
-  [ID_PREFIX.operation]: { type: 'Operation', scope: 'operations:read', load: (ctx, id) => retrieveOperation(ctx.deps, org(ctx), id) },
-  [ID_PREFIX.distribution]: {
-    type: 'Distribution',
-    scope: 'distributions:read',
-    load: (ctx, id) => retrieveDistribution(ctx.deps, ctx.caller, id),
-  },
-  [ID_PREFIX.deployment]: {
-    type: 'Deployment',
-    scope: 'deployments:read',
-    load: (ctx, id) => retrieveDeployment(ctx.deps, ctx.caller, id),
-  },
-  [ID_PREFIX.payout]: { type: 'Payout', scope: 'payouts:read', load: (ctx, id) => retrievePayout(ctx.deps, ctx.caller, id) },
   [ID_PREFIX.ledgerEntry]: { type: 'LedgerEntry', scope: 'payouts:read', load: (ctx, id) => retrieveLedgerEntry(ctx.deps, ctx.caller, id) },
 };
 
-const lookupOf = (id: string) => LOOKUPS[id.slice(0, Math.max(0, id.indexOf('_')))];
+const prefixOf = (id: string) => id.slice(0, Math.max(0, id.indexOf('_')));
+
+/** The type each action's own field returns, by action name (read once per schema). */
+const fieldTypes = new WeakMap<GraphQLSchema, Map<string, string>>();
+function typeOfAction(schema: GraphQLSchema, action: Action): string {
+  let types = fieldTypes.get(schema);
+  if (!types) {
+    types = new Map();
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (!isObjectType(type)) continue;
+      for (const f of Object.values(type.getFields())) {
+        const name = f.extensions?.action as string | undefined;
+        if (name) types.set(name, getNamedType(f.type).name);
+      }
+    }
+    fieldTypes.set(schema, types);
+  }
+  const type = types.get(action.name);
+  if (!type) throw new Error(`${action.name} retrieves a node but no GraphQL field is bound to it`);
+  return type;
+}
 
 export const Node = builder.interfaceRef<{ id: string }>('Node').implement({
   description: 'An object with a prefixed id (op_, dist_, we_, …); node(id:) fetches any of them',
   fields: (t) => ({ id: t.exposeID('id', { description: 'The prefixed id, the same as in REST' }) }),
-  resolveType: (o) => lookupOf(o.id)!.type,
+  resolveType: (o, _ctx, info) => {
+    const prefix = prefixOf(o.id);
+    const action = RETRIEVES.get(prefix);
+    return action ? typeOfAction(info.schema, action) : LOOKUPS[prefix]!.type;
+  },
 });
+
+/** Null for what the type's own field would refuse to show: an unknown id, or (through the seam) a missing scope. */
+const UNSEEN = new Set(['resource_missing', 'missing_scope']);
 
 builder.queryField('node', (t) =>
   t.field({
@@ -123,12 +99,14 @@ builder.queryField('node', (t) =>
     args: { id: t.arg.id({ required: true, description: 'A prefixed id, e.g. op_…' }) },
     resolve: async (_r, a, ctx) => {
       const id = String(a.id);
-      const lookup = lookupOf(id);
-      if (!lookup || (lookup.scope !== null && !ctx.caller.scopes.has(lookup.scope))) return null;
+      const action = RETRIEVES.get(prefixOf(id));
+      const lookup = LOOKUPS[prefixOf(id)];
+      if (!action && (!lookup || (lookup.scope !== null && !ctx.caller.scopes.has(lookup.scope)))) return null;
       try {
-        return await lookup.load(ctx, id);
+        if (action) return (await invoke({ deps: ctx.deps, caller: ctx.caller }, action, { params: { id } })).value as { id: string };
+        return await lookup!.load(ctx, id);
       } catch (e) {
-        if (isDomainError(e) && e.code === 'resource_missing') return null;
+        if (isDomainError(e) && UNSEEN.has(e.code)) return null;
         throw e;
       }
     },
