@@ -2,7 +2,7 @@ import type { Row } from './run.ts';
 
 /**
  * A dependency-free SVG bar chart of every ratio to its baseline (one bar per
- * database) with its spread as whiskers and the target drawn as a tick, so the README can show the
+ * database) with its spread as whiskers and the target drawn as a tick, so the docs can show the
  * latest run without a browser or a plotting library.
  */
 export function renderChart(rows: Row[]): string {

@@ -1,4 +1,4 @@
-// Writes screenshots of the console's main views to docs/console/ (shown in README "Console"); not part of npm test.
+// Writes screenshots of the console's main views to docs/console/ (shown in docs/guides/console.md); not part of npm test.
 // Starts the server in this process on a throwaway embedded database (bootstrapped like `npm start`), gives it some
 // traffic (a failing and a healthy webhook receiver, events, claims, a qualified enrollment, a distribution launch), then drives Debian's
 // Chromium through the console. Run: npm run console:screenshots (needs /usr/bin/chromium, or CHROMIUM_PATH).

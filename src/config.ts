@@ -14,7 +14,7 @@ export const DEFAULT_STREAM_BATCH_SUBSCRIBERS = 256;
 const bool = z.enum(['0', '1', 'true', 'false', '']).transform((v) => v === '1' || v === 'true');
 
 /**
- * What one process does (README "Running on several machines", ADR 0006):
+ * What one process does (docs/operating/several-machines.md, ADR 0006):
  * `all` serves requests and runs the background workers (the default, and the
  * only role on the embedded database); `api` serves HTTP, GraphQL and live
  * streams without background workers; `worker` runs them with only the health

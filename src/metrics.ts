@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { GroupCommitStats } from './db/group-commit.ts';
 
 /**
- * Prometheus metrics of one process (README "Operating it"). One registry per
+ * Prometheus metrics of one process (docs/operating/observability.md). One registry per
  * app (tests run several apps in one process), never prom-client's global
  * one. Hot paths only increment counters and observe histograms; the gauges
  * that need the database or a service are read at scrape time (`sources`).

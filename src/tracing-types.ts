@@ -1,4 +1,4 @@
-/** The tracing interface (src/tracing.ts), apart so that the OpenTelemetry side (src/tracing-otel.ts) implements it without importing its loader. */
+/** The tracing interface (src/tracing.ts), apart so that the OpenTelemetry side implements it without importing its loader. */
 export type SpanAttributes = Record<string, string | number | boolean | undefined>;
 
 export interface SpanHandle {

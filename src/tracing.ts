@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { SpanHandle, Tracing } from './tracing-types.ts';
 
 /**
- * Optional OpenTelemetry traces (README "Operating it", "Traces"). The code
+ * Optional OpenTelemetry traces (docs/operating/observability.md). The code
  * that records spans calls `tracing`: with no OTLP endpoint configured it is
  * `noTracing`, whose `span` only calls its function, and no OpenTelemetry
  * module is ever loaded. `startTracing` (from buildApp, when

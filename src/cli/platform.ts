@@ -36,7 +36,7 @@ program
     'after',
     [
       '',
-      'Roles (env PLATFORM_ROLE, PostgreSQL only for api and worker; see README "Running on several machines"):',
+      'Roles (env PLATFORM_ROLE, PostgreSQL only for api and worker; see docs/operating/several-machines.md):',
       '  all      serve every route and run the background workers (default)',
       '  api      serve HTTP, GraphQL and live streams; no background workers',
       '  worker   webhook delivery, operations, maintenance; only /healthz and /readyz listen on HOST:PORT',

@@ -10,7 +10,7 @@ import { drain, launch, op, sandbox, tenant, topUp } from '../operations/helpers
 import { appTest, buildTenant, emitEvent } from '../support/kit.ts';
 
 /**
- * OpenTelemetry traces (README "Operating it", "Traces"): with an OTLP
+ * OpenTelemetry traces (docs/operating/observability.md): with an OTLP
  * endpoint configured, the app posts OTLP/HTTP JSON to it. A loopback
  * receiver collects the spans; `tracing.flush()` returns once they are
  * posted, so no test waits on a timer.

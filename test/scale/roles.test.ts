@@ -3,7 +3,7 @@ import { loadConfig } from '../../src/config.ts';
 import { spawnServer } from '../support/ops-process.ts';
 
 /**
- * PLATFORM_ROLE (README "Running on several machines", ADR 0006): parsed with
+ * PLATFORM_ROLE (docs/operating/several-machines.md, ADR 0006): parsed with
  * the rest of the configuration; `api` and `worker` need PostgreSQL, and the
  * embedded database refuses them at start-up with a message naming the
  * variable. Pure configuration and a process that never opens a database, so

@@ -33,7 +33,7 @@ export interface Credentials {
   brands: { id: string; slug: string }[];
 }
 
-/** The JSON the bootstrap writes (see issue 2 and the README). */
+/** The JSON the bootstrap writes (docs/operating/configuration.md shows it). */
 interface DevCredentialsFile {
   api_origin?: string;
   operator_token?: string;
