@@ -131,8 +131,10 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   async function start(): Promise<App> {
     const applied = await db.migrate();
     // One short line at start; the names (27 and growing on a fresh database) only at debug level.
-    if (applied.length) log.info({ count: applied.length, latest: applied.at(-1) }, `${applied.length} migrations applied`);
-    if (applied.length) log.debug({ migrations: applied }, 'migrations applied');
+    if (applied.length) {
+      log.info({ count: applied.length, latest: applied.at(-1) }, `${applied.length} migrations applied`);
+      log.debug({ migrations: applied }, 'migrations applied');
+    } else log.info('database schema up to date (no migration to apply)');
     await runtime.start();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

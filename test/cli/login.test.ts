@@ -2,7 +2,7 @@ import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, vi } from 'vitest';
 import { cliRunner } from '../support/cli.ts';
-import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
+import { appTest, buildTenant, emitEvent, onPostgres, type TestApp } from '../support/kit.ts';
 
 /** `platform login` and saved profiles, spawned as processes against a real server; the profiles live in the runner's XDG_CONFIG_HOME. */
 vi.setConfig({ testTimeout: 120_000 }); // each command is a Node process: about a second, more on a loaded machine
@@ -14,7 +14,8 @@ const { run, profilesFile } = cliRunner(() => t.origin);
 const mode = (path: string) => statSync(path).mode & 0o777;
 const saved = () => JSON.parse(readFileSync(profilesFile, 'utf8'));
 
-describe('platform login and profiles', () => {
+// The CLI's profiles are the client's, whatever the server's database: the PGlite pass proves them, as test/client/cli*.
+describe.skipIf(onPostgres())('platform login and profiles', () => {
   test('login checks the key with /smoke, then saves it with the origin as the default profile, mode 0600, which later commands use', async ({
     app,
   }) => {

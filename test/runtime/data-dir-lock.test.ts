@@ -43,8 +43,9 @@ const slow = { timeout: 400_000 };
 const STACK = /\n\s+at /;
 
 describe.skipIf(onPostgres())('one process per embedded data directory', slow, () => {
-  it('a second server on the same directory exits 1 with one line naming the holder, while the first still serves', async () => {
-    const dir = await dataDir('second');
+  // One holder serves the three refusals and then dies by kill -9: each server start costs seconds, so they are shared.
+  it('while a server holds the directory, a second server exits 1 with one line naming the holder and platform migrate refuses it; after kill -9 of the holder the next start succeeds and exits 0 on SIGTERM', async () => {
+    const dir = await dataDir('held');
     const first = await spawnServer({ ...quiet, DATA_DIR: dir }, START_MS);
     try {
       const second = await failedStart({ ...quiet, DATA_DIR: dir });
@@ -52,25 +53,7 @@ describe.skipIf(onPostgres())('one process per embedded data directory', slow, (
       expect(second.stderr).toBe(`data directory ${dir} is in use by process ${first.child.pid}; stop it or set DATA_DIR\n`);
       expect(second.stdout).not.toContain('listening');
       expect((await fetch(`${first.origin}/healthz`)).status).toBe(200);
-    } finally {
-      expect((await first.stop('SIGTERM', START_MS)).code).toBe(0);
-    }
-  });
 
-  it('the lock dies with its holder: after kill -9 the next start succeeds, and exits 0 on SIGTERM', async () => {
-    const dir = await dataDir('killed');
-    const first = await spawnServer({ ...quiet, DATA_DIR: dir }, START_MS);
-    expect((await first.stop('SIGKILL')).signal).toBe('SIGKILL');
-    const next = await spawnServer({ ...quiet, DATA_DIR: dir }, START_MS);
-    expect((await fetch(`${next.origin}/readyz`)).status).toBe(200);
-    expect((await next.stop('SIGTERM', START_MS)).code).toBe(0);
-    expect(existsSync(join(dir, '.lock.sock'))).toBe(false); // a clean stop leaves no lock file behind
-  });
-
-  it('platform migrate refuses a directory a running server holds', async () => {
-    const dir = await dataDir('migrate');
-    const server = await spawnServer({ ...quiet, DATA_DIR: dir }, START_MS);
-    try {
       const cli = spawn(process.execPath, [resolve(import.meta.dirname, '../../bin/platform.mjs'), 'migrate'], {
         env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dir, LOG_LEVEL: 'silent' },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -79,10 +62,15 @@ describe.skipIf(onPostgres())('one process per embedded data directory', slow, (
       cli.stderr!.on('data', (d) => (stderr += d));
       const [code] = await once(cli, 'close');
       expect(code).not.toBe(0);
-      expect(stderr).toBe(`error: data directory ${dir} is in use by process ${server.child.pid}; stop it or set DATA_DIR\n`);
+      expect(stderr).toBe(`error: data directory ${dir} is in use by process ${first.child.pid}; stop it or set DATA_DIR\n`);
     } finally {
-      await server.stop('SIGTERM', START_MS);
+      expect((await first.stop('SIGKILL')).signal).toBe('SIGKILL');
     }
+    // The lock died with its holder.
+    const next = await spawnServer({ ...quiet, DATA_DIR: dir }, START_MS);
+    expect((await fetch(`${next.origin}/readyz`)).status).toBe(200);
+    expect((await next.stop('SIGTERM', START_MS)).code).toBe(0);
+    expect(existsSync(join(dir, '.lock.sock'))).toBe(false); // a clean stop leaves no lock file behind
   });
 
   it('a directory whose socket path would pass the 108-byte limit locks through a socket in the temp directory', async () => {

@@ -32,7 +32,8 @@ function connectError(origin: string): Promise<string | undefined> {
   });
 }
 
-describe.each<[Launch, string]>([
+// Signal handling does not depend on the database: the PGlite pass proves it (each start costs seconds).
+describe.skipIf(onPostgres()).each<[Launch, string]>([
   ['npm start', 'npm start (npm is the supervised process)'],
   ['bin', 'node bin/platform-server.mjs (the production start command)'],
 ])('%s', (launch, title) => {
