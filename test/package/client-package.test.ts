@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -67,9 +67,13 @@ describe.skipIf(onPostgres() || !npmAvailable)('the client package, packed and i
     tmp = mkdtempSync(join(tmpdir(), 'platform-client-pkg-'));
     consumer = join(tmp, 'consumer');
     mkdirSync(consumer);
-    rmSync(join(pkgDir, 'dist'), { recursive: true, force: true });
-    await run(process.execPath, [tsc, '-p', pkgDir], root); // the package's `npm run build`
-    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tmp], pkgDir);
+    // Built and packed from a copy: the repository's own packages/client/dist stays whole for the CLI tests running beside.
+    const copy = join(tmp, 'client');
+    for (const entry of ['package.json', 'README.md', 'tsconfig.json', 'src'])
+      cpSync(join(pkgDir, entry), join(copy, entry), { recursive: true, dereference: true });
+    symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'));
+    await run(process.execPath, [tsc, '-p', copy], root); // the package's `npm run build`
+    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tmp], copy);
     const [info] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     packed = info!.files.map((f) => f.path);
     writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
@@ -91,7 +95,7 @@ describe.skipIf(onPostgres() || !npmAvailable)('the client package, packed and i
 
   it('the built code imports only node builtins, its own files and its declared dependencies', () => {
     const allowed = new Set([...Object.keys(clientPkg.dependencies), ...builtinModules]);
-    const dist = join(pkgDir, 'dist');
+    const dist = join(tmp, 'client', 'dist');
     const bare = new Set<string>();
     for (const file of readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js'))) {
       for (const m of readFileSync(join(dist, file), 'utf8').matchAll(/(?:from|import)\s*\(?\s*["']([^"'.][^"']*)["']/g)) {
