@@ -16,7 +16,7 @@ import { connect, type Socket } from 'node:net';
 import { describe, expect } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
-import { appTest, buildOrg, buildToken, rawRequest, type RawResponse, type TestApp } from '../support/kit.ts';
+import { appTest, buildOrg, buildToken, rawRequest, type RawResponse, type TestApp, WIDE_OPEN_LIMITS } from '../support/kit.ts';
 import { EVENTS_SUBSCRIPTION, waitUntil } from '../support/stream-client.ts';
 
 /**
@@ -40,12 +40,7 @@ const GRAPHQL_RUNS = RUNS - REST_RUNS;
 const wide = 1_000_000;
 const test = appTest({
   config: {
-    rateLimitBurst: wide,
-    rateLimitPerSecond: wide,
-    surfaceARateLimitBurst: wide,
-    surfaceARateLimitPerSecond: wide,
-    createRateLimit: wide,
-    organizationRateLimit: { perSecond: wide, burst: wide },
+    ...WIDE_OPEN_LIMITS,
     authFailureRateLimit: { perSecond: wide, burst: wide },
     // Small shares, so the connection churn below crosses them; 127.0.0.1 (this file's own requests) is a trusted
     // proxy, exempt from any share, so the churn's addresses are the only ones with one.

@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
-import { appTest, buildOrg, buildToken, rawRequest } from '../support/kit.ts';
+import { appTest, buildOrg, buildToken, rawRequest, WIDE_OPEN_LIMITS } from '../support/kit.ts';
 
 /**
  * The other half of the OpenAPI contract (the fuzz suite checks that every answer's status and headers are
@@ -9,17 +9,7 @@ import { appTest, buildOrg, buildToken, rawRequest } from '../support/kit.ts';
  * alone in an otherwise empty request with a credential that holds every scope: the answer is 400 naming that field
  * (Surface B's envelope carries `param`; Surface A's message names it).
  */
-const wide = 1_000_000;
-const test = appTest({
-  config: {
-    rateLimitBurst: wide,
-    rateLimitPerSecond: wide,
-    surfaceARateLimitBurst: wide,
-    surfaceARateLimitPerSecond: wide,
-    createRateLimit: wide,
-    organizationRateLimit: { perSecond: wide, burst: wide },
-  },
-});
+const test = appTest({ config: WIDE_OPEN_LIMITS });
 
 type Schema = {
   type?: string | string[];

@@ -1,5 +1,4 @@
 import { describe, expect } from 'vitest';
-import { isObjectType } from 'graphql';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import type { Action } from '../../src/domain/action/action.ts';
 import { ACTIONS, ACTION_SCOPES } from '../../src/domain/registry.ts';
@@ -25,6 +24,7 @@ import { payouts } from '../../src/domain/payout/payout.ts';
 import { connections } from '../../src/domain/connection/connection.ts';
 import { connectConfig } from '../../src/domain/connect/config.ts';
 import { handoffIssuers } from '../../src/domain/connect/handoff-issuer.ts';
+import { boundFields } from '../../src/graphql/bound-fields.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { newId } from '../../src/domain/id.ts';
 import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
@@ -1389,14 +1389,7 @@ async function sameError(token: string, c: Call & { gqlParam?: string }, code: s
 
 test('every action declared for both fronts has a REST route and a GraphQL field bound to it, and a row below', () => {
   const routes = restActionRoutes(t.app.deps);
-  const bound = new Map<string, string[]>();
-  for (const type of Object.values(schema.getTypeMap())) {
-    if (!isObjectType(type)) continue;
-    for (const f of Object.values(type.getFields())) {
-      const name = f.extensions?.action as string | undefined;
-      if (name) bound.set(name, [...(bound.get(name) ?? []), `${type.name}.${f.name}`]);
-    }
-  }
+  const bound = boundFields(schema);
   for (const action of ALL) {
     const route = routes.find((r) => r.action === action);
     expect(route?.scope, action.name).toBe(action.fronts.includes('rest') ? action.scope : undefined);

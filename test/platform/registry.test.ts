@@ -4,6 +4,7 @@ import { ACTIONS, REGISTRY } from '../../src/domain/registry.ts';
 import { surfaceBRoutes } from '../../rest/mount.ts';
 import { OUTSIDE_THE_SEAM } from '../../rest/outside-seam.ts';
 import { REST_BINDINGS, restActionRoutes } from '../../rest/platform/bindings.ts';
+import { boundFields } from '../../src/graphql/bound-fields.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { OPENAPI_FILES } from '../../scripts/print-openapi.ts';
 import { appTest, type TestApp } from '../support/kit.ts';
@@ -19,25 +20,12 @@ const test = appTest();
 let t: TestApp;
 test.beforeAll(({ app }) => void (t = app));
 
-/** GraphQL fields bound to each action (`extensions.action`). */
-function graphqlBindings(): Map<string, string[]> {
-  const bound = new Map<string, string[]>();
-  for (const type of Object.values(schema.getTypeMap())) {
-    if (!isObjectType(type)) continue;
-    for (const f of Object.values(type.getFields())) {
-      const name = f.extensions?.action as string | undefined;
-      if (name) bound.set(name, [...(bound.get(name) ?? []), `${type.name}.${f.name}`]);
-    }
-  }
-  return bound;
-}
-
 test('every action is bound exactly once on each front it names, and on no other', () => {
   const routes = restActionRoutes(t.app.deps);
-  const fields = graphqlBindings();
+  const fields = boundFields(schema);
   for (const action of ACTIONS) {
     expect(routes.filter((r) => r.action === action).length, `${action.name} on REST`).toBe(action.fronts.includes('rest') ? 1 : 0);
-    expect(fields.get(action.name)?.length ?? 0, `${action.name} on GraphQL: ${fields.get(action.name)}`).toBe(
+    expect(fields.get(action.name)?.length ?? 0, `${action.name} on GraphQL: ${fields.get(action.name)?.map((f) => f.path)}`).toBe(
       action.fronts.includes('graphql') ? 1 : 0,
     );
   }

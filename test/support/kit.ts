@@ -25,6 +25,17 @@ export interface AppOptions {
   log?: Logger;
 }
 
+const WIDE = 1_000_000;
+/** Request buckets wide open, for suites that probe what handlers answer (fuzz, contract), not 429s. */
+export const WIDE_OPEN_LIMITS: Partial<Config> = {
+  rateLimitBurst: WIDE,
+  rateLimitPerSecond: WIDE,
+  surfaceARateLimitBurst: WIDE,
+  surfaceARateLimitPerSecond: WIDE,
+  createRateLimit: WIDE,
+  organizationRateLimit: { perSecond: WIDE, burst: WIDE },
+};
+
 export function appTest(options: AppOptions = {}) {
   // biome-ignore lint/correctness/noEmptyPattern: vitest reads a fixture's dependencies from its first parameter's pattern
   return base.extend('app', { scope: 'file' }, async ({}, { onCleanup }): Promise<TestApp> => {

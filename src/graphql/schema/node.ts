@@ -1,4 +1,4 @@
-import { getNamedType, isObjectType, type GraphQLSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import { invoke, type Action } from '../../domain/action/action.ts';
 import { retrieveBrand } from '../../domain/brand/brand.ts';
 import { isDomainError } from '../../domain/errors.ts';
@@ -8,6 +8,7 @@ import { retrieveRequirement } from '../../domain/program/program.ts';
 import { ACTIONS } from '../../domain/registry.ts';
 import { retrieveUnit } from '../../domain/unit/unit.ts';
 import { retrieveWebhookDelivery } from '../../domain/webhook/delivery.ts';
+import { boundFields } from '../bound-fields.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 
@@ -57,22 +58,9 @@ const LOOKUPS: Partial<Record<string, Lookup>> = {
 
 const prefixOf = (id: string) => id.slice(0, Math.max(0, id.indexOf('_')));
 
-/** The type each action's own field returns, by action name (read once per schema). */
-const fieldTypes = new WeakMap<GraphQLSchema, Map<string, string>>();
+/** The type each action's own field returns. */
 function typeOfAction(schema: GraphQLSchema, action: Action): string {
-  let types = fieldTypes.get(schema);
-  if (!types) {
-    types = new Map();
-    for (const type of Object.values(schema.getTypeMap())) {
-      if (!isObjectType(type)) continue;
-      for (const f of Object.values(type.getFields())) {
-        const name = f.extensions?.action as string | undefined;
-        if (name) types.set(name, getNamedType(f.type).name);
-      }
-    }
-    fieldTypes.set(schema, types);
-  }
-  const type = types.get(action.name);
+  const type = boundFields(schema).get(action.name)?.[0]?.returns;
   if (!type) throw new Error(`${action.name} retrieves a node but no GraphQL field is bound to it`);
   return type;
 }
