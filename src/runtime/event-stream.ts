@@ -70,6 +70,13 @@ interface Group {
 /** The iterator subscribers' view: the presented event itself, shared by every member of the (organization, filter). */
 const OBJECTS: StreamView<PublicEvent> = { key: '\u0000object', render: (e) => e };
 
+/** Where a subscription starts and how far it may fall behind: the options every form of `subscribe` takes. */
+export interface SubscribeOptions {
+  filter?: EventFilter;
+  startingAfter?: bigint;
+  maxPending?: number;
+}
+
 export class EventStream {
   private lastPosition = 0n;
   /** The highest wake-up that arrived while this process's sequencer had a batch in flight. */
@@ -395,31 +402,14 @@ export class EventStream {
    * iterator then yields nothing and only tells the end: done when returned,
    * or the error that ended the subscription.
    */
-  subscribe(
-    organizationId: string,
-    opts: { filter?: EventFilter; startingAfter?: bigint; maxPending?: number },
-  ): AsyncIterableIterator<PublicEvent>;
+  subscribe(organizationId: string, opts: SubscribeOptions): AsyncIterableIterator<PublicEvent>;
   subscribe<P>(
     organizationId: string,
-    opts: {
-      filter?: EventFilter;
-      startingAfter?: bigint;
-      maxPending?: number;
-      view: StreamView<P>;
-      sink: StreamSink<P>;
-      until?: StreamUntil;
-    },
+    opts: SubscribeOptions & { view: StreamView<P>; sink: StreamSink<P>; until?: StreamUntil },
   ): AsyncIterableIterator<never>;
   subscribe<P>(
     organizationId: string,
-    opts: {
-      filter?: EventFilter;
-      startingAfter?: bigint;
-      maxPending?: number;
-      view?: StreamView<P>;
-      sink?: StreamSink<P>;
-      until?: StreamUntil;
-    },
+    opts: SubscribeOptions & { view?: StreamView<P>; sink?: StreamSink<P>; until?: StreamUntil },
   ): AsyncIterableIterator<unknown> {
     const sub = new Subscription<unknown>(
       this,
