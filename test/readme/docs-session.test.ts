@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createPersistentDatabase, onPostgres, type PersistentDatabase } from '../support/kit.ts';
@@ -42,6 +42,10 @@ describe('the docs', () => {
     mkdirSync(join(cwd, 'node_modules', '.bin'), { recursive: true });
     // `npx platform` resolves this repository's CLI, as it does in a checkout.
     symlinkSync(join(ROOT, 'bin', 'platform.mjs'), join(cwd, 'node_modules', '.bin', 'platform'));
+    // A `file:` block's program imports the client as a project that installed it does, and runs with `npx tsx`.
+    mkdirSync(join(cwd, 'node_modules', '@platform-api'));
+    symlinkSync(join(ROOT, 'packages', 'client'), join(cwd, 'node_modules', '@platform-api', 'client'));
+    symlinkSync(realpathSync(join(ROOT, 'node_modules', '.bin', 'tsx')), join(cwd, 'node_modules', '.bin', 'tsx'));
     credentials = join(cwd, '.data', 'dev-credentials.json');
     // On PostgreSQL, the environment docs/operating/postgresql.md shows (bootstrap on, loopback webhooks allowed).
     const db: Record<string, string> = database.databaseUrl
@@ -57,13 +61,13 @@ describe('the docs', () => {
     await own?.drop();
   });
 
-  test('every marker names a reason or a known server and sits on the line before a console or sh block', () => {
+  test('every marker names a reason, a known server or a file, and sits on the line before a block it applies to', () => {
     for (const { page } of pages) {
       const lines = readFileSync(join(ROOT, page), 'utf8').split('\n');
       const markers = lines.flatMap((text, i) => (/^<!--.*(docs|readme)-test/.test(text) ? [i] : []));
       for (const i of markers) {
-        expect(lines[i], `${page} line ${i + 1}`).toMatch(/^<!-- docs-test: (skip: \S.*|requires: postgres) -->$/);
-        expect(lines[i + 1], `${page} line ${i + 2}`).toMatch(/^```(console|sh)$/);
+        expect(lines[i], `${page} line ${i + 1}`).toMatch(/^<!-- docs-test: (skip: \S.*|requires: postgres|file: [\w.-]+) -->$/);
+        expect(lines[i + 1], `${page} line ${i + 2}`).toMatch(lines[i]!.includes('file:') ? /^```\w+$/ : /^```(console|sh)$/);
       }
     }
   });
@@ -83,6 +87,10 @@ describe('the docs', () => {
       const printed = new Map<number, string>();
       try {
         session: for (const block of blocks.filter((b) => !b.skip)) {
+          if (block.file) {
+            writeFileSync(join(cwd, block.file.name), block.file.text);
+            continue;
+          }
           if (block.requires === 'postgres' && !onPostgres()) {
             console.log(`${page} line ${block.line}: skipped, requires postgres (runs where TEST_DATABASE_URL is set, as in .ci/run)`);
             continue;

@@ -5,7 +5,9 @@
  *
  * - Every fenced block tagged `console` or `sh` runs, in page order, in one
  *   bash session per page (variables set by one block are there for the next). Other
- *   fences (`text`, `json`, `ts`, `js`, `graphql`) never run.
+ *   fences (`text`, `json`, `ts`, `js`, `graphql`) never run, except a block marked
+ *   `<!-- docs-test: file: <name> -->`: it is written to that file of the session's directory
+ *   when the session reaches it, for the blocks after it to run (`npx tsx <name>`).
  * - `<!-- docs-test: skip: <why> -->` on the line right before a fence
  *   leaves that block out (it must say why); `<!-- docs-test: requires: postgres -->`
  *   runs it only where that server exists (a PostgreSQL database in `$DATABASE_URL`),
@@ -31,7 +33,9 @@ export interface DocBlock {
   /** 0-based index among the page's console and sh blocks, skipped ones included. */
   index: number;
   line: number;
-  lang: 'console' | 'sh';
+  lang: 'console' | 'sh' | 'file';
+  /** A `file` block: the file it is written to, relative to the session's directory, and its text. */
+  file?: { name: string; text: string };
   /** The reason given by a skip marker, if any. */
   skip?: string;
   /** The server a `requires:` marker names (`postgres`), if any. */
@@ -43,7 +47,7 @@ export interface DocBlock {
 export const REQUIREMENTS = ['postgres'] as const;
 export type Requirement = (typeof REQUIREMENTS)[number];
 
-const MARKER = /^<!--\s*docs-test:\s*(skip|requires):\s*(.+?)\s*-->$/;
+const MARKER = /^<!--\s*docs-test:\s*(skip|requires|file):\s*(.+?)\s*-->$/;
 const EXIT = /^# exit (\d+)\b/;
 
 export function docBlocks(markdown: string): DocBlock[] {
@@ -56,9 +60,12 @@ export function docBlocks(markdown: string): DocBlock[] {
     let end = i + 1;
     while (end < lines.length && !lines[end]!.startsWith('```')) end++;
     const lang = fence[1];
-    if (lang === 'console' || lang === 'sh') {
+    const marker = MARKER.exec(lines[start - 1]?.trim() ?? '');
+    if (marker?.[1] === 'file') {
+      const text = `${lines.slice(start + 1, end).join('\n')}\n`;
+      blocks.push({ index: blocks.length, line: start + 1, lang: 'file', file: { name: marker[2]!, text }, commands: [] });
+    } else if (lang === 'console' || lang === 'sh') {
       const body = lines.slice(start + 1, end);
-      const marker = MARKER.exec(lines[start - 1]?.trim() ?? '');
       const skip = marker?.[1] === 'skip' ? marker[2] : undefined;
       const requires = marker?.[1] === 'requires' ? requirement(marker[2]!, start) : undefined;
       const commands = lang === 'sh' ? [shCommand(body, start + 2)] : consoleCommands(body, start + 2);
