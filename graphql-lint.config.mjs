@@ -1,5 +1,5 @@
 // The GraphQL schema linter (The Guild's @graphql-eslint) over schema.graphql,
-// run by test/schema-lint.test.ts (so by `npm test` in CI) and `npm run lint:schema`.
+// run by test/graphql/schema-lint.test.ts (so by `npm test` in CI) and `npm run lint:schema`.
 // Base: the plugin's schema-recommended and schema-relay rule sets; the options
 // below are where this schema knowingly differs.
 import graphqlPlugin from '@graphql-eslint/eslint-plugin';
@@ -43,7 +43,7 @@ export default [
       // Every type, enum, input and scalar is described; the root types and the
       // connection, edge and PageInfo types the Relay plugin generates are not.
       // (Root fields: the rule's rootField option matches nothing when a schema has
-      // several root types, so test/schema-lint.test.ts checks them itself.)
+      // several root types, so test/graphql/schema-lint.test.ts checks them itself.)
       '@graphql-eslint/require-description': [
         'error',
         {

@@ -1,7 +1,7 @@
 // The console's GraphQL types (packages/console/src/schema.ts), generated from schema.graphql: every enum as a
 // union of its values, every object, interface and input type as an interface. The console's operations declare
 // their results as picks of these types, so `tsc` checks them against the schema. `npm run schema:print` rewrites
-// the file with schema.graphql; test/console/console-types.test.ts fails when it is stale.
+// the file with schema.graphql; test/graphql/schema-file.test.ts fails when it is stale.
 import {
   buildSchema,
   type GraphQLField,

@@ -1,7 +1,7 @@
 // Writes packages/client/src/event-data.ts: the client's `event.data` type per event type, generated from the payload
 // schemas (src/domain/event/payload.ts) through their JSON Schema, with keys camelCased as the client reads them.
 // The client imports nothing from the server, so the types are committed; `--check` exits 1 when the file is stale
-// (test/package/event-data.test.ts runs the same comparison). Biome leaves the generated file alone (biome.json).
+// (test/client/event-types.test.ts runs the same comparison). Biome leaves the generated file alone (biome.json).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { eventDataJsonSchema } from '../src/domain/event/payload.ts';
 import { PUBLIC_EVENT_TYPES } from '../src/domain/event/types.ts';

@@ -95,7 +95,7 @@ export interface DirectResponse {
  * execution and error masking), the request ids are stamped as
  * `onResultProcess` stamps them, and Yoga's JSON result processor computes
  * the status, headers and body, so both paths answer byte for byte alike
- * (test/graphql-direct.test.ts). Returns `undefined` for anything
+ * (test/graphql/direct.test.ts). Returns `undefined` for anything
  * this path does not take, unchanged for Yoga: another content type, an
  * `Accept` without a JSON type, a
  * body Yoga would refuse, a subscription.

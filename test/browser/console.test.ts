@@ -3,10 +3,10 @@ import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import { beforeAll, describe, expect } from 'vitest';
 import type { Page } from 'playwright-core';
-import { createEndpoint, startReceiver, webhookConfig, type Receiver } from '../delivery/receiver.ts';
-import { ALL_SCOPES, activeEnrollment, expectStatus, setup } from '../assertions/helpers.ts';
-import { api, ALL_SCOPES as CLAIM_SCOPES } from '../assertions/helpers.ts';
-import { ALL_SCOPES as OPS_SCOPES, launch, tenant as opsTenant, sandbox, topUp } from '../operations/helpers.ts';
+import { createEndpoint, startReceiver, webhookConfig, type Receiver } from '../webhook/receiver.ts';
+import { ALL_SCOPES, activeEnrollment, expectStatus, setup } from '../assertion/helpers.ts';
+import { api, ALL_SCOPES as CLAIM_SCOPES } from '../assertion/helpers.ts';
+import { ALL_SCOPES as OPS_SCOPES, launch, tenant as opsTenant, sandbox, topUp } from '../operation/helpers.ts';
 import { hasChromium, offlinePage, useBrowser } from '../support/browser.ts';
 import { appTest, buildTenant, buildToken, emitEvent, feedEvents, rawRequest, type TestApp } from '../support/kit.ts';
 

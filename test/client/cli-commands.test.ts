@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, vi } from 'vitest';
-import { startReceiver, webhookConfig, type Receiver } from '../delivery/receiver.ts';
+import { startReceiver, webhookConfig, type Receiver } from '../webhook/receiver.ts';
 import { cliRunner } from '../support/cli.ts';
 import { appTest, buildOrg, buildToken, type TestApp, type TestOrg } from '../support/kit.ts';
 import { onPostgres } from '../support/database.ts';

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { PlatformClient } from '../../packages/client/src/index.ts';
-import { answering, emitMany, settle, startReceiver, webhookConfig } from '../delivery/receiver.ts';
-import { operationsConfig } from '../operations/helpers.ts';
+import { answering, emitMany, settle, startReceiver, webhookConfig } from '../webhook/receiver.ts';
+import { operationsConfig } from '../operation/helpers.ts';
 import { appTest, buildTenant } from '../support/kit.ts';
 
 /**

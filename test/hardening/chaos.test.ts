@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient } from '../support/http.ts';
 import { spawnServer, type ServerProcess } from '../support/ops-process.ts';
-import { startReceiver, type Receiver } from '../delivery/receiver.ts';
+import { startReceiver, type Receiver } from '../webhook/receiver.ts';
 import { buildTenant, onPostgres, type Server } from '../support/kit.ts';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, describe, expect } from 'vitest';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
 import { appTest, buildOrg, buildToken, type HttpResponse, type TestApp, type TestOrg } from '../support/kit.ts';
 import { buildConnectBrand, type ConnectBrand, expectSessionConfined, join, signHandoff } from '../support/connect.ts';
-import { startReceiver, type Receiver } from '../delivery/receiver.ts';
+import { startReceiver, type Receiver } from '../webhook/receiver.ts';
 import {
   MATRIX_CONFIG,
   expectConfined,

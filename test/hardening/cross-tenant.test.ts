@@ -2,7 +2,7 @@ import { afterAll, describe } from 'vitest';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
 import { appTest, buildOrg, buildToken, type TestApp, type TestOrg } from '../support/kit.ts';
 import { buildConnectBrand, expectSessionConfined } from '../support/connect.ts';
-import { startReceiver, type Receiver } from '../delivery/receiver.ts';
+import { startReceiver, type Receiver } from '../webhook/receiver.ts';
 import {
   MATRIX_CONFIG,
   expectConfined,

@@ -15,7 +15,7 @@ import {
 import { expect } from 'vitest';
 import { newId } from '../../src/domain/id.ts';
 import { emitEvent, type HttpResponse, type TestApp, type TestOrg } from '../support/kit.ts';
-import { createEndpoint, listDeliveries, settle, webhookConfig } from '../delivery/receiver.ts';
+import { createEndpoint, listDeliveries, settle, webhookConfig } from '../webhook/receiver.ts';
 import { loadConfig } from '../../src/config.ts';
 
 /**
@@ -168,7 +168,7 @@ export async function seedObjects(t: TestApp, org: TestOrg, token: string, token
     { name: 'Gold', metric: 'sales', threshold: 100, rate_bps: 250 },
     202,
   );
-  // A payout of ours, written directly (runs are proven in test/payouts/).
+  // A payout of ours, written directly (runs are proven in test/payout/).
   const payout = newId('payout');
   await t.app.deps.db.prisma.payout.create({
     data: {
@@ -182,7 +182,7 @@ export async function seedObjects(t: TestApp, org: TestOrg, token: string, token
       periodEnd: new Date('2026-01-01T00:00:00Z'),
     },
   });
-  // A ledger entry of ours, written directly (accrual is proven in test/payouts/).
+  // A ledger entry of ours, written directly (accrual is proven in test/payout/).
   const entry = newId('ledgerEntry');
   await t.app.deps.db.prisma.$executeRaw`
     INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,

@@ -2,8 +2,8 @@ import { describe, expect } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { Metrics } from '../../src/metrics.ts';
-import { createEndpoint, settle, startReceiver, webhookConfig } from '../delivery/receiver.ts';
-import { drain, launch, op, sandbox, tenant, topUp } from '../operations/helpers.ts';
+import { createEndpoint, settle, startReceiver, webhookConfig } from '../webhook/receiver.ts';
+import { drain, launch, op, sandbox, tenant, topUp } from '../operation/helpers.ts';
 import { appTest, buildTenant, emitEvent, expectErrorResponse, onPostgres, type TestApp } from '../support/kit.ts';
 import { subscribeLive, wsClient } from '../support/stream-client.ts';
 

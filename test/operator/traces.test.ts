@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tracing } from '../../src/tracing.ts';
-import { createEndpoint, settle, startReceiver, webhookConfig } from '../delivery/receiver.ts';
-import { drain, launch, op, sandbox, tenant, topUp } from '../operations/helpers.ts';
+import { createEndpoint, settle, startReceiver, webhookConfig } from '../webhook/receiver.ts';
+import { drain, launch, op, sandbox, tenant, topUp } from '../operation/helpers.ts';
 import { appTest, buildTenant, emitEvent } from '../support/kit.ts';
 
 /**

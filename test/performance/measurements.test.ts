@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { appTest, buildTenant, expectPlatformError, type TestApp } from '../support/kit.ts';
-import { expectStatus, setup } from '../assertions/helpers.ts';
+import { expectStatus, setup } from '../assertion/helpers.ts';
 
 const test = appTest();
 /** The file's app, for the tests and helpers below. */

@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { runDueEvaluations } from '../../src/domain/enrollment/due-evaluation.ts';
 import { appTest, expectPlatformError, type TestApp } from '../support/kit.ts';
-import { activeEnrollment, expectStatus, setup, standingEvents } from '../assertions/helpers.ts';
+import { activeEnrollment, expectStatus, setup, standingEvents } from '../assertion/helpers.ts';
 
 const test = appTest();
 /** The file's app, for the tests and helpers below. */

@@ -201,7 +201,7 @@ const TIER = 'id program name metric threshold rateBps createdAt updatedAt';
 const LEDGER = `id kind entity program enrollment periodStart periodEnd sourcePeriodStart tier metric value rateBps earned amount carry
   status payout reverses reason createdAt`;
 const PAYOUT = 'id amount entity program status failureReason periodEnd entries operation createdAt updatedAt';
-/** A payout of the token's brand, written directly (a run's path to one is proven in test/payouts/). */
+/** A payout of the token's brand, written directly (a run's path to one is proven in test/payout/). */
 const createPayout = async (token: string): Promise<Ids> => {
   const brandId = (await t.http.get(`${P}/brands?limit=1`, { token })).body.data[0].id;
   const brand = await t.app.deps.db.prisma.brand.findUniqueOrThrow({ where: { id: brandId } });
@@ -220,7 +220,7 @@ const createPayout = async (token: string): Promise<Ids> => {
   });
   return { payout: id };
 };
-/** An unpaid ledger entry of the token's brand, written directly (accrual is proven in test/payouts/). */
+/** An unpaid ledger entry of the token's brand, written directly (accrual is proven in test/payout/). */
 const createEntry = async (token: string): Promise<Ids> => {
   const { program, enrollment } = await createEnrollment(token);
   const db = t.app.deps.db.prisma;
@@ -365,7 +365,7 @@ const ROWS: Row[] = [
   {
     action: webhookDeliveries.retry,
     setup: createEndpoint,
-    // No delivery exists to retry here: the same 404 on both is the result (test/delivery/graphql.test.ts retries real ones).
+    // No delivery exists to retry here: the same 404 on both is the result (test/webhook/graphql.test.ts retries real ones).
     refused: 'resource_missing',
     call: (ids) => ({
       rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/deliveries/msg_nope/retry` },
@@ -394,7 +394,7 @@ const ROWS: Row[] = [
   {
     action: webhookReplays.cancel,
     setup: createEndpoint,
-    // No live replay: the same 409 on both (test/delivery/replay.test.ts cancels real ones on both fronts).
+    // No live replay: the same 409 on both (test/webhook/replay.test.ts cancels real ones on both fronts).
     refused: 'resource_conflict',
     call: (ids) => ({
       rest: { method: 'POST', path: `/webhook_endpoints/${ids.endpoint}/replay/cancel` },
@@ -1174,7 +1174,7 @@ const ROWS: Row[] = [
   },
   {
     action: payouts.cancelRun,
-    // No such run: the same 404 on both (test/payouts/runs.test.ts cancels a real one).
+    // No such run: the same 404 on both (test/payout/runs.test.ts cancels a real one).
     refused: 'resource_missing',
     call: () => ({
       rest: { method: 'POST', path: '/payouts/runs/op_00000000000000000000000000000000/cancel' },

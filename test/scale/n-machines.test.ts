@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient } from '../support/http.ts';
 import { serverProcesses, type ServerProcess } from '../support/ops-process.ts';
 import { SseSubscription, Subscription, waitUntil, wsClient, type StreamedEvent } from '../support/stream-client.ts';
-import { startReceiver, type Received, type Receiver } from '../delivery/receiver.ts';
+import { startReceiver, type Received, type Receiver } from '../webhook/receiver.ts';
 import { buildTenant, onPostgres } from '../support/kit.ts';
 
 /**

@@ -1,7 +1,7 @@
 /**
- * The closed status sets of distributions and deployments: REST validates
- * and documents them (rest/platform/operation-schemas.ts) and GraphQL
- * declares its enums from them (src/graphql/schema/enums.ts).
+ * The closed status sets of distributions and deployments: the presenters'
+ * zod schemas (presenter.ts) enumerate them, so REST and OpenAPI follow, and
+ * GraphQL declares its enums from them (src/graphql/schema/enums.ts).
  *
  * Distribution: launching → active | partially_active | completed | failed;
  * active/partially_active → paused → (resume) back; any but canceled and

@@ -149,7 +149,7 @@ const payout = (status: 'created' | 'settled' | 'failed') => ({
   },
 });
 
-/** One payload per type; test/platform/event-types.test.ts proves each validates against its schema. */
+/** One payload per type; test/event/event-types.test.ts proves each validates against its schema. */
 const EXAMPLES: Record<PublicEventType, Record<string, unknown>> = {
   'distribution.launching': distribution('launching'),
   'distribution.live': { ...distribution('active'), partial: false },

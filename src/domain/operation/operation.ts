@@ -240,7 +240,7 @@ export type SettleRow = OperationRow & { role: 'settled' | 'handed'; woken: numb
  * woke any, notifies other processes; it returns the settled row and how many it woke. A cancel targeting it whose
  * step is in flight is matched too, so the statement waits for that step's commit and re-reads the row (PostgreSQL
  * re-checks an UPDATE's condition on the version it waited for): a cancel that read this operation live and commits
- * `waiting` is woken once its commit lands, never left to its recheck (test/operations/cancel-wake-race.test.ts). A
+ * `waiting` is woken once its commit lands, never left to its recheck (test/operation/cancel-wake-race.test.ts). A
  * cancel step only reads its target, so the wait cannot close a cycle. A missing error, result or
  * progress leaves the stored one. With `handoff` (a local slot's lease owner), the woken parent is also claimed for
  * that slot in the same statement, unless another worker holds it, and returned as a second row (`role` handed).
