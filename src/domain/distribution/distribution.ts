@@ -24,6 +24,15 @@ import { amount, walletBalance } from '../wallet/wallet.ts';
 import { providerFor } from './provider.ts';
 import { listLimit } from '../platform/rate-limit.ts';
 import { DISTRIBUTION_STATUSES } from './states.ts';
+import {
+  brandDeployments,
+  brandDistribution,
+  distributionBrand,
+  distributionsPage,
+  insertDeploymentsStatement,
+  insertDistributionStatement,
+  updateDistribution,
+} from './store.ts';
 import { Deployment, Distribution, presentDeployment, presentDistribution } from './presenter.ts';
 export {
   Deployment,
@@ -140,8 +149,7 @@ export async function deploymentEvent(
   operationId: string | null,
   extra: Record<string, unknown> = {},
 ) {
-  const { brandId } = await tx.distribution.findUniqueOrThrow({ where: { id: row.distributionId }, select: { brandId: true } });
-  await appendEvent(deps, tx, deploymentEventOf(type, row, brandId, operationId, extra));
+  await appendEvent(deps, tx, deploymentEventOf(type, row, await distributionBrand(tx, row.distributionId), operationId, extra));
 }
 
 /** Checks a create request without touching anything: shared by create and the dry-run validate. */
@@ -203,9 +211,7 @@ async function validateDistribution(db: Reader, caller: SurfaceBCaller, input: C
 
 /** A distribution of the caller's brand; another brand's, another organization's or a bad id is 404 alike. */
 async function findDistribution(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null) {
-  const row = isId('distribution', id)
-    ? await db.distribution.findFirst({ where: { id, organizationId: caller.organization.id, brandId: caller.brand.id } })
-    : null;
+  const row = isId('distribution', id) ? await brandDistribution(db, caller, id) : null;
   if (!row) throw missing('distribution', id, param);
   return row;
 }
@@ -220,9 +226,7 @@ async function startLaunch(deps: Deps, tx: Tx, dist: DistributionRow) {
   });
   // A distribution created for this launch is launching already.
   const row =
-    dist.status === 'launching'
-      ? dist
-      : await tx.distribution.update({ where: { id: dist.id }, data: { status: 'launching', updatedAt: deps.clock.now() } });
+    dist.status === 'launching' ? dist : await updateDistribution(tx, dist.id, { status: 'launching', updatedAt: deps.clock.now() });
   await distributionEvent(deps, tx, 'distribution.launching', row, op.id);
   return { op, row };
 }
@@ -283,23 +287,10 @@ async function createAndLaunch(
     distributionEventOf('distribution.launching', dist, op.id),
     ...deps_.map((d) => deploymentEventOf('deployment.created', d, dist.brandId, op.id)),
   ];
-  const rows = deps_.map((d) => ({
-    id: d.id,
-    organization_id: org,
-    distribution_id: dist.id,
-    provider: d.provider,
-    config: d.config,
-    connection_id: d.connectionId,
-    created_at: now,
-    updated_at: now,
-  }));
   await send([
-    Prisma.sql`INSERT INTO distribution (id, organization_id, brand_id, name, status, budget, created_at, updated_at)
-      VALUES (${dist.id}, ${org}, ${dist.brandId}, ${dist.name}, 'launching', ${input.budget}::bigint, ${now}::timestamptz, ${now}::timestamptz)`,
+    insertDistributionStatement({ id: dist.id, organizationId: org, brandId: dist.brandId, name: dist.name, budget: input.budget, now }),
     ...launch.statements,
-    Prisma.sql`INSERT INTO deployment (id, organization_id, distribution_id, provider, config, connection_id, created_at, updated_at)
-      SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
-        AS x(id text, organization_id text, distribution_id text, provider text, config jsonb, connection_id text, created_at timestamptz, updated_at timestamptz)`,
+    insertDeploymentsStatement(deps_),
     insertEvents(deps, events),
   ]);
   return {
@@ -385,29 +376,6 @@ async function cancel(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): P
   return { operation: presentOperation(op), distribution: presentDistribution(dist) };
 }
 
-const DEPLOYMENT_COLUMNS = Prisma.sql`d.id, d.organization_id AS "organizationId", d.distribution_id AS "distributionId", d.provider,
-  d.config, d.status, d.provider_state AS "providerState", d.connection_id AS "connectionId", d.livemode,
-  d.created_at AS "createdAt", d.updated_at AS "updatedAt"`;
-
-/**
- * The caller's brand's deployments, newest first: a deployment belongs to its distribution's brand, so every read
- * joins the distribution and the brand is part of the lookup's key (another brand's deployment is never found).
- */
-function brandDeployments(
-  db: Reader,
-  caller: SurfaceBCaller,
-  only: { id?: string; distributionId?: string; below?: string },
-  take: number,
-): Promise<DeploymentRow[]> {
-  const and = (value: string | undefined, sql: Prisma.Sql) => (value === undefined ? Prisma.empty : sql);
-  return db.$queryRaw<DeploymentRow[]>`SELECT ${DEPLOYMENT_COLUMNS} FROM deployment d JOIN distribution x ON x.id = d.distribution_id
-    WHERE d.organization_id = ${caller.organization.id} AND x.brand_id = ${caller.brand.id}
-      ${and(only.id, Prisma.sql`AND d.id = ${only.id}`)}
-      ${and(only.distributionId, Prisma.sql`AND d.distribution_id = ${only.distributionId}`)}
-      ${and(only.below, Prisma.sql`AND d.id < ${only.below}`)}
-    ORDER BY d.id DESC LIMIT ${take}`;
-}
-
 async function findDeployment(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null) {
   const [row] = isId('deployment', id) ? await brandDeployments(db, caller, { id }, 1) : [];
   if (!row) throw missing('deployment', id, param);
@@ -457,11 +425,10 @@ export const distributions = capability({ name: 'distributions', title: 'Distrib
     input: ListDistributionsInput,
     output: listOf(Distribution),
     run: async ({ caller, input, db }) => {
-      const where = { organizationId: caller.organization.id, brandId: caller.brand.id, ...(input.status ? { status: input.status } : {}) };
       const page = await newestFirst(
         input,
         (id, param) => findDistribution(db, caller, id, param),
-        (below, take) => db.distribution.findMany({ where: { ...where, ...below }, orderBy: { id: 'desc' }, take }),
+        (below, take) => distributionsPage(db, caller, input.status, below, take),
       );
       return { ...page, data: page.data.map(presentDistribution) };
     },

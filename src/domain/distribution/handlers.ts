@@ -1,14 +1,30 @@
 import type { Deployment, Distribution } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
-import { statement } from '../../db/sql-port.ts';
 import type { Deps } from '../context.ts';
 import { appendEvent, type NewEvent } from '../event/event.ts';
 import { holdFor, type BatchedStep, type OperationHandler, type StepContext } from '../operation/engine.ts';
 import { LIVE_STATUSES, enqueueBatched, isTerminal, settleOperation, targetSettlement } from '../operation/operation.ts';
-import { releaseAll, releaseStatements, reserveStatements, spendStatements, walletForReserve } from '../wallet/wallet.ts';
+import { releaseAll, releaseStatements, reserveStatements, spendStatements } from '../wallet/wallet.ts';
+import { walletForReserve } from '../wallet/store.ts';
 import { deploymentEvent, deploymentEventOf, distributionEvent, distributionEventOf } from './distribution.ts';
 import { TransientProviderError, providerFor, type ProvisionResult, type TeardownResult } from './provider.ts';
 import { LIVE_DEPLOYMENT_STATUSES } from './states.ts';
+import {
+  deploymentById,
+  deploymentByIdOrThrow,
+  deploymentIdsOf,
+  deploymentStatusesStatement,
+  deploymentsOf,
+  deploymentsToProvisionStatement,
+  distributionById,
+  distributionOf,
+  distributionReadStatement,
+  setDeploymentStatus,
+  setDeploymentStatusStatement,
+  setDistributionStatusStatement,
+  startProvisioningStatement,
+  updateDistribution,
+} from './store.ts';
 
 /**
  * The operation kinds of the distribution family. Each step reads, calls the
@@ -18,10 +34,10 @@ import { LIVE_DEPLOYMENT_STATUSES } from './states.ts';
 type Progress = Record<string, unknown> & { phase?: string };
 const progressOf = (ctx: StepContext) => ctx.op.progress as Progress;
 
-const dist = (tx: Tx, ctx: StepContext) => tx.distribution.findUniqueOrThrow({ where: { id: ctx.op.subjectId } });
+const dist = (tx: Tx, ctx: StepContext) => distributionById(tx, ctx.op.subjectId);
 
-async function setDistribution(deps: Deps, tx: Tx, d: Distribution, status: string, extra: Partial<Distribution> = {}) {
-  return tx.distribution.update({ where: { id: d.id }, data: { status, ...extra, updatedAt: deps.clock.now() } });
+async function setDistribution(deps: Deps, tx: Tx, d: Distribution, status: string, extra: { pausedFrom?: string | null } = {}) {
+  return updateDistribution(tx, d.id, { status, ...extra, updatedAt: deps.clock.now() });
 }
 
 async function setDeployment(
@@ -33,7 +49,7 @@ async function setDeployment(
   opId: string,
   extra: Record<string, unknown> = {},
 ) {
-  const row = await tx.deployment.update({ where: { id: dep.id }, data: { status, updatedAt: deps.clock.now() } });
+  const row = await setDeploymentStatus(tx, dep.id, status, deps.clock.now());
   if (event) await deploymentEvent(deps, tx, event, row, opId, extra);
   return row;
 }
@@ -60,25 +76,11 @@ async function release(deps: Deps, tx: Tx, d: Distribution, opId: string, reason
   if (released) await appendEvent(deps, tx, releasedEvent(d, opId, released, reason));
 }
 
-/** A distribution row on the batched port (int8 as text, whatever the driver), and its read. */
-const distributionRead = (id: string) => Prisma.sql`SELECT id, organization_id AS "organizationId", brand_id AS "brandId", name, status,
-  budget::text AS budget, reserved::text AS reserved, spent::text AS spent, paused_from AS "pausedFrom", livemode, created_at AS "createdAt",
-  updated_at AS "updatedAt" FROM distribution WHERE id = ${id}`;
-const distributionOf = (r: Record<string, unknown>): Distribution =>
-  ({ ...r, budget: BigInt(r.budget as string), reserved: BigInt(r.reserved as string), spent: BigInt(r.spent as string) }) as Distribution;
-
-const DEPLOYMENT_COLUMNS = `id, organization_id AS "organizationId", distribution_id AS "distributionId", provider, config, status,
-  provider_state AS "providerState", connection_id AS "connectionId", livemode, created_at AS "createdAt", updated_at AS "updatedAt"`;
-const deploymentById = statement<[id: string], Deployment>(
-  'deployment_by_id',
-  `SELECT ${DEPLOYMENT_COLUMNS} FROM deployment WHERE id = $1`,
-);
-
 /** Sets the distribution's status (batched): the statement, and the row as it then is, for its event. */
 function setDistributionBatched(deps: Deps, d: Distribution, status: string) {
   const now = deps.clock.now();
   return {
-    statement: Prisma.sql`UPDATE distribution SET status = ${status}, updated_at = ${now}::timestamptz WHERE id = ${d.id}`,
+    statement: setDistributionStatusStatement(d.id, status, now),
     row: { ...d, status, updatedAt: now },
   };
 }
@@ -94,11 +96,7 @@ const launch: OperationHandler = {
       case 'reserve':
       case 'fan_out':
         return ctx.commitBatched(
-          [
-            distributionRead(op.subjectId),
-            walletForReserve(op.subjectId),
-            Prisma.sql`SELECT ${Prisma.raw(DEPLOYMENT_COLUMNS)} FROM deployment WHERE distribution_id = ${op.subjectId} AND status IN ('pending', 'failed', 'rejected') ORDER BY id`,
-          ],
+          [distributionReadStatement(op.subjectId), walletForReserve(op.subjectId), deploymentsToProvisionStatement(op.subjectId)],
           (fresh, [dist, wallet, todo], take) => {
             const d = distributionOf(dist![0]!);
             const p = fresh.progress as Progress;
@@ -138,8 +136,7 @@ const launch: OperationHandler = {
             const ids = todo!.map((r) => r.id as string);
             const now = deps.clock.now();
             if (ids.length) {
-              statements.push(Prisma.sql`UPDATE deployment SET status = 'provisioning', provider_state = '{}', updated_at = ${now}::timestamptz
-                WHERE id = ANY (ARRAY(SELECT json_array_elements_text(${JSON.stringify(ids)}::json)))`);
+              statements.push(startProvisioningStatement(ids, now));
             }
             const children = todo!.map((dep) => {
               const slot = take();
@@ -211,8 +208,8 @@ const launch: OperationHandler = {
 /** What the launch's last step reads: its children's statuses, the distribution, its deployments' statuses. */
 const finishReads = (launchId: string, distributionId: string) => [
   Prisma.sql`SELECT status FROM "operation" WHERE parent_operation_id = ${launchId}`,
-  distributionRead(distributionId),
-  Prisma.sql`SELECT status FROM deployment WHERE distribution_id = ${distributionId}`,
+  distributionReadStatement(distributionId),
+  deploymentStatusesStatement(distributionId),
 ];
 
 /** The launch's last step, once every child settled: release what is left when done, and the distribution's new status. */
@@ -269,7 +266,7 @@ const provision: OperationHandler = {
   kind: 'deployment.provision',
   async step(ctx) {
     const { deps } = ctx;
-    const [dep] = ctx.held?.deployment ? [ctx.held.deployment as Deployment] : await deps.db.sql.rows(deploymentById, [ctx.op.subjectId]);
+    const [dep] = ctx.held?.deployment ? [ctx.held.deployment as Deployment] : [await deploymentById(deps.db.sql, ctx.op.subjectId)];
     if (!dep) throw new Error(`deployment ${ctx.op.subjectId} not found`);
     const adapter = providerFor(dep.provider);
     const opId = ctx.op.id;
@@ -315,10 +312,7 @@ const provision: OperationHandler = {
       if (active.complete) events.push(deploymentEventOf('deployment.completed', { ...row, status }, fresh.brandId, opId));
       const money = { organizationId: dep.organizationId, brandId: fresh.brandId!, distributionId: dep.distributionId, operationId: opId };
       return {
-        statements: [
-          Prisma.sql`UPDATE deployment SET status = ${status}, updated_at = ${now}::timestamptz WHERE id = ${dep.id}`,
-          ...spendStatements(deps, money, active.spend),
-        ],
+        statements: [setDeploymentStatusStatement(dep.id, status, now), ...spendStatements(deps, money, active.spend)],
         events,
         outcome: { status: 'succeeded', result: { deployment_status: status, spent: active.spend } },
         // The launch this may hand on to reads these next: read here, after this settlement, its step commits in one batch.
@@ -335,9 +329,7 @@ function pauseResume(kind: 'distribution.pause' | 'distribution.resume'): Operat
     kind,
     async step(ctx) {
       const { deps } = ctx;
-      const deps_ = await deps.db.prisma.deployment.findMany({
-        where: { distributionId: ctx.op.subjectId, status: pausing ? 'active' : 'paused' },
-      });
+      const deps_ = await deploymentsOf(deps.db.prisma, ctx.op.subjectId, pausing ? 'active' : 'paused');
       for (const dep of deps_) await (pausing ? providerFor(dep.provider).pause(dep) : providerFor(dep.provider).resume(dep));
       return ctx.commit(async (tx) => {
         for (const dep of deps_) {
@@ -382,14 +374,12 @@ const cancel: OperationHandler = {
     }
     if (phase === 'teardown') {
       return ctx.commit(async (tx) => {
-        const todo = await tx.deployment.findMany({
-          where: { distributionId: op.subjectId, status: { in: [...LIVE_DEPLOYMENT_STATUSES] } },
-        });
+        const todo = await deploymentsOf(tx, op.subjectId, LIVE_DEPLOYMENT_STATUSES);
         for (const dep of todo) await setDeployment(deps, tx, dep, 'canceling', 'deployment.cancel_requested', op.id);
         return { status: 'continue', progress: { ...progressOf(ctx), phase: 'cleanup' } };
       });
     }
-    const canceling = await deps.db.prisma.deployment.findMany({ where: { distributionId: op.subjectId, status: 'canceling' } });
+    const canceling = await deploymentsOf(deps.db.prisma, op.subjectId, 'canceling');
     const results: [Deployment, TeardownResult][] = [];
     for (const dep of canceling) results.push([dep, await providerFor(dep.provider).teardown(dep)]);
     return ctx.commit(async (tx) => {
@@ -405,9 +395,7 @@ const cancel: OperationHandler = {
       await release(deps, tx, d, op.id, 'canceled');
       const row = await setDistribution(deps, tx, await dist(tx, ctx), 'canceled');
       await distributionEvent(deps, tx, 'distribution.canceled', row, op.id);
-      const failed = (
-        await tx.deployment.findMany({ where: { distributionId: d.id, status: 'cleanup_failed' }, select: { id: true } })
-      ).map((x) => x.id);
+      const failed = await deploymentIdsOf(tx, d.id, 'cleanup_failed');
       const p = progressOf(ctx);
       const result = {
         target_operation_id: op.targetOperationId,
@@ -443,7 +431,7 @@ const teardown: OperationHandler = {
   async step(ctx) {
     const { deps, op } = ctx;
     const phase = progressOf(ctx).phase ?? 'request';
-    const load = (db: Tx | Deps['db']['prisma']) => db.deployment.findUniqueOrThrow({ where: { id: op.subjectId } });
+    const load = (db: Tx | Deps['db']['prisma']) => deploymentByIdOrThrow(db, op.subjectId);
     const settled = (dep: Deployment) => ({ status: 'succeeded' as const, result: { deployment_status: dep.status } });
     if (phase === 'request') {
       return ctx.commit(async (tx) => {

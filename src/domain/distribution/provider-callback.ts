@@ -6,6 +6,7 @@ import { isId } from '../id.ts';
 import { wakeOperations } from '../operation/operation.ts';
 import { parseInput } from '../validation.ts';
 import { presentDeployment } from './distribution.ts';
+import { findDeployment, setProviderState } from './store.ts';
 
 /**
  * What a provider tells us later: a review decision, or how an asynchronous
@@ -24,13 +25,10 @@ async function record(
   wake: (dep: { id: string; distributionId: string }) => Prisma.OperationWhereInput,
 ) {
   return deps.db.transaction(async (tx) => {
-    const dep = isId('deployment', id) ? await tx.deployment.findUnique({ where: { id } }) : null;
+    const dep = isId('deployment', id) ? await findDeployment(tx, id) : null;
     if (!dep) throw missing('deployment', id);
     if (dep.status !== expected) throw new DomainError('resource_conflict', `The deployment is ${dep.status}, not ${expected}`, null);
-    const row = await tx.deployment.update({
-      where: { id },
-      data: { providerState: { ...(dep.providerState as object), ...patch }, updatedAt: deps.clock.now() },
-    });
+    const row = await setProviderState(tx, id, { ...(dep.providerState as object), ...patch }, deps.clock.now());
     await wakeOperations(deps, tx, wake(dep));
     return { deployment: presentDeployment(row) };
   });

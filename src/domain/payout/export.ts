@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { Prisma } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { timestamp } from '../validation.ts';
-import { ENTRY_COLUMNS, type EntryRow, presentEntry } from './ledger.ts';
+import { presentEntry } from './ledger.ts';
+import { ledgerExportPage, payoutsExportPage } from './store.ts';
 
 /**
  * CSV exports of the payout ledger and of payouts, for the period containing
@@ -80,37 +80,21 @@ export function csvCell(value: unknown, numeric = false): string {
 const line = (kind: keyof typeof EXPORT_COLUMNS, row: Record<string, unknown>) =>
   `${EXPORT_COLUMNS[kind].map((c) => csvCell(row[c], NUMERIC.has(c))).join(',')}\r\n`;
 
-type Identity = { external_user_id: string | null; issuer: string | null };
-
 /** The export's lines, header first, page by page (nothing is read before the consumer asks for the next line). */
 export async function* exportCsv(deps: Deps, caller: SurfaceBCaller, input: z.output<typeof ExportInput>): AsyncGenerator<string> {
   const db = deps.db.prisma;
-  const org = caller.organization.id;
-  const brand = caller.brand.id;
-  const at = Prisma.sql`${input.period}::timestamptz`;
   yield `${EXPORT_COLUMNS[input.kind].join(',')}\r\n`;
   let after = '';
   for (;;) {
     if (input.kind === 'ledger') {
-      const rows = await db.$queryRaw<(EntryRow & Identity)[]>`
-        SELECT ${ENTRY_COLUMNS}, e.external_user_id, e.issuer FROM ledger_entry l LEFT JOIN entity e ON e.id = l.entity_id
-         WHERE l.organization_id = ${org} AND l.brand_id = ${brand} AND l.period_start <= ${at} AND l.period_end > ${at} AND l.id > ${after}
-         ORDER BY l.id LIMIT ${PAGE}`;
+      const rows = await ledgerExportPage(db, caller, input.period, after, PAGE);
       let chunk = '';
       for (const r of rows) chunk += line('ledger', { ...presentEntry(r), external_user_id: r.external_user_id, issuer: r.issuer });
       if (chunk) yield chunk;
       if (rows.length < PAGE) return;
       after = rows.at(-1)!.id;
     } else {
-      const rows = await db.$queryRaw<Record<string, unknown>[]>`
-        SELECT p.id, p.entity_id AS entity, e.external_user_id, e.issuer, p.program_id AS program, p.amount::text AS amount, p.status,
-               p.failure_reason, p.period_end, p.operation_id AS operation,
-               (SELECT count(*)::int FROM payout_item i WHERE i.payout_id = p.id) AS entries, p.created_at, p.updated_at
-          FROM payout p LEFT JOIN entity e ON e.id = p.entity_id
-         WHERE p.organization_id = ${org} AND p.brand_id = ${brand} AND p.id > ${after}
-           AND EXISTS (SELECT 1 FROM payout_item i JOIN ledger_entry l ON l.id = i.entry_id
-                        WHERE i.payout_id = p.id AND l.period_start <= ${at} AND l.period_end > ${at})
-         ORDER BY p.id LIMIT ${PAGE}`;
+      const rows = await payoutsExportPage(db, caller, input.period, after, PAGE);
       let chunk = '';
       for (const r of rows) {
         const iso = (d: unknown) => new Date(d as Date).toISOString();
@@ -118,7 +102,7 @@ export async function* exportCsv(deps: Deps, caller: SurfaceBCaller, input: z.ou
       }
       if (chunk) yield chunk;
       if (rows.length < PAGE) return;
-      after = rows.at(-1)!.id as string;
+      after = rows.at(-1)!.id;
     }
   }
 }

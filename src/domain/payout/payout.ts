@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Operation as OperationRow, Payout as PayoutRow } from '../../db/generated/client.ts';
-import { Prisma, type Tx } from '../../db/database.ts';
+import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { insertEvents, type NewEvent } from '../event/event.ts';
@@ -22,7 +22,19 @@ import {
 import { findProgram } from '../program/program.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { timestamp } from '../validation.ts';
-import { HOLDING } from './ledger.ts';
+import { creditWallet, debitWallet, insertMovement, insertMovements, lockWallet } from '../wallet/store.ts';
+import {
+  brandPayout,
+  countRunPayouts,
+  findRun,
+  insertPayouts,
+  insertRun,
+  movePayouts,
+  payoutItems,
+  payoutsPage,
+  runPayoutsIn,
+  unpaidByEntity,
+} from './store.ts';
 import { PAYOUT_STATUSES, PayoutObject, type PublicPayout } from './presenter.ts';
 import { type PayoutDecision, sandboxPayoutProvider } from './provider.ts';
 
@@ -64,7 +76,7 @@ export const ListPayoutsInput = z.strictObject({
 export const NoPayoutInput = z.strictObject({});
 
 async function entriesOf(db: Reader, ids: string[]): Promise<Map<string, string[]>> {
-  const items = await db.payoutItem.findMany({ where: { payoutId: { in: ids } }, orderBy: { entryId: 'asc' } });
+  const items = await payoutItems(db, ids);
   const out = new Map<string, string[]>();
   for (const i of items) out.set(i.payoutId, [...(out.get(i.payoutId) ?? []), i.entryId]);
   return out;
@@ -95,7 +107,7 @@ async function runPayouts(deps: Deps, tx: Tx, caller: SurfaceBCaller, input: z.o
     throw new DomainError('invalid_request', 'period_end must be now or in the past: only closed periods are paid', 'period_end');
   const brandId = caller.brand.id;
   const programId = program?.id ?? null;
-  const same = await tx.payoutRun.findFirst({ where: { brandId, programId, periodEnd: input.period_end } });
+  const same = await findRun(tx, { brandId, programId, periodEnd: input.period_end });
   if (same) return presentOperation(await tx.operation.findUniqueOrThrow({ where: { id: same.operationId } }));
   const runId = newId('payoutRun');
   const op = await enqueueOperation(deps, tx, {
@@ -106,8 +118,13 @@ async function runPayouts(deps: Deps, tx: Tx, caller: SurfaceBCaller, input: z.o
     progress: { phase: 'reserve', run: runId, period_end: input.period_end.toISOString(), program: programId },
   });
   try {
-    await tx.payoutRun.create({
-      data: { id: runId, organizationId: caller.organization.id, brandId, programId, periodEnd: input.period_end, operationId: op.id },
+    await insertRun(tx, {
+      id: runId,
+      organizationId: caller.organization.id,
+      brandId,
+      programId,
+      periodEnd: input.period_end,
+      operationId: op.id,
     });
   } catch (e) {
     // A concurrent run of the same scope and period_end: the operation index answered first, or this one does.
@@ -147,25 +164,14 @@ const payoutEvent = (type: string, p: PayoutRow, opId: string): NewEvent => {
   };
 };
 
-const movement = (deps: Deps, op: OperationRow, kind: 'reserve' | 'release' | 'spend', value: bigint | number) =>
-  Prisma.sql`INSERT INTO wallet_movement (id, organization_id, brand_id, kind, amount, operation_id, created_at)
-    VALUES (${newId('walletMovement')}, ${op.organizationId}, ${op.brandId}, ${kind}, ${String(value)}::bigint, ${op.id}, ${deps.clock.now()}::timestamptz)`;
-
 /**
  * The reserve step, under the brand's lock (runs of one brand group entries one at a time): the unpaid entries
  * payable by period_end grouped per entity, the total reserved from the wallet, one payout per entity.
  */
 async function reserve(deps: Deps, tx: Tx, op: OperationRow, p: RunProgress): Promise<StepOutcome> {
   await tx.$queryRaw`SELECT id FROM brand WHERE id = ${op.brandId} FOR UPDATE`;
-  const [wallet] = await tx.$queryRaw<
-    { balance: string }[]
-  >`SELECT balance::text AS balance FROM brand_wallet WHERE brand_id = ${op.brandId} FOR UPDATE`;
-  const groups = await tx.$queryRaw<{ entity_id: string; amount: string; entries: string[] }[]>`
-    SELECT l.entity_id, sum(l.amount)::text AS amount, json_agg(l.id ORDER BY l.id) AS entries FROM ledger_entry l
-     WHERE l.brand_id = ${op.brandId} AND l.period_end <= ${p.period_end}::timestamptz
-       ${p.program ? Prisma.sql`AND l.program_id = ${p.program}` : Prisma.empty}
-       AND NOT EXISTS (SELECT 1 FROM payout_item i JOIN payout po ON po.id = i.payout_id WHERE i.entry_id = l.id AND po.status IN ${HOLDING})
-     GROUP BY l.entity_id HAVING sum(l.amount) > 0 ORDER BY l.entity_id`;
+  const wallet = await lockWallet(tx, op.brandId!);
+  const groups = await unpaidByEntity(tx, op.brandId!, p.period_end, p.program);
   const total = groups.reduce((s, g) => s + BigInt(g.amount), 0n);
   const balance = BigInt(wallet?.balance ?? '0');
   if (balance < total)
@@ -173,18 +179,29 @@ async function reserve(deps: Deps, tx: Tx, op: OperationRow, p: RunProgress): Pr
   const now = deps.clock.now();
   const rows = groups.map((g) => ({ id: newId('payout'), entity_id: g.entity_id, amount: g.amount, entries: g.entries }));
   if (rows.length) {
-    await tx.$executeRaw`UPDATE brand_wallet SET balance = balance - ${String(total)}::bigint, updated_at = ${now}::timestamptz
-      WHERE brand_id = ${op.brandId} AND balance >= ${String(total)}::bigint`;
-    await tx.$executeRaw(movement(deps, op, 'reserve', total));
-    const json = JSON.stringify(rows);
-    await tx.$executeRaw`
-      INSERT INTO payout (id, organization_id, brand_id, program_id, run_id, operation_id, entity_id, amount, status, period_end, created_at, updated_at)
-      SELECT r.id, ${op.organizationId}, ${op.brandId}, ${p.program}, ${p.run}, ${op.id}, r.entity_id, r.amount::bigint, 'created',
-             ${p.period_end}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
-        FROM json_to_recordset(${json}::json) AS r(id text, entity_id text, amount text)`;
-    await tx.$executeRaw`
-      INSERT INTO payout_item (payout_id, entry_id)
-      SELECT r.id, e.entry FROM json_to_recordset(${json}::json) AS r(id text, entries json), json_array_elements_text(r.entries) AS e(entry)`;
+    await debitWallet(tx, op.brandId!, String(total), now);
+    await insertMovement(tx, {
+      id: newId('walletMovement'),
+      organizationId: op.organizationId,
+      brandId: op.brandId!,
+      kind: 'reserve',
+      amount: String(total),
+      operationId: op.id,
+      createdAt: deps.clock.now(),
+    });
+    await insertPayouts(
+      tx,
+      {
+        organizationId: op.organizationId,
+        brandId: op.brandId,
+        programId: p.program,
+        runId: p.run,
+        operationId: op.id,
+        periodEnd: p.period_end,
+        now,
+      },
+      rows,
+    );
     const events = rows.map((r) =>
       payoutEvent(
         'payout.created',
@@ -257,19 +274,12 @@ async function finishPayouts(
   const out = { settled: 0, failed: 0, amountSettled: 0n, amountFailed: 0n };
   if (!moves.length) return out;
   const wanted = moves.map((m) => ({ id: m.payout.id, from: m.from, status: m.to, reason: m.reason ?? null }));
-  const moved = new Set(
-    (
-      await tx.$queryRaw<{ id: string }[]>`
-        UPDATE payout p SET status = x.status, failure_reason = x.reason, updated_at = ${now}::timestamptz
-          FROM json_to_recordset(${JSON.stringify(wanted)}::json) AS x(id text, "from" text, status text, reason text)
-         WHERE p.id = x.id AND p.status = x."from" RETURNING p.id`
-    ).map((r) => r.id),
-  );
+  const moved = new Set(await movePayouts(tx, wanted, now));
   const done = moves.filter((m) => moved.has(m.payout.id) && m.to !== 'in_review');
   if (!done.length) return out;
   const movements = done.map((m) => ({
     id: newId('walletMovement'),
-    kind: m.to === 'settled' ? 'spend' : 'release',
+    kind: m.to === 'settled' ? ('spend' as const) : ('release' as const),
     amount: String(m.payout.amount),
   }));
   for (const m of done) {
@@ -281,13 +291,8 @@ async function finishPayouts(
       out.amountFailed += m.payout.amount;
     }
   }
-  if (out.amountFailed > 0n)
-    await tx.$executeRaw`UPDATE brand_wallet SET balance = balance + ${String(out.amountFailed)}::bigint, updated_at = ${now}::timestamptz
-      WHERE brand_id = ${op.brandId}`;
-  await tx.$executeRaw`
-    INSERT INTO wallet_movement (id, organization_id, brand_id, kind, amount, operation_id, created_at)
-    SELECT m.id, ${op.organizationId}, ${op.brandId}, m.kind, m.amount::bigint, ${op.id}, ${now}::timestamptz
-      FROM json_to_recordset(${JSON.stringify(movements)}::json) AS m(id text, kind text, amount text)`;
+  if (out.amountFailed > 0n) await creditWallet(tx, op.brandId!, String(out.amountFailed), now);
+  await insertMovements(tx, { organizationId: op.organizationId, brandId: op.brandId!, operationId: op.id, createdAt: now }, movements);
   const events = done.map((m) =>
     payoutEvent(`payout.${m.to}`, { ...m.payout, status: m.to, failureReason: m.reason ?? null, updatedAt: now }, op.id),
   );
@@ -319,7 +324,7 @@ const runResult = (p: RunProgress) => ({
  * those decided, and the earliest time it named for the others.
  */
 async function askReviews(deps: Deps, p: RunProgress, batch: number): Promise<{ moves: Move[]; asked: number; until?: Date }> {
-  const held = await deps.db.prisma.payout.findMany({ where: { runId: p.run, status: 'in_review' }, orderBy: { id: 'asc' }, take: batch });
+  const held = await runPayoutsIn(deps.db.prisma, p.run, 'in_review', batch);
   const moves: Move[] = [];
   let until: Date | undefined;
   for (const payout of held) {
@@ -336,7 +341,7 @@ async function askReviews(deps: Deps, p: RunProgress, batch: number): Promise<{ 
  * ended, or canceled (settling its cancel in the same transaction).
  */
 async function waitOrSettle(deps: Deps, tx: Tx, op: OperationRow, progress: RunProgress, until?: Date): Promise<StepOutcome> {
-  const inReview = await tx.payout.count({ where: { runId: progress.run, status: 'in_review' } });
+  const inReview = await countRunPayouts(tx, progress.run, 'in_review');
   const out = { ...progress, in_review: inReview } as unknown as Record<string, unknown>;
   if (inReview) return { status: 'waiting', reason: 'provider_review', progress: out, until };
   const result = runResult(progress);
@@ -367,7 +372,7 @@ const run: OperationHandler = {
     const p = ctx.op.progress as unknown as RunProgress;
     if (p.phase === 'reserve') return ctx.commit((tx) => reserve(deps, tx, ctx.op, p));
     const batch = deps.config.payouts?.batch ?? DEFAULT_PAY_BATCH;
-    const todo = await deps.db.prisma.payout.findMany({ where: { runId: p.run, status: 'created' }, orderBy: { id: 'asc' }, take: batch });
+    const todo = await runPayoutsIn(deps.db.prisma, p.run, 'created', batch);
     // The provider is called outside any transaction; a crash before the commit repeats the call (idempotent per payout).
     const moves: Move[] = [];
     // When the provider expects to decide on the payouts it holds for review from this batch: the run, waiting on
@@ -397,7 +402,7 @@ const run: OperationHandler = {
     const p = ctx.op.progress as unknown as RunProgress;
     const reviews = p.phase === 'pay' ? await askReviews(ctx.deps, p, Number.MAX_SAFE_INTEGER) : { moves: [], asked: 0 };
     return ctx.commit(async (tx) => {
-      const open = await tx.payout.findMany({ where: { runId: p.run, status: 'created' }, orderBy: { id: 'asc' } });
+      const open = await runPayoutsIn(tx, p.run, 'created');
       const moves = [...open.map((payout): Move => ({ payout, from: 'created', to: 'failed', reason: 'run_canceled' })), ...reviews.moves];
       const progress = addTo(p, await finishPayouts(ctx.deps, tx, ctx.op, moves));
       return waitOrSettle(ctx.deps, tx, ctx.op, progress, reviews.until);
@@ -440,9 +445,7 @@ async function cancelRun(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string)
 }
 
 async function findPayout(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<PayoutRow> {
-  const row = isId('payout', id)
-    ? await db.payout.findFirst({ where: { id, organizationId: caller.organization.id, brandId: caller.brand.id } })
-    : null;
+  const row = isId('payout', id) ? await brandPayout(db, caller, id) : null;
   if (!row) throw missing('payout', id, param);
   return row;
 }
@@ -476,17 +479,11 @@ export const payouts = capability({ name: 'payouts', title: 'Payouts', resource:
     input: ListPayoutsInput,
     output: listOf(PayoutObject),
     run: async ({ caller, input, db }) => {
-      const where: Prisma.PayoutWhereInput = {
-        organizationId: caller.organization.id,
-        brandId: caller.brand.id,
-        ...(input.status ? { status: input.status } : {}),
-        ...(input.entity ? { entityId: input.entity } : {}),
-        ...(input.operation ? { operationId: input.operation } : {}),
-      };
+      const filter = { status: input.status, entityId: input.entity, operationId: input.operation };
       const page = await newestFirst(
         input,
         (id, param) => findPayout(db, caller, id, param),
-        (below, take) => db.payout.findMany({ where: { ...where, ...below }, orderBy: { id: 'desc' }, take }),
+        (below, take) => payoutsPage(db, caller, filter, below, take),
       );
       const entries = await entriesOf(
         db,

@@ -1,11 +1,23 @@
 import { z } from 'zod';
-import { Prisma, type Tx } from '../../db/database.ts';
+import type { Prisma, Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { newId } from '../id.ts';
 import { wakeOperations } from '../operation/operation.ts';
 import { fingerprint, runIdempotentValue, validateIdempotencyKey } from '../idempotency/idempotency.ts';
 import { parseInput } from '../validation.ts';
+import { distributionReserved, releaseHoldStatement, reserveHoldStatement, spendHoldStatement } from '../distribution/store.ts';
+import {
+  applyStatements,
+  creditWalletStatement,
+  debitWalletStatement,
+  findWallet,
+  insertMovement,
+  insertMovementStatement,
+  type MovementKind,
+  type NewMovement,
+  addToWallet,
+} from './store.ts';
 
 /**
  * A brand's wallet and its ledger. Money moves only through these functions,
@@ -23,29 +35,19 @@ export interface Movement {
   operationId?: string | null;
 }
 
-function movementStatement(deps: Deps, m: Movement, kind: 'top_up' | 'reserve' | 'release' | 'spend', value: number): Prisma.Sql {
-  return Prisma.sql`INSERT INTO wallet_movement (id, organization_id, brand_id, kind, amount, distribution_id, operation_id, created_at)
-    VALUES (${newId('walletMovement')}, ${m.organizationId}, ${m.brandId}, ${kind}, ${value}::bigint, ${m.distributionId ?? null}, ${m.operationId ?? null},
-      ${deps.clock.now()}::timestamptz)`;
-}
-
-async function record(deps: Deps, tx: Tx, m: Movement, kind: 'top_up' | 'reserve' | 'release' | 'spend', value: number) {
-  await tx.$executeRaw(movementStatement(deps, m, kind, value));
-}
+const movement = (deps: Deps, m: Movement, kind: MovementKind, value: number): NewMovement => ({
+  id: newId('walletMovement'),
+  ...m,
+  kind,
+  amount: value,
+  createdAt: deps.clock.now(),
+});
+const movementStatement = (deps: Deps, m: Movement, kind: MovementKind, value: number) =>
+  insertMovementStatement(movement(deps, m, kind, value));
 
 export async function walletBalance(db: Tx | Deps['db']['prisma'], brandId: string): Promise<number> {
-  const w = await db.brandWallet.findUnique({ where: { brandId } });
+  const w = await findWallet(db, brandId);
   return Number(w?.balance ?? 0n);
-}
-
-/**
- * The balance of the brand of `distributionId` (one row, `balance` as text), locked until the commit, when the
- * distribution still needs money:
- * a reservation decided on it cannot be overtaken. No row when nothing is needed or the brand has no wallet.
- */
-export function walletForReserve(distributionId: string): Prisma.Sql {
-  return Prisma.sql`SELECT w.balance::text AS balance FROM distribution d JOIN brand_wallet w ON w.brand_id = d.brand_id
-    WHERE d.id = ${distributionId} AND d.budget - d.reserved - d.spent > 0 FOR UPDATE OF w`;
 }
 
 /**
@@ -54,9 +56,8 @@ export function walletForReserve(distributionId: string): Prisma.Sql {
  */
 export function reserveStatements(deps: Deps, m: Movement & { distributionId: string }, value: number): Prisma.Sql[] {
   return [
-    Prisma.sql`UPDATE brand_wallet SET balance = balance - ${value}::bigint, updated_at = ${deps.clock.now()}::timestamptz
-      WHERE brand_id = ${m.brandId} AND balance >= ${value}::bigint`,
-    Prisma.sql`UPDATE distribution SET reserved = reserved + ${value}::bigint WHERE id = ${m.distributionId}`,
+    debitWalletStatement(m.brandId, value, deps.clock.now()),
+    reserveHoldStatement(m.distributionId, value),
     movementStatement(deps, m, 'reserve', value),
   ];
 }
@@ -64,27 +65,23 @@ export function reserveStatements(deps: Deps, m: Movement & { distributionId: st
 /** Moves `value` of the distribution's hold to spent (a provider consumed it). */
 export function spendStatements(deps: Deps, m: Movement & { distributionId: string }, value: number): Prisma.Sql[] {
   if (value <= 0) return [];
-  return [
-    Prisma.sql`UPDATE distribution SET reserved = reserved - ${value}::bigint, spent = spent + ${value}::bigint WHERE id = ${m.distributionId}`,
-    movementStatement(deps, m, 'spend', value),
-  ];
+  return [spendHoldStatement(m.distributionId, value), movementStatement(deps, m, 'spend', value)];
 }
 
 /** Returns `value`, what the distribution holds, to the wallet. */
 export function releaseStatements(deps: Deps, m: Movement & { distributionId: string }, value: number): Prisma.Sql[] {
   if (value <= 0) return [];
   return [
-    Prisma.sql`UPDATE distribution SET reserved = reserved - ${value}::bigint WHERE id = ${m.distributionId}`,
-    Prisma.sql`UPDATE brand_wallet SET balance = balance + ${value}::bigint, updated_at = ${deps.clock.now()}::timestamptz WHERE brand_id = ${m.brandId}`,
+    releaseHoldStatement(m.distributionId, value),
+    creditWalletStatement(m.brandId, value, deps.clock.now()),
     movementStatement(deps, m, 'release', value),
   ];
 }
 
 /** Returns everything the distribution still holds to the wallet; the amount released (0 when nothing was held). */
 export async function releaseAll(deps: Deps, tx: Tx, m: Movement & { distributionId: string }): Promise<number> {
-  const dist = await tx.distribution.findUniqueOrThrow({ where: { id: m.distributionId }, select: { reserved: true } });
-  const value = Number(dist.reserved);
-  for (const st of releaseStatements(deps, m, value)) await tx.$executeRaw(st);
+  const value = Number(await distributionReserved(tx, m.distributionId));
+  await applyStatements(tx, releaseStatements(deps, m, value));
   return Math.max(0, value);
 }
 
@@ -114,7 +111,7 @@ async function brandOf(deps: Deps, brand: string) {
 
 export async function retrieveWallet(deps: Deps, brand: string): Promise<PublicWallet> {
   const b = await brandOf(deps, brand);
-  const w = await deps.db.prisma.brandWallet.findUnique({ where: { brandId: b.id } });
+  const w = await findWallet(deps.db.prisma, b.id);
   return { object: 'wallet', brand: b.id, balance: Number(w?.balance ?? 0n), updated_at: w?.updatedAt.toISOString() ?? null };
 }
 
@@ -132,12 +129,8 @@ export async function topUpWallet(deps: Deps, brand: string, raw: unknown, idemp
     key ? { namespace: `operator:wallet:${b.id}`, key, fingerprint: fingerprint('wallet.top_up', input) } : undefined,
     async (tx) => {
       const now = deps.clock.now();
-      const w = await tx.brandWallet.upsert({
-        where: { brandId: b.id },
-        create: { brandId: b.id, organizationId: b.organizationId, balance: input.amount, updatedAt: now },
-        update: { balance: { increment: input.amount }, updatedAt: now },
-      });
-      await record(deps, tx, { organizationId: b.organizationId, brandId: b.id }, 'top_up', input.amount);
+      const w = await addToWallet(tx, { brandId: b.id, organizationId: b.organizationId, amount: input.amount, now });
+      await insertMovement(tx, movement(deps, { organizationId: b.organizationId, brandId: b.id }, 'top_up', input.amount));
       await wakeOperations(deps, tx, { brandId: b.id, waitingReason: 'funding_required' });
       return { object: 'wallet', brand: b.id, balance: Number(w.balance), updated_at: w.updatedAt.toISOString() } satisfies PublicWallet;
     },
