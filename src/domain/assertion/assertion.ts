@@ -1,18 +1,20 @@
 import { z } from 'zod';
 import type { AssertionClaim, AssertionEvent } from '../../db/generated/client.ts';
 import type { BatchSend } from '../../db/sql-port.ts';
-import { Prisma } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
-import { entityKey, findEntity, lockSubject, subjectEntity, subjectFields, subjectKey, subjectOf, type Subject } from '../entity/entity.ts';
+import { entityKey, findEntity, lockSubject, subjectFields, subjectKey, subjectOf, type Subject } from '../entity/entity.ts';
+import { subjectEntityId } from '../entity/store.ts';
 import { insertEvents } from '../event/event.ts';
-import { claimLive, parseStandingInputs, planStanding, standingInputs, type StandingInputs } from '../enrollment/standing.ts';
+import { claimLive, parseStandingInputs, planStanding, type StandingInputs } from '../enrollment/standing.ts';
+import { standingInputs } from '../enrollment/store.ts';
 import { capability, batchedMutation, read, type BatchedRun, type Reader } from '../action/action.ts';
 import { listOf, pageOf, wholeList, type Page } from '../action/list.ts';
 import { timestamp } from '../validation.ts';
 import { listLimit } from '../platform/rate-limit.ts';
 import { Assertion, presentAssertion, type PublicAssertion } from './presenter.ts';
+import { assertionEventOf, assertionEventsByIds, currentClaimStatement, presentClaims, writeClaimStatements } from './store.ts';
 
 /**
  * Assertions: claims about an entity, addressed by (entity, key). History is
@@ -77,27 +79,6 @@ function assertionEventRow(j: Record<string, unknown>): AssertionEvent {
   };
 }
 
-/** The current claim with its newest event, read after the entity lock. */
-function currentClaim(entity: Prisma.Sql, claimKey: string): Prisma.Sql {
-  return Prisma.sql`
-    SELECT json_build_object('present', c.present, 'value', c.value, 'expiresAt', c.expires_at, 'event', row_to_json(e)) AS claim
-    FROM assertion_claim c JOIN assertion_event e ON e.id = c.event_id
-    WHERE c.entity_id = (${entity}) AND c.key = ${claimKey}`;
-}
-
-/** Appends the history row and moves the claim projection to it. */
-function writeClaim(row: AssertionEvent): Prisma.Sql[] {
-  const { id, organizationId, entityId, key: claimKey, action, value, expiresAt, createdAt: now } = row;
-  return [
-    Prisma.sql`INSERT INTO assertion_event (id, organization_id, entity_id, key, action, value, expires_at, effective_at, created_at)
-      VALUES (${id}, ${organizationId}, ${entityId}, ${claimKey}, ${action}, ${value}::float8, ${expiresAt}::timestamptz, ${now}::timestamptz, ${now}::timestamptz)`,
-    Prisma.sql`INSERT INTO assertion_claim (entity_id, key, organization_id, event_id, present, value, expires_at, updated_at)
-      VALUES (${entityId}, ${claimKey}, ${organizationId}, ${id}, ${action === 'asserted'}, ${value}::float8, ${expiresAt}::timestamptz, ${now}::timestamptz)
-      ON CONFLICT (entity_id, key) DO UPDATE SET event_id = EXCLUDED.event_id, present = EXCLUDED.present, value = EXCLUDED.value,
-        expires_at = EXCLUDED.expires_at, updated_at = EXCLUDED.updated_at`,
-  ];
-}
-
 interface Claim {
   /** null: the subject names no entity (an external pair never seen, on revoke). */
   entity: string | null;
@@ -121,8 +102,8 @@ async function readClaim(
   opts: { create: boolean },
 ): Promise<Claim> {
   const lock = lockSubject(deps, organizationId, subject, opts);
-  const entity = subjectEntity(organizationId, subject);
-  const results = await send([...lock, currentClaim(entity, claimKey), standingInputs(Prisma.sql`(${entity})`, deps.clock.now())], {
+  const entity = subjectEntityId(organizationId, subject);
+  const results = await send([...lock, currentClaimStatement(entity, claimKey), standingInputs(entity, deps.clock.now())], {
     keys: [subjectKey(organizationId, subject)],
   });
   const [locked, [claim], [inputs]] = results.slice(lock.length - 1) as [
@@ -177,7 +158,7 @@ function appendChange(deps: Deps, organizationId: string, entityId: string, clai
     subject: { type: 'assertion', id: row.id },
     data: { ...assertion },
   };
-  return { assertion, finish: [...writeClaim(row), insertEvents(deps, [event, ...standing.events]), ...standing.statements] };
+  return { assertion, finish: [...writeClaimStatements(row), insertEvents(deps, [event, ...standing.events]), ...standing.statements] };
 }
 
 /** A new event when the claim changes (absent → present, new value, new expiry); the current event, outcome `ok`, otherwise. */
@@ -227,7 +208,7 @@ async function revokeAssertion(
 }
 
 async function findAssertion(db: Reader, organizationId: string, id: string) {
-  const row = isId('assertion', id) ? await db.assertionEvent.findFirst({ where: { id, organizationId } }) : null;
+  const row = isId('assertion', id) ? await assertionEventOf(db, organizationId, id) : null;
   if (!row) throw missing('assertion', id);
   return presentAssertion(row);
 }
@@ -249,25 +230,25 @@ async function listAssertions(
   if (input.starting_after !== undefined) {
     const cursor =
       entity && isId('assertion', input.starting_after)
-        ? await db.assertionEvent.findFirst({ where: { id: input.starting_after, organizationId, entityId: entity.id } })
+        ? await assertionEventOf(db, organizationId, input.starting_after, entity.id)
         : null;
     if (!cursor) throw missing('assertion', input.starting_after, 'starting_after');
     afterKey = cursor.key;
   }
   if (!entity) return wholeList([]);
-  const claims = await db.assertionClaim.findMany({
-    where: {
-      entityId: entity.id,
-      present: true,
-      ...(input.include_expired ? {} : { OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] }),
-      key: input.key !== undefined ? input.key : afterKey !== undefined ? { gt: afterKey } : undefined,
-      ...(input.key !== undefined && afterKey !== undefined ? { AND: [{ key: { gt: afterKey } }] } : {}),
-    },
-    orderBy: { key: 'asc' },
+  const claims = await presentClaims(db, {
+    entityId: entity.id,
+    includeExpired: input.include_expired,
+    key: input.key,
+    afterKey,
+    now,
     take: input.limit + 1,
   });
   const page = pageOf(claims, input.limit);
-  const events = await db.assertionEvent.findMany({ where: { id: { in: page.data.map((c) => c.eventId) } } });
+  const events = await assertionEventsByIds(
+    db,
+    page.data.map((c) => c.eventId),
+  );
   const byId = new Map(events.map((e) => [e.id, e]));
   return { ...page, data: page.data.map((c) => presentAssertion(byId.get(c.eventId)!)) };
 }

@@ -5,6 +5,7 @@ import { isId } from '../id.ts';
 import { capability, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, pageOf } from '../action/list.ts';
 import { isoTime } from '../shape.ts';
+import { brandOf, brandsAfter, brandsOf, oldestBrand } from './store.ts';
 
 /**
  * Brands: read only. The organization's oldest brand is its default (the one
@@ -34,13 +35,10 @@ const presentBrand = (b: BrandRow, defaultId: string | undefined): PublicBrand =
   created_at: b.createdAt.toISOString(),
 });
 
-const OLDEST_FIRST = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
-
-const defaultBrandId = async (db: Reader, organizationId: string) =>
-  (await db.brand.findFirst({ where: { organizationId }, orderBy: OLDEST_FIRST, select: { id: true } }))?.id;
+const defaultBrandId = async (db: Reader, organizationId: string) => (await oldestBrand(db, organizationId))?.id;
 
 async function findBrand(db: Reader, organizationId: string, id: string, param: string | null = null): Promise<BrandRow> {
-  const row = isId('brand', id) ? await db.brand.findFirst({ where: { id, organizationId } }) : null;
+  const row = isId('brand', id) ? await brandOf(db, organizationId, id) : null;
   if (!row) throw missing('brand', id, param);
   return row;
 }
@@ -53,20 +51,13 @@ export async function retrieveBrand(db: Reader, organizationId: string, id: stri
 
 /** Every brand of the organization, oldest first (the viewer's `brands`). */
 export async function organizationBrands(db: Reader, organizationId: string): Promise<PublicBrand[]> {
-  const rows = await db.brand.findMany({ where: { organizationId }, orderBy: OLDEST_FIRST });
+  const rows = await brandsOf(db, organizationId);
   return rows.map((b) => presentBrand(b, rows[0]?.id));
 }
 
 async function listBrands(db: Reader, organizationId: string, q: z.output<typeof ListInput>) {
   const cursor = q.starting_after === undefined ? undefined : await findBrand(db, organizationId, q.starting_after, 'starting_after');
-  const rows = await db.brand.findMany({
-    where: {
-      organizationId,
-      ...(cursor ? { OR: [{ createdAt: { gt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { gt: cursor.id } }] } : {}),
-    },
-    orderBy: OLDEST_FIRST,
-    take: q.limit + 1,
-  });
+  const rows = await brandsAfter(db, organizationId, cursor, q.limit + 1);
   const page = pageOf(rows, q.limit);
   const defaultId = await defaultBrandId(db, organizationId);
   return { ...page, data: page.data.map((b) => presentBrand(b, defaultId)) };

@@ -2,11 +2,12 @@ import { z } from 'zod';
 import type { ConnectConfig as ConnectConfigRow } from '../../db/generated/client.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
-import { capability, mutation, read, type Reader } from '../action/action.ts';
+import { capability, mutation, read } from '../action/action.ts';
 import { ASSERTION_KEY } from '../assertion/assertion.ts';
 import { findProgram } from '../program/program.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { shape } from '../shape.ts';
+import { connectConfigOf, upsertConnectConfig } from './store.ts';
 
 /**
  * Connect configuration: per brand, what the partner-connect flow of its
@@ -96,9 +97,6 @@ function presentConnectConfig(brandId: string, row: ConnectConfigRow | null): Pu
   };
 }
 
-/** The brand's configuration row, or null when never configured. */
-export const connectConfigOf = (db: Reader, brandId: string) => db.connectConfig.findUnique({ where: { brandId } });
-
 async function updateConnectConfig(
   deps: Deps,
   tx: Tx,
@@ -116,11 +114,7 @@ async function updateConnectConfig(
     ...(input.accent_color !== undefined ? { accentColor: input.accent_color } : {}),
     updatedAt: now,
   };
-  const row = await tx.connectConfig.upsert({
-    where: { brandId: caller.brand.id },
-    create: { brandId: caller.brand.id, organizationId: caller.organization.id, createdAt: now, ...data },
-    update: data,
-  });
+  const row = await upsertConnectConfig(tx, { brandId: caller.brand.id, organizationId: caller.organization.id }, now, data);
   await deps.credentials?.announce(tx); // every process drops its cached CORS answers (origins.ts)
   return presentConnectConfig(caller.brand.id, row);
 }

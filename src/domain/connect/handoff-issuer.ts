@@ -11,6 +11,7 @@ import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { generateSecret } from '../secret.ts';
 import { SECRET_OVERLAP_MS } from '../webhook/endpoint.ts';
 import { isoTime } from '../shape.ts';
+import { deleteIssuerRow, insertIssuerRow, issuerOfBrand, issuersPage, updateIssuerRow } from './store.ts';
 
 /**
  * Signed-handoff issuers (`iss_`), per brand: a partner site signs a
@@ -111,9 +112,7 @@ function keyMaterial(algorithm: HandoffAlgorithm, input: { secret?: string; publ
 }
 
 async function findIssuer(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<IssuerRow> {
-  const row = isId('handoffIssuer', id)
-    ? await db.handoffIssuer.findFirst({ where: { id, organizationId: caller.organization.id, brandId: caller.brand.id } })
-    : null;
+  const row = isId('handoffIssuer', id) ? await issuerOfBrand(db, caller.organization.id, caller.brand.id, id) : null;
   if (!row) throw missing('handoff_issuer', id, param);
   return row;
 }
@@ -121,18 +120,16 @@ async function findIssuer(db: Reader, caller: SurfaceBCaller, id: string, param:
 async function createIssuer(deps: Deps, tx: Tx, caller: SurfaceBCaller, input: z.output<typeof CreateHandoffIssuerInput>) {
   const material = keyMaterial(input.algorithm, input);
   const now = deps.clock.now();
-  const row = await tx.handoffIssuer.create({
-    data: {
-      id: newId('handoffIssuer'),
-      organizationId: caller.organization.id,
-      brandId: caller.brand.id,
-      name: input.name,
-      algorithm: input.algorithm,
-      secret: material.secret,
-      publicKey: (material.publicKey as Prisma.InputJsonObject | null) ?? undefined,
-      createdAt: now,
-      updatedAt: now,
-    },
+  const row = await insertIssuerRow(tx, {
+    id: newId('handoffIssuer'),
+    organizationId: caller.organization.id,
+    brandId: caller.brand.id,
+    name: input.name,
+    algorithm: input.algorithm,
+    secret: material.secret,
+    publicKey: (material.publicKey as Prisma.InputJsonObject | null) ?? undefined,
+    createdAt: now,
+    updatedAt: now,
   });
   return presentHandoffIssuer(row, { secret: material.secret ?? undefined });
 }
@@ -142,17 +139,14 @@ async function rotateIssuer(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: stri
   const row = await findIssuer(tx, caller, id);
   const material = keyMaterial(row.algorithm as HandoffAlgorithm, input);
   const now = deps.clock.now();
-  const updated = await tx.handoffIssuer.update({
-    where: { id: row.id },
-    data: {
-      secret: material.secret,
-      publicKey: (material.publicKey as Prisma.InputJsonObject | null) ?? undefined,
-      previousSecret: row.secret,
-      previousPublicKey: (row.publicKey as Prisma.InputJsonObject | null) ?? undefined,
-      previousExpiresAt: new Date(now.getTime() + SECRET_OVERLAP_MS),
-      rotatedAt: now,
-      updatedAt: now,
-    },
+  const updated = await updateIssuerRow(tx, row.id, {
+    secret: material.secret,
+    publicKey: (material.publicKey as Prisma.InputJsonObject | null) ?? undefined,
+    previousSecret: row.secret,
+    previousPublicKey: (row.publicKey as Prisma.InputJsonObject | null) ?? undefined,
+    previousExpiresAt: new Date(now.getTime() + SECRET_OVERLAP_MS),
+    rotatedAt: now,
+    updatedAt: now,
   });
   return presentHandoffIssuer(updated, { secret: material.secret ?? undefined });
 }
@@ -160,7 +154,7 @@ async function rotateIssuer(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: stri
 /** Hard delete: the issuer and its secrets or keys are gone; its handoff tokens no longer verify. */
 async function deleteIssuer(tx: Tx, caller: SurfaceBCaller, id: string) {
   const row = await findIssuer(tx, caller, id);
-  await tx.handoffIssuer.delete({ where: { id: row.id } });
+  await deleteIssuerRow(tx, row.id);
   return { id: row.id, object: 'handoff_issuer' as const, deleted: true as const };
 }
 
@@ -199,12 +193,7 @@ export const handoffIssuers = capability({ name: 'handoff_issuers', title: 'Hand
       const page = await newestFirst(
         input,
         (id, param) => findIssuer(db, caller, id, param),
-        (below, take) =>
-          db.handoffIssuer.findMany({
-            where: { organizationId: caller.organization.id, brandId: caller.brand.id, ...below },
-            orderBy: { id: 'desc' },
-            take,
-          }),
+        (below, take) => issuersPage(db, caller.organization.id, caller.brand.id, below, take),
       );
       return { ...page, data: page.data.map((r) => presentHandoffIssuer(r)) };
     },

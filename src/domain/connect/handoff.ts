@@ -7,6 +7,7 @@ import { DomainError, isUniqueViolation } from '../errors.ts';
 import { isId } from '../id.ts';
 import { externalPart } from '../entity/entity.ts';
 import { isStorableText } from '../input-guard.ts';
+import { deleteRedemptionsBefore, deleteSpentRedemption, insertRedemption, issuerOfBrand } from './store.ts';
 
 /**
  * Signed handoffs: a partner site identifies its user to the connect flow
@@ -66,9 +67,7 @@ export async function verifyHandoff(
   if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw invalid('the payload is not a JSON object');
   const iss = claims.iss;
   const issuer =
-    typeof iss === 'string' && isId('handoffIssuer', iss)
-      ? await db.handoffIssuer.findFirst({ where: { id: iss, organizationId: brand.organizationId, brandId: brand.brandId } })
-      : null;
+    typeof iss === 'string' && isId('handoffIssuer', iss) ? await issuerOfBrand(db, brand.organizationId, brand.brandId, iss) : null;
   if (!issuer) throw invalid("iss is not a handoff issuer of this key's brand");
   if (alg !== issuer.algorithm) throw invalid(`alg must be the issuer's algorithm, ${issuer.algorithm}`);
   const now = deps.clock.now();
@@ -127,16 +126,14 @@ function checkClaims(claims: Record<string, unknown>, now: number): Omit<Verifie
  */
 export async function redeemHandoff(deps: Deps, tx: Tx, handoff: VerifiedHandoff): Promise<void> {
   const spentBefore = new Date(deps.clock.now().getTime() - HANDOFF_CLOCK_SKEW_S * 1000);
-  await tx.handoffRedemption.deleteMany({ where: { issuerId: handoff.issuer.id, jti: handoff.jti, expiresAt: { lt: spentBefore } } });
+  await deleteSpentRedemption(tx, handoff.issuer.id, handoff.jti, spentBefore);
   try {
-    await tx.handoffRedemption.create({
-      data: {
-        issuerId: handoff.issuer.id,
-        jti: handoff.jti,
-        organizationId: handoff.issuer.organizationId,
-        expiresAt: handoff.expiresAt,
-        createdAt: deps.clock.now(),
-      },
+    await insertRedemption(tx, {
+      issuerId: handoff.issuer.id,
+      jti: handoff.jti,
+      organizationId: handoff.issuer.organizationId,
+      expiresAt: handoff.expiresAt,
+      createdAt: deps.clock.now(),
     });
   } catch (e) {
     if (isUniqueViolation(e)) throw new DomainError('handoff_replayed', 'This handoff has been used already; sign a new one', 'handoff');
@@ -147,5 +144,5 @@ export async function redeemHandoff(deps: Deps, tx: Tx, handoff: VerifiedHandoff
 /** Housekeeping (src/workers/maintenance.ts): redemptions of handoffs that can no longer verify. */
 export async function purgeSpentHandoffs(deps: Deps): Promise<number> {
   const before = new Date(deps.clock.now().getTime() - HANDOFF_CLOCK_SKEW_S * 1000);
-  return (await deps.db.prisma.handoffRedemption.deleteMany({ where: { expiresAt: { lt: before } } })).count;
+  return deleteRedemptionsBefore(deps.db.prisma, before);
 }

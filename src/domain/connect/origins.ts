@@ -1,4 +1,5 @@
 import type { Deps } from '../context.ts';
+import { allowedOriginsOf, anyBrandAllows } from './store.ts';
 
 /**
  * Which browser origins partner connect admits (CORS), from the brands'
@@ -28,8 +29,7 @@ export class ConnectOrigins {
     const cached = await this.cached(this.brands, brandId, asOf);
     if (cached) return cached.has(origin);
     const generation = this.deps.credentials?.current;
-    const row = await this.deps.db.prisma.connectConfig.findUnique({ where: { brandId }, select: { allowedOrigins: true } });
-    const origins = new Set((row?.allowedOrigins as string[] | undefined) ?? []);
+    const origins = new Set(((await allowedOriginsOf(this.deps.db.prisma, brandId)) as string[] | undefined) ?? []);
     this.store(this.brands, generation, brandId, origins);
     return origins.has(origin);
   }
@@ -39,10 +39,9 @@ export class ConnectOrigins {
     const cached = await this.cached(this.anyBrand, origin, asOf);
     if (cached !== undefined) return cached;
     const generation = this.deps.credentials?.current;
-    const rows = await this.deps.db.prisma.$queryRaw<unknown[]>`
-      SELECT 1 FROM connect_config WHERE allowed_origins @> ${JSON.stringify([origin])}::jsonb LIMIT 1`;
-    this.store(this.anyBrand, generation, origin, rows.length > 0);
-    return rows.length > 0;
+    const allowed = await anyBrandAllows(this.deps.db.prisma, origin);
+    this.store(this.anyBrand, generation, origin, allowed);
+    return allowed;
   }
 
   private async cached<V>(map: Map<string, V>, key: string, asOf: number): Promise<V | undefined> {

@@ -20,7 +20,10 @@ import { ENROLLMENT_STATUSES, STANDINGS, type Standing } from '../enrollment/pre
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { ensureRelationship } from '../relationship/relationship.ts';
 import { RELATIONSHIP_STATUSES, type RelationshipStatus } from '../relationship/states.ts';
-import { connectConfigOf } from './config.ts';
+import { connectConfigOf, deleteSessionsBefore, insertSessionRow, sessionByHash } from './store.ts';
+import { latestRelationship } from '../relationship/store.ts';
+import { entityConnections } from '../connection/store.ts';
+import { enrollmentSummaryIn } from '../enrollment/store.ts';
 import { HANDOFF_MAX_LENGTH, redeemHandoff, verifyHandoff } from './handoff.ts';
 
 /**
@@ -96,17 +99,15 @@ export async function joinConnect(deps: Deps, caller: ConnectCaller, raw: unknow
     await ensureRelationship(deps, tx, caller, entity.id);
     await ensureEnrollment(deps, tx, caller, programId, entity.id);
     const now = deps.clock.now();
-    return tx.connectSession.create({
-      data: {
-        id: newId('connectSession'),
-        tokenHash: hashSecret(secret),
-        organizationId: caller.organization.id,
-        brandId: caller.brand.id,
-        entityId: entity.id,
-        keyId: caller.tokenId,
-        expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
-        createdAt: now,
-      },
+    return insertSessionRow(tx, {
+      id: newId('connectSession'),
+      tokenHash: hashSecret(secret),
+      organizationId: caller.organization.id,
+      brandId: caller.brand.id,
+      entityId: entity.id,
+      keyId: caller.tokenId,
+      expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
+      createdAt: now,
     });
   });
   return { session: secret, status: await connectStatus(deps.db.prisma, session) };
@@ -118,7 +119,7 @@ export async function connectSession(deps: Deps, caller: ConnectCaller, presente
     new DomainError('invalid_token', 'The connect session is missing, unknown, expired or not this key’s', 'Connect-Session');
   if (!presented || !hasValidChecksum(presented, SESSION_PREFIX)) throw refuse();
   const hash = hashSecret(presented);
-  const row = await deps.db.prisma.connectSession.findUnique({ where: { tokenHash: hash } });
+  const row = await sessionByHash(deps.db.prisma, hash);
   if (
     !row ||
     !constantTimeEqual(row.tokenHash, hash) ||
@@ -134,24 +135,10 @@ export async function connectSession(deps: Deps, caller: ConnectCaller, presente
 export async function connectStatus(db: Reader, session: ConnectSession): Promise<PublicConnectStatus> {
   const [config, relationship, connections] = await Promise.all([
     connectConfigOf(db, session.brandId),
-    db.relationship.findFirst({
-      where: { brandId: session.brandId, entityId: session.entityId },
-      orderBy: { id: 'desc' },
-      select: { id: true, status: true },
-    }),
-    db.connection.findMany({
-      where: { brandId: session.brandId, entityId: session.entityId },
-      orderBy: { id: 'desc' },
-      take: 100,
-      select: { id: true, provider: true, accountId: true, status: true },
-    }),
+    latestRelationship(db, session.brandId, session.entityId),
+    entityConnections(db, session.brandId, session.entityId),
   ]);
-  const enrollment = config?.defaultProgramId
-    ? await db.enrollment.findUnique({
-        where: { programId_entityId: { programId: config.defaultProgramId, entityId: session.entityId } },
-        select: { id: true, programId: true, status: true, standing: true },
-      })
-    : null;
+  const enrollment = config?.defaultProgramId ? await enrollmentSummaryIn(db, config.defaultProgramId, session.entityId) : null;
   return {
     object: 'connect_status',
     brand: {
@@ -218,5 +205,5 @@ export function refuseJoinIdempotencyKey(idempotencyKey: string | undefined): vo
 
 /** Housekeeping (src/workers/maintenance.ts): expired sessions. */
 export async function purgeExpiredSessions(deps: Deps): Promise<number> {
-  return (await deps.db.prisma.connectSession.deleteMany({ where: { expiresAt: { lt: deps.clock.now() } } })).count;
+  return deleteSessionsBefore(deps.db.prisma, deps.clock.now());
 }

@@ -11,6 +11,7 @@ import { enqueueOperation, liveOperation, Operation, presentOperation } from '..
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { LIVE_DEPLOYMENT_STATUSES } from '../distribution/states.ts';
 import { isoTime } from '../shape.ts';
+import { connectionById, connectionOfBrand, connectionsPage, insertConnectionRow, revokeConnectionIfActive } from './store.ts';
 
 /**
  * Connections: an entity's account at a provider and what it granted, in
@@ -92,9 +93,7 @@ export const presentConnection = (r: ConnectionRow): PublicConnection => ({
 
 /** A connection of the caller's brand; anything else (other brand, other organization, bad id) is 404. */
 export async function findConnection(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<ConnectionRow> {
-  const row = isId('connection', id)
-    ? await db.connection.findFirst({ where: { id, organizationId: caller.organization.id, brandId: caller.brand.id } })
-    : null;
+  const row = isId('connection', id) ? await connectionOfBrand(db, caller.organization.id, caller.brand.id, id) : null;
   if (!row) throw missing('connection', id, param);
   return row;
 }
@@ -109,18 +108,16 @@ export async function createConnection(
   const entity = await ensureEntity(deps, tx, caller.organization.id, subjectOf(input));
   const now = deps.clock.now();
   try {
-    const row = await tx.connection.create({
-      data: {
-        id: newId('connection'),
-        organizationId: caller.organization.id,
-        brandId: caller.brand.id,
-        entityId: entity.id,
-        provider: input.provider,
-        accountId: input.account_id,
-        grants: input.grants,
-        createdAt: now,
-        updatedAt: now,
-      },
+    const row = await insertConnectionRow(tx, {
+      id: newId('connection'),
+      organizationId: caller.organization.id,
+      brandId: caller.brand.id,
+      entityId: entity.id,
+      provider: input.provider,
+      accountId: input.account_id,
+      grants: input.grants,
+      createdAt: now,
+      updatedAt: now,
     });
     return presentConnection(row);
   } catch (e) {
@@ -143,11 +140,8 @@ async function revokeConnection(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: 
   const found = await findConnection(tx, caller, id);
   const now = deps.clock.now();
   // Conditional on the status, so two concurrent revokes cannot both start teardowns.
-  const { count } = await tx.connection.updateMany({
-    where: { id: found.id, status: 'active' },
-    data: { status: 'revoked', revokedAt: now, updatedAt: now },
-  });
-  if (count === 0) throw new DomainError('invalid_state_transition', 'Cannot revoke a connection that is revoked (allowed from: active)');
+  if ((await revokeConnectionIfActive(tx, found.id, now)) === 0)
+    throw new DomainError('invalid_state_transition', 'Cannot revoke a connection that is revoked (allowed from: active)');
   const live = await tx.deployment.findMany({
     where: { connectionId: found.id, status: { in: [...LIVE_DEPLOYMENT_STATUSES] } },
     orderBy: { id: 'asc' },
@@ -168,7 +162,7 @@ async function revokeConnection(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: 
     });
     teardowns.push(presentOperation(op));
   }
-  const row = await tx.connection.findUniqueOrThrow({ where: { id: found.id } });
+  const row = await connectionById(tx, found.id);
   return { connection: presentConnection(row), teardowns };
 }
 
@@ -179,18 +173,18 @@ async function listConnections(db: Reader, caller: SurfaceBCaller, input: z.outp
     input,
     (id, param) => findConnection(db, caller, id, param),
     (below, take) =>
-      db.connection.findMany({
-        where: {
+      connectionsPage(
+        db,
+        {
           organizationId: caller.organization.id,
           brandId: caller.brand.id,
-          ...(entity ? { entityId: entity.id } : {}),
-          ...(input.provider ? { provider: input.provider } : {}),
-          ...(input.status ? { status: input.status } : {}),
-          ...below,
+          entityId: entity?.id,
+          provider: input.provider,
+          status: input.status,
         },
-        orderBy: { id: 'desc' },
+        below,
         take,
-      }),
+      ),
   );
   return { ...page, data: page.data.map(presentConnection) };
 }

@@ -12,6 +12,9 @@ import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { ENROLLMENT_STATUSES, Enrollment, presentEnrollment, type PublicEnrollment } from './presenter.ts';
 import { evaluateEntityStanding } from './standing.ts';
+import { enrollmentById, enrollmentIn, enrollmentOf, enrollmentsPage, insertEnrollmentRow, setEnrollmentStatus } from './store.ts';
+import { brandProgramId, brandProgramIds } from '../program/store.ts';
+import { liveRelationship } from '../relationship/store.ts';
 
 /**
  * Enrollments: an entity in a program. Lifecycle `pending → approved →
@@ -47,8 +50,8 @@ const LIFECYCLE: Record<Move, { from: readonly string[]; to: (typeof ENROLLMENT_
 
 /** An enrollment in a program of the caller's brand; anything else is 404. */
 async function findEnrollment(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<EnrollmentRow> {
-  const row = isId('enrollment', id) ? await db.enrollment.findFirst({ where: { id, organizationId: caller.organization.id } }) : null;
-  const program = row ? await db.program.findFirst({ where: { id: row.programId, brandId: caller.brand.id }, select: { id: true } }) : null;
+  const row = isId('enrollment', id) ? await enrollmentOf(db, caller.organization.id, id) : null;
+  const program = row ? await brandProgramId(db, row.programId, caller.brand.id) : null;
   if (!row || !program) throw missing('enrollment', id, param);
   return row;
 }
@@ -70,8 +73,13 @@ async function insertEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, prog
   const now = deps.clock.now();
   let row: EnrollmentRow;
   try {
-    row = await tx.enrollment.create({
-      data: { id: newId('enrollment'), organizationId: caller.organization.id, programId, entityId, createdAt: now, updatedAt: now },
+    row = await insertEnrollmentRow(tx, {
+      id: newId('enrollment'),
+      organizationId: caller.organization.id,
+      programId,
+      entityId,
+      createdAt: now,
+      updatedAt: now,
     });
   } catch (e) {
     if (isUniqueViolation(e))
@@ -96,7 +104,7 @@ export async function ensureEnrollment(
   programId: string,
   entityId: string,
 ): Promise<EnrollmentRow> {
-  const found = await tx.enrollment.findUnique({ where: { programId_entityId: { programId, entityId } } });
+  const found = await enrollmentIn(tx, programId, entityId);
   return found ?? insertEnrollment(deps, tx, caller, programId, entityId);
 }
 
@@ -104,7 +112,7 @@ export async function ensureEnrollment(
 async function moveEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string, move: Move): Promise<PublicEnrollment> {
   const found = await findEnrollment(tx, caller, id);
   await lockEntity(tx, found.entityId);
-  const row = await tx.enrollment.findUniqueOrThrow({ where: { id: found.id } });
+  const row = await enrollmentById(tx, found.id);
   const rule = LIFECYCLE[move];
   if (!rule.from.includes(row.status)) {
     throw new DomainError(
@@ -112,16 +120,13 @@ async function moveEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: st
       `Cannot ${move} an enrollment that is ${row.status} (allowed from: ${rule.from.join(', ')})`,
     );
   }
-  if (
-    move === 'resume' &&
-    !(await tx.relationship.findFirst({ where: { brandId: caller.brand.id, entityId: row.entityId, status: { not: 'ended' } } }))
-  ) {
+  if (move === 'resume' && !(await liveRelationship(tx, caller.brand.id, row.entityId))) {
     throw new DomainError(
       'invalid_state_transition',
       `Cannot resume: entity ${row.entityId} has no relationship with this brand that has not ended; start one first (POST /relationships)`,
     );
   }
-  const updated = await tx.enrollment.update({ where: { id: row.id }, data: { status: rule.to, updatedAt: deps.clock.now() } });
+  const updated = await setEnrollmentStatus(tx, row.id, rule.to, deps.clock.now());
   await appendEvent(deps, tx, {
     organizationId: row.organizationId,
     type: rule.event,
@@ -132,7 +137,7 @@ async function moveEnrollment(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: st
   if (move === 'activate' || move === 'resume') {
     await evaluateEntityStanding(deps, tx, row.entityId, { trigger: 'activation' }, { programId: row.programId, alreadyLocked: true });
   }
-  return presentEnrollment(await tx.enrollment.findUniqueOrThrow({ where: { id: row.id } }));
+  return presentEnrollment(await enrollmentById(tx, row.id));
 }
 
 /** Newest first; filters by program, subject and status, always within the caller's brand. */
@@ -141,9 +146,7 @@ async function listEnrollments(db: Reader, caller: SurfaceBCaller, input: z.outp
   const entity = hasSubject ? await findEntity(db, caller.organization.id, subjectOf(input)) : undefined;
   const programIds = input.program
     ? [(await findProgram(db, caller, input.program, 'program')).id]
-    : (
-        await db.program.findMany({ where: { organizationId: caller.organization.id, brandId: caller.brand.id }, select: { id: true } })
-      ).map((p) => p.id);
+    : (await brandProgramIds(db, caller.organization.id, caller.brand.id)).map((p) => p.id);
   const page = await newestFirst(
     input,
     (id, param) => findEnrollment(db, caller, id, param),
@@ -151,17 +154,12 @@ async function listEnrollments(db: Reader, caller: SurfaceBCaller, input: z.outp
       // A subject with no entity yet is enrolled nowhere.
       entity === null
         ? []
-        : db.enrollment.findMany({
-            where: {
-              organizationId: caller.organization.id,
-              programId: { in: programIds },
-              ...(entity ? { entityId: entity.id } : {}),
-              ...(input.status ? { status: input.status } : {}),
-              ...below,
-            },
-            orderBy: { id: 'desc' },
+        : enrollmentsPage(
+            db,
+            { organizationId: caller.organization.id, programIds, entityId: entity?.id, status: input.status },
+            below,
             take,
-          }),
+          ),
   );
   return { ...page, data: page.data.map(presentEnrollment) };
 }

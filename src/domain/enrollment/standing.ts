@@ -1,9 +1,10 @@
 import type { AssertionClaim, Enrollment, ProgramRequirement } from '../../db/generated/client.ts';
-import { Prisma, type Tx } from '../../db/database.ts';
+import type { Prisma, Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { insertEvents, type NewEvent } from '../event/event.ts';
 import { lockEntity } from '../entity/entity.ts';
 import { type STANDING_TRIGGERS, presentEnrollment, type Standing } from './presenter.ts';
+import { readStandingInputs, runStatements, standingUpdateStatement } from './store.ts';
 
 /**
  * Enrollment standing: the spec's state table plus DESIGN.md's grace rule.
@@ -171,55 +172,8 @@ export function placeOnLadder(
   return { results, current };
 }
 
-/**
- * The start of the UTC period (`day`, `week` from Monday as ISO 8601 has
- * it, or `month`) that contains `at`, as SQL: `window` and `at` are SQL
- * expressions (a column, a parameter).
- */
-export const periodStart = (window: Prisma.Sql, at: Prisma.Sql): Prisma.Sql =>
-  Prisma.sql`(date_trunc(${window}, (${at}) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`;
-
-/** The end (exclusive) of that period: the next one's start, the arithmetic done in UTC whatever the session's zone. */
-export const periodEnd = (window: Prisma.Sql, at: Prisma.Sql): Prisma.Sql =>
-  Prisma.sql`((date_trunc(${window}, (${at}) AT TIME ZONE 'UTC') + ('1 ' || ${window})::interval) AT TIME ZONE 'UTC')`;
-
-/**
- * The statement reading an entity's standing inputs as one `inputs` JSON
- * column. `entity` is an SQL expression for the entity id (a subquery on the
- * batched port, where the id may not be known yet; NULL reads as no inputs).
- */
-export function standingInputs(entity: Prisma.Sql, now: Date, programId?: string): Prisma.Sql {
-  const program = programId ? Prisma.sql`AND e.program_id = ${programId}` : Prisma.empty;
-  const at = Prisma.sql`${now}::timestamptz`;
-  return Prisma.sql`
-    WITH target AS (SELECT ${entity}::text AS id),
-    enr AS (
-      SELECT e.*, p.grace_period_seconds, p.brand_id, p.performance_window FROM enrollment e JOIN program p ON p.id = e.program_id, target
-      WHERE e.entity_id = target.id AND e.status = 'active' ${program}
-    )
-    SELECT json_build_object(
-      'enrollments', COALESCE((SELECT json_agg(json_build_object(
-        'id', id, 'organizationId', organization_id, 'programId', program_id, 'entityId', entity_id, 'status', status,
-        'standing', standing, 'graceEndsAt', grace_ends_at, 'evaluation', evaluation, 'evaluatedAt', evaluated_at,
-        'tier', tier, 'createdAt', created_at, 'updatedAt', updated_at, 'gracePeriodSeconds', grace_period_seconds, 'brandId', brand_id) ORDER BY id) FROM enr), '[]'),
-      'requirements', COALESCE((SELECT json_agg(json_build_object(
-        'id', r.id, 'programId', r.program_id, 'metric', r.metric, 'operator', r.operator, 'threshold', r.threshold) ORDER BY r.id)
-        FROM program_requirement r WHERE r.program_id IN (SELECT program_id FROM enr)), '[]'),
-      'claims', COALESCE((SELECT json_agg(json_build_object('key', c.key, 'present', c.present, 'value', c.value, 'expiresAt', c.expires_at))
-        FROM assertion_claim c, target WHERE c.entity_id = target.id AND EXISTS (SELECT 1 FROM enr)), '[]'),
-      'metrics', COALESCE((SELECT json_agg(json_build_object('programId', r.program_id, 'key', r.key, 'value', t.total, 'count', t.n))
-        FROM (SELECT DISTINCT m.program_id, m.key, enr.performance_window
-                FROM (SELECT r.program_id, substr(r.metric, 8) AS key FROM program_requirement r WHERE r.metric LIKE 'metric:%'
-                      UNION SELECT t.program_id, t.metric FROM program_tier t) m
-                JOIN enr ON enr.program_id = m.program_id) r,
-        LATERAL (SELECT COALESCE(sum(m.value), 0)::float8 AS total, count(*)::int AS n FROM performance_measurement m, target
-                  WHERE m.entity_id = target.id AND m.metric = r.key AND (m.program_id IS NULL OR m.program_id = r.program_id)
-                    AND m.occurred_at >= ${periodStart(Prisma.sql`r.performance_window`, at)} AND m.occurred_at <= ${at}) t), '[]'),
-      'tiers', COALESCE((SELECT json_agg(json_build_object('id', t.id, 'programId', t.program_id, 'name', t.name, 'metric', t.metric,
-          'threshold', t.threshold::float8, 'rateBps', t.rate_bps) ORDER BY t.program_id, t.threshold, t.id)
-        FROM program_tier t WHERE t.program_id IN (SELECT program_id FROM enr)), '[]')
-    ) AS inputs`;
-}
+/** The SQL of a UTC period's bounds lives in the store; payout's ledger reads them from here. */
+export { periodEnd, periodStart } from './store.ts';
 
 const date = (v: unknown) => (v == null ? null : new Date(v as string));
 
@@ -291,11 +245,7 @@ export function planStanding(inputs: StandingInputs, cause: EvaluationCause, now
       brandId,
     });
   }
-  const update = Prisma.sql`UPDATE enrollment e
-      SET standing = u.standing, grace_ends_at = u.grace_ends_at, evaluation = u.evaluation, tier = u.tier, evaluated_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
-      FROM json_to_recordset(${JSON.stringify(updates)}::json) AS u(id text, standing text, grace_ends_at timestamptz, evaluation jsonb, tier jsonb)
-      WHERE e.id = u.id`;
-  return { statements: [update], events };
+  return { statements: [standingUpdateStatement(updates, now)], events };
 }
 
 /**
@@ -312,11 +262,10 @@ export async function evaluateEntityStanding(
 ): Promise<number> {
   if (!only.alreadyLocked) await lockEntity(tx, entityId);
   const now = deps.clock.now();
-  const [row] = await tx.$queryRaw<{ inputs: unknown }[]>(standingInputs(Prisma.sql`${entityId}`, now, only.programId));
-  const plan = planStanding(parseStandingInputs(row!.inputs), cause, now);
-  for (const statement of plan.statements) await tx.$executeRaw(statement);
+  const plan = planStanding(parseStandingInputs(await readStandingInputs(tx, entityId, now, only.programId)), cause, now);
+  await runStatements(tx, plan.statements);
   if (!plan.events.length) return 0;
-  await tx.$executeRaw(insertEvents(deps, plan.events));
+  await runStatements(tx, [insertEvents(deps, plan.events)]);
   deps.db.afterCommit(tx, () => deps.sequencer.kick());
   return plan.events.length;
 }

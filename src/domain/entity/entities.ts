@@ -9,6 +9,10 @@ import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { RELATIONSHIP_STATUSES } from '../relationship/states.ts';
 import { subjectFields } from './entity.ts';
 import { isoTime } from '../shape.ts';
+import { entitiesPage, entityOf } from './store.ts';
+import { liveClaimKeys } from '../assertion/store.ts';
+import { brandEnrollmentsOf } from '../enrollment/store.ts';
+import { brandRelationshipsOf } from '../relationship/store.ts';
 
 /**
  * Entities as a resource (read only; they are created implicitly by
@@ -46,19 +50,9 @@ async function presentEntities(db: Reader, caller: SurfaceBCaller, rows: EntityR
   const ids = rows.map((r) => r.id);
   if (!ids.length) return [];
   const [claims, enrollments, relationships] = await Promise.all([
-    db.assertionClaim.findMany({
-      where: { entityId: { in: ids }, present: true, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
-      select: { entityId: true, key: true },
-      orderBy: [{ entityId: 'asc' }, { key: 'asc' }],
-    }),
-    db.$queryRaw<{ id: string; entity_id: string; program_id: string; status: string; standing: string }[]>`
-      SELECT e.id, e.entity_id, e.program_id, e.status, e.standing FROM enrollment e JOIN program p ON p.id = e.program_id
-      WHERE e.entity_id = ANY(${ids}::text[]) AND p.brand_id = ${caller.brand.id} ORDER BY e.id DESC`,
-    db.relationship.findMany({
-      where: { entityId: { in: ids }, brandId: caller.brand.id },
-      select: { id: true, entityId: true, brandId: true, status: true },
-      orderBy: { id: 'desc' },
-    }),
+    liveClaimKeys(db, ids, now),
+    brandEnrollmentsOf(db, ids, caller.brand.id),
+    brandRelationshipsOf(db, ids, caller.brand.id),
   ]);
   const group = <T extends object>(list: T[], key: (x: T) => string) => {
     const m = new Map<string, T[]>();
@@ -89,7 +83,7 @@ async function presentEntities(db: Reader, caller: SurfaceBCaller, rows: EntityR
 }
 
 async function findEntityRow(db: Reader, organizationId: string, id: string, param: string | null = null): Promise<EntityRow> {
-  const row = isId('entity', id) ? await db.entity.findFirst({ where: { id, organizationId } }) : null;
+  const row = isId('entity', id) ? await entityOf(db, organizationId, id) : null;
   if (!row) throw missing('entity', id, param);
   return row;
 }
@@ -111,12 +105,7 @@ async function listEntities(db: Reader, caller: SurfaceBCaller, input: z.output<
   const page = await newestFirst(
     input,
     (id, param) => findEntityRow(db, organizationId, id, param),
-    (below, take) =>
-      db.entity.findMany({
-        where: { organizationId, ...(ext !== undefined ? { externalUserId: ext, issuer } : {}), ...below },
-        orderBy: { id: 'desc' },
-        take,
-      }),
+    (below, take) => entitiesPage(db, organizationId, ext !== undefined ? { externalUserId: ext, issuer } : undefined, below, take),
   );
   return { ...page, data: await presentEntities(db, caller, page.data, now) };
 }

@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import type { Entity } from '../../db/generated/client.ts';
-import { Prisma, type Tx } from '../../db/database.ts';
+import type { Prisma, Tx } from '../../db/database.ts';
+import {
+  entityByExternalId,
+  entityOf,
+  insertExternalEntity,
+  insertExternalEntityStatement,
+  lockEntity,
+  lockSubjectStatement,
+  type Subject,
+} from './store.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
@@ -27,7 +36,7 @@ export const subjectFields = {
 
 export type SubjectInput = { entity?: string; external_user_id?: string; issuer?: string };
 
-export type Subject = { kind: 'entity'; id: string } | { kind: 'external'; externalUserId: string; issuer: string };
+export type { Subject };
 
 /** Exactly one subject form: `entity`, or `external_user_id` with `issuer` (never one of the pair alone). */
 export function subjectOf(input: SubjectInput): Subject {
@@ -55,11 +64,11 @@ type Reader = Tx | Deps['db']['prisma'];
 /** The entity a subject names, or null for an external pair never seen; an unknown `ent_` id is 404. */
 export async function findEntity(db: Reader, organizationId: string, subject: Subject): Promise<Entity | null> {
   if (subject.kind === 'entity') {
-    const row = isId('entity', subject.id) ? await db.entity.findFirst({ where: { id: subject.id, organizationId } }) : null;
+    const row = isId('entity', subject.id) ? await entityOf(db, organizationId, subject.id) : null;
     if (!row) throw missing('entity', subject.id, 'entity');
     return row;
   }
-  return db.entity.findFirst({ where: { organizationId, externalUserId: subject.externalUserId, issuer: subject.issuer } });
+  return entityByExternalId(db, organizationId, subject.externalUserId, subject.issuer);
 }
 
 /**
@@ -69,23 +78,12 @@ export async function findEntity(db: Reader, organizationId: string, subject: Su
 export async function ensureEntity(deps: Deps, tx: Tx, organizationId: string, subject: Subject): Promise<Entity> {
   const found = await findEntity(tx, organizationId, subject);
   if (found || subject.kind === 'entity') return found!;
-  await tx.$executeRaw(createEntity(deps, organizationId, subject));
+  await insertExternalEntity(tx, createEntity(deps, organizationId, subject));
   return (await findEntity(tx, organizationId, subject))!;
 }
 
-/** ON CONFLICT DO NOTHING makes concurrent first uses of an external pair converge on one row. */
-function createEntity(deps: Deps, organizationId: string, subject: Extract<Subject, { kind: 'external' }>): Prisma.Sql {
-  return Prisma.sql`
-    INSERT INTO entity (id, organization_id, external_user_id, issuer, created_at)
-    VALUES (${newId('entity')}, ${organizationId}, ${subject.externalUserId}, ${subject.issuer}, ${deps.clock.now()}::timestamptz)
-    ON CONFLICT (organization_id, issuer, external_user_id) DO NOTHING`;
-}
-
-/** The entity a subject names, as a query for statements on the batched SQL port (no row for an unknown subject). */
-export function subjectEntity(organizationId: string, subject: Subject): Prisma.Sql {
-  if (subject.kind === 'entity') return Prisma.sql`SELECT id FROM entity WHERE id = ${subject.id} AND organization_id = ${organizationId}`;
-  return Prisma.sql`SELECT id FROM entity WHERE organization_id = ${organizationId} AND issuer = ${subject.issuer} AND external_user_id = ${subject.externalUserId}`;
-}
+const createEntity = (deps: Deps, organizationId: string, subject: Extract<Subject, { kind: 'external' }>): Prisma.Sql =>
+  insertExternalEntityStatement(newId('entity'), organizationId, subject, deps.clock.now());
 
 /**
  * ensureEntity (with `create`) or findEntity, then lockEntity, as statements
@@ -107,16 +105,7 @@ export const entityKey = (id: string) => `entity:${id}`;
 export function lockSubject(deps: Deps, organizationId: string, subject: Subject, opts: { create: boolean }): Prisma.Sql[] {
   if (subject.kind === 'entity' && !isId('entity', subject.id)) throw missing('entity', subject.id, 'entity');
   const create = opts.create && subject.kind === 'external' ? [createEntity(deps, organizationId, subject)] : [];
-  return [...create, Prisma.sql`${subjectEntity(organizationId, subject)} FOR UPDATE`];
+  return [...create, lockSubjectStatement(organizationId, subject)];
 }
 
-/**
- * Serializes every change that reads or writes an entity's claims and
- * standing: writers of one claim, and evaluations of the entity's
- * enrollments, take this row lock first. Under READ COMMITTED the statements
- * after the lock see everything the previous holder committed, so each
- * evaluation starts from the standing the previous one left.
- */
-export async function lockEntity(tx: Tx, entityId: string): Promise<void> {
-  await tx.$queryRaw`SELECT id FROM entity WHERE id = ${entityId} FOR UPDATE`;
-}
+export { lockEntity };

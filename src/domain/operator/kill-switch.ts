@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Deps } from '../context.ts';
+import { systemSetting, writeSystemSetting } from './store.ts';
 
 /**
  * The operator kill switch lives in the database so every process sees it
@@ -15,7 +16,7 @@ export interface KillSwitchState {
 export const SetKillSwitchInput = z.strictObject({ engaged: z.boolean() });
 
 export async function readKillSwitch(deps: Pick<Deps, 'db'>): Promise<KillSwitchState> {
-  const row = await deps.db.prisma.systemSetting.findUnique({ where: { key: KEY } });
+  const row = await systemSetting(deps.db.prisma, KEY);
   return {
     engaged: (row?.value as { engaged?: boolean } | null)?.engaged === true,
     updated_at: row?.updatedAt.toISOString() ?? null,
@@ -25,11 +26,7 @@ export async function readKillSwitch(deps: Pick<Deps, 'db'>): Promise<KillSwitch
 /** Stores the switch and announces the change like a credential change, which drops every process's cached value. */
 export async function writeKillSwitch(deps: Pick<Deps, 'db' | 'clock' | 'credentials'>, engaged: boolean): Promise<KillSwitchState> {
   const updatedAt = deps.clock.now();
-  await deps.db.prisma.systemSetting.upsert({
-    where: { key: KEY },
-    create: { key: KEY, value: { engaged }, updatedAt },
-    update: { value: { engaged }, updatedAt },
-  });
+  await writeSystemSetting(deps.db.prisma, KEY, { engaged }, updatedAt);
   await deps.credentials?.announce(deps.db.prisma);
   return { engaged, updated_at: updatedAt.toISOString() };
 }

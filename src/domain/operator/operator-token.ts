@@ -2,6 +2,7 @@ import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { constantTimeEqual, generateSecret, hashSecret } from '../secret.ts';
+import { systemSetting, writeSystemSetting } from './store.ts';
 import { authenticateFrom, type ClientKey } from '../token/failed-authentication.ts';
 
 /**
@@ -14,18 +15,14 @@ export const OPERATOR_TOKEN_PREFIX = 'op_tok_';
 
 export async function operatorTokenHash(deps: Deps): Promise<string | undefined> {
   if (deps.config.operatorToken) return hashSecret(deps.config.operatorToken);
-  const row = await deps.db.prisma.systemSetting.findUnique({ where: { key: KEY } });
+  const row = await systemSetting(deps.db.prisma, KEY);
   return (row?.value as { hash?: string } | null)?.hash;
 }
 
 export async function generateOperatorToken(deps: Deps, tx: Tx): Promise<string> {
   if (deps.config.operatorToken) return deps.config.operatorToken;
   const secret = generateSecret(OPERATOR_TOKEN_PREFIX);
-  await tx.systemSetting.upsert({
-    where: { key: KEY },
-    create: { key: KEY, value: { hash: hashSecret(secret) } },
-    update: { value: { hash: hashSecret(secret) } },
-  });
+  await writeSystemSetting(tx, KEY, { hash: hashSecret(secret) });
   return secret;
 }
 

@@ -6,6 +6,7 @@ import { generateOperatorToken } from '../operator/operator-token.ts';
 import { ALL_SCOPES } from '../scope/catalogue.ts';
 import { insertPlatformToken } from '../token/platform-token.ts';
 import { insertOrganization } from './organization.ts';
+import { countOrganizations } from './store.ts';
 
 export interface ServiceUrls {
   base_url: string;
@@ -29,7 +30,7 @@ export interface DevCredentials extends ServiceUrls {
  * Returns undefined when the database already holds an organization.
  */
 export async function bootstrapIfEmpty(deps: Deps, urls: ServiceUrls): Promise<DevCredentials | undefined> {
-  if ((await deps.db.prisma.organization.count()) > 0) return undefined;
+  if ((await countOrganizations(deps.db.prisma)) > 0) return undefined;
   // One transaction: a crash part-way leaves an empty database that bootstraps
   // again on the next start, never an organization without credentials.
   let credentials: DevCredentials;

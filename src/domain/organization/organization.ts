@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import type { Tx } from '../../db/database.ts';
-import type { Brand } from '../../db/generated/client.ts';
 import { ListInput, newestFirst, type Page } from '../action/list.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { newId } from '../id.ts';
 import { issueUserToken } from '../token/user-token.ts';
 import { parseInput } from '../validation.ts';
+import { insertBrand } from '../brand/store.ts';
+import { insertOrganizationRow, insertUser, organizationsPage, organizationWithBrands, type OrganizationWithBrands } from './store.ts';
 
 const slug = z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lowercase letters, digits and dashes, at most 63');
 
@@ -47,19 +48,15 @@ export async function insertOrganization(
   input: z.output<typeof CreateOrganizationInput>,
 ): Promise<CreatedOrganization> {
   const t0 = deps.clock.now().getTime();
-  const org = await tx.organization.create({
-    data: { id: newId('organization'), slug: input.slug, name: input.name, createdAt: new Date(t0) },
-  });
+  const org = await insertOrganizationRow(tx, { id: newId('organization'), slug: input.slug, name: input.name, createdAt: new Date(t0) });
   const brands = [];
   for (const [i, b] of input.brands.entries()) {
     // Distinct creation times keep "oldest brand" well defined.
     brands.push(
-      await tx.brand.create({
-        data: { id: newId('brand'), organizationId: org.id, slug: b.slug, name: b.name, createdAt: new Date(t0 + i) },
-      }),
+      await insertBrand(tx, { id: newId('brand'), organizationId: org.id, slug: b.slug, name: b.name, createdAt: new Date(t0 + i) }),
     );
   }
-  const user = await tx.user.create({ data: { id: newId('user'), organizationId: org.id, name: 'owner' } });
+  const user = await insertUser(tx, { id: newId('user'), organizationId: org.id, name: 'owner' });
   const userToken = await issueUserToken(tx, user.id, deps.clock.now());
   deps.failedAuthentication?.issued(userToken);
   return {
@@ -81,9 +78,6 @@ export const OperatorOrganization = z.object({
 });
 export type OperatorOrganization = z.output<typeof OperatorOrganization>;
 
-type OrganizationWithBrands = { id: string; slug: string; name: string; createdAt: Date; brands: Brand[] };
-const withBrands = { brands: { orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }] } };
-
 const presentOrganization = (o: OrganizationWithBrands): OperatorOrganization => ({
   id: o.id,
   slug: o.slug,
@@ -93,7 +87,7 @@ const presentOrganization = (o: OrganizationWithBrands): OperatorOrganization =>
 });
 
 async function findOrganization(deps: Deps, id: string, param: string | null = null): Promise<OrganizationWithBrands> {
-  const org = await deps.db.prisma.organization.findUnique({ where: { id }, include: withBrands });
+  const org = await organizationWithBrands(deps.db.prisma, id);
   if (!org) throw missing('organization', id, param);
   return org;
 }
@@ -104,7 +98,7 @@ export async function listOrganizations(deps: Deps, raw: unknown): Promise<Page<
   const page = await newestFirst(
     q,
     (id, param) => findOrganization(deps, id, param),
-    (below, take) => deps.db.prisma.organization.findMany({ where: below, orderBy: { id: 'desc' }, take, include: withBrands }),
+    (below, take) => organizationsPage(deps.db.prisma, below, take),
   );
   return { ...page, data: page.data.map(presentOrganization) };
 }
@@ -113,11 +107,4 @@ export async function retrieveOrganization(deps: Deps, id: string): Promise<Oper
   return presentOrganization(await findOrganization(deps, id));
 }
 
-/**
- * Locks the organization's row until the transaction ends. A creation that counts against one of its caps
- * (docs/security.md, "Abuse limits") takes it before counting, so two concurrent creations at the cap minus one
- * cannot both pass: the second counts after the first commits.
- */
-export async function lockOrganization(tx: Tx, organizationId: string): Promise<void> {
-  await tx.$queryRaw`SELECT id FROM organization WHERE id = ${organizationId} FOR UPDATE`;
-}
+export { lockOrganization } from './store.ts';

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { Prisma, type Tx } from '../../db/database.ts';
+import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, isDomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { findEntity, subjectFields, subjectOf, type Subject } from '../entity/entity.ts';
-import { evaluateEntityStanding, periodEnd, periodStart } from '../enrollment/standing.ts';
+import { evaluateEntityStanding } from '../enrollment/standing.ts';
 import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { listOf, pageOf, wholeList, type Page } from '../action/list.ts';
 import { findProgram, PERFORMANCE_WINDOWS } from '../program/program.ts';
@@ -13,6 +13,9 @@ import { timestamp } from '../validation.ts';
 import { ASSERTION_KEY } from '../assertion/assertion.ts';
 import { accrueMeasured } from '../payout/ledger.ts';
 import { isoTime } from '../shape.ts';
+import { insertMeasurements, measurementsByExternalIds, type MeasurementRow, rollups } from './store.ts';
+import { insertExternalEntities, lockEnrolledEntities, resolveSubjects } from '../entity/store.ts';
+import { brandProgramsIn } from '../program/store.ts';
 
 /**
  * Performance: measured values of a metric for an entity, ingested in
@@ -100,17 +103,6 @@ export const Rollup = z.object({
 });
 export type PublicRollup = z.output<typeof Rollup>;
 
-interface MeasurementRow {
-  id: string;
-  entity_id: string;
-  program_id: string | null;
-  metric: string;
-  value: number;
-  occurred_at: Date;
-  external_id: string | null;
-  created_at: Date;
-}
-
 const presentMeasurement = (r: MeasurementRow, duplicate: boolean): PublicMeasurement => ({
   id: r.id,
   object: 'measurement',
@@ -138,10 +130,12 @@ function atItem<T>(index: number, run: () => T): T {
 async function checkPrograms(tx: Tx, caller: SurfaceBCaller, items: MeasurementItem[]): Promise<void> {
   const named = [...new Set(items.flatMap((m) => (m.program === undefined ? [] : [m.program])))];
   if (!named.length) return;
-  const found = await tx.program.findMany({
-    where: { id: { in: named.filter((id) => isId('program', id)) }, organizationId: caller.organization.id, brandId: caller.brand.id },
-    select: { id: true },
-  });
+  const found = await brandProgramsIn(
+    tx,
+    named.filter((id) => isId('program', id)),
+    caller.organization.id,
+    caller.brand.id,
+  );
   const known = new Set(found.map((p) => p.id));
   const index = items.findIndex((m) => m.program !== undefined && !known.has(m.program));
   if (index >= 0) throw missing('program', items[index]!.program!, `measurements.${index}.program`);
@@ -157,33 +151,18 @@ async function resolveEntities(deps: Deps, tx: Tx, organizationId: string, subje
   const pairs = subjects.flatMap((s) =>
     s.kind === 'external' ? [{ id: newId('entity'), issuer: s.issuer, external_user_id: s.externalUserId }] : [],
   );
-  if (pairs.length) {
-    await tx.$executeRaw`
-      INSERT INTO entity (id, organization_id, external_user_id, issuer, created_at)
-      SELECT p.id, ${organizationId}, p.external_user_id, p.issuer, ${deps.clock.now()}::timestamptz
-        FROM json_to_recordset(${JSON.stringify(pairs)}::json) AS p(id text, issuer text, external_user_id text)
-      ON CONFLICT (organization_id, issuer, external_user_id) DO NOTHING`;
-  }
+  if (pairs.length) await insertExternalEntities(tx, organizationId, pairs, deps.clock.now());
   const wanted = subjects.map((s, i) =>
     s.kind === 'entity'
       ? { i, id: s.id, issuer: null, external_user_id: null }
       : { i, id: null, issuer: s.issuer, external_user_id: s.externalUserId },
   );
-  // Two index lookups (by id, by the external pair), never a join on an OR: that would compare every item with every entity.
-  const rows = await tx.$queryRaw<{ i: number; id: string }[]>`
-    WITH w AS (SELECT * FROM json_to_recordset(${JSON.stringify(wanted)}::json) AS w(i int, id text, issuer text, external_user_id text))
-    SELECT w.i, e.id FROM w JOIN entity e ON e.id = w.id AND e.organization_id = ${organizationId} WHERE w.id IS NOT NULL
-    UNION ALL
-    SELECT w.i, e.id FROM w JOIN entity e
-      ON e.organization_id = ${organizationId} AND e.issuer = w.issuer AND e.external_user_id = w.external_user_id
-     WHERE w.id IS NULL`;
+  const rows = await resolveSubjects(tx, organizationId, wanted);
   const byIndex = new Map(rows.map((r) => [r.i, r.id]));
   const unknown = subjects.findIndex((_, i) => !byIndex.has(i));
   if (unknown >= 0) throw missing('entity', (subjects[unknown] as { id: string }).id, `measurements.${unknown}.entity`);
   return subjects.map((_, i) => byIndex.get(i)!);
 }
-
-const MEASUREMENT_COLUMNS = Prisma.sql`id, entity_id, program_id, metric, value::float8 AS value, occurred_at, external_id, created_at`;
 
 /**
  * Records a batch in one transaction: every item validated first (a bad item
@@ -223,21 +202,10 @@ async function recordMeasurements(
     occurred_at: m.occurred_at.toISOString(),
     external_id: m.external_id ?? null,
   }));
-  const inserted = await tx.$queryRaw<MeasurementRow[]>`
-    INSERT INTO performance_measurement (id, organization_id, entity_id, program_id, metric, value, occurred_at, external_id, created_at)
-    SELECT r.id, ${organizationId}, r.entity_id, r.program_id, r.metric, r.value::numeric, r.occurred_at, r.external_id, ${now}::timestamptz
-      FROM json_to_recordset(${JSON.stringify(rows)}::json)
-        AS r(ord int, id text, entity_id text, program_id text, metric text, value text, occurred_at timestamptz, external_id text)
-     ORDER BY r.ord
-    ON CONFLICT (organization_id, external_id) WHERE external_id IS NOT NULL DO NOTHING
-    RETURNING ${MEASUREMENT_COLUMNS}`;
+  const inserted = await insertMeasurements(tx, organizationId, rows, now);
   const added = new Map(inserted.map((r) => [r.id, r]));
   const repeated = rows.filter((r) => !added.has(r.id)).map((r) => r.external_id!);
-  const earlier = repeated.length
-    ? await tx.$queryRaw<MeasurementRow[]>`
-        SELECT ${MEASUREMENT_COLUMNS} FROM performance_measurement
-         WHERE organization_id = ${organizationId} AND external_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(repeated)}::jsonb))`
-    : [];
+  const earlier = repeated.length ? await measurementsByExternalIds(tx, organizationId, repeated) : [];
   const byExternalId = new Map(earlier.map((r) => [r.external_id, r]));
   const data = rows.map((r) => {
     const row = added.get(r.id);
@@ -245,11 +213,7 @@ async function recordMeasurements(
   });
   const touched = [...new Set(inserted.map((r) => r.entity_id))];
   if (touched.length) {
-    const enrolled = await tx.$queryRaw<{ id: string }[]>`
-      SELECT e.id FROM entity e
-       WHERE e.id IN (SELECT jsonb_array_elements_text(${JSON.stringify(touched)}::jsonb))
-         AND EXISTS (SELECT 1 FROM enrollment n WHERE n.entity_id = e.id AND n.status = 'active')
-       ORDER BY e.id FOR UPDATE OF e`;
+    const enrolled = await lockEnrolledEntities(tx, touched);
     // The payout ledger first: closed periods accrue with the standing they ended with, late measurements adjust.
     await accrueMeasured(
       deps,
@@ -279,19 +243,16 @@ async function listRollups(
   const entity = hasSubject ? await findEntity(db, organizationId, subjectOf(input)) : null;
   if (hasSubject && !entity) return wholeList([]);
   if (input.program !== undefined) await findProgram(db, caller, input.program, 'program');
-  const until = input.until ?? now;
-  const window = Prisma.sql`${input.window}`;
-  const start = periodStart(window, Prisma.sql`m.occurred_at`);
-  const rows = await db.$queryRaw<{ period_start: Date; period_end: Date; value: number; count: number }[]>`
-    SELECT ${start} AS period_start, ${periodEnd(window, Prisma.sql`m.occurred_at`)} AS period_end, sum(m.value)::float8 AS value, count(*)::int AS count
-      FROM performance_measurement m
-     WHERE m.organization_id = ${organizationId} AND m.metric = ${input.metric}
-       ${entity ? Prisma.sql`AND m.entity_id = ${entity.id}` : Prisma.empty}
-       ${input.program !== undefined ? Prisma.sql`AND (m.program_id IS NULL OR m.program_id = ${input.program})` : Prisma.empty}
-       AND m.occurred_at < ${periodEnd(window, Prisma.sql`${until}::timestamptz`)}
-       AND ${start} < ${until}::timestamptz
-       ${input.since ? Prisma.sql`AND m.occurred_at >= ${periodStart(window, Prisma.sql`${input.since}::timestamptz`)}` : Prisma.empty}
-     GROUP BY 1, 2 ORDER BY 1 DESC LIMIT ${input.limit + 1}`;
+  const rows = await rollups(db, {
+    organizationId,
+    metric: input.metric,
+    window: input.window,
+    entityId: entity?.id,
+    programId: input.program,
+    since: input.since,
+    until: input.until ?? now,
+    take: input.limit + 1,
+  });
   const page = pageOf(rows, input.limit);
   return {
     ...page,

@@ -1,5 +1,6 @@
 import type { Tx } from '../../db/database.ts';
 import type { Brand, Deps, PlatformCaller } from '../context.ts';
+import { brandByIdOrSlug, oldestBrand } from '../brand/store.ts';
 import { DomainError } from '../errors.ts';
 import type { ClientKey } from '../token/failed-authentication.ts';
 import { authenticatePlatformKey } from '../token/authenticate.ts';
@@ -87,11 +88,8 @@ export async function selectBrand(
   const cached = deps.credentials && (await deps.credentials.fresh(asOf)) ? deps.credentials.brand(key) : undefined;
   if (cached) return cached;
   const generation = deps.credentials?.current ?? 0;
-  const select = { id: true, slug: true, name: true } as const;
   const brand =
-    wanted === undefined || wanted === ''
-      ? await db.brand.findFirst({ where: { organizationId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }], select })
-      : await db.brand.findFirst({ where: { organizationId, OR: [{ id: wanted }, { slug: wanted }] }, select });
+    wanted === undefined || wanted === '' ? await oldestBrand(db, organizationId) : await brandByIdOrSlug(db, organizationId, wanted);
   if (!brand) {
     // Same answer whether the brand is another organization's or nowhere: existence never leaks.
     throw new DomainError('brand_not_found', `No brand '${wanted ?? ''}' in this organization`, 'Service-Brand');

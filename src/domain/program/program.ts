@@ -9,6 +9,17 @@ import { capability, mutation, read, type Reader } from '../action/action.ts';
 import { ListInput, listOf, newestFirst, wholeList } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { isoTime } from '../shape.ts';
+import {
+  deleteRequirement,
+  insertProgramRow,
+  insertRequirementRow,
+  programOfBrand,
+  programsPage,
+  requirementOf,
+  requirementsOf,
+  requirementsOfPrograms,
+} from './store.ts';
+import { activeEnrollmentEntities } from '../enrollment/store.ts';
 
 /**
  * Programs belong to a brand (the one Service-Brand selects) and carry the
@@ -97,22 +108,14 @@ export const presentProgram = (p: ProgramRow, requirements: RequirementRow[]): P
 
 /** A program of the caller's selected brand; anything else (other brand, other organization, bad id) is 404. */
 export async function findProgram(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<ProgramRow> {
-  const row = isId('program', id)
-    ? await db.program.findFirst({ where: { id, organizationId: caller.organization.id, brandId: caller.brand.id } })
-    : null;
+  const row = isId('program', id) ? await programOfBrand(db, caller.organization.id, caller.brand.id, id) : null;
   if (!row) throw missing('program', id, param);
   return row;
 }
 
-const requirementsOf = (db: Reader, programId: string) => db.programRequirement.findMany({ where: { programId }, orderBy: { id: 'asc' } });
-
 /** Every active enrollment of the program is re-evaluated, entity by entity in id order (a stable lock order). */
 async function reevaluateProgram(deps: Deps, tx: Tx, programId: string): Promise<void> {
-  const enrollments = await tx.enrollment.findMany({
-    where: { programId, status: 'active' },
-    select: { entityId: true },
-    orderBy: { entityId: 'asc' },
-  });
+  const enrollments = await activeEnrollmentEntities(tx, programId);
   for (const { entityId } of enrollments)
     await evaluateEntityStanding(deps, tx, entityId, { trigger: 'requirement_change' }, { programId });
 }
@@ -124,17 +127,15 @@ async function createProgram(
   input: z.output<typeof CreateProgramInput>,
 ): Promise<PublicProgram> {
   const now = deps.clock.now();
-  const row = await tx.program.create({
-    data: {
-      id: newId('program'),
-      organizationId: caller.organization.id,
-      brandId: caller.brand.id,
-      name: input.name,
-      gracePeriodSeconds: input.grace_period_seconds,
-      performanceWindow: input.performance_window,
-      createdAt: now,
-      updatedAt: now,
-    },
+  const row = await insertProgramRow(tx, {
+    id: newId('program'),
+    organizationId: caller.organization.id,
+    brandId: caller.brand.id,
+    name: input.name,
+    gracePeriodSeconds: input.grace_period_seconds,
+    performanceWindow: input.performance_window,
+    createdAt: now,
+    updatedAt: now,
   });
   return presentProgram(row, []);
 }
@@ -147,16 +148,14 @@ async function addRequirement(
   input: z.output<typeof CreateRequirementInput>,
 ): Promise<PublicRequirement> {
   const program = await findProgram(tx, caller, programId);
-  const row = await tx.programRequirement.create({
-    data: {
-      id: newId('requirement'),
-      organizationId: caller.organization.id,
-      programId: program.id,
-      metric: input.metric,
-      operator: input.operator,
-      threshold: input.threshold ?? null,
-      createdAt: deps.clock.now(),
-    },
+  const row = await insertRequirementRow(tx, {
+    id: newId('requirement'),
+    organizationId: caller.organization.id,
+    programId: program.id,
+    metric: input.metric,
+    operator: input.operator,
+    threshold: input.threshold ?? null,
+    createdAt: deps.clock.now(),
   });
   await reevaluateProgram(deps, tx, program.id);
   return presentRequirement(row);
@@ -164,11 +163,9 @@ async function addRequirement(
 
 async function removeRequirement(deps: Deps, tx: Tx, caller: SurfaceBCaller, programId: string, requirementId: string) {
   const program = await findProgram(tx, caller, programId);
-  const row = isId('requirement', requirementId)
-    ? await tx.programRequirement.findFirst({ where: { id: requirementId, programId: program.id } })
-    : null;
+  const row = isId('requirement', requirementId) ? await requirementOf(tx, requirementId, { programId: program.id }) : null;
   if (!row) throw missing('program requirement', requirementId);
-  await tx.programRequirement.delete({ where: { id: row.id } });
+  await deleteRequirement(tx, row.id);
   await reevaluateProgram(deps, tx, program.id);
   return { id: row.id, object: 'program_requirement' as const, deleted: true as const };
 }
@@ -196,16 +193,15 @@ export const programs = capability({
     input: ListInput,
     output: listOf(Program),
     run: async ({ caller, input, db }) => {
-      const where = { organizationId: caller.organization.id, brandId: caller.brand.id };
       const page = await newestFirst(
         input,
         (id, param) => findProgram(db, caller, id, param),
-        (below, take) => db.program.findMany({ where: { ...where, ...below }, orderBy: { id: 'desc' }, take }),
+        (below, take) => programsPage(db, caller.organization.id, caller.brand.id, below, take),
       );
-      const reqs = await db.programRequirement.findMany({
-        where: { programId: { in: page.data.map((p) => p.id) } },
-        orderBy: { id: 'asc' },
-      });
+      const reqs = await requirementsOfPrograms(
+        db,
+        page.data.map((p) => p.id),
+      );
       return {
         ...page,
         data: page.data.map((p) =>
@@ -259,9 +255,7 @@ export const programs = capability({
 
 /** One requirement of a program of the caller's selected brand (404 otherwise). */
 export async function retrieveRequirement(deps: Deps, caller: SurfaceBCaller, id: string): Promise<PublicRequirement> {
-  const row = isId('requirement', id)
-    ? await deps.db.prisma.programRequirement.findFirst({ where: { id, organizationId: caller.organization.id } })
-    : null;
+  const row = isId('requirement', id) ? await requirementOf(deps.db.prisma, id, { organizationId: caller.organization.id }) : null;
   if (!row) throw missing('program requirement', id, null);
   await findProgram(deps.db.prisma, caller, row.programId).catch(() => {
     throw missing('program requirement', id, null);

@@ -13,6 +13,17 @@ import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { METRIC_KEY, MEASUREMENT_VALUE_MAX } from '../performance/performance.ts';
 import { findProgram } from './program.ts';
 import { isoTime } from '../shape.ts';
+import {
+  bumpTierVersion,
+  deleteTierRow,
+  insertTierRow,
+  ladderOf,
+  lockProgram,
+  tierOf,
+  tierVersionForShare,
+  updateTierRow,
+} from './store.ts';
+import { activeEnrollmentEntitiesAfter } from '../enrollment/store.ts';
 
 /**
  * The tier ladder of a program: rungs `{name, metric, threshold, rate_bps}`.
@@ -71,12 +82,9 @@ const presentTier = (t: TierRow): PublicTier => ({
   updated_at: t.updatedAt.toISOString(),
 });
 
-const ladderOf = (db: Tx | Deps['db']['prisma'], programId: string) =>
-  db.programTier.findMany({ where: { programId }, orderBy: [{ threshold: 'asc' }, { id: 'asc' }] });
-
 /** A rung of the program's ladder; another program's (or a bad id) is 404. */
 async function findTier(tx: Tx, programId: string, id: string): Promise<TierRow> {
-  const row = isId('tier', id) ? await tx.programTier.findFirst({ where: { id, programId } }) : null;
+  const row = isId('tier', id) ? await tierOf(tx, programId, id) : null;
   if (!row) throw missing('program tier', id);
   return row;
 }
@@ -95,7 +103,7 @@ async function changeLadder<T extends PublicTierChange['tier']>(
   change: (programId: string) => Promise<T>,
 ): Promise<PublicTierChange> {
   const program = await findProgram(tx, caller, programId);
-  await tx.$queryRaw`SELECT id FROM program WHERE id = ${program.id} FOR UPDATE`;
+  await lockProgram(tx, program.id);
   let tier: T;
   try {
     tier = await change(program.id);
@@ -103,7 +111,7 @@ async function changeLadder<T extends PublicTierChange['tier']>(
     if (isUniqueViolation(e)) throw rungTaken();
     throw e;
   }
-  await tx.program.update({ where: { id: program.id }, data: { tierVersion: { increment: 1 }, updatedAt: deps.clock.now() } });
+  await bumpTierVersion(tx, program.id, deps.clock.now());
   const subject = { type: 'program', id: program.id };
   const live = await liveOperation(tx, subject);
   const op =
@@ -138,7 +146,7 @@ const retier: OperationHandler = {
     const batch = deps.config.operations.retierBatch ?? DEFAULT_RETIER_BATCH;
     return ctx.commit(async (tx) => {
       const programId = ctx.op.subjectId;
-      const [program] = await tx.$queryRaw<{ tier_version: number }[]>`SELECT tier_version FROM program WHERE id = ${programId} FOR SHARE`;
+      const [program] = await tierVersionForShare(tx, programId);
       if (!program) return { status: 'failed', error: { code: 'resource_missing', message: 'The program no longer exists' } };
       const was = ctx.op.progress as unknown as RetierProgress;
       const restart = was.version !== undefined && was.version !== program.tier_version;
@@ -146,9 +154,7 @@ const retier: OperationHandler = {
         was.version === program.tier_version
           ? was
           : { version: program.tier_version, evaluated: 0, batches: 0, restarts: (was.restarts ?? 0) + (restart ? 1 : 0) };
-      const entities = await tx.$queryRaw<{ entity_id: string }[]>`
-        SELECT entity_id FROM enrollment WHERE program_id = ${programId} AND status = 'active' AND entity_id > ${p.after ?? ''}
-        ORDER BY entity_id LIMIT ${batch}`;
+      const entities = await activeEnrollmentEntitiesAfter(tx, programId, p.after ?? '', batch);
       for (const { entity_id } of entities) await evaluateEntityStanding(deps, tx, entity_id, { trigger: 'tier_change' }, { programId });
       const progress = {
         ...p,
@@ -177,18 +183,16 @@ export const tiers = capability({ name: 'programs', title: 'Programs', resource:
     run: ({ deps, caller, params, input, db }) =>
       changeLadder(deps, db, caller, params.id, async (programId) => {
         const now = deps.clock.now();
-        const row = await db.programTier.create({
-          data: {
-            id: newId('tier'),
-            organizationId: caller.organization.id,
-            programId,
-            name: input.name,
-            metric: input.metric,
-            threshold: new Prisma.Decimal(input.threshold),
-            rateBps: input.rate_bps,
-            createdAt: now,
-            updatedAt: now,
-          },
+        const row = await insertTierRow(db, {
+          id: newId('tier'),
+          organizationId: caller.organization.id,
+          programId,
+          name: input.name,
+          metric: input.metric,
+          threshold: new Prisma.Decimal(input.threshold),
+          rateBps: input.rate_bps,
+          createdAt: now,
+          updatedAt: now,
         });
         return presentTier(row);
       }),
@@ -215,15 +219,12 @@ export const tiers = capability({ name: 'programs', title: 'Programs', resource:
     run: ({ deps, caller, params, input, db }) =>
       changeLadder(deps, db, caller, params.id, async (programId) => {
         const row = await findTier(db, programId, params.tier);
-        const updated = await db.programTier.update({
-          where: { id: row.id },
-          data: {
-            name: input.name,
-            metric: input.metric,
-            threshold: input.threshold === undefined ? undefined : new Prisma.Decimal(input.threshold),
-            rateBps: input.rate_bps,
-            updatedAt: deps.clock.now(),
-          },
+        const updated = await updateTierRow(db, row.id, {
+          name: input.name,
+          metric: input.metric,
+          threshold: input.threshold === undefined ? undefined : new Prisma.Decimal(input.threshold),
+          rateBps: input.rate_bps,
+          updatedAt: deps.clock.now(),
         });
         return presentTier(updated);
       }),
@@ -238,7 +239,7 @@ export const tiers = capability({ name: 'programs', title: 'Programs', resource:
     run: ({ deps, caller, params, db }) =>
       changeLadder(deps, db, caller, params.id, async (programId) => {
         const row = await findTier(db, programId, params.tier);
-        await db.programTier.delete({ where: { id: row.id } });
+        await deleteTierRow(db, row.id);
         return { id: row.id, object: 'program_tier' as const, deleted: true as const };
       }),
   }),

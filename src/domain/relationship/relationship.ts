@@ -11,6 +11,15 @@ import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { RELATIONSHIP_STATUSES, type RelationshipStatus } from './states.ts';
 import { presentRelationship, Relationship, type PublicRelationship } from './presenter.ts';
+import {
+  insertRelationshipRow,
+  liveRelationship,
+  moveRelationshipRow,
+  relationshipById,
+  relationshipOfBrand,
+  relationshipsPage,
+} from './store.ts';
+import { pauseBrandEnrollments } from '../enrollment/store.ts';
 
 /**
  * Relationships: a brand's durable relationship with an entity, in the
@@ -44,9 +53,7 @@ const LIFECYCLE: Record<Move, { from: readonly RelationshipStatus[]; to: Relatio
 
 /** A relationship of the caller's brand; anything else (other brand, other organization, bad id) is 404. */
 async function findRelationship(db: Reader, caller: SurfaceBCaller, id: string, param: string | null = null): Promise<RelationshipRow> {
-  const row = isId('relationship', id)
-    ? await db.relationship.findFirst({ where: { id, organizationId: caller.organization.id, brandId: caller.brand.id } })
-    : null;
+  const row = isId('relationship', id) ? await relationshipOfBrand(db, caller.organization.id, caller.brand.id, id) : null;
   if (!row) throw missing('relationship', id, param);
   return row;
 }
@@ -75,15 +82,13 @@ async function insertRelationship(deps: Deps, tx: Tx, caller: SurfaceBCaller, en
   const now = deps.clock.now();
   let row: RelationshipRow;
   try {
-    row = await tx.relationship.create({
-      data: {
-        id: newId('relationship'),
-        organizationId: caller.organization.id,
-        brandId: caller.brand.id,
-        entityId,
-        createdAt: now,
-        updatedAt: now,
-      },
+    row = await insertRelationshipRow(tx, {
+      id: newId('relationship'),
+      organizationId: caller.organization.id,
+      brandId: caller.brand.id,
+      entityId,
+      createdAt: now,
+      updatedAt: now,
     });
   } catch (e) {
     if (isUniqueViolation(e))
@@ -100,7 +105,7 @@ async function insertRelationship(deps: Deps, tx: Tx, caller: SurfaceBCaller, en
 
 /** The entity's relationship with the caller's brand that has not ended, else a new one (the caller holds the entity's lock). */
 export async function ensureRelationship(deps: Deps, tx: Tx, caller: SurfaceBCaller, entityId: string): Promise<RelationshipRow> {
-  const live = await tx.relationship.findFirst({ where: { brandId: caller.brand.id, entityId, status: { not: 'ended' } } });
+  const live = await liveRelationship(tx, caller.brand.id, entityId);
   return live ?? insertRelationship(deps, tx, caller, entityId);
 }
 
@@ -111,11 +116,7 @@ export async function ensureRelationship(deps: Deps, tx: Tx, caller: SurfaceBCal
  */
 async function pauseEnrollments(deps: Deps, tx: Tx, caller: SurfaceBCaller, row: RelationshipRow): Promise<void> {
   const now = deps.clock.now();
-  const paused = await tx.$queryRaw<{ id: string; program_id: string }[]>`
-    UPDATE enrollment e SET status = 'paused', updated_at = ${now}::timestamptz
-    FROM program p
-    WHERE p.id = e.program_id AND p.brand_id = ${row.brandId} AND e.entity_id = ${row.entityId} AND e.status = 'active'
-    RETURNING e.id, e.program_id`;
+  const paused = await pauseBrandEnrollments(tx, row.brandId, row.entityId, now);
   for (const e of paused) {
     await appendEvent(deps, tx, {
       organizationId: row.organizationId,
@@ -131,7 +132,7 @@ async function pauseEnrollments(deps: Deps, tx: Tx, caller: SurfaceBCaller, row:
 async function moveRelationship(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string, move: Move): Promise<PublicRelationship> {
   const found = await findRelationship(tx, caller, id);
   await lockEntity(tx, found.entityId);
-  const row = await tx.relationship.findUniqueOrThrow({ where: { id: found.id } });
+  const row = await relationshipById(tx, found.id);
   const rule = LIFECYCLE[move];
   if (!rule.from.includes(row.status as RelationshipStatus)) {
     throw new DomainError(
@@ -140,10 +141,7 @@ async function moveRelationship(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: 
     );
   }
   const now = deps.clock.now();
-  const updated = await tx.relationship.update({
-    where: { id: row.id },
-    data: { status: rule.to, updatedAt: now, ...(rule.to === 'ended' ? { endedAt: now } : {}) },
-  });
+  const updated = await moveRelationshipRow(tx, row.id, rule.to, now, rule.to === 'ended' ? now : undefined);
   await appendMove(deps, tx, caller, rule.event, updated);
   if (rule.to === 'ended') await pauseEnrollments(deps, tx, caller, updated);
   return presentRelationship(updated);
@@ -160,17 +158,12 @@ async function listRelationships(db: Reader, caller: SurfaceBCaller, input: z.ou
       // A subject with no entity yet has no relationship.
       entity === null
         ? []
-        : db.relationship.findMany({
-            where: {
-              organizationId: caller.organization.id,
-              brandId: caller.brand.id,
-              ...(entity ? { entityId: entity.id } : {}),
-              ...(input.status ? { status: input.status } : {}),
-              ...below,
-            },
-            orderBy: { id: 'desc' },
+        : relationshipsPage(
+            db,
+            { organizationId: caller.organization.id, brandId: caller.brand.id, entityId: entity?.id, status: input.status },
+            below,
             take,
-          }),
+          ),
   );
   return { ...page, data: page.data.map(presentRelationship) };
 }

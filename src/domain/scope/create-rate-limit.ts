@@ -1,6 +1,7 @@
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
+import { countCreate, deleteRateWindowsBefore } from './store.ts';
 
 /**
  * Surface A create limit: CREATE_RATE_LIMIT creates per CREATE_RATE_WINDOW
@@ -25,11 +26,7 @@ export async function consumeCreateQuota(
   const start = new Date(Math.floor(deps.clock.now().getTime() / windowMs) * windowMs);
   const resetAt = new Date(start.getTime() + windowMs);
   const bucket = `${key.organizationId}:${key.tokenId}:${key.family}`;
-  const rows = await tx.$queryRaw<{ count: number }[]>`
-    INSERT INTO rate_limit_counter (bucket, window_start, count) VALUES (${bucket}, ${start}, 1)
-    ON CONFLICT (bucket, window_start) DO UPDATE SET count = rate_limit_counter.count + 1
-    WHERE rate_limit_counter.count < ${limit}
-    RETURNING count`;
+  const rows = await countCreate(tx, bucket, start, limit);
   if (rows.length === 0) {
     throw new DomainError(
       'create_rate_limit_exceeded',
@@ -47,6 +44,5 @@ export async function consumeCreateQuota(
 /** Old windows are never read again; the maintenance worker drops them. */
 export async function purgeOldRateWindows(deps: Deps): Promise<number> {
   const before = new Date(deps.clock.now().getTime() - deps.config.createRateWindowSeconds * 1000 * 2);
-  const { count } = await deps.db.prisma.rateLimitCounter.deleteMany({ where: { windowStart: { lt: before } } });
-  return count;
+  return deleteRateWindowsBefore(deps.db.prisma, before);
 }

@@ -10,6 +10,17 @@ import { PUBLISHABLE_KEY_PREFIX, secretKeyPrefix } from './key-kind.ts';
 import type { Tx } from '../../db/database.ts';
 import { lockOrganization } from '../organization/organization.ts';
 import { authenticateFrom, type ClientKey } from './failed-authentication.ts';
+import { brandByIdOrSlug } from '../brand/store.ts';
+import {
+  countActiveTokens,
+  insertPlatformTokenRow,
+  platformTokenByHash,
+  platformTokenOf,
+  platformTokensOf,
+  revokeToken,
+  revokeTokenIfLive,
+  stampLastUsed,
+} from './store.ts';
 
 export type TokenStatus = 'active' | 'revoked' | 'expired';
 /** `secret`: sk_<KEY_BRAND>_live_, holds scopes. `publishable`: pk_live_, bound to one brand, no scopes (partner connect only). */
@@ -92,21 +103,19 @@ export async function insertPlatformToken(
   const kind: TokenKind = args.brandId ? 'publishable' : 'secret';
   const prefix = kind === 'publishable' ? PUBLISHABLE_KEY_PREFIX : secretKeyPrefix(deps.config.keyBrand);
   const secret = generateSecret(prefix);
-  const row = await tx.platformToken.create({
-    data: {
-      id: newId('platformToken'),
-      organizationId: args.organizationId,
-      name: args.name,
-      tokenHash: hashSecret(secret),
-      tokenPrefix: displayPrefix(secret, prefix),
-      scopes: [...new Set(args.scopes)],
-      kind,
-      brandId: args.brandId ?? null,
-      expiresAt: args.expiresAt ?? null,
-      createdByUserId: args.userId ?? null,
-      replacesTokenId: args.replacesTokenId ?? null,
-      createdAt: deps.clock.now(),
-    },
+  const row = await insertPlatformTokenRow(tx, {
+    id: newId('platformToken'),
+    organizationId: args.organizationId,
+    name: args.name,
+    tokenHash: hashSecret(secret),
+    tokenPrefix: displayPrefix(secret, prefix),
+    scopes: [...new Set(args.scopes)],
+    kind,
+    brandId: args.brandId ?? null,
+    expiresAt: args.expiresAt ?? null,
+    createdByUserId: args.userId ?? null,
+    replacesTokenId: args.replacesTokenId ?? null,
+    createdAt: deps.clock.now(),
   });
   deps.failedAuthentication?.issued(secret);
   return { token: presentPlatformToken(row, deps.clock.now()), secret };
@@ -150,28 +159,21 @@ export async function createPlatformToken(deps: Deps, organizationId: string, us
   });
 }
 
-/** Tokens of a kind that still authenticate (neither revoked nor expired): what the organization's caps count. */
-function countActiveTokens(tx: Tx, organizationId: string, kind: TokenKind, now: Date): Promise<number> {
-  return tx.platformToken.count({
-    where: { organizationId, kind, revokedAt: null, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] },
-  });
-}
-
 /** A brand of the organization by id or slug; 400 `brand_not_found` on `brand`, alike whether it is another organization's or nowhere. */
 async function brandOf(tx: Tx, organizationId: string, wanted: string): Promise<string> {
-  const brand = await tx.brand.findFirst({ where: { organizationId, OR: [{ id: wanted }, { slug: wanted }] }, select: { id: true } });
+  const brand = await brandByIdOrSlug(tx, organizationId, wanted);
   if (!brand) throw new DomainError('brand_not_found', `No brand '${wanted}' in this organization`, 'brand');
   return brand.id;
 }
 
 export async function listPlatformTokens(deps: Deps, organizationId: string): Promise<PublicPlatformToken[]> {
-  const rows = await deps.db.prisma.platformToken.findMany({ where: { organizationId }, orderBy: { id: 'desc' } });
+  const rows = await platformTokensOf(deps.db.prisma, organizationId);
   const now = deps.clock.now();
   return rows.map((r) => presentPlatformToken(r, now));
 }
 
 async function findOwnedToken(tx: Tx, organizationId: string, tokenId: string) {
-  const row = isId('platformToken', tokenId) ? await tx.platformToken.findFirst({ where: { id: tokenId, organizationId } }) : null;
+  const row = isId('platformToken', tokenId) ? await platformTokenOf(tx, organizationId, tokenId) : null;
   if (!row) throw missing('platform token', tokenId, 'token_id');
   return row;
 }
@@ -181,7 +183,7 @@ export async function revokePlatformToken(deps: Deps, organizationId: string, ra
   const { token_id } = parseInput(TokenIdInput, raw);
   await deps.db.transaction(async (tx) => {
     const row = await findOwnedToken(tx, organizationId, token_id);
-    if (!row.revokedAt) await tx.platformToken.update({ where: { id: row.id }, data: { revokedAt: deps.clock.now() } });
+    if (!row.revokedAt) await revokeToken(tx, row.id, deps.clock.now());
     await deps.credentials?.announce(tx);
   });
 }
@@ -197,8 +199,8 @@ export async function rotatePlatformToken(deps: Deps, organizationId: string, us
       throw new DomainError('invalid_request', `Token ${row.id} is ${status} and cannot be rotated`, 'token_id');
     }
     // Conditional update: two concurrent rotations cannot both succeed.
-    const revoked = await tx.platformToken.updateMany({ where: { id: row.id, revokedAt: null }, data: { revokedAt: now } });
-    if (revoked.count !== 1) throw new DomainError('invalid_request', `Token ${row.id} is revoked and cannot be rotated`, 'token_id');
+    if ((await revokeTokenIfLive(tx, row.id, now)) !== 1)
+      throw new DomainError('invalid_request', `Token ${row.id} is revoked and cannot be rotated`, 'token_id');
     const issued = await insertPlatformToken(deps, tx, {
       organizationId,
       userId,
@@ -261,10 +263,7 @@ async function lookUpKey(deps: Deps, secret: string, kind: TokenKind, asOf: numb
     return hit.caller;
   }
   const generation = cache?.current ?? 0;
-  const row = await deps.db.prisma.platformToken.findUnique({
-    where: { tokenHash: hash },
-    include: { organization: { select: { id: true, slug: true, name: true } } },
-  });
+  const row = await platformTokenByHash(deps.db.prisma, hash);
   if (!row || row.kind !== kind || !constantTimeEqual(row.tokenHash, hash) || tokenStatus(row, now) !== 'active') throw invalid();
   let lastUsedAt = row.lastUsedAt;
   if (!lastUsedAt || now.getTime() - lastUsedAt.getTime() > LAST_USED_RESOLUTION_MS) {
@@ -284,5 +283,5 @@ async function lookUpKey(deps: Deps, secret: string, kind: TokenKind, asOf: numb
 }
 
 function touchLastUsed(deps: Deps, tokenId: string, now: Date): Promise<unknown> {
-  return deps.db.prisma.platformToken.update({ where: { id: tokenId }, data: { lastUsedAt: now } }).catch(() => {});
+  return stampLastUsed(deps.db.prisma, tokenId, now).catch(() => {});
 }

@@ -3,6 +3,7 @@ import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { newId } from '../id.ts';
 import { authenticateFrom, type ClientKey } from './failed-authentication.ts';
+import { insertUserToken, userTokenByHash } from './store.ts';
 import { constantTimeEqual, displayPrefix, generateSecret, hashSecret, hasValidChecksum } from '../secret.ts';
 
 /** Dashboard user tokens (`ut_...`) authenticate token management. */
@@ -17,14 +18,12 @@ export interface UserCaller {
 
 export async function issueUserToken(tx: Tx, userId: string, now: Date): Promise<string> {
   const secret = generateSecret(USER_TOKEN_PREFIX);
-  await tx.userToken.create({
-    data: {
-      id: newId('userToken'),
-      userId,
-      tokenHash: hashSecret(secret),
-      tokenPrefix: displayPrefix(secret, USER_TOKEN_PREFIX),
-      createdAt: now,
-    },
+  await insertUserToken(tx, {
+    id: newId('userToken'),
+    userId,
+    tokenHash: hashSecret(secret),
+    tokenPrefix: displayPrefix(secret, USER_TOKEN_PREFIX),
+    createdAt: now,
   });
   return secret;
 }
@@ -38,7 +37,7 @@ async function lookUpUserToken(deps: Deps, secret: string): Promise<UserCaller> 
   const invalid = new DomainError('invalid_token', 'The user token is unknown or revoked');
   if (!hasValidChecksum(secret, USER_TOKEN_PREFIX)) throw invalid;
   const hash = hashSecret(secret);
-  const row = await deps.db.prisma.userToken.findUnique({ where: { tokenHash: hash }, include: { user: true } });
+  const row = await userTokenByHash(deps.db.prisma, hash);
   if (!row || row.revokedAt || !constantTimeEqual(row.tokenHash, hash)) throw invalid;
   return { tokenId: row.id, userId: row.userId, organizationId: row.user.organizationId };
 }

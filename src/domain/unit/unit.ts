@@ -4,6 +4,7 @@ import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
+import { deleteDraftUnit, insertUnitRow, markUnitPublished, unitOf, unitsPage } from './store.ts';
 
 /** Units are Surface A's content items: created as `draft`, published through `units:publish`. */
 export const UNITS_PER_PAGE_MAX = 100;
@@ -51,12 +52,7 @@ export function presentUnit(u: Unit): PublicUnit {
 
 /** Newest first. `has_more` saves callers a request for an empty page. */
 export async function listUnits(tx: Tx, organizationId: string, input: z.output<typeof ListUnitsInput>) {
-  const rows = await tx.unit.findMany({
-    where: { organizationId },
-    orderBy: { id: 'desc' },
-    skip: (input.page - 1) * input.per_page,
-    take: input.per_page + 1,
-  });
+  const rows = await unitsPage(tx, organizationId, (input.page - 1) * input.per_page, input.per_page + 1);
   return {
     units: rows.slice(0, input.per_page).map(presentUnit),
     page: input.page,
@@ -67,16 +63,14 @@ export async function listUnits(tx: Tx, organizationId: string, input: z.output<
 
 export async function insertUnit(deps: Deps, tx: Tx, organizationId: string, input: z.output<typeof CreateUnitInput>) {
   const now = deps.clock.now();
-  const row = await tx.unit.create({
-    data: {
-      id: newId('unit'),
-      organizationId,
-      type: input.type,
-      caption: input.caption,
-      productionId: input.production_id ?? null,
-      createdAt: now,
-      updatedAt: now,
-    },
+  const row = await insertUnitRow(tx, {
+    id: newId('unit'),
+    organizationId,
+    type: input.type,
+    caption: input.caption,
+    productionId: input.production_id ?? null,
+    createdAt: now,
+    updatedAt: now,
   });
   return presentUnit(row);
 }
@@ -87,16 +81,15 @@ export async function retrieveUnit(tx: Tx, organizationId: string, unitId: strin
 }
 
 async function findUnit(tx: Tx, organizationId: string, unitId: string) {
-  const row = isId('unit', unitId) ? await tx.unit.findFirst({ where: { id: unitId, organizationId } }) : null;
+  const row = isId('unit', unitId) ? await unitOf(tx, organizationId, unitId) : null;
   if (!row) throw missing('unit', unitId, 'unit_id');
   return row;
 }
 
 export async function deleteUnit(_deps: Deps, tx: Tx, organizationId: string, unitId: string) {
   const row = await findUnit(tx, organizationId, unitId);
-  // Conditional delete: a concurrent publish cannot slip between check and delete.
-  const { count } = await tx.unit.deleteMany({ where: { id: row.id, status: 'draft' } });
-  if (count !== 1) throw new DomainError('unit_not_draft', `Unit ${row.id} is ${row.status}; only a draft unit may be deleted`, 'unit_id');
+  if ((await deleteDraftUnit(tx, row.id)) !== 1)
+    throw new DomainError('unit_not_draft', `Unit ${row.id} is ${row.status}; only a draft unit may be deleted`, 'unit_id');
   return { ok: true, success: true };
 }
 
@@ -104,6 +97,6 @@ export async function publishUnit(deps: Deps, tx: Tx, organizationId: string, un
   const row = await findUnit(tx, organizationId, unitId);
   if (row.status !== 'draft') return { unit: presentUnit(row) }; // publishing twice is a no-op
   const now = deps.clock.now();
-  const updated = await tx.unit.update({ where: { id: row.id }, data: { status: 'published', publishedAt: now, updatedAt: now } });
+  const updated = await markUnitPublished(tx, row.id, now);
   return { unit: presentUnit(updated) };
 }
