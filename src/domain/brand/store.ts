@@ -9,6 +9,22 @@ const SUMMARY = { id: true, slug: true, name: true } as const;
 
 export type BrandSummary = Pick<Brand, 'id' | 'slug' | 'name'>;
 
+/** Locks the brand's row for the transaction: the serialization point of a brand's ledger and payout runs. */
+export async function lockBrand(tx: Tx, id: string): Promise<void> {
+  await tx.$queryRaw`SELECT id FROM brand WHERE id = ${id} FOR UPDATE`;
+}
+
+/** A brand named by its id or as `<organization slug>.<brand slug>`, with its organization: the operator's wallet routes. */
+export function brandByRef(
+  db: Reader,
+  ref: { id: string } | { organizationSlug: string; slug: string },
+): Promise<Pick<Brand, 'id' | 'organizationId'> | null> {
+  const select = { id: true, organizationId: true } as const;
+  return 'id' in ref
+    ? db.brand.findFirst({ where: { id: ref.id }, select })
+    : db.brand.findFirst({ where: { slug: ref.slug, organization: { slug: ref.organizationSlug } }, select });
+}
+
 /** The organization's oldest brand: its default. */
 export function oldestBrand(db: Reader, organizationId: string): Promise<BrandSummary | null> {
   return db.brand.findFirst({ where: { organizationId }, orderBy: OLDEST_FIRST, select: SUMMARY });

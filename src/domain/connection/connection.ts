@@ -11,6 +11,7 @@ import { enqueueOperation, liveOperation, Operation, presentOperation } from '..
 import type { SurfaceBCaller } from '../platform/request-auth.ts';
 import { LIVE_DEPLOYMENT_STATUSES } from '../distribution/states.ts';
 import { isoTime } from '../shape.ts';
+import { deploymentsOnConnection } from '../distribution/store.ts';
 import { connectionById, connectionOfBrand, connectionsPage, insertConnectionRow, revokeConnectionIfActive } from './store.ts';
 
 /**
@@ -142,10 +143,7 @@ async function revokeConnection(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: 
   // Conditional on the status, so two concurrent revokes cannot both start teardowns.
   if ((await revokeConnectionIfActive(tx, found.id, now)) === 0)
     throw new DomainError('invalid_state_transition', 'Cannot revoke a connection that is revoked (allowed from: active)');
-  const live = await tx.deployment.findMany({
-    where: { connectionId: found.id, status: { in: [...LIVE_DEPLOYMENT_STATUSES] } },
-    orderBy: { id: 'asc' },
-  });
+  const live = await deploymentsOnConnection(tx, found.id, LIVE_DEPLOYMENT_STATUSES);
   const teardowns = [];
   for (const dep of live) {
     // A provision still running on it settles first (its outcome would overwrite the teardown's): the teardown waits on it.

@@ -1,7 +1,23 @@
-import type { Tx } from '../../db/database.ts';
+import { Prisma as PrismaSql, type Tx } from '../../db/database.ts';
 import type { Connection, Prisma, PrismaClient } from '../../db/generated/client.ts';
 
 /** The connection capability's SQL. */
+
+/** A distribution's named connections, as create and validate check them (the brand's only). */
+export type NamedConnection = Pick<Connection, 'id' | 'provider' | 'status'>;
+
+/** The brand's connections among `ids`, as a statement of create's batch. */
+export const brandConnectionsStatement = (organizationId: string, brandId: string, ids: string[]): Prisma.Sql =>
+  PrismaSql.sql`SELECT id, provider, status FROM connection
+    WHERE organization_id = ${organizationId} AND brand_id = ${brandId} AND id IN (${PrismaSql.join(ids)})`;
+
+/** The brand's connections among `ids`: validate's read. */
+export function brandConnections(db: Reader, organizationId: string, brandId: string, ids: string[]): Promise<NamedConnection[]> {
+  return db.connection.findMany({
+    where: { id: { in: ids }, organizationId, brandId },
+    select: { id: true, provider: true, status: true },
+  });
+}
 type Reader = Tx | PrismaClient;
 
 export function connectionOfBrand(db: Reader, organizationId: string, brandId: string, id: string): Promise<Connection | null> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Deployment as DeploymentRow, Distribution as DistributionRow } from '../../db/generated/client.ts';
-import { Prisma, type Tx } from '../../db/database.ts';
+import type { Prisma, Tx } from '../../db/database.ts';
 import type { BatchSend } from '../../db/sql-port.ts';
 import { capability, batchedMutation, mutation, read, type BatchedRun, type Reader } from '../action/action.ts';
 import { listOf, newestFirst } from '../action/list.ts';
@@ -24,6 +24,7 @@ import { amount, walletBalance } from '../wallet/wallet.ts';
 import { providerFor } from './provider.ts';
 import { listLimit } from '../platform/rate-limit.ts';
 import { DISTRIBUTION_STATUSES } from './states.ts';
+import { brandConnections, brandConnectionsStatement, type NamedConnection } from '../connection/store.ts';
 import {
   brandDeployments,
   brandDistribution,
@@ -165,7 +166,6 @@ function checkCreate(input: CreateDistribution) {
   return { deployments, planned };
 }
 
-type NamedConnection = { id: string; provider: string; status: string };
 /** The brand's connections the deployments name, read with `fetch` (create reads them on the batched port, validate with Prisma). */
 async function checkConnections(input: CreateDistribution, fetch: (ids: string[]) => Promise<NamedConnection[]>): Promise<void> {
   const ids = [...new Set(input.deployments.flatMap((d) => (d.connection === undefined ? [] : [d.connection])))];
@@ -183,19 +183,10 @@ async function checkConnections(input: CreateDistribution, fetch: (ids: string[]
   });
 }
 
-const connectionsOf = (caller: SurfaceBCaller, ids: string[]) =>
-  Prisma.sql`SELECT id, provider, status FROM connection
-    WHERE organization_id = ${caller.organization.id} AND brand_id = ${caller.brand.id} AND id IN (${Prisma.join(ids)})`;
-
 /** Dry run: the same checks as create, plus whether the brand's wallet would fund it. Creates nothing, moves no money. */
 async function validateDistribution(db: Reader, caller: SurfaceBCaller, input: CreateDistribution) {
   const { deployments, planned } = checkCreate(input);
-  await checkConnections(input, (ids) =>
-    db.connection.findMany({
-      where: { id: { in: ids }, organizationId: caller.organization.id, brandId: caller.brand.id },
-      select: { id: true, provider: true, status: true },
-    }),
-  );
+  await checkConnections(input, (ids) => brandConnections(db, caller.organization.id, caller.brand.id, ids));
   const balance = await walletBalance(db, caller.brand.id);
   return {
     object: 'distribution_validation' as const,
@@ -244,7 +235,9 @@ async function createAndLaunch(
   take: () => OperationSlot | undefined,
 ): Promise<BatchedRun<PublicDistributionOperation>> {
   const { deployments } = checkCreate(input);
-  await checkConnections(input, async (ids) => (ids.length ? ((await send([connectionsOf(caller, ids)]))[0] as NamedConnection[]) : []));
+  await checkConnections(input, async (ids) =>
+    ids.length ? ((await send([brandConnectionsStatement(caller.organization.id, caller.brand.id, ids)]))[0] as NamedConnection[]) : [],
+  );
   const now = deps.clock.now();
   const org = caller.organization.id;
   const dist: DistributionRow = {

@@ -2,7 +2,8 @@ import type { Deps } from '../context.ts';
 import { lockEntity } from '../entity/entity.ts';
 import { evaluateEntityStanding } from './standing.ts';
 import { dueEntities, nextDueInstant } from './store.ts';
-import { accrueEntity, dueAccruals } from '../payout/ledger.ts';
+import { accrueEntity } from '../payout/ledger.ts';
+import { dueAccruals } from '../payout/store.ts';
 
 /**
  * Time-driven standing changes: a claim expiring (no event is written for

@@ -173,7 +173,6 @@ export function placeOnLadder(
 }
 
 /** The SQL of a UTC period's bounds lives in the store; payout's ledger reads them from here. */
-export { periodEnd, periodStart } from './store.ts';
 
 const date = (v: unknown) => (v == null ? null : new Date(v as string));
 

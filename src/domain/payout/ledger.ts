@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lockBrand } from '../brand/store.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
@@ -32,7 +33,6 @@ import {
 } from './store.ts';
 
 /** Also read by the due-evaluation loop (src/domain/enrollment/due-evaluation.ts). */
-export { dueAccruals };
 
 /**
  * The payout ledger (ADR 0009). Each closed period of an active, qualified
@@ -213,7 +213,7 @@ async function reverseEntry(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: stri
   if (!entry) throw missing('ledger entry', id);
   if (entry.kind === 'reversal')
     throw new DomainError('resource_conflict', `The ledger entry ${id} is a reversal: a reversal is final and cannot be reversed`, null);
-  await tx.$queryRaw`SELECT id FROM brand WHERE id = ${caller.brand.id} FOR UPDATE`;
+  await lockBrand(tx, caller.brand.id);
   await lockEntity(tx, entry.entity_id);
   const done = await reversalOf(tx, id);
   if (done) throw new DomainError('resource_conflict', `The ledger entry ${id} is already reversed by ${done.id}`, null);

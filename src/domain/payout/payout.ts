@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { lockBrand } from '../brand/store.ts';
 import type { Operation as OperationRow, Payout as PayoutRow } from '../../db/generated/client.ts';
 import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
@@ -169,7 +170,7 @@ const payoutEvent = (type: string, p: PayoutRow, opId: string): NewEvent => {
  * payable by period_end grouped per entity, the total reserved from the wallet, one payout per entity.
  */
 async function reserve(deps: Deps, tx: Tx, op: OperationRow, p: RunProgress): Promise<StepOutcome> {
-  await tx.$queryRaw`SELECT id FROM brand WHERE id = ${op.brandId} FOR UPDATE`;
+  await lockBrand(tx, op.brandId!);
   const wallet = await lockWallet(tx, op.brandId!);
   const groups = await unpaidByEntity(tx, op.brandId!, p.period_end, p.program);
   const total = groups.reduce((s, g) => s + BigInt(g.amount), 0n);

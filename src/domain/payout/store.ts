@@ -1,6 +1,6 @@
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Payout, PayoutItem, PayoutRun, PrismaClient } from '../../db/generated/client.ts';
-import { periodEnd, periodStart } from '../enrollment/standing.ts';
+import { periodEnd, periodStart } from '../enrollment/store.ts';
 import { IN_FLIGHT_STATUSES } from './presenter.ts';
 
 /**

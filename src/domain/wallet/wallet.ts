@@ -6,6 +6,7 @@ import { newId } from '../id.ts';
 import { wakeOperations } from '../operation/operation.ts';
 import { fingerprint, runIdempotentValue, validateIdempotencyKey } from '../idempotency/idempotency.ts';
 import { parseInput } from '../validation.ts';
+import { brandByRef } from '../brand/store.ts';
 import { distributionReserved, releaseHoldStatement, reserveHoldStatement, spendHoldStatement } from '../distribution/store.ts';
 import {
   applyStatements,
@@ -100,10 +101,7 @@ export interface PublicWallet {
  */
 async function brandOf(deps: Deps, brand: string) {
   const pair = /^([a-z0-9][a-z0-9-]{0,62})\.([a-z0-9][a-z0-9-]{0,62})$/.exec(brand);
-  const select = { id: true, organizationId: true };
-  const row = pair
-    ? await deps.db.prisma.brand.findFirst({ where: { slug: pair[2], organization: { slug: pair[1] } }, select })
-    : await deps.db.prisma.brand.findFirst({ where: { id: brand }, select });
+  const row = await brandByRef(deps.db.prisma, pair ? { organizationSlug: pair[1]!, slug: pair[2]! } : { id: brand });
   if (!row)
     throw new DomainError('resource_missing', `No such brand: '${brand}' (name it by brand_ id or as <organization slug>.<brand slug>)`);
   return row;
