@@ -1,6 +1,6 @@
 import { Prisma, type Tx } from '../../db/database.ts';
 import type { Event, WebhookEndpoint } from '../../db/generated/client.ts';
-import type { EventRecord } from '../event/event.ts';
+import type { EventRecord } from '../event/store.ts';
 import type { Deps } from '../context.ts';
 import { newId } from '../id.ts';
 import { statement } from '../../db/sql-port.ts';
