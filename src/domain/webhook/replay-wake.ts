@@ -1,7 +1,7 @@
 import type { Tx } from '../../db/database.ts';
 import { inBatch, statement } from '../../db/sql-port.ts';
 import type { Deps } from '../context.ts';
-import { OPERATIONS_CHANNEL } from '../operation/operation.ts';
+import { OPERATIONS_CHANNEL } from '../operation/store.ts';
 
 /**
  * A replay waits `awaiting_deliveries` until none of its deliveries is live (replay.ts); the delivery that settles
