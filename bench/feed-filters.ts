@@ -21,7 +21,7 @@ import {
   feedPageOfSubjectStatement,
   feedPageOfSubjectTypesStatement,
   feedPageStatement,
-} from '../src/domain/event/event.ts';
+} from '../src/domain/event/store.ts';
 import { PUBLIC_EVENT_TYPES } from '../src/domain/event/types.ts';
 
 const url = process.env.DATABASE_URL;

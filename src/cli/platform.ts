@@ -24,7 +24,7 @@ interface ServerCommands {
 async function serverCommands(): Promise<ServerCommands> {
   const { register } = await import('tsx/esm/api');
   register();
-  return (await import(new URL('./server-commands.ts', import.meta.url).href)) as ServerCommands;
+  return (await import(new URL('../../src/cli/server-commands.ts', import.meta.url).href)) as ServerCommands;
 }
 
 // ── Server ────────────────────────────────────────────────────────────────

@@ -15,6 +15,18 @@ import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 export { Prisma };
 export type Tx = Prisma.TransactionClient;
 
+/** Runs statements a store built, in order, in the transaction (a round trip each): for rule code composing stores. */
+export async function execute(tx: Tx, statements: Prisma.Sql[]): Promise<void> {
+  for (const statement of statements) await tx.$executeRaw(statement);
+}
+
+/** Like `execute`, returning each statement's rows. */
+export async function queryEach(tx: Tx, statements: Prisma.Sql[]): Promise<Record<string, unknown>[][]> {
+  const rows: Record<string, unknown>[][] = [];
+  for (const statement of statements) rows.push(await tx.$queryRaw<Record<string, unknown>[]>(statement));
+  return rows;
+}
+
 export interface Database {
   readonly kind: 'pglite' | 'postgres';
   readonly prisma: PrismaClient;

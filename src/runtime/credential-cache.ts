@@ -1,5 +1,6 @@
 import type { PrismaClient } from '../db/generated/client.ts';
 import type { Tx } from '../db/database.ts';
+import { notify } from '../db/notify.ts';
 import type { Brand, CachedToken, Credentials, Deps } from '../domain/context.ts';
 import { PgListener } from './listener.ts';
 
@@ -156,6 +157,6 @@ export class CredentialCache implements Credentials {
    */
   async announce(tx: Tx | PrismaClient): Promise<void> {
     this.deps.db.afterCommit(tx, () => this.invalidate());
-    if (this.deps.db.kind === 'postgres') await tx.$queryRaw`SELECT pg_notify(${CREDENTIALS_CHANNEL}, '')::text`;
+    if (this.deps.db.kind === 'postgres') await notify(tx, CREDENTIALS_CHANNEL, '');
   }
 }

@@ -1,16 +1,8 @@
 import type { Deps } from '../domain/context.ts';
 import { DEFAULT_STREAM_BATCH_SUBSCRIBERS } from '../config.ts';
 import { DomainError } from '../domain/errors.ts';
-import {
-  latestSeq,
-  maxPositionStatement,
-  pageEvents,
-  presentEvent,
-  STREAM_PULL_LIMIT as PULL,
-  streamPullStatement,
-  type PublicEvent,
-  type StreamRow,
-} from '../domain/event/event.ts';
+import { latestSeq, pageEvents, presentEvent, type PublicEvent } from '../domain/event/event.ts';
+import { maxPosition, pullSequenced, STREAM_PULL_LIMIT as PULL, type StreamRow } from '../domain/event/store.ts';
 import { EVENTS_CHANNEL } from './sequencer.ts';
 import { isPublicEventType } from '../domain/event/types.ts';
 import { ALL_EVENTS, type EventFilter } from '../domain/event/filter.ts';
@@ -135,8 +127,7 @@ export class EventStream {
   /** `tail: false`: LISTEN only, for `onNotified`; the stream serves no subscriber and never pulls. */
   async start({ tail = true }: { tail?: boolean } = {}): Promise<void> {
     if (tail) {
-      const [max] = await this.deps.db.sql.rows(maxPositionStatement, []);
-      this.lastPosition = BigInt(max?.max ?? 0);
+      this.lastPosition = BigInt((await maxPosition(this.deps.db.sql)) ?? 0);
       this.tailing = true;
     }
     if (this.deps.db.kind === 'postgres') await this.listener.start();
@@ -272,7 +263,7 @@ export class EventStream {
     }
     let again = false;
     try {
-      const rows = inHand ?? (await this.deps.db.sql.rows(streamPullStatement, [String(from), PULL]));
+      const rows = inHand ?? (await pullSequenced(this.deps.db.sql, from, PULL));
       this.reading = false;
       if (rows.length) {
         this.lastPosition = BigInt(rows.at(-1)!.position);

@@ -1,6 +1,4 @@
-import { Prisma } from '../db/database.ts';
-import { statement } from '../db/sql-port.ts';
-import { streamPullSql, type StreamRow } from '../domain/event/event.ts';
+import { hasUnsequenced, sequenceStatements, streamPullSql, type StreamRow } from '../domain/event/store.ts';
 import type { Deps } from '../domain/context.ts';
 import { Loop } from './loop.ts';
 
@@ -76,8 +74,7 @@ export class Sequencer {
 
   private async sweep(): Promise<void> {
     if (this.loop.busy) return;
-    const pending = await this.deps.db.sql.rows(unsequencedStatement, []).catch(() => []);
-    if (pending.length) this.kick();
+    if (await hasUnsequenced(this.deps.db.sql).catch(() => false)) this.kick();
   }
 
   /**
@@ -93,7 +90,10 @@ export class Sequencer {
     const since = this.pendingSince;
     this.pendingSince = undefined;
     const after = this.ports.readFrom?.();
-    const statements = [...sequenceStatements(db.kind === 'postgres'), ...(after === undefined ? [] : [streamPullSql(after)])];
+    const statements = [
+      ...sequenceStatements({ lockKey: SEQUENCER_LOCK_KEY, channel: EVENTS_CHANNEL, batch: BATCH, notify: db.kind === 'postgres' }),
+      ...(after === undefined ? [] : [streamPullSql(after)]),
+    ];
     this.ports.onBatchStart?.();
     try {
       const [, batch, read] = await db.sql.transaction((send) => send(statements, { commit: true }));
@@ -114,26 +114,3 @@ export class Sequencer {
     }
   }
 }
-
-const unsequencedStatement = statement<[], { id: string }>('event_unsequenced', 'SELECT id FROM event WHERE seq IS NULL LIMIT 1');
-
-// `pending` is referenced twice, so PostgreSQL materializes it: nextval runs once per row. `top` is materialized too:
-// inlined, its max(seq) probe ran once per pending row instead of once per organization.
-const sequenceStatements = (notify: boolean) => [
-  Prisma.sql`SELECT pg_advisory_xact_lock(${SEQUENCER_LOCK_KEY}::bigint)::text`,
-  Prisma.sql`
-    WITH pending AS (
-      SELECT id, organization_id, nextval('event_position_seq') AS position
-      FROM (SELECT id, organization_id FROM event WHERE seq IS NULL ORDER BY id LIMIT ${BATCH}::int) unsequenced
-    ), top AS MATERIALIZED (
-      SELECT o.organization_id, coalesce((SELECT max(e.seq) FROM event e WHERE e.organization_id = o.organization_id), 0) AS seq
-      FROM (SELECT DISTINCT organization_id FROM pending) o
-    ), numbered AS (
-      SELECT p.id, p.position, top.seq + row_number() OVER (PARTITION BY p.organization_id ORDER BY p.position) AS seq
-      FROM pending p JOIN top USING (organization_id)
-    ), updated AS (
-      UPDATE event e SET seq = numbered.seq, position = numbered.position FROM numbered WHERE e.id = numbered.id RETURNING e.position
-    )
-    SELECT n, max, CASE WHEN ${notify} AND max IS NOT NULL THEN pg_notify(${EVENTS_CHANNEL}, max)::text END AS notified
-    FROM (SELECT count(*)::int AS n, max(position)::text AS max FROM updated) batch`,
-];

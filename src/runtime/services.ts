@@ -3,7 +3,8 @@ import type { Deps } from '../domain/context.ts';
 import { distributionHandlers } from '../domain/distribution/handlers.ts';
 import { tierHandlers } from '../domain/program/tiers.ts';
 import { payoutHandlers } from '../domain/payout/payout.ts';
-import { LIVE_STATUSES } from '../domain/operation/operation.ts';
+import { liveOperationCounts } from '../domain/operation/store.ts';
+import { countLiveDeliveries } from '../domain/webhook/store.ts';
 import { replayHandlers } from '../domain/webhook/replay.ts';
 import { FailedAuthentication } from '../domain/token/failed-authentication.ts';
 import { startMaintenance } from '../workers/maintenance.ts';
@@ -88,11 +89,8 @@ export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log'
   const { db } = base;
   base.metrics?.observe({
     liveSubscribers: () => stream.subscriberCount,
-    deliveryBacklog: () => db.prisma.webhookDelivery.count({ where: { status: { in: ['pending', 'failing'] } } }),
-    operationsByStatus: async () => {
-      const rows = await db.prisma.operation.groupBy({ by: ['status'], where: { status: { in: [...LIVE_STATUSES] } }, _count: true });
-      return Object.fromEntries(rows.map((r) => [r.status, r._count]));
-    },
+    deliveryBacklog: () => countLiveDeliveries(db.prisma),
+    operationsByStatus: () => liveOperationCounts(db.prisma),
     database: () => db.stats(),
   });
 

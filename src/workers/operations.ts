@@ -5,7 +5,7 @@ import type { Deps, OperationSlot } from '../domain/context.ts';
 import { DEFAULT_OPERATIONS_CONCURRENCY } from '../config.ts';
 import type { Operation } from '../db/generated/client.ts';
 import { claimOperations, runClaimed, type OperationHandler } from '../domain/operation/engine.ts';
-import { OPERATIONS_CHANNEL } from '../domain/operation/operation.ts';
+import { OPERATIONS_CHANNEL } from '../domain/operation/store.ts';
 import { PgListener } from '../runtime/listener.ts';
 
 /**

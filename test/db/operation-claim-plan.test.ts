@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.ts';
-import { claimStatement } from '../../src/domain/operation/engine.ts';
+import { claimStatement } from '../../src/domain/operation/store.ts';
 import { createTestDatabase, onPostgres, sqlSession, type SqlSession, type TestDatabase } from '../support/database.ts';
 
 /**

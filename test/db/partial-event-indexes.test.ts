@@ -9,7 +9,7 @@ import {
   feedPageStatement,
   maxPositionStatement,
   streamPullStatement,
-} from '../../src/domain/event/event.ts';
+} from '../../src/domain/event/store.ts';
 import { createTestDatabase, onPostgres, sqlSession, type SqlSession, type TestDatabase } from '../support/database.ts';
 
 /**

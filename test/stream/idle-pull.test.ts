@@ -1,7 +1,7 @@
 import { describe, expect, vi } from 'vitest';
 import { appTest, buildOrg, type TestApp } from '../support/kit.ts';
 import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
-import { streamPullStatement } from '../../src/domain/event/event.ts';
+import { streamPullStatement } from '../../src/domain/event/store.ts';
 
 /**
  * A process with no subscriber reads nothing from the log when events are

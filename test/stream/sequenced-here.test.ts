@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { maxPositionStatement } from '../../src/domain/event/event.ts';
+import { maxPositionStatement } from '../../src/domain/event/store.ts';
 import { appTest, buildOrg } from '../support/kit.ts';
 import { appendEvents, countingSubscriber, seqsOf, waitUntil } from '../support/stream-client.ts';
 

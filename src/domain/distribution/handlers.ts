@@ -1,9 +1,10 @@
 import type { Deployment, Distribution } from '../../db/generated/client.ts';
-import { Prisma, type Tx } from '../../db/database.ts';
+import type { Prisma, Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { appendEvent, type NewEvent } from '../event/event.ts';
 import { holdFor, type BatchedStep, type OperationHandler, type StepContext } from '../operation/engine.ts';
-import { LIVE_STATUSES, enqueueBatched, isTerminal, settleOperation, targetSettlement } from '../operation/operation.ts';
+import { childStatusesStatement, liveChildOperations } from '../operation/store.ts';
+import { enqueueBatched, isTerminal, settleOperation, targetSettlement } from '../operation/operation.ts';
 import { releaseAll, releaseStatements, reserveStatements, spendStatements } from '../wallet/wallet.ts';
 import { walletForReserve } from '../wallet/store.ts';
 import { deploymentEvent, deploymentEventOf, distributionEvent, distributionEventOf } from './distribution.ts';
@@ -193,7 +194,7 @@ const launch: OperationHandler = {
   /** A canceled launch supersedes its live children; the cancel operation then tears down what they left. */
   cancel: (ctx) =>
     ctx.commit(async (tx) => {
-      const live = await tx.operation.findMany({ where: { parentOperationId: ctx.op.id, status: { in: [...LIVE_STATUSES] } } });
+      const live = await liveChildOperations(tx, ctx.op.id);
       for (const child of live) {
         await settleOperation(ctx.deps, tx, child.id, {
           status: 'canceled',
@@ -207,7 +208,7 @@ const launch: OperationHandler = {
 
 /** What the launch's last step reads: its children's statuses, the distribution, its deployments' statuses. */
 const finishReads = (launchId: string, distributionId: string) => [
-  Prisma.sql`SELECT status FROM "operation" WHERE parent_operation_id = ${launchId}`,
+  childStatusesStatement(launchId),
   distributionReadStatement(distributionId),
   deploymentStatusesStatement(distributionId),
 ];

@@ -4,7 +4,8 @@ import type { Deps } from '../context.ts';
 import { insertEvents, type NewEvent } from '../event/event.ts';
 import { lockEntity } from '../entity/entity.ts';
 import { type STANDING_TRIGGERS, presentEnrollment, type Standing } from './presenter.ts';
-import { readStandingInputs, runStatements, standingUpdateStatement } from './store.ts';
+import { execute } from '../../db/database.ts';
+import { readStandingInputs, standingUpdateStatement } from './store.ts';
 
 /**
  * Enrollment standing: the spec's state table plus DESIGN.md's grace rule.
@@ -262,9 +263,9 @@ export async function evaluateEntityStanding(
   if (!only.alreadyLocked) await lockEntity(tx, entityId);
   const now = deps.clock.now();
   const plan = planStanding(parseStandingInputs(await readStandingInputs(tx, entityId, now, only.programId)), cause, now);
-  await runStatements(tx, plan.statements);
+  await execute(tx, plan.statements);
   if (!plan.events.length) return 0;
-  await runStatements(tx, [insertEvents(deps, plan.events)]);
+  await execute(tx, [insertEvents(deps, plan.events)]);
   deps.db.afterCommit(tx, () => deps.sequencer.kick());
   return plan.events.length;
 }

@@ -68,11 +68,6 @@ export async function readStandingInputs(tx: Tx, entityId: string, now: Date, pr
   return row!.inputs;
 }
 
-/** Runs an evaluation's statements in order, one round trip each. */
-export async function runStatements(tx: Tx, statements: Prisma.Sql[]): Promise<void> {
-  for (const statement of statements) await tx.$executeRaw(statement);
-}
-
 /** Programs with a requirement on a measured metric or a tier ladder (their standing or tier moves when a period ends). */
 const MEASURED_PROGRAM = Prisma.sql`(EXISTS (SELECT 1 FROM program_requirement r WHERE r.program_id = p.id AND r.metric LIKE 'metric:%')
   OR EXISTS (SELECT 1 FROM program_tier t WHERE t.program_id = p.id))`;

@@ -1,11 +1,9 @@
 import { z } from 'zod';
-import type { Event as EventRow } from '../../db/generated/client.ts';
-import { Prisma, type Tx } from '../../db/database.ts';
+import type { Prisma, Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { missing } from '../errors.ts';
 import { isId, newId } from '../id.ts';
 import { parseInput } from '../validation.ts';
-import { inBatch, statement } from '../../db/sql-port.ts';
 import { PUBLIC_EVENT_TYPES, isPublicEventType } from './types.ts';
 import { eventDataProblem } from './payload.ts';
 import { capability, read } from '../action/action.ts';
@@ -23,6 +21,17 @@ import {
   type FilterParams,
 } from './filter.ts';
 import { isoTime } from '../shape.ts';
+import { organizationById } from '../organization/store.ts';
+import {
+  feedRows,
+  findSequencedEvent,
+  insertEvent,
+  insertEventsStatement,
+  newestSeq,
+  sequencedEventSeq,
+  type EventInsert,
+  type EventRecord,
+} from './store.ts';
 
 /**
  * The append-only, organization-scoped event log. `appendEvent` runs inside
@@ -50,13 +59,6 @@ export const Event = z.object({
 /** An event as every reader shows it; `brand` is null for organization-level events (src/domain/event/filter.ts). */
 export type PublicEvent = z.output<typeof Event>;
 
-/**
- * An event row as readers present it (a Prisma row, or a row of the feed
- * statement). `position` is internal and never leaves the server; `seq` is
- * int8, which the drivers hand over as bigint, number or string.
- */
-export type EventRecord = Omit<EventRow, 'position' | 'organizationId' | 'seq'> & { seq: bigint | number | string | null };
-
 export interface NewEvent {
   organizationId: string;
   type: string;
@@ -81,36 +83,15 @@ function checked(e: NewEvent): NewEvent {
 }
 
 export async function appendEvent(deps: Deps, tx: Tx, e: NewEvent): Promise<string> {
-  checked(e);
-  const id = newId('event');
-  await tx.event.create({
-    data: {
-      id,
-      organizationId: e.organizationId,
-      type: e.type,
-      subjectType: e.subject.type,
-      subjectId: e.subject.id,
-      data: e.data as object,
-      operationId: e.operationId ?? null,
-      brandId: e.brandId ?? null,
-      createdAt: deps.clock.now(),
-    },
-  });
+  const [row] = eventRows([e], deps.clock.now());
+  await insertEvent(tx, row!);
   deps.db.afterCommit(tx, () => deps.sequencer.kick());
-  return id;
+  return row!.id;
 }
 
-/** Appends of up to this many events are VALUES rows, larger ones a recordset (insertEvents). */
-const FEW_EVENTS = 8;
-
-/**
- * The same append as one statement for raw SQL (the batched port, or
- * `$executeRaw`): rows with seq NULL, like appendEvent. The caller wakes the
- * sequencer after its commit.
- */
-export function insertEvents(deps: Deps, events: NewEvent[]): Prisma.Sql {
-  const createdAt = deps.clock.now();
-  const rows = events.map(checked).map((e) => ({
+/** New events' rows (each checked against its type's schema), created at `createdAt`. */
+function eventRows(events: NewEvent[], createdAt: Date): EventInsert[] {
+  return events.map(checked).map((e) => ({
     id: newId('event'),
     organization_id: e.organizationId,
     type: e.type,
@@ -121,20 +102,16 @@ export function insertEvents(deps: Deps, events: NewEvent[]): Prisma.Sql {
     brand_id: e.brandId ?? null,
     created_at: createdAt,
   }));
-  // A few events (a write appends one to three) as VALUES rows: about 40 % less of PostgreSQL's time per row than
-  // json_to_recordset (bench/HISTORY.md, 2026-11-26), one prepared text per count. Bulk appends (a payout batch) and
-  // none at all as one recordset, one text whatever the count.
-  if (rows.length && rows.length <= FEW_EVENTS)
-    return Prisma.sql`INSERT INTO event (id, organization_id, type, subject_type, subject_id, data, operation_id, brand_id, created_at)
-      VALUES ${Prisma.join(
-        rows.map(
-          (r) =>
-            Prisma.sql`(${r.id}, ${r.organization_id}, ${r.type}, ${r.subject_type}, ${r.subject_id}, ${JSON.stringify(r.data)}::jsonb, ${r.operation_id}, ${r.brand_id}, ${createdAt}::timestamptz)`,
-        ),
-      )}`;
-  return Prisma.sql`INSERT INTO event (id, organization_id, type, subject_type, subject_id, data, operation_id, brand_id, created_at)
-    SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::json)
-      AS x(id text, organization_id text, type text, subject_type text, subject_id text, data jsonb, operation_id text, brand_id text, created_at timestamptz)`;
+}
+
+/**
+ * The same append as one statement for raw SQL (the batched port, or
+ * `$executeRaw`): rows with seq NULL, like appendEvent. The caller wakes the
+ * sequencer after its commit.
+ */
+export function insertEvents(deps: Deps, events: NewEvent[]): Prisma.Sql {
+  const createdAt = deps.clock.now();
+  return insertEventsStatement(eventRows(events, createdAt), createdAt);
 }
 
 export function presentEvent(row: EventRecord): PublicEvent {
@@ -186,9 +163,7 @@ export const ListEventsInput = z.strictObject({
 /** A `starting_after` cursor: a seq number or an `evt_` id of this organization's feed. */
 export async function cursorSeq(deps: Deps, organizationId: string, cursor: string): Promise<bigint> {
   if (/^\d{1,18}$/.test(cursor)) return BigInt(cursor);
-  const row = isId('event', cursor)
-    ? await deps.db.prisma.event.findFirst({ where: { id: cursor, organizationId, seq: { not: null } }, select: { seq: true, type: true } })
-    : null;
+  const row = isId('event', cursor) ? await sequencedEventSeq(deps.db.prisma, organizationId, cursor) : null;
   if (!row || !isPublicEventType(row.type)) throw missing('event', cursor, 'starting_after');
   return row.seq!;
 }
@@ -242,103 +217,7 @@ export async function feedPage(
   return pageEvents(deps, organizationId, { after, limit: paging.limit, filter, order });
 }
 
-type FeedRow = EventRecord;
 const PUBLIC_TYPE_LIST = [...PUBLIC_EVENT_TYPES];
-const FEED_COLUMNS = `id, type, seq, subject_type AS "subjectType", subject_id AS "subjectId", data, operation_id AS "operationId", brand_id AS "brandId", livemode, created_at AS "createdAt"`;
-
-/**
- * The brand and subject filters (src/domain/event/filter.ts), one statement
- * per driving index, most selective first: a subject id walks
- * (organization_id, subject_id, seq); brands take up to `limit` rows per brand
- * from (organization_id, brand_id, seq), subject types per type from
- * (organization_id, subject_type, seq), merged like the type filter below.
- * The other dimensions (types always: the public vocabulary when unfiltered)
- * are checked on the rows the index hands over; a NULL array means
- * "not filtered". Each text is fixed, so its generic plan keeps its index.
- */
-type FilteredParams = [
-  organizationId: string,
-  after: string,
-  types: string[],
-  brands: string[] | null,
-  subjectTypes: string[] | null,
-  subjectId: string | null,
-  limit: number,
-];
-
-/**
- * One page of the feed on the SQL port (the hottest read), as prepared
- * statements whose plan holds for any parameters (PostgreSQL switches a
- * prepared statement to one generic plan). The whole public vocabulary walks
- * the organization's (organization_id, seq) range, skipping internal types.
- * A type filter takes up to `limit` rows per type from the
- * (organization_id, type, seq) index and merges them, so a rare type costs a
- * few index probes however large the log (`type = ANY(...)` on the seq range
- * would scan past every other event).
- */
-function feedStatements(order: FeedOrder) {
-  const suffix = order === 'asc' ? '' : '_newest_first';
-  const past = order === 'asc' ? 'seq > $2::bigint' : 'seq < $2::bigint';
-  const by = (seq: string) => (order === 'asc' ? seq : `${seq} DESC`);
-  const filtered = (driver: string) =>
-    `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND ${driver} AND ${past}
-     AND type = ANY($3::text[]) AND ($4::text[] IS NULL OR brand_id = ANY($4::text[]))
-     AND ($5::text[] IS NULL OR subject_type = ANY($5::text[])) AND ($6::text IS NULL OR subject_id = $6::text)
-   ORDER BY ${by('seq')} LIMIT $7`;
-  /** Up to `limit` rows per value of a list parameter from its column's index, merged in seq order. */
-  const perValue = (name: string, list: '$4' | '$5', column: string) =>
-    statement<FilteredParams, FeedRow>(
-      name + suffix,
-      `SELECT e.* FROM unnest(${list}::text[]) AS v(value) CROSS JOIN LATERAL (${filtered(`${column} = v.value`)}) e ORDER BY ${by('e.seq')} LIMIT $7`,
-    );
-  return {
-    all: statement<[organizationId: string, after: string, publicTypes: string[], limit: number], FeedRow>(
-      `event_feed_page${suffix}`,
-      `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND ${past} AND type = ANY($3::text[]) ORDER BY ${by('seq')} LIMIT $4`,
-    ),
-    ofTypes: statement<[organizationId: string, after: string, types: string[], limit: number], FeedRow>(
-      `event_feed_page_of_types${suffix}`,
-      `SELECT e.* FROM unnest($3::text[]) AS t(type) CROSS JOIN LATERAL (
-     SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND type = t.type AND ${past} ORDER BY ${by('seq')} LIMIT $4
-   ) e ORDER BY ${by('e.seq')} LIMIT $4`,
-    ),
-    ofSubject: statement<FilteredParams, FeedRow>(`event_feed_page_of_subject${suffix}`, filtered('subject_id = $6::text')),
-    ofBrands: perValue('event_feed_page_of_brands', '$4', 'brand_id'),
-    ofSubjectTypes: perValue('event_feed_page_of_subject_types', '$5', 'subject_type'),
-  };
-}
-export const FEED_STATEMENTS = { asc: feedStatements('asc'), desc: feedStatements('desc') };
-export const {
-  all: feedPageStatement,
-  ofTypes: feedPageOfTypesStatement,
-  ofSubject: feedPageOfSubjectStatement,
-  ofBrands: feedPageOfBrandsStatement,
-  ofSubjectTypes: feedPageOfSubjectTypesStatement,
-} = FEED_STATEMENTS.asc;
-
-function filteredStatement(f: EventFilter, order: FeedOrder) {
-  const s = FEED_STATEMENTS[order];
-  if (f.subjectId !== undefined) return s.ofSubject;
-  if (f.brands) return s.ofBrands;
-  return s.ofSubjectTypes;
-}
-
-/** A sequenced event as the live stream reads it: the feed's columns plus its organization and internal position. */
-export type StreamRow = FeedRow & { organizationId: string; position: bigint | number | string };
-/** The most events one pull reads. */
-export const STREAM_PULL_LIMIT = 1000;
-/** The live stream's pull: everything sequenced after a global position, in position order (the unique `position` index). */
-export const streamPullStatement = statement<[afterPosition: string, limit: number], StreamRow>(
-  'event_stream_pull',
-  `SELECT ${FEED_COLUMNS}, organization_id AS "organizationId", position FROM event WHERE position > $1::bigint ORDER BY position LIMIT $2`,
-);
-/** The same pull as a statement of a batch (the sequencer's, which reads the batch it numbers for its own process's stream). */
-export const streamPullSql = (after: bigint): Prisma.Sql => inBatch(streamPullStatement, [String(after), STREAM_PULL_LIMIT]);
-/** Where the live stream starts: the highest position sequenced so far (the `position` index's last entry). */
-export const maxPositionStatement = statement<[], { max: string | null }>(
-  'event_max_position',
-  'SELECT max(position)::text AS max FROM event',
-);
 
 /** A page of the feed past `after` (a seq) in `order` (ascending unless given). */
 export async function pageEvents(
@@ -350,39 +229,30 @@ export async function pageEvents(
   const order = q.order ?? 'asc';
   const f = q.filter ?? ALL_EVENTS;
   const types = f.types ? [...f.types] : PUBLIC_TYPE_LIST;
-  const rows =
-    f.brands || f.subjectTypes || f.subjectId !== undefined
-      ? await deps.db.sql.rows(filteredStatement(f, order), [
-          organizationId,
-          after,
-          types,
-          f.brands ? [...f.brands] : null,
-          f.subjectTypes ? [...f.subjectTypes] : null,
-          f.subjectId ?? null,
-          q.limit + 1,
-        ])
-      : f.types
-        ? await deps.db.sql.rows(FEED_STATEMENTS[order].ofTypes, [organizationId, after, types, q.limit + 1])
-        : await deps.db.sql.rows(FEED_STATEMENTS[order].all, [organizationId, after, types, q.limit + 1]);
+  const rows = await feedRows(deps.db.sql, organizationId, {
+    after,
+    order,
+    types,
+    typeFiltered: !!f.types,
+    brands: f.brands ? [...f.brands] : null,
+    subjectTypes: f.subjectTypes ? [...f.subjectTypes] : null,
+    subjectId: f.subjectId ?? null,
+    limit: q.limit + 1,
+  });
   const data: PublicEvent[] = [];
   for (let i = 0; i < rows.length && i < q.limit; i++) data.push(presentEvent(rows[i]!));
   return { object: 'list', data, has_more: rows.length > q.limit };
 }
 
 export async function retrieveEvent(deps: Deps, organizationId: string, id: string): Promise<PublicEvent> {
-  const row = isId('event', id) ? await deps.db.prisma.event.findFirst({ where: { id, organizationId, seq: { not: null } } }) : null;
+  const row = isId('event', id) ? await findSequencedEvent(deps.db.prisma, organizationId, id) : null;
   if (!row || !isPublicEventType(row.type)) throw missing('event', id);
   return presentEvent(row);
 }
 
 /** The newest sequenced seq of an organization's public feed (0 when empty). */
 export async function latestSeq(deps: Deps, organizationId: string): Promise<bigint> {
-  const row = await deps.db.prisma.event.findFirst({
-    where: { organizationId, seq: { not: null } },
-    orderBy: { seq: 'desc' },
-    select: { seq: true },
-  });
-  return row?.seq ?? 0n;
+  return (await newestSeq(deps.db.prisma, organizationId)) ?? 0n;
 }
 
 export const OperatorEventInput = z.strictObject({
@@ -401,9 +271,7 @@ export const OperatorEventInput = z.strictObject({
 export async function appendOperatorEvent(deps: Deps, raw: unknown): Promise<{ id: string }> {
   const input = parseInput(OperatorEventInput, raw);
   assertPublicType(input.type);
-  const org = isId('organization', input.organization_id)
-    ? await deps.db.prisma.organization.findUnique({ where: { id: input.organization_id }, select: { id: true } })
-    : null;
+  const org = isId('organization', input.organization_id) ? await organizationById(deps.db.prisma, input.organization_id) : null;
   if (!org) throw missing('organization', input.organization_id, 'organization_id');
   const [brandId] = input.brand === undefined ? [null] : await resolveBrands(deps, org.id, [input.brand], 'brand');
   const id = await deps.db.transaction((tx) =>

@@ -1,8 +1,17 @@
 import { createHash } from 'node:crypto';
-import { statement, type BatchSend } from '../../db/sql-port.ts';
-import { Prisma, type Tx } from '../../db/database.ts';
+import type { BatchSend } from '../../db/sql-port.ts';
+import type { Prisma, Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, isUniqueViolation } from '../errors.ts';
+import {
+  completeRecord,
+  completeRecordStatement,
+  findRecord,
+  openRecord,
+  openRecordStatements,
+  purgeExpiredRecords,
+  type NewRecord,
+} from './store.ts';
 
 /**
  * Idempotency-Key handling, one lifecycle for both surfaces.
@@ -62,7 +71,7 @@ export function fingerprint(...parts: unknown[]): string {
 
 /** The stored response of an earlier request with the key, a conflict if the key was used for another request, or nothing. */
 async function replay(deps: Deps, req: IdempotencyRequest, conflictCode: ConflictCode): Promise<Replay | undefined> {
-  const [row] = await deps.db.sql.rows(recordStatement, [req.namespace, req.key]);
+  const row = await findRecord(deps.db.sql, req.namespace, req.key);
   if (!row || new Date(row.expires_at) <= deps.clock.now()) return undefined;
   if (row.fingerprint !== req.fingerprint) {
     throw new DomainError(
@@ -74,15 +83,6 @@ async function replay(deps: Deps, req: IdempotencyRequest, conflictCode: Conflic
   if (row.state !== 'complete') throw keyInUse(req);
   return { value: row.response_body, replayed: true };
 }
-
-/** The key's record, on the SQL port (every keyed request reads it first). */
-const recordStatement = statement<
-  [namespace: string, key: string],
-  { fingerprint: string; state: string; response_body: unknown; expires_at: Date | string }
->(
-  'idempotency_record_get',
-  'SELECT fingerprint, state, response_body, expires_at FROM idempotency_record WHERE namespace = $1 AND key = $2',
-);
 
 type ConflictCode = 'idempotency_key_conflict' | 'idempotency_key_reused';
 
@@ -113,16 +113,9 @@ export async function runIdempotentValue<T>(
   if (earlier) return earlier as { value: T; replayed: true };
   try {
     const response = await deps.db.transaction(async (tx) => {
-      const now = deps.clock.now();
-      await tx.idempotencyRecord.deleteMany({ where: { namespace: req.namespace, key: req.key, expiresAt: { lte: now } } });
-      await tx.idempotencyRecord.create({
-        data: { namespace: req.namespace, key: req.key, fingerprint: req.fingerprint, createdAt: now, expiresAt: expiry(deps, now) },
-      });
+      await openRecord(tx, newRecord(deps, req));
       const result = await effect(tx);
-      await tx.idempotencyRecord.update({
-        where: { namespace_key: { namespace: req.namespace, key: req.key } },
-        data: { state: 'complete', responseBody: result as object },
-      });
+      await completeRecord(tx, req.namespace, req.key, result);
       return result;
     });
     return { value: response, replayed: false };
@@ -166,7 +159,7 @@ export async function runIdempotentBatched<T>(
   try {
     const result = await deps.db.sql.transaction(
       async (send) => {
-        let prelude = req ? openRecord(deps, req) : [];
+        let prelude = req ? openRecordStatements(newRecord(deps, req)) : [];
         let preludeKeys = req ? [`idempotency:${req.namespace}:${req.key}`] : [];
         const out = await effect(async (statements, opts) => {
           const rows = await send([...prelude, ...statements], { ...opts, keys: [...preludeKeys, ...(opts?.keys ?? [])] });
@@ -176,7 +169,7 @@ export async function runIdempotentBatched<T>(
           return rows.slice(skip);
         });
         await beforeCommit?.();
-        await send([...prelude, ...out.finish, ...(req ? [completeRecord(req, out.value)] : [])], {
+        await send([...prelude, ...out.finish, ...(req ? [completeRecordStatement(req.namespace, req.key, out.value)] : [])], {
           commit: true,
           keys: [...preludeKeys, ...(out.keys ?? [])],
         });
@@ -195,26 +188,13 @@ export async function runIdempotentBatched<T>(
   }
 }
 
-/** Inserts the key's record (dropping an expired one first); a live record with the key fails the insert on the primary key. */
-function openRecord(deps: Deps, req: IdempotencyRequest): Prisma.Sql[] {
+/** The key's record as opened now, expiring after the TTL. */
+function newRecord(deps: Deps, req: IdempotencyRequest): NewRecord {
   const now = deps.clock.now();
-  const expiresAt = expiry(deps, now);
-  return [
-    Prisma.sql`DELETE FROM idempotency_record WHERE namespace = ${req.namespace} AND key = ${req.key} AND expires_at <= ${now}::timestamptz`,
-    Prisma.sql`INSERT INTO idempotency_record (namespace, key, fingerprint, created_at, expires_at)
-      VALUES (${req.namespace}, ${req.key}, ${req.fingerprint}, ${now}::timestamptz, ${expiresAt}::timestamptz)`,
-  ];
-}
-
-const expiry = (deps: Deps, now: Date) => new Date(now.getTime() + deps.config.idempotencyTtlSeconds * 1000);
-
-function completeRecord(req: IdempotencyRequest, value: unknown): Prisma.Sql {
-  return Prisma.sql`UPDATE idempotency_record SET state = 'complete', response_body = ${JSON.stringify(value)}::json
-    WHERE namespace = ${req.namespace} AND key = ${req.key}`;
+  return { ...req, now, expiresAt: new Date(now.getTime() + deps.config.idempotencyTtlSeconds * 1000) };
 }
 
 /** Drops records past their TTL; run periodically by the maintenance worker. */
 export async function purgeExpiredIdempotencyRecords(deps: Deps): Promise<number> {
-  const { count } = await deps.db.prisma.idempotencyRecord.deleteMany({ where: { expiresAt: { lte: deps.clock.now() } } });
-  return count;
+  return purgeExpiredRecords(deps.db.prisma, deps.clock.now());
 }

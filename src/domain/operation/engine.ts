@@ -1,22 +1,34 @@
 import type { Operation } from '../../db/generated/client.ts';
-import { Prisma, type Tx } from '../../db/database.ts';
+import { queryEach, type Prisma, type Tx } from '../../db/database.ts';
 import type { Deps, OperationSlot } from '../context.ts';
-import { inBatch, statement } from '../../db/sql-port.ts';
 import { tracing } from '../../tracing.ts';
 import { appendEvent, insertEvents, type NewEvent } from '../event/event.ts';
 import {
-  LIVE_STATUSES,
-  OPERATION_COLUMNS,
   inlineSlots,
   operationTransition,
   settleStatement,
   settledRow,
   settledEvent,
-  type SettleRow,
   type OperationError,
   type Settlement,
   type WaitingReason,
 } from './operation.ts';
+import {
+  assertFenceStatement,
+  claimDueOperations,
+  claimDueOperationsStatement,
+  continueStatement,
+  fenceOperation,
+  fenceStatement,
+  findLeasedOperation,
+  isLeaseLost,
+  operationById,
+  renewLease,
+  retryStatement,
+  waitStatement,
+  type Fenced,
+  type SettleRow,
+} from './store.ts';
 
 /**
  * How an operation moves. A worker CLAIMS one due operation by taking its
@@ -103,48 +115,11 @@ export function retryDelayMs(deps: Deps, attempt: number): number {
   return Math.min(retryBaseMs * 2 ** Math.max(0, attempt - 1), retryMaxMs);
 }
 
-/**
- * One statement (its own transaction, one round trip) that claims up to
- * `limit` due operations, most overdue first, and returns them whole. Each
- * gets its own lease owner, `<owner>:<id>`, where the caller's `owner` is
- * unique per claim: two runs never pass each other's fence, in this process
- * or another. Due is pending or waiting with `run_after` passed and no live
- * lease, or running with its lease expired: each branch walks its own partial
- * index in claim order (migration 20261126020000) and locks up to `limit`,
- * skipping rows other claims hold; the most overdue of both are claimed (the
- * few others stay locked until this statement's transaction ends).
- */
-export const claimStatement = statement<[owner: string, now: Date, leaseUntil: Date, limit: number], Operation>(
-  'operations_claim',
-  `WITH due_waiting AS (
-     SELECT id, run_after FROM "operation"
-     WHERE status IN ('pending', 'waiting') AND run_after <= $2 AND (lease_expires_at IS NULL OR lease_expires_at < $2)
-     ORDER BY run_after, id
-     LIMIT $4
-     FOR UPDATE SKIP LOCKED
-   ), due_expired AS (
-     SELECT id, run_after FROM "operation"
-     WHERE status = 'running' AND lease_expires_at < $2
-     ORDER BY run_after, id
-     LIMIT $4
-     FOR UPDATE SKIP LOCKED
-   ), due AS (
-     SELECT id FROM (SELECT * FROM due_waiting UNION ALL SELECT * FROM due_expired) d ORDER BY run_after, id LIMIT $4
-   )
-   UPDATE "operation" o SET
-     lease_owner = $1 || ':' || o.id, lease_expires_at = $3, updated_at = $2,
-     status = CASE WHEN o.status = 'waiting' THEN 'waiting' ELSE 'running' END,
-     attempts = CASE WHEN o.status = 'waiting' THEN o.attempts ELSE o.attempts + 1 END
-   FROM due
-   WHERE o.id = due.id
-   RETURNING ${OPERATION_COLUMNS}`,
-);
-
 /** Claims up to `limit` due operations for `owner` (most overdue first); each row's `leaseOwner` is its run's fence. */
 export async function claimOperations(deps: Deps, owner: string, limit: number): Promise<Operation[]> {
   const now = deps.clock.now();
   const leaseUntil = new Date(now.getTime() + deps.config.operations.leaseMs);
-  const ops = await deps.db.sql.rows(claimStatement, [owner, now, leaseUntil, limit]);
+  const ops = await claimDueOperations(deps.db.sql, owner, now, leaseUntil, limit);
   for (const op of ops) deps.operations?.changed(op.id);
   return ops;
 }
@@ -197,7 +172,7 @@ function planStep(deps: Deps, op: Operation, out: StepOutcome, take?: () => Oper
     return {
       statements: [
         settleStatement(deps, op.id, st, now, op.parentOperationId ? slot?.owner : undefined),
-        ...(claim ? [inBatch(claimStatement, [slot.owner, now, new Date(now.getTime() + ops.leaseMs), 1])] : []),
+        ...(claim ? [claimDueOperationsStatement(slot.owner, now, new Date(now.getTime() + ops.leaseMs), 1)] : []),
       ],
       events: [settledEvent(settledRow(op, st, now), st)],
       after: ([rows, claimed], hold) => {
@@ -222,11 +197,7 @@ function planStep(deps: Deps, op: Operation, out: StepOutcome, take?: () => Oper
   switch (out.status) {
     case 'continue':
       return {
-        statements: [
-          Prisma.sql`UPDATE "operation" o SET status = 'running', waiting_reason = NULL, progress = COALESCE(${progress}::jsonb, o.progress),
-            lease_expires_at = ${new Date(now.getTime() + ops.leaseMs)}::timestamptz, updated_at = ${now}::timestamptz
-          WHERE o.id = ${op.id} RETURNING ${Prisma.raw(OPERATION_COLUMNS)}`,
-        ],
+        statements: [continueStatement(op.id, progress, new Date(now.getTime() + ops.leaseMs), now)],
         events: [],
         next: 0,
         after: changed,
@@ -235,11 +206,7 @@ function planStep(deps: Deps, op: Operation, out: StepOutcome, take?: () => Oper
       const recheck = now.getTime() + ops.recheckMs;
       const runAfter = new Date(out.until ? Math.min(out.until.getTime(), recheck) : recheck);
       return {
-        statements: [
-          Prisma.sql`UPDATE "operation" o SET status = 'waiting', waiting_reason = ${out.reason}, progress = COALESCE(${progress}::jsonb, o.progress),
-            run_after = ${runAfter}::timestamptz, lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz
-          WHERE o.id = ${op.id}`,
-        ],
+        statements: [waitStatement(op.id, out.reason, progress, runAfter, now)],
         events: [],
         // A known due time: this process looks then, not at the next poll.
         after: () => {
@@ -252,11 +219,7 @@ function planStep(deps: Deps, op: Operation, out: StepOutcome, take?: () => Oper
       if (op.attempts >= op.maxAttempts) return settle({ status: 'failed', error: { ...out.error, attempts: op.attempts } });
       const runAfter = new Date(now.getTime() + retryDelayMs(deps, op.attempts));
       return {
-        statements: [
-          Prisma.sql`UPDATE "operation" o SET status = 'pending', waiting_reason = NULL, progress = ${JSON.stringify({ ...(op.progress as object), last_error: out.error })}::jsonb,
-            run_after = ${runAfter}::timestamptz, lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz
-          WHERE o.id = ${op.id}`,
-        ],
+        statements: [retryStatement(op.id, JSON.stringify({ ...(op.progress as object), last_error: out.error }), runAfter, now)],
         events: [],
         // This process knows when the retry is due: it looks then, not at the next poll.
         after: () => {
@@ -279,39 +242,17 @@ async function applyOutcome(
   take?: () => OperationSlot | undefined,
 ): Promise<Operation | undefined> {
   const plan = planOutcome(deps, op, out, take);
-  const rows: Record<string, unknown>[][] = [];
-  for (const st of plan.statements) rows.push(await tx.$queryRaw<Record<string, unknown>[]>(st));
+  const rows = await queryEach(tx, plan.statements);
   for (const e of plan.events) await appendEvent(deps, tx, e);
   deps.db.afterCommit(tx, () => plan.after(rows));
   return plan.next === undefined ? undefined : (rows[plan.next]![0] as unknown as Operation);
 }
 
-/**
- * The lease fence in one statement: no row when `owner` no longer holds a live lease. While it does, only the columns
- * others may write (a cancel's request, a wake-up's run_after) can differ from the row the run holds, so only those
- * come back (`freshen` merges them) instead of the whole row, its JSON documents and instants parsed at every step.
- */
-const fenceStatement = (deps: Deps, id: string, owner: string) => Prisma.sql`
-  UPDATE "operation" o SET updated_at = ${deps.clock.now()}::timestamptz
-  WHERE o.id = ${id} AND o.lease_owner = ${owner} AND o.status IN ('pending', 'running', 'waiting')
-  RETURNING o.cancel_requested_by AS "cancelRequestedBy", o.run_after AS "runAfter", o.updated_at AS "updatedAt"`;
-type Fenced = Pick<Operation, 'cancelRequestedBy' | 'runAfter' | 'updatedAt'>;
-
-/**
- * The same fence as the first statement of a batch that also carries the writes and the COMMIT (a step with no
- * reads commits in one round trip): when `owner` no longer holds a live lease it fails with LEASE_LOST (a cast that
- * can only fail at run time, on the count of fenced rows), which aborts the batch before any write applies.
- */
-const LEASE_LOST = 'operation_lease_lost';
-const assertFenceStatement = (deps: Deps, id: string, owner: string) => Prisma.sql`
-  WITH f AS (${fenceStatement(deps, id, owner)})
-  SELECT f.*, (SELECT CASE WHEN count(*) = 1 THEN 1 ELSE (${LEASE_LOST} || ':' || count(*))::int END FROM f) AS fenced
-  FROM (SELECT 1) one LEFT JOIN f ON true`;
-const isLeaseLost = (e: unknown) => e instanceof Error && e.message.includes(LEASE_LOST);
+/** The run's row with what the fence read merged in (undefined: the lease is lost). */
 const freshen = (op: Operation, fenced: Fenced | undefined): Operation | undefined => fenced && { ...op, ...fenced };
 
 async function fence(deps: Deps, tx: Tx, op: Operation, owner: string): Promise<Operation | undefined> {
-  return freshen(op, (await tx.$queryRaw<Fenced[]>(fenceStatement(deps, op.id, owner)))[0]);
+  return freshen(op, await fenceOperation(tx, op.id, owner, deps.clock.now()));
 }
 
 /**
@@ -325,12 +266,7 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
   const ops = deps.config.operations;
   const heartbeat = setInterval(
     () => {
-      void deps.db.prisma.operation
-        .updateMany({
-          where: { id: op.id, leaseOwner: owner, status: { in: [...LIVE_STATUSES] } },
-          data: { leaseExpiresAt: new Date(deps.clock.now().getTime() + ops.leaseMs) },
-        })
-        .catch(() => {});
+      void renewLease(deps.db.prisma, op.id, owner, new Date(deps.clock.now().getTime() + ops.leaseMs)).catch(() => {});
     },
     Math.max(50, Math.floor(ops.leaseMs / 3)),
   );
@@ -370,7 +306,7 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
                 let fresh: Operation | undefined = op;
                 let read: Record<string, unknown>[][] = held ?? [];
                 if (!oneTrip) {
-                  const [fenced, ...rest] = await send([fenceStatement(deps, op.id, owner), ...reads]);
+                  const [fenced, ...rest] = await send([fenceStatement(op.id, owner, deps.clock.now()), ...reads]);
                   fresh = freshen(op, fenced![0] as unknown as Fenced | undefined);
                   if (!fresh) throw new LeaseLost(op.id);
                   ctx.op = fresh;
@@ -381,7 +317,7 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
                 const events = [...(step.events ?? []), ...plan.events];
                 const handOn = op.parentOperationId ? (step.handOn ?? []) : [];
                 const writes = [
-                  ...(oneTrip ? [assertFenceStatement(deps, op.id, owner)] : []),
+                  ...(oneTrip ? [assertFenceStatement(op.id, owner, deps.clock.now())] : []),
                   ...(step.statements ?? []),
                   ...plan.statements,
                   ...handOn,
@@ -431,7 +367,7 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
       );
       if (out.status !== 'continue') return;
       held = undefined;
-      op = next ?? (await deps.db.prisma.operation.findUniqueOrThrow({ where: { id: op.id } }));
+      op = next ?? (await operationById(deps.db.prisma, op.id));
     }
   } catch (e) {
     if (e instanceof LeaseLost) {
@@ -442,7 +378,7 @@ export async function runClaimed(deps: Deps, handlers: ReadonlyMap<string, Opera
     deps.log.error({ err: e, operation: op.id }, 'operation step failed');
     await deps.db
       .transaction(async (tx) => {
-        const fresh = await tx.operation.findFirst({ where: { id: op.id, leaseOwner: owner, status: { in: [...LIVE_STATUSES] } } });
+        const fresh = await findLeasedOperation(tx, op.id, owner);
         if (fresh)
           await applyOutcome(deps, tx, fresh, {
             status: 'retry',

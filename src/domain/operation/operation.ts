@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Operation as OperationRow } from '../../db/generated/client.ts';
-import { Prisma, type Tx } from '../../db/database.ts';
+import type { Prisma, Tx } from '../../db/database.ts';
+import { notify } from '../../db/notify.ts';
 import type { Deps, OperationSlot } from '../context.ts';
 import { appendEvent, type NewEvent } from '../event/event.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
@@ -10,15 +11,32 @@ import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import {
   OPERATION_STATUSES,
   Operation,
+  TERMINAL_STATUSES,
   presentOperation,
   type OperationError,
   type OperationStatus,
   type PublicOperation,
 } from './presenter.ts';
+import {
+  findLiveOperation,
+  findOperationById,
+  findOperationOf,
+  insertOperation,
+  insertOperationStatement,
+  markCancelRequested,
+  notifyOperationsStatement,
+  OPERATIONS_CHANNEL,
+  operationsPage,
+  settleOperationRow,
+  settleStatement as settleSql,
+  wakeWaiting,
+} from './store.ts';
 // The public object lives in presenter.ts (free of event imports, so the event payload schemas can build on it).
 export {
+  LIVE_STATUSES,
   OPERATION_STATUSES,
   Operation,
+  TERMINAL_STATUSES,
   WAITING_REASONS,
   presentOperation,
   type OperationError,
@@ -33,24 +51,12 @@ export {
  * subject rule the database enforces) and the terminal transition with its
  * `operation.*` event. The runner that moves operations lives in engine.ts.
  */
-export const LIVE_STATUSES = ['pending', 'running', 'waiting'] as const satisfies readonly OperationStatus[];
-export const TERMINAL_STATUSES = ['succeeded', 'partial', 'failed', 'canceled'] as const satisfies readonly OperationStatus[];
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 
 export const isTerminal = (status: string): status is TerminalStatus => (TERMINAL_STATUSES as readonly string[]).includes(status);
 
 /** Mutations hold the subject exclusively; a cancel runs on the control plane beside them. */
 export type Plane = 'mutation' | 'control';
-
-/** Every column of `operation` (as `alias`) under its model name, so raw statements return `Operation` rows. */
-export const operationColumns = (
-  a: string,
-) => `${a}.id, ${a}.organization_id AS "organizationId", ${a}.brand_id AS "brandId", ${a}.subject_type AS "subjectType",
-  ${a}.subject_id AS "subjectId", ${a}.kind, ${a}.plane, ${a}.status, ${a}.waiting_reason AS "waitingReason", ${a}.attempts, ${a}.max_attempts AS "maxAttempts",
-  ${a}.error, ${a}.result, ${a}.progress, ${a}.target_operation_id AS "targetOperationId", ${a}.parent_operation_id AS "parentOperationId",
-  ${a}.cancel_requested_by AS "cancelRequestedBy", ${a}.run_after AS "runAfter", ${a}.lease_owner AS "leaseOwner", ${a}.lease_expires_at AS "leaseExpiresAt",
-  ${a}.livemode, ${a}.created_at AS "createdAt", ${a}.updated_at AS "updatedAt", ${a}.completed_at AS "completedAt"`;
-export const OPERATION_COLUMNS = operationColumns('o');
 
 export interface NewOperation {
   organizationId: string;
@@ -137,10 +143,7 @@ export function operationTransition(
  */
 export async function enqueueOperation(deps: Deps, tx: Tx, o: NewOperation): Promise<OperationRow> {
   try {
-    const { error: _, result, progress, ...data } = newOperationRow(deps, o);
-    const row = await tx.operation.create({
-      data: { ...data, result: result as Prisma.InputJsonObject, progress: progress as Prisma.InputJsonObject },
-    });
+    const row = await insertOperation(tx, newOperationRow(deps, o));
     const slot = o.slot;
     deps.db.afterCommit(tx, () => operationTransition(deps, row, undefined, row.status));
     // Leased to this process: nobody else may claim it, so there is nothing to announce.
@@ -159,18 +162,12 @@ export async function enqueueOperation(deps: Deps, tx: Tx, o: NewOperation): Pro
  */
 export function enqueueBatched(deps: Deps, o: NewOperation): { row: OperationRow; statements: Prisma.Sql[]; committed(): void } {
   const r = newOperationRow(deps, o);
-  const insert = Prisma.sql`INSERT INTO "operation" (id, organization_id, brand_id, subject_type, subject_id, kind, plane, status, attempts, max_attempts,
-      progress, target_operation_id, parent_operation_id, run_after, lease_owner, lease_expires_at, created_at, updated_at)
-    VALUES (${r.id}, ${r.organizationId}, ${r.brandId}, ${r.subjectType}, ${r.subjectId}, ${r.kind}, ${r.plane}, ${r.status}, ${r.attempts}::int,
-      ${r.maxAttempts}::int, ${JSON.stringify(r.progress)}::jsonb, ${r.targetOperationId}, ${r.parentOperationId}, ${r.runAfter}::timestamptz,
-      ${r.leaseOwner}, ${r.leaseExpiresAt}::timestamptz, ${r.createdAt}::timestamptz, ${r.updatedAt}::timestamptz)`;
   const slot = o.slot;
   // As in enqueueOperation: one leased to this process is run after the commit; any other is announced.
-  const notify =
-    !slot && deps.db.kind === 'postgres' ? [Prisma.sql`SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''})::text`] : [];
+  const notify = !slot && deps.db.kind === 'postgres' ? [notifyOperationsStatement(deps.operations?.id ?? '')] : [];
   return {
     row: r,
-    statements: [insert, ...notify],
+    statements: [insertOperationStatement(r), ...notify],
     committed: () => {
       operationTransition(deps, r, undefined, r.status);
       if (slot) slot.run(r);
@@ -188,11 +185,9 @@ export const operationConflict = (subject: { type: string; id: string }) =>
 
 /** The live operation of a subject on a plane, if any. */
 export function liveOperation(db: Tx | Deps['db']['prisma'], subject: { type: string; id: string }, plane: Plane = 'mutation') {
-  return db.operation.findFirst({ where: { subjectType: subject.type, subjectId: subject.id, plane, status: { in: [...LIVE_STATUSES] } } });
+  return findLiveOperation(db, subject, plane);
 }
 
-/** The channel on which PostgreSQL carries "an operation became due" between processes; the payload is the sender's worker id. */
-export const OPERATIONS_CHANNEL = 'platform_operations';
 const announced = new WeakSet<object>();
 
 /**
@@ -206,12 +201,12 @@ async function announceDue(deps: Deps, tx: Tx): Promise<void> {
   if (announced.has(tx)) return;
   announced.add(tx);
   deps.db.afterCommit(tx, () => deps.operations?.kick());
-  if (deps.db.kind === 'postgres') await tx.$queryRaw`SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''})::text`;
+  if (deps.db.kind === 'postgres') await notify(tx, OPERATIONS_CHANNEL, deps.operations?.id ?? '');
 }
 
 /** Makes waiting operations due now (their blocker may have cleared); workers pick them up at commit. */
 export async function wakeOperations(deps: Deps, tx: Tx, where: Prisma.OperationWhereInput): Promise<number> {
-  const { count } = await tx.operation.updateMany({ where: { ...where, status: 'waiting' }, data: { runAfter: deps.clock.now() } });
+  const count = await wakeWaiting(tx, where, deps.clock.now());
   if (count) await announceDue(deps, tx);
   return count;
 }
@@ -232,49 +227,25 @@ const EVENT_OF: Record<TerminalStatus, string> = {
   canceled: 'operation.canceled',
 };
 
-/** A row of `settleStatement`: the settled operation (`role` settled, with how many it woke) or the parent handed to this process. */
-export type SettleRow = OperationRow & { role: 'settled' | 'handed'; woken: number; notified: number };
-
 /**
- * One statement settles a live operation, wakes whoever waits on it (its parent, a cancel targeting it) and, if it
- * woke any, notifies other processes; it returns the settled row and how many it woke. A cancel targeting it whose
- * step is in flight is matched too, so the statement waits for that step's commit and re-reads the row (PostgreSQL
- * re-checks an UPDATE's condition on the version it waited for): a cancel that read this operation live and commits
- * `waiting` is woken once its commit lands, never left to its recheck (test/operation/cancel-wake-race.test.ts). A
- * cancel step only reads its target, so the wait cannot close a cycle. A missing error, result or
- * progress leaves the stored one. With `handoff` (a local slot's lease owner), the woken parent is also claimed for
- * that slot in the same statement, unless another worker holds it, and returned as a second row (`role` handed).
- * Only a row this statement leased to the slot is handed: a woken row without a lease (a cancel that committed
- * `waiting`) is not, or it would run under no lease and fail its fence while the slot's claim held it.
+ * The statement that settles a live operation and wakes whoever waits on it (the store's settleStatement says how),
+ * with this deployment's lease for a parent handed to `handoff` (a local slot's lease owner).
  */
 export function settleStatement(deps: Deps, id: string, s: Settlement, now: Date, handoff?: string): Prisma.Sql {
-  const json = (v: object | null | undefined) => (v ? JSON.stringify(v) : null);
-  const leaseUntil = new Date(now.getTime() + deps.config.operations.leaseMs);
-  const hand = Prisma.sql`(${handoff ?? null}::text IS NOT NULL AND w.id = o.parent_operation_id AND (w.lease_expires_at IS NULL OR w.lease_expires_at < ${now}::timestamptz))`;
-  return Prisma.sql`
-    WITH o AS (
-      UPDATE "operation" o SET
-        status = ${s.status}, waiting_reason = NULL,
-        error = COALESCE(${json(s.error)}::jsonb, o.error),
-        result = COALESCE(${json(s.result)}::jsonb, o.result),
-        progress = COALESCE(${json(s.progress)}::jsonb, o.progress),
-        lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz, completed_at = ${now}::timestamptz
-      WHERE o.id = ${id} AND o.status IN ('pending', 'running', 'waiting')
-      RETURNING o.*),
-    touched AS (
-      UPDATE "operation" w SET run_after = CASE WHEN w.status = 'waiting' THEN ${now}::timestamptz ELSE w.run_after END,
-        lease_owner = CASE WHEN ${hand} THEN ${handoff ?? null}::text || ':' || w.id ELSE w.lease_owner END,
-        lease_expires_at = CASE WHEN ${hand} THEN ${leaseUntil}::timestamptz ELSE w.lease_expires_at END
-      FROM o
-      WHERE (w.status = 'waiting' AND (w.target_operation_id = o.id OR w.id = o.parent_operation_id))
-         OR (w.status IN ('pending', 'running') AND w.target_operation_id = o.id)
-      RETURNING w.*, w.status = 'waiting' AS woke, coalesce(w.lease_owner = ${handoff ?? null}::text || ':' || w.id, false) AS handed),
-    woken AS (SELECT * FROM touched WHERE woke),
-    notified AS (SELECT pg_notify(${OPERATIONS_CHANNEL}, ${deps.operations?.id ?? ''}) FROM (SELECT FROM woken LIMIT 1) first)
-    SELECT 'settled' AS role, ${Prisma.raw(OPERATION_COLUMNS)}, (SELECT count(*)::int FROM woken) AS woken, (SELECT count(*)::int FROM notified) AS notified FROM o
-    UNION ALL
-    SELECT 'handed', ${Prisma.raw(operationColumns('w'))}, 0, 0 FROM woken w WHERE w.handed`;
+  return settleSql(settleValues(deps, id, s, now, handoff));
 }
+
+const settleValues = (deps: Deps, id: string, s: Settlement, now: Date, handoff?: string) => ({
+  id,
+  status: s.status,
+  error: s.error,
+  result: s.result,
+  progress: s.progress,
+  now,
+  leaseUntil: new Date(now.getTime() + deps.config.operations.leaseMs),
+  sender: deps.operations?.id ?? '',
+  handoff,
+});
 
 /** What `settleStatement` leaves of a live row it holds (a fenced run's): the same row the statement returns. */
 export function settledRow(op: OperationRow, s: Settlement, now: Date): OperationRow {
@@ -310,7 +281,7 @@ export function settledEvent(row: OperationRow, s: Settlement): NewEvent {
  * the caller's transaction. Only a live operation settles: false otherwise.
  */
 export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlement): Promise<boolean> {
-  const settled = (await tx.$queryRaw<SettleRow[]>(settleStatement(deps, id, s, deps.clock.now()))).find((r) => r.role === 'settled');
+  const settled = await settleOperationRow(tx, settleValues(deps, id, s, deps.clock.now()));
   if (!settled) return false;
   const { woken, notified: _, role: __, ...row } = settled;
   if (woken) {
@@ -327,10 +298,7 @@ export async function settleOperation(deps: Deps, tx: Tx, id: string, s: Settlem
  * at its next step), wakes it if it waits, and appends `operation.cancel_requested`.
  */
 export async function requestCancel(deps: Deps, tx: Tx, target: OperationRow, cancel: OperationRow): Promise<void> {
-  const marked = await tx.operation.update({
-    where: { id: target.id },
-    data: { cancelRequestedBy: cancel.id, updatedAt: deps.clock.now() },
-  });
+  const marked = await markCancelRequested(tx, target.id, cancel.id, deps.clock.now());
   await wakeOperations(deps, tx, { id: target.id });
   await appendEvent(deps, tx, {
     organizationId: target.organizationId,
@@ -350,7 +318,7 @@ export async function targetSettlement(
   tx: Tx,
   cancel: OperationRow,
 ): Promise<{ target_outcome: string | null; target_finished_first: boolean | null } | null> {
-  const target = cancel.targetOperationId ? await tx.operation.findUnique({ where: { id: cancel.targetOperationId } }) : null;
+  const target = cancel.targetOperationId ? await findOperationById(tx, cancel.targetOperationId) : null;
   if (target && !isTerminal(target.status)) return null;
   return { target_outcome: target?.status ?? null, target_finished_first: target ? target.status !== 'canceled' : null };
 }
@@ -384,7 +352,7 @@ export function assertStatus(status: string | undefined, param = 'status'): Oper
 }
 
 async function findOperation(db: Reader, organizationId: string, id: string, param: string | null = null) {
-  const row = isId('operation', id) ? await db.operation.findFirst({ where: { id, organizationId } }) : null;
+  const row = isId('operation', id) ? await findOperationOf(db, organizationId, id) : null;
   if (!row) throw missing('operation', id, param);
   return row;
 }
@@ -408,19 +376,17 @@ export const operations = capability({ name: 'operations', title: 'Operations', 
     run: async ({ caller, input, db }) => {
       const organizationId = caller.organization.id;
       const status = assertStatus(input.status);
-      const where: Prisma.OperationWhereInput = {
-        organizationId,
-        ...(input.subject_type ? { subjectType: input.subject_type } : {}),
-        ...(input.subject_id ? { subjectId: { in: subjectIds(input.subject_id, input.subject_type) } } : {}),
-        ...(status ? { status } : {}),
-        // Each walks its own index ((parent_operation_id), (target_operation_id)): a launch's children, a cancel's target.
-        ...(input.parent_operation_id ? { parentOperationId: input.parent_operation_id } : {}),
-        ...(input.target_operation_id ? { targetOperationId: input.target_operation_id } : {}),
+      const filter = {
+        subjectType: input.subject_type,
+        subjectIds: input.subject_id ? subjectIds(input.subject_id, input.subject_type) : undefined,
+        status,
+        parentOperationId: input.parent_operation_id,
+        targetOperationId: input.target_operation_id,
       };
       const page = await newestFirst(
         input,
         (id, param) => findOperation(db, organizationId, id, param),
-        (below, take) => db.operation.findMany({ where: { ...where, ...below }, orderBy: { id: 'desc' }, take }),
+        (below, take) => operationsPage(db, organizationId, filter, below, take),
       );
       return { ...page, data: page.data.map(presentOperation) };
     },

@@ -5,6 +5,8 @@ import { isoTime } from '../shape.ts';
 /** The public operation object and its vocabulary (no event or database dependency: src/domain/event/payload.ts builds on it). */
 export const OPERATION_STATUSES = ['pending', 'running', 'waiting', 'succeeded', 'partial', 'failed', 'canceled'] as const;
 export type OperationStatus = (typeof OPERATION_STATUSES)[number];
+export const LIVE_STATUSES = ['pending', 'running', 'waiting'] as const satisfies readonly OperationStatus[];
+export const TERMINAL_STATUSES = ['succeeded', 'partial', 'failed', 'canceled'] as const satisfies readonly OperationStatus[];
 
 export const WAITING_REASONS = [
   'funding_required',

@@ -1,4 +1,4 @@
-import type { Tx } from '../../db/database.ts';
+import type { Prisma, Tx } from '../../db/database.ts';
 import type { Brand, Organization, PrismaClient, User } from '../../db/generated/client.ts';
 
 /** The organization capability's SQL: organizations and their dashboard users. */
@@ -35,4 +35,13 @@ export function organizationsPage(db: PrismaClient, below: { id?: { lt: string }
  */
 export async function lockOrganization(tx: Tx, organizationId: string): Promise<void> {
   await tx.$queryRaw`SELECT id FROM organization WHERE id = ${organizationId} FOR UPDATE`;
+}
+
+/** An organization by id (null: none); `query` is a GraphQL selection (Pothos' `query`) to spread into the lookup. */
+export function organizationById(
+  db: PrismaClient,
+  id: string,
+  query: { select?: Prisma.OrganizationSelect; include?: Prisma.OrganizationInclude } = {},
+): Promise<Organization | null> {
+  return db.organization.findUnique({ ...query, where: { id } });
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { lockBrand } from '../brand/store.ts';
 import type { Operation as OperationRow, Payout as PayoutRow } from '../../db/generated/client.ts';
-import type { Tx } from '../../db/database.ts';
+import { execute, type Tx } from '../../db/database.ts';
+import { findOperationOf, operationById } from '../operation/store.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, isUniqueViolation, missing } from '../errors.ts';
 import { insertEvents, type NewEvent } from '../event/event.ts';
@@ -109,7 +110,7 @@ async function runPayouts(deps: Deps, tx: Tx, caller: SurfaceBCaller, input: z.o
   const brandId = caller.brand.id;
   const programId = program?.id ?? null;
   const same = await findRun(tx, { brandId, programId, periodEnd: input.period_end });
-  if (same) return presentOperation(await tx.operation.findUniqueOrThrow({ where: { id: same.operationId } }));
+  if (same) return presentOperation(await operationById(tx, same.operationId));
   const runId = newId('payoutRun');
   const op = await enqueueOperation(deps, tx, {
     organizationId: caller.organization.id,
@@ -224,7 +225,7 @@ async function reserve(deps: Deps, tx: Tx, op: OperationRow, p: RunProgress): Pr
         op.id,
       ),
     );
-    await tx.$executeRaw(insertEvents(deps, events));
+    await execute(tx, [insertEvents(deps, events)]);
     deps.db.afterCommit(tx, () => deps.sequencer.kick());
   }
   const progress: RunProgress = {
@@ -297,7 +298,7 @@ async function finishPayouts(
   const events = done.map((m) =>
     payoutEvent(`payout.${m.to}`, { ...m.payout, status: m.to, failureReason: m.reason ?? null, updatedAt: now }, op.id),
   );
-  await tx.$executeRaw(insertEvents(deps, events));
+  await execute(tx, [insertEvents(deps, events)]);
   deps.db.afterCommit(tx, () => deps.sequencer.kick());
   return out;
 }
@@ -425,9 +426,8 @@ export const payoutHandlers: OperationHandler[] = [run, runCancel];
 
 /** Cancels a live payout run (control plane); a second cancel while one is live answers that one. */
 async function cancelRun(deps: Deps, tx: Tx, caller: SurfaceBCaller, id: string): Promise<PublicOperation> {
-  const target = isId('operation', id)
-    ? await tx.operation.findFirst({ where: { id, kind: RUN_KIND, organizationId: caller.organization.id, brandId: caller.brand.id } })
-    : null;
+  const found = isId('operation', id) ? await findOperationOf(tx, caller.organization.id, id) : null;
+  const target = found?.kind === RUN_KIND && found.brandId === caller.brand.id ? found : null;
   if (!target) throw missing('payout run', id);
   const subject = { type: target.subjectType, id: target.subjectId };
   const running = await liveOperation(tx, subject, 'control');

@@ -61,11 +61,6 @@ export async function creditWallet(tx: Tx, brandId: string, value: number | stri
   await tx.$executeRaw(creditWalletStatement(brandId, value, now));
 }
 
-/** Runs a money move's statements (built by the stores) in order on an interactive transaction. */
-export async function applyStatements(tx: Tx, statements: Prisma.Sql[]): Promise<void> {
-  for (const st of statements) await tx.$executeRaw(st);
-}
-
 export function findWallet(db: Db, brandId: string): Promise<BrandWallet | null> {
   return db.brandWallet.findUnique({ where: { brandId } });
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Prisma, Tx } from '../../db/database.ts';
+import { execute, type Prisma, type Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError } from '../errors.ts';
 import { newId } from '../id.ts';
@@ -9,7 +9,6 @@ import { parseInput } from '../validation.ts';
 import { brandByRef } from '../brand/store.ts';
 import { distributionReserved, releaseHoldStatement, reserveHoldStatement, spendHoldStatement } from '../distribution/store.ts';
 import {
-  applyStatements,
   creditWalletStatement,
   debitWalletStatement,
   findWallet,
@@ -82,7 +81,7 @@ export function releaseStatements(deps: Deps, m: Movement & { distributionId: st
 /** Returns everything the distribution still holds to the wallet; the amount released (0 when nothing was held). */
 export async function releaseAll(deps: Deps, tx: Tx, m: Movement & { distributionId: string }): Promise<number> {
   const value = Number(await distributionReserved(tx, m.distributionId));
-  await applyStatements(tx, releaseStatements(deps, m, value));
+  await execute(tx, releaseStatements(deps, m, value));
   return Math.max(0, value);
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { WebhookAttempt as AttemptRow, WebhookDelivery as DeliveryRow, WebhookEndpoint } from '../../db/generated/client.ts';
-import type { Prisma, Tx } from '../../db/database.ts';
+import type { Tx } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { DomainError, missing } from '../errors.ts';
 import { isId } from '../id.ts';
@@ -12,6 +12,16 @@ import { ListInput, listOf, newestFirst, type ListQuery } from '../action/list.t
 import { namesLoopback } from './address-guard.ts';
 import { findEndpoint } from './endpoint.ts';
 import { isoTime } from '../shape.ts';
+import {
+  deliveryCountsByStatus,
+  deliveryLogPage,
+  findDeliveryIn,
+  findEndpointDelivery,
+  findOrganizationDelivery,
+  requeueDelivery,
+  type DeliveryFilter,
+  type DeliveryScope,
+} from './store.ts';
 
 /**
  * Webhook deliveries as the API shows them: one per (endpoint, event), with
@@ -101,12 +111,7 @@ function present(deps: Deps, endpoint: WebhookEndpoint, rows: (DeliveryRow & { a
 
 /** One delivery by id, of any endpoint of the organization (404 otherwise). */
 export async function retrieveWebhookDelivery(deps: Deps, organizationId: string, id: string) {
-  const row = isId('delivery', id)
-    ? await deps.db.prisma.webhookDelivery.findFirst({
-        where: { id, endpoint: { organizationId } },
-        include: { attemptLog: true, endpoint: true },
-      })
-    : null;
+  const row = isId('delivery', id) ? await findOrganizationDelivery(deps.db.prisma, organizationId, id) : null;
   if (!row) throw missing('webhook delivery', id, null);
   return present(deps, row.endpoint, [row])[0]!;
 }
@@ -131,35 +136,20 @@ export const ListWebhookDeliveriesInput = ListInput.extend({
 export const ListEventDeliveriesInput = ListInput.extend(DeliveryFilters);
 type DeliveryQuery = z.output<typeof ListEventDeliveriesInput> & { event_id?: string };
 
-/** The query's filters as a where clause (each has an index leading with endpoint_id or event_id, ordered by id). */
-function deliveryWhere(q: DeliveryQuery): Prisma.WebhookDeliveryWhereInput {
+/** The query's filters as the store takes them (an unknown event type is refused). */
+function deliveryFilter(q: DeliveryQuery): DeliveryFilter {
   assertPublicType(q.event_type, 'event_type');
-  const created = {
-    ...(q['created[gte]'] ? { gte: q['created[gte]'] } : {}),
-    ...(q['created[gt]'] ? { gt: q['created[gt]'] } : {}),
-    ...(q['created[lte]'] ? { lte: q['created[lte]'] } : {}),
-    ...(q['created[lt]'] ? { lt: q['created[lt]'] } : {}),
-  };
-  const klass = q.status_class;
-  const code =
-    klass === undefined
-      ? {}
-      : klass === 'error'
-        ? { lastStatusCode: null, attempts: { gt: 0 } }
-        : { lastStatusCode: { gte: Number(klass[0]) * 100, lt: Number(klass[0]) * 100 + 100 } };
   return {
-    ...(q.status ? { status: q.status } : {}),
-    ...(q.event_type ? { eventType: q.event_type } : {}),
-    ...(q.event_id ? { eventId: q.event_id } : {}),
-    ...(Object.keys(created).length ? { createdAt: created } : {}),
-    ...code,
+    status: q.status,
+    eventType: q.event_type,
+    eventId: q.event_id,
+    created: { gte: q['created[gte]'], gt: q['created[gt]'], lte: q['created[lte]'], lt: q['created[lt]'] },
+    statusClass: q.status_class,
   };
 }
 
 async function findDelivery(db: Reader, endpointId: string, id: string, param: string | null = null) {
-  const row = isId('delivery', id)
-    ? await db.webhookDelivery.findFirst({ where: { id, endpointId }, include: { attemptLog: true } })
-    : null;
+  const row = isId('delivery', id) ? await findEndpointDelivery(db, endpointId, id) : null;
   if (!row) throw missing('webhook delivery', id, param);
   return row;
 }
@@ -168,9 +158,8 @@ export type WebhookDeliverySummary = Record<DeliveryStatus, number>;
 
 /** Counts per status for one endpoint (the `webhookDelivery` field in GraphQL). */
 export async function webhookDeliverySummary(deps: Deps, endpointId: string): Promise<WebhookDeliverySummary> {
-  const groups = await deps.db.prisma.webhookDelivery.groupBy({ by: ['status'], where: { endpointId }, _count: { _all: true } });
   const out: WebhookDeliverySummary = { pending: 0, failing: 0, succeeded: 0, exhausted: 0 };
-  for (const g of groups) if (g.status in out) out[g.status as DeliveryStatus] = g._count._all;
+  for (const g of await deliveryCountsByStatus(deps.db.prisma, endpointId)) if (g.status in out) out[g.status as DeliveryStatus] = g.count;
   return out;
 }
 
@@ -189,32 +178,22 @@ async function retryWebhookDelivery(deps: Deps, tx: Tx, organizationId: string, 
     throw new DomainError('invalid_status', 'The webhook endpoint is disabled; enable it before retrying its deliveries');
   if (row.status === 'succeeded') throw new DomainError('invalid_status', 'The delivery already succeeded');
   const now = deps.clock.now();
-  const updated = await tx.webhookDelivery.update({
-    where: { id: row.id },
-    data: { status: row.attempts > 0 ? 'failing' : 'pending', nextAttemptAt: now, completedAt: null, updatedAt: now },
-    include: { attemptLog: true },
-  });
+  const updated = await requeueDelivery(tx, row.id, row.attempts > 0 ? 'failing' : 'pending', now);
   deps.db.afterCommit(tx, () => deps.webhooks?.kick());
   return present(deps, endpoint, [updated])[0]!;
 }
 
 /** A page of a delivery log: the deliveries `scope` selects, filtered, newest first; a cursor outside the scope is 404. */
-async function deliveryLog(deps: Deps, db: Reader, scope: Prisma.WebhookDeliveryWhereInput, input: DeliveryQuery & ListQuery) {
-  const where = { ...scope, ...deliveryWhere(input) };
+async function deliveryLog(deps: Deps, db: Reader, scope: DeliveryScope, input: DeliveryQuery & ListQuery) {
+  const filter = deliveryFilter(input);
   const page = await newestFirst(
     input,
     async (id, param) => {
-      const row = isId('delivery', id) ? await db.webhookDelivery.findFirst({ where: { ...scope, id } }) : null;
+      const row = isId('delivery', id) ? await findDeliveryIn(db, scope, id) : null;
       if (!row) throw missing('webhook delivery', id, param);
       return row;
     },
-    (below, take) =>
-      db.webhookDelivery.findMany({
-        where: { ...where, ...below },
-        orderBy: { id: 'desc' },
-        take,
-        include: { attemptLog: true, endpoint: true },
-      }),
+    (below, take) => deliveryLogPage(db, scope, filter, below, take),
   );
   return { ...page, data: page.data.map((r) => present(deps, r.endpoint, [r])[0]!) };
 }

@@ -15,6 +15,7 @@ import { exhaustEndpointDeliveries } from './lease.ts';
 import { wakeOperations } from '../operation/operation.ts';
 import { WebhookEndpointHealth, webhookEndpointHealth } from './health.ts';
 import { recordHealthEvents } from './health-event.ts';
+import { countEndpoints, deleteEndpoint, endpointsPage, findEndpointOf, insertEndpoint, updateEndpoint } from './store.ts';
 import { mergePolicy, presentPolicy, WebhookEndpointPolicy, WebhookEndpointPolicyInput } from './policy.ts';
 import { isoTime } from '../shape.ts';
 
@@ -222,20 +223,18 @@ async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
     );
   }
   const now = deps.clock.now();
-  const row = await tx.webhookEndpoint.create({
-    data: {
-      id: newId('webhookEndpoint'),
-      organizationId,
-      url: input.url,
-      description: input.description ?? null,
-      enabledEvents: events,
-      ...(matching !== undefined ? { filter: matching } : {}),
-      policy: policy ?? Prisma.DbNull,
-      ordering: input.ordering ?? 'none',
-      secret: generateWebhookSecret(),
-      createdAt: now,
-      updatedAt: now,
-    },
+  const row = await insertEndpoint(tx, {
+    id: newId('webhookEndpoint'),
+    organizationId,
+    url: input.url,
+    description: input.description ?? null,
+    enabledEvents: events,
+    ...(matching !== undefined ? { filter: matching } : {}),
+    policy: policy ?? Prisma.DbNull,
+    ordering: input.ordering ?? 'none',
+    secret: generateWebhookSecret(),
+    createdAt: now,
+    updatedAt: now,
   });
   return presentWebhookEndpoint(row, true);
 }
@@ -245,11 +244,11 @@ async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
  * join this count when they exist: one cap on everywhere its events are sent.
  */
 export function countEventDestinations(tx: Tx, organizationId: string): Promise<number> {
-  return tx.webhookEndpoint.count({ where: { organizationId } });
+  return countEndpoints(tx, organizationId);
 }
 
 export async function findEndpoint(db: Reader, organizationId: string, id: string, param: string | null = null) {
-  const row = isId('webhookEndpoint', id) ? await db.webhookEndpoint.findFirst({ where: { id, organizationId } }) : null;
+  const row = isId('webhookEndpoint', id) ? await findEndpointOf(db, organizationId, id) : null;
   if (!row) throw missing('webhook endpoint', id, param);
   return row;
 }
@@ -266,22 +265,19 @@ async function updateWebhookEndpoint(
   const events = checkEventTypes(input.enabled_events);
   const matching = await checkFilter(deps, tx, organizationId, input.filter);
   const policy = input.policy !== undefined ? mergePolicy(deps.config.webhook, row.policy, input.policy) : undefined;
-  const updated = await tx.webhookEndpoint.update({
-    where: { id: row.id },
-    data: {
-      ...(input.url !== undefined ? { url: input.url } : {}),
-      ...(input.description !== undefined ? { description: input.description } : {}),
-      ...(events !== undefined ? { enabledEvents: events } : {}),
-      ...(matching !== undefined ? { filter: matching } : {}),
-      ...(input.status !== undefined ? { status: input.status } : {}),
-      ...(policy !== undefined ? { policy: policy ?? Prisma.DbNull } : {}),
-      ...(input.ordering !== undefined ? { ordering: input.ordering } : {}),
-      // Enabling clears the reason and starts the failure clock afresh; disabling an enabled endpoint records the owner's hand (an endpoint the receiver
-      // retired with 410 Gone keeps `gone` if it is "disabled" again).
-      ...(input.status === 'enabled' ? { disabledReason: null, failingSince: null } : {}),
-      ...(input.status === 'disabled' && row.status === 'enabled' ? { disabledReason: 'manual' } : {}),
-      updatedAt: deps.clock.now(),
-    },
+  const updated = await updateEndpoint(tx, row.id, {
+    ...(input.url !== undefined ? { url: input.url } : {}),
+    ...(input.description !== undefined ? { description: input.description } : {}),
+    ...(events !== undefined ? { enabledEvents: events } : {}),
+    ...(matching !== undefined ? { filter: matching } : {}),
+    ...(input.status !== undefined ? { status: input.status } : {}),
+    ...(policy !== undefined ? { policy: policy ?? Prisma.DbNull } : {}),
+    ...(input.ordering !== undefined ? { ordering: input.ordering } : {}),
+    // Enabling clears the reason and starts the failure clock afresh; disabling an enabled endpoint records the owner's hand (an endpoint the receiver
+    // retired with 410 Gone keeps `gone` if it is "disabled" again).
+    ...(input.status === 'enabled' ? { disabledReason: null, failingSince: null } : {}),
+    ...(input.status === 'disabled' && row.status === 'enabled' ? { disabledReason: 'manual' } : {}),
+    updatedAt: deps.clock.now(),
   });
   if (input.status === 'disabled') await exhaustEndpointDeliveries(deps, tx, row.id);
   if (input.status !== undefined && input.status !== row.status)
@@ -295,15 +291,12 @@ async function updateWebhookEndpoint(
 async function rotateWebhookEndpointSecret(deps: Deps, tx: Tx, organizationId: string, id: string) {
   const row = await findEndpoint(tx, organizationId, id);
   const now = deps.clock.now();
-  const updated = await tx.webhookEndpoint.update({
-    where: { id: row.id },
-    data: {
-      secret: generateWebhookSecret(),
-      previousSecret: row.secret,
-      previousSecretExpiresAt: new Date(now.getTime() + SECRET_OVERLAP_MS),
-      rotatedAt: now,
-      updatedAt: now,
-    },
+  const updated = await updateEndpoint(tx, row.id, {
+    secret: generateWebhookSecret(),
+    previousSecret: row.secret,
+    previousSecretExpiresAt: new Date(now.getTime() + SECRET_OVERLAP_MS),
+    rotatedAt: now,
+    updatedAt: now,
   });
   return presentWebhookEndpoint(updated, true);
 }
@@ -311,7 +304,7 @@ async function rotateWebhookEndpointSecret(deps: Deps, tx: Tx, organizationId: s
 /** Hard delete: the row and both secrets are gone, with its deliveries: a replay waiting on them has none left. */
 async function deleteWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, id: string) {
   const row = await findEndpoint(tx, organizationId, id);
-  await tx.webhookEndpoint.delete({ where: { id: row.id } });
+  await deleteEndpoint(tx, row.id);
   await wakeOperations(deps, tx, { subjectType: 'webhook_endpoint', subjectId: row.id, waitingReason: 'awaiting_deliveries' });
   return { id: row.id, object: 'webhook_endpoint' as const, deleted: true as const };
 }
@@ -338,7 +331,7 @@ export const webhookEndpoints = capability({ name: 'webhook_endpoints', title: '
       const page = await newestFirst(
         input,
         (id, param) => findEndpoint(db, organizationId, id, param),
-        (below, take) => db.webhookEndpoint.findMany({ where: { organizationId, ...below }, orderBy: { id: 'desc' }, take }),
+        (below, take) => endpointsPage(db, organizationId, below, take),
       );
       return { ...page, data: page.data.map((r) => presentWebhookEndpoint(r)) };
     },

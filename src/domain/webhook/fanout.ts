@@ -1,7 +1,17 @@
-import { Prisma } from '../../db/database.ts';
 import type { Deps } from '../context.ts';
 import { newId } from '../id.ts';
 import { endpointMatcher } from './endpoint.ts';
+import {
+  BEGIN_FANOUT,
+  fanOutCursorStatement,
+  fanOutEndpointsStatement,
+  fanOutEventsStatement,
+  insertFanOutDeliveriesStatement,
+  skipWithoutEndpointsStatement,
+  type FanOutDelivery,
+  type FanOutEndpointRow,
+  type FanOutEventRow,
+} from './store.ts';
 
 /**
  * Fan-out: turns sequenced events into deliveries, one per (endpoint, event).
@@ -18,45 +28,8 @@ import { endpointMatcher } from './endpoint.ts';
  * The unique (endpoint_id, event_id) index with ON CONFLICT DO NOTHING is a
  * second guard that makes a replayed range harmless.
  */
-const LOCK_KEY = 7_351_002;
-const CURSOR_KEY = 'webhook_fanout.position';
+/** Events one fan-out pass reads after the cursor. */
 export const FANOUT_BATCH = 1000;
-
-interface EventRow {
-  id: string;
-  organization_id: string;
-  type: string;
-  brand_id: string | null;
-  subject_type: string;
-  subject_id: string;
-  created_at: Date;
-  position: string;
-}
-interface EndpointRow {
-  id: string;
-  organization_id: string;
-  enabled_events: string[];
-  filter: Prisma.JsonValue;
-  created_at: Date;
-}
-
-/**
- * The first statements of every fan-out transaction: its commit does not wait for the WAL flush
- * (`synchronous_commit` off for this transaction only), then the cluster-wide lock. Losing the last fan-outs in a
- * crash only moves the cursor back: the range is fanned out again, and the unique (endpoint, event) index keeps it
- * to one delivery each. A delivery cannot be sent and then lost: its lease is a synchronous commit, whose WAL
- * flush covers the fan-out that made the row, since the lease saw it. Spares the disk one flush per sequenced
- * batch, the most frequent commit of a deployment without endpoints.
- */
-const BEGIN_FANOUT = [
-  Prisma.sql`SELECT set_config('synchronous_commit', 'off', true)`,
-  Prisma.sql`SELECT pg_advisory_xact_lock(${LOCK_KEY}::bigint)::text`,
-];
-
-/** The events after the cursor, in position order (the partial unique `position` index). */
-const AFTER_CURSOR = Prisma.sql`SELECT id, organization_id, type, brand_id, subject_type, subject_id, created_at, position FROM event
-  WHERE position > coalesce((SELECT (value->>'position')::bigint FROM system_setting WHERE key = ${CURSOR_KEY}), 0)
-  ORDER BY position LIMIT ${FANOUT_BATCH}::int`;
 
 /** What one fan-out pass did: events consumed, deliveries made, and whether their organizations had enabled endpoints. */
 export interface FanOut {
@@ -66,24 +39,10 @@ export interface FanOut {
 }
 
 /**
- * The cursor moved past the events after it when none of their organizations has an enabled endpoint, in one
- * statement (one snapshot): the events it counts are exactly those it skips.
- */
-const SKIP_WITHOUT_ENDPOINTS = (now: Date) => Prisma.sql`WITH ev AS (${AFTER_CURSOR}),
-  advanced AS (
-    INSERT INTO system_setting (key, value, updated_at)
-    SELECT ${CURSOR_KEY}, jsonb_build_object('position', max(position)::text), ${now}::timestamptz FROM ev
-    HAVING count(*) > 0 AND NOT EXISTS (
-      SELECT 1 FROM webhook_endpoint w WHERE w.status = 'enabled' AND w.organization_id IN (SELECT organization_id FROM ev))
-    ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at
-    RETURNING 1)
-  SELECT (SELECT count(*) FROM ev)::int AS events, (SELECT count(*) FROM advanced)::int AS advanced`;
-
-/**
  * Fans out one batch of events after the cursor. With `expectEndpoints`
  * false (the worker's last pass met no endpoint), it first tries the
  * common case of a deployment or a batch without endpoints in one round
- * trip: BEGIN, BEGIN_FANOUT, SKIP_WITHOUT_ENDPOINTS, COMMIT. Otherwise, or when
+ * trip: BEGIN, BEGIN_FANOUT, skipWithoutEndpointsStatement, COMMIT. Otherwise, or when
  * that found endpoints (nothing changed), two round trips: (1) BEGIN,
  * BEGIN_FANOUT, the events after the cursor, the enabled endpoints of their
  * organizations (a later statement, a fresh snapshot: it may see more
@@ -94,32 +53,27 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number, expectEndpoi
   const now = deps.clock.now();
   if (!expectEndpoints) {
     const skipped = await deps.db.sql.transaction(async (send) => {
-      const results = await send([...BEGIN_FANOUT, SKIP_WITHOUT_ENDPOINTS(now)], { commit: true });
+      const results = await send([...BEGIN_FANOUT, skipWithoutEndpointsStatement(now, FANOUT_BATCH)], { commit: true });
       return results[BEGIN_FANOUT.length]![0] as { events: number; advanced: number };
     });
     if (skipped.events === 0 || skipped.advanced > 0) return { events: Number(skipped.events), deliveries: 0, endpoints: false };
   }
   return deps.db.sql.transaction(async (send) => {
     const [eventRows, endpointRows] = (
-      await send([
-        ...BEGIN_FANOUT,
-        Prisma.sql`SELECT id, organization_id, type, brand_id, subject_type, subject_id, created_at, position::text AS position FROM (${AFTER_CURSOR}) e`,
-        Prisma.sql`SELECT id, organization_id, enabled_events, filter, created_at FROM webhook_endpoint
-        WHERE status = 'enabled' AND organization_id IN (SELECT organization_id FROM (${AFTER_CURSOR}) e)`,
-      ])
+      await send([...BEGIN_FANOUT, fanOutEventsStatement(FANOUT_BATCH), fanOutEndpointsStatement(FANOUT_BATCH)])
     ).slice(BEGIN_FANOUT.length);
-    const events = eventRows as unknown as EventRow[];
+    const events = eventRows as unknown as FanOutEventRow[];
     const endpoints = endpointRows!.length > 0;
     if (events.length === 0) return { events: 0, deliveries: 0, endpoints };
 
     // Each endpoint's matcher is built once for the batch.
-    const byOrg = new Map<string, (EndpointRow & { wants: ReturnType<typeof endpointMatcher> })[]>();
-    for (const ep of endpointRows as unknown as EndpointRow[]) {
+    const byOrg = new Map<string, (FanOutEndpointRow & { wants: ReturnType<typeof endpointMatcher> })[]>();
+    for (const ep of endpointRows as unknown as FanOutEndpointRow[]) {
       const wants = endpointMatcher({ enabledEvents: ep.enabled_events, filter: ep.filter });
       byOrg.set(ep.organization_id, [...(byOrg.get(ep.organization_id) ?? []), { ...ep, wants }]);
     }
 
-    const deliveries: { id: string; org: string; endpoint: string; event: string; type: string }[] = [];
+    const deliveries: FanOutDelivery[] = [];
     for (const e of events) {
       const event = { type: e.type, brandId: e.brand_id, subjectType: e.subject_type, subjectId: e.subject_id };
       for (const ep of byOrg.get(e.organization_id) ?? []) {
@@ -129,21 +83,9 @@ export async function fanOutBatch(deps: Deps, firstDelayMs: number, expectEndpoi
     }
     const due = new Date(now.getTime() + firstDelayMs);
     const last = events.at(-1)!.position;
-    await send(
-      [
-        ...(deliveries.length
-          ? [
-              Prisma.sql`INSERT INTO webhook_delivery (id, organization_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at)
-                SELECT d.id, d.org, d.endpoint, d.event, d.type, 'pending', 0, ${due}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
-                FROM json_to_recordset(${JSON.stringify(deliveries)}::json) AS d(id text, org text, endpoint text, event text, type text)
-                ON CONFLICT (endpoint_id, event_id) WHERE replay_operation_id IS NULL DO NOTHING`,
-            ]
-          : []),
-        Prisma.sql`INSERT INTO system_setting (key, value, updated_at) VALUES (${CURSOR_KEY}, jsonb_build_object('position', ${last}::text), ${now}::timestamptz)
-          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at`,
-      ],
-      { commit: true },
-    );
+    await send([...(deliveries.length ? [insertFanOutDeliveriesStatement(deliveries, due, now)] : []), fanOutCursorStatement(last, now)], {
+      commit: true,
+    });
     return { events: events.length, deliveries: deliveries.length, endpoints };
   });
 }

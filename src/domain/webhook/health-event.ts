@@ -6,6 +6,7 @@ import { isId, newId } from '../id.ts';
 import { ListInput, listOf, newestFirst } from '../action/list.ts';
 import { parseInput } from '../validation.ts';
 import { isoTime } from '../shape.ts';
+import { findEndpointById, findHealthEvent, healthEventsAfter, healthEventsPage, insertHealthEvents, latestHealthEvent } from './store.ts';
 
 /**
  * An endpoint's health transitions as internal events: `failing_started`
@@ -40,12 +41,11 @@ export interface HealthTransition {
 /** Records transitions in the caller's transaction (the endpoint's organization is read from the endpoint). */
 export async function recordHealthEvents(tx: Tx, now: Date, transitions: HealthTransition[]): Promise<void> {
   if (!transitions.length) return;
-  await tx.$executeRaw`
-    INSERT INTO webhook_endpoint_health_event (id, organization_id, endpoint_id, kind, reason, created_at)
-    SELECT x.id, w.organization_id, w.id, x.kind, x.reason, ${now}::timestamptz
-    FROM unnest(${transitions.map(() => newId('webhookHealthEvent'))}::text[], ${transitions.map((t) => t.endpointId)}::text[],
-      ${transitions.map((t) => t.kind)}::text[], ${transitions.map((t) => t.reason ?? null)}::text[]) AS x(id, endpoint_id, kind, reason)
-    JOIN webhook_endpoint w ON w.id = x.endpoint_id`;
+  await insertHealthEvents(
+    tx,
+    now,
+    transitions.map((t) => ({ id: newId('webhookHealthEvent'), endpointId: t.endpointId, kind: t.kind, reason: t.reason ?? null })),
+  );
 }
 
 interface Row {
@@ -71,16 +71,16 @@ export const HealthEventPage = listOf(WebhookEndpointHealthEvent);
 export async function listHealthEvents(deps: Deps, endpointId: string, raw: unknown) {
   const q = parseInput(ListInput, raw);
   const db = deps.db.prisma;
-  const endpoint = isId('webhookEndpoint', endpointId) ? await db.webhookEndpoint.findUnique({ where: { id: endpointId } }) : null;
+  const endpoint = isId('webhookEndpoint', endpointId) ? await findEndpointById(db, endpointId) : null;
   if (!endpoint) throw missing('webhook endpoint', endpointId, null);
   const page = await newestFirst(
     q,
     async (id, param) => {
-      const row = isId('webhookHealthEvent', id) ? await db.webhookEndpointHealthEvent.findFirst({ where: { id, endpointId } }) : null;
+      const row = isId('webhookHealthEvent', id) ? await findHealthEvent(db, endpointId, id) : null;
       if (!row) throw missing('health event', id, param);
       return row;
     },
-    (below, take) => db.webhookEndpointHealthEvent.findMany({ where: { endpointId, ...below }, orderBy: { id: 'desc' }, take }),
+    (below, take) => healthEventsPage(db, endpointId, below, take),
   );
   return { ...page, data: page.data.map(presentHealthEvent) };
 }
@@ -98,15 +98,10 @@ export function watchHealthEvents(
 ): AsyncGenerator<PublicWebhookEndpointHealthEvent> {
   const db = deps.db.prisma;
   return (async function* () {
-    const latest =
-      from === undefined ? await db.webhookEndpointHealthEvent.findFirst({ where: { endpointId }, orderBy: { id: 'desc' } }) : null;
+    const latest = from === undefined ? await latestHealthEvent(db, endpointId) : null;
     let after = from ?? latest?.id ?? '';
     for (;;) {
-      const rows = await db.webhookEndpointHealthEvent.findMany({
-        where: { endpointId, id: { gt: after } },
-        orderBy: { id: 'asc' },
-        take: 100,
-      });
+      const rows = await healthEventsAfter(db, endpointId, after, 100);
       for (const r of rows) {
         after = r.id;
         yield presentHealthEvent(r);

@@ -1,7 +1,7 @@
-import { Prisma } from '../../db/database.ts';
 import { z } from 'zod';
 import type { Reader } from '../action/action.ts';
 import { isoTime } from '../shape.ts';
+import { endpointHealthRow } from './store.ts';
 
 /**
  * An endpoint's health summary (`GET /webhook_endpoints/{id}`, GraphQL
@@ -37,47 +37,10 @@ export const WebhookEndpointHealth = z.object({
 });
 export type PublicWebhookEndpointHealth = z.output<typeof WebhookEndpointHealth>;
 
-interface HealthRow {
-  hour_attempts: number;
-  hour_succeeded: number;
-  hour_p50: number | null;
-  hour_p99: number | null;
-  day_attempts: number;
-  day_succeeded: number;
-  day_p50: number | null;
-  day_p99: number | null;
-  last_success_at: Date | null;
-  last_failure_at: Date | null;
-  last_failure_status: number | null;
-  last_failure_error: string | null;
-}
-
 export async function webhookEndpointHealth(db: Reader, endpointId: string, now: Date): Promise<PublicWebhookEndpointHealth> {
   const hour = new Date(now.getTime() - WINDOWS.last_hour);
   const day = new Date(now.getTime() - WINDOWS.last_day);
-  const ok = Prisma.sql`status_code BETWEEN 200 AND 299`;
-  const [r] = await db.$queryRaw<HealthRow[]>`
-    WITH a AS (
-      SELECT started_at > ${hour}::timestamptz AS recent, ${ok} AS ok, duration_ms FROM webhook_attempt
-      WHERE endpoint_id = ${endpointId} AND started_at > ${day}::timestamptz AND started_at <= ${now}::timestamptz
-    ), agg AS (
-      SELECT count(*) FILTER (WHERE recent)::int AS hour_attempts, count(*) FILTER (WHERE recent AND ok)::int AS hour_succeeded,
-        percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) FILTER (WHERE recent) AS hour_p50,
-        percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms) FILTER (WHERE recent) AS hour_p99,
-        count(*)::int AS day_attempts, count(*) FILTER (WHERE ok)::int AS day_succeeded,
-        percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS day_p50,
-        percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms) AS day_p99
-      FROM a
-    )
-    SELECT agg.*, s.started_at AS last_success_at, f.started_at AS last_failure_at, f.status_code AS last_failure_status,
-      f.error AS last_failure_error
-    FROM agg
-    LEFT JOIN LATERAL (SELECT started_at FROM webhook_attempt WHERE endpoint_id = ${endpointId} AND started_at <= ${now}::timestamptz AND ${ok}
-      ORDER BY started_at DESC LIMIT 1) s ON true
-    LEFT JOIN LATERAL (SELECT started_at, status_code, error FROM webhook_attempt
-      WHERE endpoint_id = ${endpointId} AND started_at <= ${now}::timestamptz AND (status_code IS NULL OR NOT ${ok})
-      ORDER BY started_at DESC LIMIT 1) f ON true`;
-  const row = r!;
+  const row = await endpointHealthRow(db, endpointId, now, hour, day);
   const window = (attempts: number, succeeded: number, p50: number | null, p99: number | null) => ({
     attempts,
     succeeded,

@@ -1,13 +1,25 @@
-import { Prisma, type Tx } from '../../db/database.ts';
-import type { Event, WebhookEndpoint } from '../../db/generated/client.ts';
-import type { EventRecord } from '../event/event.ts';
+import type { Tx } from '../../db/database.ts';
+import type { WebhookEndpoint } from '../../db/generated/client.ts';
+import type { EventRecord } from '../event/store.ts';
 import type { Deps } from '../context.ts';
 import { newId } from '../id.ts';
-import { statement } from '../../db/sql-port.ts';
 import type { AttemptOutcome } from './send.ts';
 import { scheduleOf, type EndpointPolicy } from './policy.ts';
 import { recordHealthEvents, type HealthTransition } from './health-event.ts';
 import { wakeSettledReplays, wakeSettledReplaysIn } from './replay-wake.ts';
+import {
+  claimDueDeliveries,
+  clearFailing,
+  disableEndpoints,
+  exhaustDeliveriesOfEndpoint,
+  exhaustDeliveriesOfEndpoints,
+  exhaustLeasedDeliveries,
+  markFailing,
+  recordAttemptRows,
+  type AttemptColumns,
+  type DueClaim,
+  type LeasedRow,
+} from './store.ts';
 
 /**
  * Leasing: how workers claim due deliveries.
@@ -23,161 +35,31 @@ import { wakeSettledReplays, wakeSettledReplaysIn } from './replay-wake.ts';
  * next worker sends again (at-least-once; receivers dedupe on webhook-id).
  * On PGlite there is one connection, so every lease statement is serialized.
  */
-export interface LeasedDelivery {
-  id: string;
-  organization_id: string;
-  endpoint_id: string;
-  event_id: string;
-  attempts: number;
-  /** The replay that re-sends this event (sent with a `webhook-replay` header); null for a fan-out delivery. */
-  replay_operation_id: string | null;
+export type LeasedDelivery = Pick<LeasedRow, 'id' | 'organization_id' | 'endpoint_id' | 'event_id' | 'attempts' | 'replay_operation_id'> & {
   endpoint: Pick<WebhookEndpoint, 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince'> & {
     policy: EndpointPolicy | null;
   };
   event: EventRecord;
-}
+};
 
-export interface LeaseRequest {
-  owner: string;
+/** What one lease asks for: the store's claim, with the lease's length instead of its instants. */
+export interface LeaseRequest extends Omit<DueClaim, 'now' | 'leaseUntil'> {
   leaseMs: number;
-  /** The deployment's timeout: an endpoint whose own is longer has its lease lengthened by the difference. */
-  timeoutMs: number;
-  /** How many to claim in total. */
-  limit: number;
-  /** Free slots of an endpoint this process knows nothing about (its starting limit). */
-  initialFree: number;
-  /** Endpoints this process knows (see EndpointLimits.known): free slots (0 = skipped in SQL, so they cannot crowd out the others) and in-flight counts. */
-  known: { ids: string[]; free: number[]; inFlight: number[] };
-  /** Organizations with requests in flight in this process, and how many: the lease serves the others' first. */
-  organizations: { ids: string[]; inFlight: number[] };
 }
-
-interface LeasedRow {
-  id: string;
-  organization_id: string;
-  endpoint_id: string;
-  event_id: string;
-  attempts: number;
-  replay_operation_id: string | null;
-  url: string;
-  endpoint_status: string;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: Date | null;
-  failing_since: Date | string | null;
-  policy: EndpointPolicy | null;
-  type: string;
-  seq: string | number | bigint | null;
-  subject_type: string;
-  subject_id: string;
-  data: Event['data'];
-  operation_id: string | null;
-  brand_id: string | null;
-  livemode: boolean;
-  created_at: Date;
-}
-
-/**
- * Ordered endpoints (`ordering: subject`): a delivery is a candidate only if
- * no earlier event (lower seq) of the same subject still has a pending or
- * failing delivery to that endpoint, leased or not, due or not. So one
- * subject's deliveries go one at a time in seq order and a failing one holds
- * back only its own subject; an exhausted one releases it. Fan-out inserts
- * deliveries in event order, so an earlier event's delivery always exists
- * before a later one's. An unordered endpoint's candidate pays nothing for
- * it; an ordered one's walks the subject's earlier events by the
- * (organization_id, subject_id, seq) index and probes (endpoint_id, event_id).
- *
- * One statement on the SQL port, so no interactive transaction:
- * - the endpoints with unfinished deliveries, one probe each on the
- *   (endpoint_id, next_attempt_at) partial index (a loose index scan), and
- *   their free slots (0: skipped, so a busy endpoint's backlog is never read);
- * - each one's oldest due deliveries, at most its free slots: a pass reads
- *   what it may take, never a tenant's backlog behind it;
- * - the picks, shared out max-min fair twice: between organizations first
- *   (`organization_turn`: the organization's requests in flight here plus
- *   its candidate's rank), so while one organization has thousands due,
- *   another's new delivery takes the next free slot; then between endpoints
- *   (`endpoint_turn`: the endpoint's in flight plus rank), so a slow endpoint
- *   holding many slots cannot take the ones a fast endpoint frees;
- * - lock what is picked (SKIP LOCKED: another worker's picks are skipped,
- *   never waited for; one that committed meanwhile fails the re-checked
- *   condition), stamp the lease, and return what the attempt needs (endpoint
- *   URL and secrets, the event row).
- * Its cost grows with the endpoints that have unfinished deliveries (capped
- * per organization), not with the deliveries due.
- */
-const leaseStatement = statement<[Date, string[], number[], number[], number, number, string, Date, number, string[], number[]], LeasedRow>(
-  'webhook_lease_due',
-  `WITH RECURSIVE known AS (
-     SELECT * FROM unnest($2::text[], $3::int[], $4::int[]) AS k(endpoint_id, free, in_flight)
-   ), busy AS (
-     SELECT * FROM unnest($10::text[], $11::int[]) AS b(organization_id, in_flight)
-   ), pending AS (
-     (SELECT d.endpoint_id FROM webhook_delivery d WHERE d.status IN ('pending', 'failing') ORDER BY d.endpoint_id LIMIT 1)
-     UNION ALL
-     SELECT (SELECT d.endpoint_id FROM webhook_delivery d
-             WHERE d.status IN ('pending', 'failing') AND d.endpoint_id > p.endpoint_id ORDER BY d.endpoint_id LIMIT 1)
-     FROM pending p WHERE p.endpoint_id IS NOT NULL
-   ), slot AS (
-     SELECT w.id, w.organization_id, w.ordering, coalesce(k.in_flight, 0) AS in_flight,
-            least(coalesce(k.free, $5::int),
-                  coalesce((w.policy->>'max_in_flight')::int - coalesce(k.in_flight, 0), $6::int),
-                  CASE WHEN k.endpoint_id IS NULL THEN greatest(1, floor((w.policy->>'rate_limit_per_second')::float8))::int END,
-                  $6::int) AS free
-     FROM pending p JOIN webhook_endpoint w ON w.id = p.endpoint_id LEFT JOIN known k ON k.endpoint_id = w.id
-   ), candidate AS (
-     SELECT c.id, c.next_attempt_at, s.organization_id,
-            s.in_flight + row_number() OVER (PARTITION BY s.id ORDER BY c.next_attempt_at) AS endpoint_turn
-     FROM slot s CROSS JOIN LATERAL (
-       SELECT d.id, d.next_attempt_at FROM webhook_delivery d
-       WHERE d.endpoint_id = s.id AND d.status IN ('pending', 'failing') AND d.next_attempt_at <= $1::timestamptz
-         AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1::timestamptz)
-         AND NOT (s.ordering = 'subject' AND EXISTS (SELECT 1 FROM event e
-           JOIN event e2 ON e2.organization_id = e.organization_id AND e2.subject_id = e.subject_id
-             AND e2.subject_type = e.subject_type AND e2.seq < e.seq
-           JOIN webhook_delivery d2 ON d2.endpoint_id = d.endpoint_id AND d2.event_id = e2.id
-           WHERE e.id = d.event_id AND d2.status IN ('pending', 'failing')))
-       ORDER BY d.next_attempt_at
-       LIMIT s.free
-     ) c
-     WHERE s.free > 0
-   ), ranked AS (
-     SELECT c.id, c.next_attempt_at, c.endpoint_turn,
-            coalesce(b.in_flight, 0) + row_number() OVER (PARTITION BY c.organization_id ORDER BY c.endpoint_turn, c.next_attempt_at) AS organization_turn
-     FROM candidate c LEFT JOIN busy b ON b.organization_id = c.organization_id
-   ), pick AS (
-     SELECT id FROM ranked ORDER BY organization_turn, endpoint_turn, next_attempt_at LIMIT $6::int
-   ), locked AS (
-     SELECT d.id FROM webhook_delivery d JOIN pick ON pick.id = d.id
-     WHERE d.status IN ('pending', 'failing') AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1::timestamptz)
-     FOR UPDATE OF d SKIP LOCKED
-   )
-   UPDATE webhook_delivery d
-   SET lease_owner = $7, updated_at = $1::timestamptz,
-     lease_expires_at = $8::timestamptz + greatest(0, coalesce((w.policy->>'timeout_ms')::int, 0) - $9::int) * interval '1 millisecond'
-   FROM locked, webhook_endpoint w, event e
-   WHERE d.id = locked.id AND w.id = d.endpoint_id AND e.id = d.event_id
-   RETURNING d.id, d.organization_id, d.endpoint_id, d.event_id, d.attempts, d.replay_operation_id, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
-     w.previous_secret_expires_at, w.failing_since, w.policy, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.brand_id, e.livemode, e.created_at`,
-);
 
 export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDelivery[]> {
   if (r.limit <= 0) return [];
   const now = deps.clock.now();
-  const rows = await deps.db.sql.rows(leaseStatement, [
+  const rows = await claimDueDeliveries(deps.db.sql, {
     now,
-    r.known.ids,
-    r.known.free,
-    r.known.inFlight,
-    r.initialFree,
-    r.limit,
-    r.owner,
-    new Date(now.getTime() + r.leaseMs),
-    r.timeoutMs,
-    r.organizations.ids,
-    r.organizations.inFlight,
-  ]);
+    leaseUntil: new Date(now.getTime() + r.leaseMs),
+    owner: r.owner,
+    timeoutMs: r.timeoutMs,
+    limit: r.limit,
+    initialFree: r.initialFree,
+    known: r.known,
+    organizations: r.organizations,
+  });
   return rows.map((x) => ({
     id: x.id,
     organization_id: x.organization_id,
@@ -242,40 +124,6 @@ export interface FinishedAttempt {
   outcome: AttemptOutcome;
 }
 
-const recordStatement = statement<
-  [
-    string[],
-    string[],
-    number[],
-    (string | null)[],
-    (number | null)[],
-    (string | null)[],
-    (string | null)[],
-    string[],
-    string[],
-    number[],
-    (string | null)[],
-    string,
-    Date,
-  ],
-  never
->(
-  'webhook_record_attempts',
-  `WITH o AS (
-     SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::text[], $7::timestamptz[], $8::text[], $9::timestamptz[], $10::int[], $11::text[])
-       AS o(id, status, made, next_at, code, error, completed_at, attempt_id, started_at, duration_ms, excerpt)
-   ), moved AS (
-     UPDATE webhook_delivery d
-     SET status = o.status, attempts = o.made, next_attempt_at = coalesce(o.next_at, d.next_attempt_at), last_status_code = o.code,
-         last_error = o.error, completed_at = o.completed_at, lease_owner = NULL, lease_expires_at = NULL, updated_at = $13::timestamptz
-     FROM o WHERE d.id = o.id AND d.lease_owner = $12 AND d.status IN ('pending', 'failing')
-     RETURNING d.id
-   )
-   INSERT INTO webhook_attempt (id, delivery_id, endpoint_id, number, started_at, duration_ms, status_code, error, response_excerpt)
-   SELECT o.attempt_id, o.id, d.endpoint_id, o.made, o.started_at, o.duration_ms, o.code, o.error, o.excerpt
-   FROM o JOIN webhook_delivery d ON d.id = o.id`,
-);
-
 /**
  * Records finished attempts in one statement: the guarded state change of
  * each delivery (only while this worker still holds it) and its attempt row
@@ -284,18 +132,18 @@ const recordStatement = statement<
 export async function recordAttempts(deps: Deps, owner: string, finished: FinishedAttempt[]): Promise<void> {
   if (!finished.length) return;
   const now = deps.clock.now();
-  const c = {
-    id: [] as string[],
-    status: [] as string[],
-    made: [] as number[],
-    next: [] as (string | null)[],
-    code: [] as (number | null)[],
-    error: [] as (string | null)[],
-    completed: [] as (string | null)[],
-    attemptId: [] as string[],
-    started: [] as string[],
-    duration: [] as number[],
-    excerpt: [] as (string | null)[],
+  const c: AttemptColumns = {
+    id: [],
+    status: [],
+    made: [],
+    next: [],
+    code: [],
+    error: [],
+    completed: [],
+    attemptId: [],
+    started: [],
+    duration: [],
+    excerpt: [],
   };
   const failed: { f: FinishedAttempt; made: number; next: ReturnType<typeof nextState> }[] = [];
   const replays: (string | null)[] = [];
@@ -316,21 +164,7 @@ export async function recordAttempts(deps: Deps, owner: string, finished: Finish
     c.duration.push(f.outcome.durationMs);
     c.excerpt.push(f.outcome.excerpt);
   }
-  await deps.db.sql.rows(recordStatement, [
-    c.id,
-    c.status,
-    c.made,
-    c.next,
-    c.code,
-    c.error,
-    c.completed,
-    c.attemptId,
-    c.started,
-    c.duration,
-    c.excerpt,
-    owner,
-    now,
-  ]);
+  await recordAttemptRows(deps.db.sql, c, owner, now);
   await wakeSettledReplays(deps, replays);
   for (const x of failed) logFailedAttempt(deps, x.f, x.made, x.next);
   const health = endpointHealth(finished, deps.config.webhook.disableFailingAfterMs, now);
@@ -387,27 +221,17 @@ export function endpointHealth(finished: FinishedAttempt[], disableAfterMs: numb
 async function recordEndpointHealth(deps: Deps, h: EndpointHealthChange, now: Date): Promise<void> {
   const disabled = await deps.db.transaction(async (tx) => {
     const transitions: HealthTransition[] = [];
-    if (h.recovered.length) {
-      const rows = await tx.$queryRaw<{ id: string }[]>`
-        UPDATE webhook_endpoint SET failing_since = NULL WHERE id = ANY(${h.recovered}::text[]) AND failing_since IS NOT NULL RETURNING id`;
-      transitions.push(...rows.map((r) => ({ endpointId: r.id, kind: 'recovered' as const })));
-    }
-    if (h.failing.length) {
-      const rows = await tx.$queryRaw<{ id: string }[]>`UPDATE webhook_endpoint w SET failing_since = x.since
-        FROM unnest(${h.failing.map((f) => f.id)}::text[], ${h.failing.map((f) => f.since.toISOString())}::timestamptz[]) AS x(id, since)
-        WHERE w.id = x.id AND w.failing_since IS NULL RETURNING w.id`;
-      transitions.push(...rows.map((r) => ({ endpointId: r.id, kind: 'failing_started' as const })));
-    }
+    if (h.recovered.length)
+      transitions.push(...(await clearFailing(tx, h.recovered)).map((id) => ({ endpointId: id, kind: 'recovered' as const })));
+    if (h.failing.length)
+      transitions.push(...(await markFailing(tx, h.failing)).map((id) => ({ endpointId: id, kind: 'failing_started' as const })));
     const out: { id: string; reason: string }[] = [];
     for (const reason of ['gone', 'failing'] as const) {
       const ids = h.disable.filter((d) => d.reason === reason).map((d) => d.id);
       if (!ids.length) continue;
-      const rows = await tx.$queryRaw<{ id: string }[]>`
-        UPDATE webhook_endpoint SET status = 'disabled', disabled_reason = ${reason}, updated_at = ${now}::timestamptz
-        WHERE id = ANY(${ids}::text[]) AND status = 'enabled' RETURNING id`;
-      if (rows.length)
-        await wakeSettledReplaysIn(deps, tx, await exhaust(tx, now, Prisma.sql`endpoint_id = ANY(${rows.map((r) => r.id)}::text[])`));
-      out.push(...rows.map((r) => ({ id: r.id, reason })));
+      const disabled = await disableEndpoints(tx, ids, reason, now);
+      if (disabled.length) await wakeSettledReplaysIn(deps, tx, await exhaustDeliveriesOfEndpoints(tx, now, disabled));
+      out.push(...disabled.map((id) => ({ id, reason })));
     }
     transitions.push(...out.map((d) => ({ endpointId: d.id, kind: 'disabled' as const, reason: d.reason })));
     await recordHealthEvents(tx, now, transitions);
@@ -442,10 +266,7 @@ function logFailedAttempt(deps: Deps, f: FinishedAttempt, attempt: number, next:
 /** Leased deliveries whose endpoint is disabled (a fan-out raced the disable): exhausted without a request. */
 export async function exhaustLeased(deps: Deps, owner: string, ids: string[]): Promise<void> {
   if (!ids.length) return;
-  await wakeSettledReplays(
-    deps,
-    await exhaust(deps.db.prisma, deps.clock.now(), Prisma.sql`id = ANY(${ids}::text[]) AND lease_owner = ${owner}`),
-  );
+  await wakeSettledReplays(deps, await exhaustLeasedDeliveries(deps.db.prisma, deps.clock.now(), ids, owner));
 }
 
 /**
@@ -455,17 +276,5 @@ export async function exhaustLeased(deps: Deps, owner: string, ids: string[]): P
  * finishes, but its worker's guarded update no longer matches (recordAttempt).
  */
 export async function exhaustEndpointDeliveries(deps: Deps, tx: Tx, endpointId: string): Promise<void> {
-  await wakeSettledReplaysIn(deps, tx, await exhaust(tx, deps.clock.now(), Prisma.sql`endpoint_id = ${endpointId}`));
-}
-
-/** Exhausts the live deliveries `where` selects; returns the replays they belonged to (which may have none left). */
-async function exhaust(db: Tx, now: Date, where: Prisma.Sql): Promise<string[]> {
-  const rows = await db.$queryRaw<{ replay: string }[]>`
-    WITH x AS (
-      UPDATE webhook_delivery SET status = 'exhausted', last_error = 'endpoint disabled', completed_at = ${now}::timestamptz,
-        lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz
-      WHERE ${where} AND status IN ('pending', 'failing')
-      RETURNING replay_operation_id)
-    SELECT DISTINCT replay_operation_id AS replay FROM x WHERE replay_operation_id IS NOT NULL`;
-  return rows.map((r) => r.replay);
+  await wakeSettledReplaysIn(deps, tx, await exhaustDeliveriesOfEndpoint(tx, deps.clock.now(), endpointId));
 }

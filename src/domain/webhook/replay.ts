@@ -17,6 +17,14 @@ import {
 } from '../operation/operation.ts';
 import { timestamp } from '../validation.ts';
 import { checkEventTypes, endpointMatcher, findEndpoint } from './endpoint.ts';
+import { eventsInSeqRange, firstSeqFrom, lastSeqUntil, maxSeq } from '../event/store.ts';
+import {
+  eventsDeliveredOrScheduled,
+  exhaustReplayDeliveries,
+  findEndpointById,
+  insertReplayDeliveries,
+  replayDeliveryCounts,
+} from './store.ts';
 
 /**
  * Replay (issue 16): re-sends the events of a `seq` range to one endpoint, as
@@ -84,22 +92,8 @@ interface ReplayProgress {
 const subjectOf = (endpointId: string) => ({ type: 'webhook_endpoint', id: endpointId });
 
 /** The seq bounds of a time: the first seq at or after `at` (the first event of a `since`), or the last at or before it (an `until`). */
-async function seqAt(tx: Tx, organizationId: string, at: Date, edge: 'first' | 'last'): Promise<number | null> {
-  const rows =
-    edge === 'first'
-      ? await tx.$queryRaw<{ s: bigint | null }[]>`SELECT min(seq) AS s FROM event
-          WHERE organization_id = ${organizationId} AND created_at >= ${at}::timestamptz AND seq IS NOT NULL`
-      : await tx.$queryRaw<{ s: bigint | null }[]>`SELECT max(seq) AS s FROM event
-          WHERE organization_id = ${organizationId} AND created_at <= ${at}::timestamptz AND seq IS NOT NULL`;
-  return rows[0]?.s == null ? null : Number(rows[0].s);
-}
-
-async function newestSeq(tx: Tx, organizationId: string): Promise<number> {
-  const rows = await tx.$queryRaw<
-    { s: bigint | null }[]
-  >`SELECT max(seq) AS s FROM event WHERE organization_id = ${organizationId} AND seq IS NOT NULL`;
-  return Number(rows[0]?.s ?? 0);
-}
+const seqAt = (tx: Tx, organizationId: string, at: Date, edge: 'first' | 'last') =>
+  edge === 'first' ? firstSeqFrom(tx, organizationId, at) : lastSeqUntil(tx, organizationId, at);
 
 /**
  * The range `(after, until]` in seq, from the request: exactly one of starting_after and since; until a seq or a
@@ -111,7 +105,7 @@ async function replayRange(tx: Tx, endpoint: EndpointRow, input: ReplayInput): P
     throw new DomainError('invalid_request', 'Give exactly one of starting_after (a seq) and since (a time)', 'starting_after');
   let until: number;
   let untilTime: Date | undefined;
-  if (input.until === undefined) until = await newestSeq(tx, org);
+  if (input.until === undefined) until = await maxSeq(tx, org);
   else if (typeof input.until === 'number' || /^\d{1,16}$/.test(input.until)) until = Number(input.until);
   else {
     const parsed = timestamp().safeParse(input.until);
@@ -128,7 +122,7 @@ async function replayRange(tx: Tx, endpoint: EndpointRow, input: ReplayInput): P
       throw new DomainError('invalid_request', 'until must not be before starting_after', 'until');
   } else {
     const first = await seqAt(tx, org, input.since!, 'first');
-    after = first === null ? Math.max(until, await newestSeq(tx, org)) : first - 1;
+    after = first === null ? Math.max(until, await maxSeq(tx, org)) : first - 1;
   }
   // No backfill: nothing before the endpoint existed is replayed, nor counted against the bound.
   const born = await seqAt(tx, org, endpoint.createdAt, 'first');
@@ -191,20 +185,9 @@ async function cancelReplay(deps: Deps, tx: Tx, organizationId: string, id: stri
 
 const replayProgress = (op: OperationRow) => op.progress as unknown as ReplayProgress;
 
-interface EventRow {
-  id: string;
-  seq: bigint;
-  type: string;
-  brand_id: string | null;
-  subject_type: string;
-  subject_id: string;
-  created_at: Date;
-}
-
 /** Counts of the replay's deliveries: delivered (succeeded), exhausted, and still live (pending or failing). */
 async function deliveryCounts(tx: Tx, opId: string) {
-  const rows = await tx.$queryRaw<{ status: string; n: number }[]>`
-    SELECT status, count(*)::int AS n FROM webhook_delivery WHERE replay_operation_id = ${opId} GROUP BY status`;
+  const rows = await replayDeliveryCounts(tx, opId);
   const of = (s: string) => rows.find((r) => r.status === s)?.n ?? 0;
   return { delivered: of('succeeded'), exhausted: of('exhausted'), live: of('pending') + of('failing') };
 }
@@ -220,17 +203,14 @@ async function deliverOutcome(tx: Tx, op: OperationRow, p: ReplayProgress): Prom
 
 /** One batch: the next REPLAY_BATCH events of the range, the matching ones queued as replayed deliveries, the cursor moved. */
 async function replayBatch(deps: Deps, tx: Tx, op: OperationRow, p: ReplayProgress): Promise<StepOutcome> {
-  const endpoint = await tx.webhookEndpoint.findUnique({ where: { id: op.subjectId } });
+  const endpoint = await findEndpointById(tx, op.subjectId);
   if (endpoint?.status !== 'enabled')
     return {
       status: 'failed',
       progress: { ...p },
       error: { code: 'endpoint_disabled', message: 'The webhook endpoint was disabled or deleted during the replay' },
     };
-  const events = await tx.$queryRaw<EventRow[]>`
-    SELECT id, seq, type, brand_id, subject_type, subject_id, created_at FROM event
-    WHERE organization_id = ${op.organizationId} AND seq > ${p.cursor_seq} AND seq <= ${p.until_seq}
-    ORDER BY seq LIMIT ${REPLAY_BATCH}::int`;
+  const events = await eventsInSeqRange(tx, op.organizationId, p.cursor_seq, p.until_seq, REPLAY_BATCH);
   const types = p.types && new Set(p.types);
   const wants = endpointMatcher(endpoint);
   let matched = events.filter(
@@ -240,21 +220,20 @@ async function replayBatch(deps: Deps, tx: Tx, op: OperationRow, p: ReplayProgre
       wants({ type: e.type, brandId: e.brand_id, subjectType: e.subject_type, subjectId: e.subject_id }),
   );
   if (p.only_failed && matched.length) {
-    const done = await tx.$queryRaw<{ event_id: string }[]>`
-      SELECT DISTINCT event_id FROM webhook_delivery
-      WHERE endpoint_id = ${endpoint.id} AND event_id = ANY(${matched.map((e) => e.id)}::text[]) AND status IN ('succeeded', 'pending', 'failing')`;
-    const skip = new Set(done.map((d) => d.event_id));
+    const skip = new Set(
+      await eventsDeliveredOrScheduled(
+        tx,
+        endpoint.id,
+        matched.map((e) => e.id),
+      ),
+    );
     matched = matched.filter((e) => !skip.has(e.id));
   }
   const now = deps.clock.now();
   if (matched.length) {
     const due = new Date(now.getTime() + (deps.config.webhook.retryScheduleMs[0] ?? 0));
     const rows = matched.map((e) => ({ id: newId('delivery'), event: e.id, type: e.type }));
-    await tx.$executeRaw`
-      INSERT INTO webhook_delivery (id, organization_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at, replay_operation_id)
-      SELECT d.id, ${op.organizationId}, ${endpoint.id}, d.event, d.type, 'pending', 0, ${due}::timestamptz, ${now}::timestamptz, ${now}::timestamptz, ${op.id}
-      FROM json_to_recordset(${JSON.stringify(rows)}::json) AS d(id text, event text, type text)
-      ON CONFLICT (replay_operation_id, event_id) WHERE replay_operation_id IS NOT NULL DO NOTHING`;
+    await insertReplayDeliveries(tx, { organizationId: op.organizationId, endpointId: endpoint.id, operationId: op.id, due, now }, rows);
     deps.db.afterCommit(tx, () => deps.webhooks?.kick());
   }
   const last = events.at(-1);
@@ -271,10 +250,7 @@ async function replayBatch(deps: Deps, tx: Tx, op: OperationRow, p: ReplayProgre
 /** A canceled replay exhausts what it queued and has not sent; what is on the wire finishes and is logged. */
 async function cancelOutcome(deps: Deps, tx: Tx, op: OperationRow): Promise<StepOutcome> {
   const now = deps.clock.now();
-  await tx.$executeRaw`
-    UPDATE webhook_delivery SET status = 'exhausted', last_error = 'replay canceled', completed_at = ${now}::timestamptz,
-      lease_owner = NULL, lease_expires_at = NULL, updated_at = ${now}::timestamptz
-    WHERE replay_operation_id = ${op.id} AND status IN ('pending', 'failing')`;
+  await exhaustReplayDeliveries(tx, op.id, now);
   const c = await deliveryCounts(tx, op.id);
   const p = replayProgress(op);
   return {

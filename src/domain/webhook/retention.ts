@@ -1,4 +1,5 @@
 import type { Deps } from '../context.ts';
+import { pruneAttempts } from './store.ts';
 
 /**
  * Attempt retention (issue 16): attempts older than WEBHOOK_ATTEMPT_RETENTION
@@ -17,9 +18,7 @@ export async function pruneWebhookAttempts(deps: Deps): Promise<number> {
   const cutoff = new Date(deps.clock.now().getTime() - retention);
   let pruned = 0;
   for (let i = 0; i < PRUNE_BATCHES; i++) {
-    const n = await deps.db.prisma.$executeRaw`
-      DELETE FROM webhook_attempt WHERE id IN (
-        SELECT id FROM webhook_attempt WHERE started_at < ${cutoff}::timestamptz ORDER BY started_at LIMIT ${PRUNE_BATCH}::int)`;
+    const n = await pruneAttempts(deps.db.prisma, cutoff, PRUNE_BATCH);
     pruned += n;
     if (n < PRUNE_BATCH) break;
   }

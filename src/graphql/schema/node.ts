@@ -5,6 +5,7 @@ import { isDomainError } from '../../domain/errors.ts';
 import { ID_PREFIX } from '../../domain/id.ts';
 import { retrieveLedgerEntry } from '../../domain/payout/ledger.ts';
 import { retrieveRequirement } from '../../domain/program/program.ts';
+import { organizationById } from '../../domain/organization/store.ts';
 import { ACTIONS } from '../../domain/registry.ts';
 import { retrieveUnit } from '../../domain/unit/unit.ts';
 import { retrieveWebhookDelivery } from '../../domain/webhook/delivery.ts';
@@ -37,7 +38,7 @@ const LOOKUPS: Partial<Record<string, Lookup>> = {
   [ID_PREFIX.organization]: {
     type: 'Organization',
     scope: null,
-    load: (ctx, id) => (id === org(ctx) ? ctx.deps.db.prisma.organization.findUnique({ where: { id } }) : Promise.resolve(null)),
+    load: (ctx, id) => (id === org(ctx) ? organizationById(ctx.deps.db.prisma, id) : Promise.resolve(null)),
   },
   [ID_PREFIX.brand]: { type: 'Brand', scope: null, load: (ctx, id) => retrieveBrand(ctx.deps.db.prisma, org(ctx), id) },
   // Surface A's unit: not a Surface B action.

@@ -2,6 +2,7 @@ import { builder } from '../builder.ts';
 import { Node } from './node.ts';
 import { Brand } from './brand.ts';
 import { organizationBrands, retrieveBrand } from '../../domain/brand/brand.ts';
+import { organizationById } from '../../domain/organization/store.ts';
 
 builder.prismaObject('Organization', {
   description: 'The organization that owns the token',
@@ -24,7 +25,11 @@ Viewer.implement({
     scopes: t.exposeStringList('scopes'),
     organization: t.prismaField({
       type: 'Organization',
-      resolve: (query, v, _args, ctx) => ctx.deps.db.prisma.organization.findUniqueOrThrow({ ...query, where: { id: v.organizationId } }),
+      resolve: async (query, v, _args, ctx) => {
+        const organization = await organizationById(ctx.deps.db.prisma, v.organizationId, query);
+        if (!organization) throw new Error(`The caller's organization ${v.organizationId} does not exist`);
+        return organization;
+      },
     }),
     brand: t.field({
       type: Brand,

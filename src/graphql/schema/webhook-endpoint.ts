@@ -16,6 +16,7 @@ import {
 } from '../../domain/webhook/health.ts';
 import { WebhookEndpointPolicyInput } from '../../domain/webhook/policy.ts';
 import { REPLAY_MAX_EVENTS, webhookReplays } from '../../domain/webhook/replay.ts';
+import { findEndpointOf } from '../../domain/webhook/store.ts';
 import { connectionAction, mutationAction, queryAction } from '../action.ts';
 import { builder } from '../builder.ts';
 import { inputType, objectType } from '../derive.ts';
@@ -135,7 +136,7 @@ builder.subscriptionField('webhookEndpointHealthChanged', (t) =>
       const endpoint = await findEndpoint(ctx.deps.db.prisma, organizationId, String(a.id));
       return (async function* () {
         for await (const e of watchHealthEvents(ctx.deps, endpoint.id, a.after ?? undefined)) {
-          const now = await ctx.deps.db.prisma.webhookEndpoint.findFirst({ where: { id: endpoint.id, organizationId } });
+          const now = await findEndpointOf(ctx.deps.db.prisma, organizationId, endpoint.id);
           if (!now) return; // deleted
           yield { ...e, endpoint: presentWebhookEndpoint(now) };
         }
