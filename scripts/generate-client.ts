@@ -77,6 +77,7 @@ const PARAMS_NAMES: Record<string, string> = {
   'events.list': 'EventQueryParams',
   'operations.list': 'OperationListParams',
   'distributions.validate': 'DistributionCreateParams',
+  'assertions.list': 'AssertionListParams',
   'performance.record_measurements': 'MeasurementBatchParams',
   'performance.rollups': 'RollupParams',
   'payouts.ledger': 'LedgerParams',

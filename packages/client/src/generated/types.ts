@@ -742,7 +742,7 @@ export type AssertionRevokeParams = {
   key: string;
 };
 
-export type AssertionsListParams = {
+export type AssertionListParams = {
   entity?: string;
   externalUserId?: string;
   issuer?: string;
