@@ -342,7 +342,9 @@ function methodSource(m: Method): string {
     `method: '${m.httpMethod}'`,
     `path: ${path}`,
     ...(m.input ? [m.httpMethod === 'GET' ? 'query: { ...params }' : 'body: { ...params }'] : []),
-    ...(m.action.idempotent && m.httpMethod !== 'GET' ? ['idempotent: true'] : []),
+    // A key for every change that honours one; a read bound to POST (a dry run) carries one too, so that it is retried
+    // like a keyed call: repeating it changes nothing.
+    ...((m.action.idempotent || m.action.effect.kind === 'read') && m.httpMethod !== 'GET' ? ['idempotent: true'] : []),
     'options',
   ].join(', ');
   const envelope = m.envelope ? `, '${camelKey(m.envelope)}'` : '';

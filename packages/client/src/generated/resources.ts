@@ -112,7 +112,7 @@ export class Distributions extends Resource {
 
   /** Dry run of create: the same checks and whether the wallet would fund it; creates nothing, moves no money */
   validate(params: DistributionCreateParams, options?: RequestOptions): Promise<DistributionValidation> {
-    return this.one({ method: 'POST', path: '/distributions/validate', body: { ...params }, options });
+    return this.one({ method: 'POST', path: '/distributions/validate', body: { ...params }, idempotent: true, options });
   }
 
   /** List the selected brand's distributions, newest first */
