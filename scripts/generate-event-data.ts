@@ -8,7 +8,7 @@ import { PUBLIC_EVENT_TYPES } from '../src/domain/event/types.ts';
 
 export const EVENT_DATA_FILE = new URL('../packages/client/src/event-data.ts', import.meta.url).pathname;
 
-type JsonSchema = {
+export type JsonSchema = {
   type?: string | string[];
   const?: unknown;
   enum?: unknown[];
@@ -18,12 +18,22 @@ type JsonSchema = {
   required?: string[];
   additionalProperties?: JsonSchema | boolean;
   description?: string;
+  format?: string;
 };
 
-const camelKey = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+export const camelKey = (key: string) => key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const comment = (s: JsonSchema, pad: string) => (s.description ? `${pad}/** ${s.description.replace(/\*\//g, '*\\/')} */\n` : '');
 
-const literal = (v: unknown) => (typeof v === 'string' ? `'${v.replace(/[\\']/g, '\\$&')}'` : JSON.stringify(v));
+export const literal = (v: unknown) => (typeof v === 'string' ? `'${v.replace(/[\\']/g, '\\$&')}'` : JSON.stringify(v));
+
+/** The TypeScript type of each JSON Schema scalar. */
+export const SCALARS: Readonly<Record<string, string>> = {
+  string: 'string',
+  integer: 'number',
+  number: 'number',
+  boolean: 'boolean',
+  null: 'null',
+};
 
 /** The TypeScript type of a JSON Schema as zod emits it (objects, records, enums, consts, nullables, arrays, scalars). */
 function typeOf(s: JsonSchema, depth: number): string {
@@ -31,23 +41,9 @@ function typeOf(s: JsonSchema, depth: number): string {
   if (s.enum) return s.enum.map(literal).join(' | ');
   if (s.anyOf) return s.anyOf.map((x) => typeOf(x, depth)).join(' | ');
   if (Array.isArray(s.type)) return s.type.map((type) => typeOf({ ...s, type }, depth)).join(' | ');
-  switch (s.type) {
-    case 'string':
-      return 'string';
-    case 'integer':
-    case 'number':
-      return 'number';
-    case 'boolean':
-      return 'boolean';
-    case 'null':
-      return 'null';
-    case 'array':
-      return `Array<${s.items ? typeOf(s.items, depth) : 'unknown'}>`;
-    case 'object':
-      return objectType(s, depth);
-    default:
-      return 'unknown';
-  }
+  if (s.type === 'array') return `Array<${s.items ? typeOf(s.items, depth) : 'unknown'}>`;
+  if (s.type === 'object') return objectType(s, depth);
+  return SCALARS[s.type ?? ''] ?? 'unknown';
 }
 
 /**

@@ -27,19 +27,10 @@ export {
 export { toCamelCase, toSnakeCase } from './key-case.ts';
 export type { Page, PagePromise } from './list.ts';
 export type { RequestOptions, FetchLike } from './request-sender.ts';
-export { isTerminal, type WaitOptions, type OperationListParams } from './resources/operations.ts';
-export type {
-  WebhookEndpointCreateParams,
-  WebhookEndpointUpdateParams,
-  WebhookEndpointFilterParams,
-  WebhookEndpointReplayParams,
-  DeliveryListParams,
-} from './resources/webhook-endpoints.ts';
+export { isTerminal, TERMINAL_OPERATION_STATUSES, type WaitOptions } from './resources/operations.ts';
+export type { DeliveryListParams } from './resources/webhook-endpoints.ts';
 export type { EventListParams } from './resources/events.ts';
-export type { DistributionCreateParams } from './resources/distributions.ts';
-export type { AssertionCreateParams, AssertionRevokeParams, AssertionListParams } from './resources/assertions.ts';
-export type { MeasurementParams, RollupParams, RollupPage, TierParams } from './resources/performance.ts';
-export type { LedgerParams, PayoutListParams, PayoutRunParams, PayoutExportParams } from './resources/payouts.ts';
+export type { RollupPage } from './resources/performance.ts';
+export type { PayoutExportParams } from './resources/payouts.ts';
 export type { ListPageParams, RelationshipMove } from './resources/relationships.ts';
-export type { ConnectionCreateParams, ConnectConfigParams, HandoffIssuerCreateParams } from './resources/connections.ts';
 export * from './resources/types.ts';

@@ -1,14 +1,12 @@
+import * as generated from './generated/resources.ts';
 import { RequestSender, type FetchLike } from './request-sender.ts';
-import { Assertions } from './resources/assertions.ts';
-import { Performance, ProgramTiers } from './resources/performance.ts';
-import { Deployments, Distributions } from './resources/distributions.ts';
 import { EventTypes } from './resources/event-types.ts';
 import { Events } from './resources/events.ts';
 import { Operations } from './resources/operations.ts';
 import { Payouts } from './resources/payouts.ts';
+import { Performance, ProgramTiers } from './resources/performance.ts';
+import { Relationships } from './resources/relationships.ts';
 import { WebhookEndpoints } from './resources/webhook-endpoints.ts';
-import { Brands, Entities, Relationships } from './resources/relationships.ts';
-import { ConnectConfigs, Connections, HandoffIssuers } from './resources/connections.ts';
 import { webhooks } from './webhooks.ts';
 
 export interface PlatformClientOptions {
@@ -35,19 +33,21 @@ export class PlatformClient {
   readonly webhookEndpoints: WebhookEndpoints;
   readonly events: Events;
   readonly eventTypes: EventTypes;
-  readonly assertions: Assertions;
+  readonly assertions: generated.Assertions;
   readonly operations: Operations;
-  readonly distributions: Distributions;
-  readonly deployments: Deployments;
-  readonly performance: Performance;
+  readonly distributions: generated.Distributions;
+  readonly deployments: generated.Deployments;
+  readonly programs: generated.Programs;
   readonly programTiers: ProgramTiers;
+  readonly enrollments: generated.Enrollments;
+  readonly performance: Performance;
   readonly payouts: Payouts;
-  readonly brands: Brands;
-  readonly entities: Entities;
+  readonly brands: generated.Brands;
+  readonly entities: generated.Entities;
   readonly relationships: Relationships;
-  readonly connections: Connections;
-  readonly connectConfig: ConnectConfigs;
-  readonly handoffIssuers: HandoffIssuers;
+  readonly connections: generated.Connections;
+  readonly connectConfig: generated.ConnectConfigs;
+  readonly handoffIssuers: generated.HandoffIssuers;
   /** Verification needs no API key; also exported standalone as `webhooks`. */
   readonly webhooks = webhooks;
   readonly sender: RequestSender;
@@ -67,18 +67,20 @@ export class PlatformClient {
     this.webhookEndpoints = new WebhookEndpoints(this.sender);
     this.events = new Events(this.sender);
     this.eventTypes = new EventTypes(this.sender);
-    this.assertions = new Assertions(this.sender);
+    this.assertions = new generated.Assertions(this.sender);
     this.operations = new Operations(this.sender);
-    this.distributions = new Distributions(this.sender);
-    this.deployments = new Deployments(this.sender);
-    this.performance = new Performance(this.sender);
+    this.distributions = new generated.Distributions(this.sender);
+    this.deployments = new generated.Deployments(this.sender);
+    this.programs = new generated.Programs(this.sender);
     this.programTiers = new ProgramTiers(this.sender);
+    this.enrollments = new generated.Enrollments(this.sender);
+    this.performance = new Performance(this.sender);
     this.payouts = new Payouts(this.sender);
-    this.brands = new Brands(this.sender);
-    this.entities = new Entities(this.sender);
+    this.brands = new generated.Brands(this.sender);
+    this.entities = new generated.Entities(this.sender);
     this.relationships = new Relationships(this.sender);
-    this.connections = new Connections(this.sender);
-    this.connectConfig = new ConnectConfigs(this.sender);
-    this.handoffIssuers = new HandoffIssuers(this.sender);
+    this.connections = new generated.Connections(this.sender);
+    this.connectConfig = new generated.ConnectConfigs(this.sender);
+    this.handoffIssuers = new generated.HandoffIssuers(this.sender);
   }
 }

@@ -183,13 +183,13 @@ async function readResponse<T>(res: Response): Promise<ApiResponse<T>> {
   return { status: res.status, body: toCamelCase<T>(parsed), requestId, headers: res.headers };
 }
 
-/** camelCase params as a snake_case query string; arrays repeat the key, undefined is skipped. */
+/** camelCase params as a snake_case query string; arrays repeat the key, undefined is skipped, a Date is its ISO string (as in a body). */
 function queryString(query: Record<string, unknown> | undefined): string {
   if (!query) return '';
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(toSnakeCase<Record<string, unknown>>(query))) {
     if (v === undefined || v === null) continue;
-    for (const item of Array.isArray(v) ? v : [v]) params.append(k, String(item));
+    for (const item of Array.isArray(v) ? v : [v]) params.append(k, item instanceof Date ? item.toISOString() : String(item));
   }
   const s = params.toString();
   return s ? `?${s}` : '';

@@ -1,6 +1,15 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ScopeClient, webhooks, type AssertionSubject, type PlatformEvent, type WebhookDelivery, type WebhookEndpoint } from '../index.ts';
+import {
+  ScopeClient,
+  webhooks,
+  type AssertionSubject,
+  type Distribution,
+  type EventType,
+  type PlatformEvent,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+} from '../index.ts';
 import { required, UsageError } from './credentials.ts';
 import { EXIT, print, table } from './output.ts';
 import { creds, operatorClient, platformClient, run } from './program.ts';
@@ -184,7 +193,8 @@ export function registerEventCommands(events: Command): void {
       run(
         async (
           g,
-          o: { type?: string; brand?: string[]; subjectType?: string[]; subjectId?: string; limit: string; startingAfter?: string },
+          // The server checks the vocabulary (400 naming the value): the option's string is passed as given.
+          o: { type?: EventType; brand?: string[]; subjectType?: string[]; subjectId?: string; limit: string; startingAfter?: string },
         ) => {
           const page = await platformClient(g).client.events.list({
             type: o.type,
@@ -377,7 +387,7 @@ export function registerDistributionCommands(program: Command): void {
     .option('--status <status>', 'only this status')
     .option('--limit <n>', 'at most this many (1 to 100)', '20')
     .action(
-      run(async (g, o: { status?: string; limit: string }) => {
+      run(async (g, o: { status?: Distribution['status']; limit: string }) => {
         const page = await platformClient(g).client.distributions.list({ status: o.status, limit: limitOf(o.limit) });
         print(g, page.data, () =>
           page.data.length ? table([['ID', 'STATUS', 'NAME'], ...page.data.map((d) => [d.id, d.status, d.name])]) : 'No distributions',

@@ -1,27 +1,27 @@
+import * as generated from '../generated/resources.ts';
+import type { EventCatalogueEntry } from '../generated/types.ts';
 import { camelKey } from '../key-case.ts';
 import type { Page } from '../list.ts';
 import type { RequestOptions } from '../request-sender.ts';
-import { Resource, path } from './resource.ts';
-import type { EventCatalogueEntry } from './types.ts';
 
 /**
  * The event-type catalogue (`GET /event_types`): every public type with the JSON Schema of its `data` and an
  * example. Like every response, both are camelCased, and so are the schema's `required` names: the schema the
  * client returns describes `event.data` as the client reads it.
  */
-export class EventTypes extends Resource {
+export class EventTypes extends generated.EventTypes {
   /**
    * Every public event type, ordered by type, as one page shaped like every list (`{ data, hasMore }`); the catalogue
    * is small and the same for everyone, so `hasMore` is false.
    */
   async list(options?: RequestOptions): Promise<Page<EventCatalogueEntry>> {
-    const page = await this.one<Page<EventCatalogueEntry>>({ method: 'GET', path: '/event_types', options });
+    const page = await this.listCatalogue(options);
     return { ...page, data: page.data.map(clientEntry) };
   }
 
   /** One type; a legacy `program_member.*` spelling answers its canonical `relationship.*` type. */
   async retrieve(type: string, options?: RequestOptions): Promise<EventCatalogueEntry> {
-    return clientEntry(await this.one<EventCatalogueEntry>({ method: 'GET', path: path('/event_types/{type}', type), options }));
+    return clientEntry(await this.retrieveEntry(type, options));
   }
 }
 

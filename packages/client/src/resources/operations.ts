@@ -1,22 +1,10 @@
 import { PlatformError } from '../error.ts';
-import type { PagePromise } from '../list.ts';
-import type { RequestOptions } from '../request-sender.ts';
+import * as generated from '../generated/resources.ts';
+import type { Operation, OperationStatus } from '../generated/types.ts';
 import { sleep } from '../retry.ts';
-import { Resource, path } from './resource.ts';
-import { TERMINAL_OPERATION_STATUSES, type Operation, type OperationStatus } from './types.ts';
 
-export interface OperationListParams {
-  subjectType?: string;
-  /** A prefixed id or a bare uuid. */
-  subjectId?: string;
-  status?: OperationStatus;
-  /** Only the fan-out children of this `op_` operation. */
-  parentOperationId?: string;
-  /** Only the cancels targeting this `op_` operation. */
-  targetOperationId?: string;
-  limit?: number;
-  startingAfter?: string;
-}
+/** The statuses an operation never leaves (test/package/client-package.test.ts holds them equal to the server's). */
+export const TERMINAL_OPERATION_STATUSES: readonly OperationStatus[] = ['succeeded', 'partial', 'failed', 'canceled'];
 
 export interface WaitOptions {
   /** Give up after this long (default 60 000 ms); the operation keeps running. */
@@ -31,15 +19,7 @@ export function isTerminal(status: string): boolean {
   return (TERMINAL_OPERATION_STATUSES as readonly string[]).includes(status);
 }
 
-export class Operations extends Resource {
-  list(params: OperationListParams = {}, options?: RequestOptions): PagePromise<Operation> {
-    return this.page('/operations', { ...params }, options);
-  }
-
-  retrieve(id: string, options?: RequestOptions): Promise<Operation> {
-    return this.one({ method: 'GET', path: path('/operations/{id}', id), options }, 'operation');
-  }
-
+export class Operations extends generated.Operations {
   /**
    * Polls until the operation is terminal and resolves with it, whatever the
    * outcome: `failed` and `canceled` are results, not exceptions. Only running
