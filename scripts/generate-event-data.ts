@@ -1,8 +1,7 @@
-// Writes packages/client/src/event-data.ts: the client's `event.data` type per event type, generated from the payload
-// schemas (src/domain/event/payload.ts) through their JSON Schema, with keys camelCased as the client reads them.
-// The client imports nothing from the server, so the types are committed; `--check` exits 1 when the file is stale
-// (test/client/event-types.test.ts runs the same comparison). Biome leaves the generated file alone (biome.json).
-import { readFileSync, writeFileSync } from 'node:fs';
+// The text of packages/client/src/event-data.ts: the client's `event.data` type per event type, generated from the
+// payload schemas (src/domain/event/payload.ts) through their JSON Schema, with keys camelCased as the client reads
+// them. scripts/generate-client.ts writes it with the rest of the generated client (`npm run client:generate`);
+// test/client/event-types.test.ts fails when it is stale. Biome leaves the generated file alone (biome.json).
 import { eventDataJsonSchema } from '../src/domain/event/payload.ts';
 import { PUBLIC_EVENT_TYPES } from '../src/domain/event/types.ts';
 
@@ -100,16 +99,4 @@ ${[...named].map(([body, name]) => `\n/** As ${[...carriers.get(name)!].join(', 
 /** A public event type. */
 export type EventType = keyof EventDataMap;
 `;
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  if (process.argv.includes('--check')) {
-    if (readFileSync(EVENT_DATA_FILE, 'utf8') !== generated()) {
-      console.error('packages/client/src/event-data.ts is stale: run npm run event-data:print');
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(EVENT_DATA_FILE, generated());
-    console.log(`wrote ${EVENT_DATA_FILE}`);
-  }
 }

@@ -13,7 +13,7 @@ let t: TestApp;
 test.beforeAll(({ app }) => void (t = app));
 
 describe('client event typing', () => {
-  test('event-data.ts is what scripts/generate-event-data.ts makes from the payload schemas (npm run event-data:print)', () => {
+  test('event-data.ts is what scripts/generate-event-data.ts makes from the payload schemas (npm run client:generate)', () => {
     expect(readFileSync(EVENT_DATA_FILE, 'utf8')).toBe(generated());
   });
 
