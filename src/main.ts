@@ -1,11 +1,11 @@
+import { createServer } from 'node:net';
+
 // The server runs with production semantics unless NODE_ENV says otherwise (tests set `test`): graphql-js
 // reads NODE_ENV once, when it loads, to leave out its development-only checks, so it is set before the
 // application is imported. GraphiQL, error masking and every other behaviour are the same either way.
 process.env.NODE_ENV ??= 'production';
-const { buildApp } = await import('./app.ts');
 const { loadConfig } = await import('./config.ts');
 const { startUpFailure } = await import('./runtime/start-up-failure.ts');
-const { startBanner } = await import('./runtime/banner.ts');
 
 /** A failed start: one line on stderr (runtime/start-up-failure.ts), the stack only at LOG_LEVEL=debug, exit 1. */
 function fail(err: unknown, databaseUrl?: string): never {
@@ -21,6 +21,12 @@ const config = (() => {
     fail(err);
   }
 })();
+// A port that is already taken is told before the application loads and the database opens (seconds on PGlite);
+// the real listen still reports it if another process takes the port in between.
+if (config.port !== 0) await portFree(config.host, config.port).catch((err) => fail(err));
+// The application is loaded only once the configuration holds: a bad setting is told in well under a second.
+const { buildApp } = await import('./app.ts');
+const { startBanner } = await import('./runtime/banner.ts');
 // Opening the database takes the embedded data directory's lock: a second process on it stops here, before
 // migrations and before binding the port.
 const app = await buildApp(config).catch((err) => fail(err, config.databaseUrl));
@@ -65,3 +71,12 @@ console.log(
     wroteCredentials: !!app.credentials,
   }),
 );
+
+/** Resolves when `host:port` can be bound now (the probe closes at once); rejects with the bind's own error. */
+function portFree(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
