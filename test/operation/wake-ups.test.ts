@@ -134,8 +134,12 @@ async function replaying(on: Topology, who: Tenant) {
   return { endpoint: ep.id as string, id: operation.id as string, release: held.pop()! };
 }
 
-/** How long the sandbox payout provider holds a payout for review (of the clock; the run's timer waits as long). */
-const REVIEW_MS = 8000;
+/**
+ * How long the sandbox payout provider holds a payout for review (of the clock; the run's timer waits as long in real
+ * time). A timer that fires before the test advances the clock finds the review not yet due and waits again, so a
+ * short hold cannot settle a row early; it only bounds how long the row waits once the clock has moved.
+ */
+const REVIEW_MS = 2000;
 
 /**
  * A payout run of three seeded ledger entries (7 each, in a closed day) through the worker's sandbox provider, set
