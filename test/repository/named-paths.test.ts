@@ -7,8 +7,8 @@ const ROOT = join(import.meta.dirname, '../..');
 /** A repository path with an extension, as comments and docs name files (`src/domain/action/action.ts`). */
 const NAMED =
   /(?<![\w./@-])((?:src|test|rest|scripts|packages|docs|bench|prisma|bin|\.ci)\/[\w./-]*\.(?:ts|mts|mjs|md|json|prisma|sql|graphql|yaml))(?![\w/-])/g;
-/** Records of the past, which name files as they were: the CHANGELOG, the benchmark history and the decision records. */
-const HISTORY = /^(CHANGELOG\.md|bench\/HISTORY\.md|docs\/adr\/)/;
+/** Records of the past, which name files as they were: the CHANGELOG, the benchmark history, the decision records and the table of the tests' moves. */
+const HISTORY = /^(CHANGELOG\.md|bench\/HISTORY\.md|docs\/adr\/|docs\/internals\/tests-by-capability\.md$)/;
 const GENERATED = /^(src\/db\/generated\/|docs\/reference\/|prisma\/migrations\/|package-lock\.json$)/;
 
 describe('the repository', () => {
