@@ -8,8 +8,8 @@ const { loadConfig } = await import('./config.ts');
 const { startUpFailure } = await import('./runtime/start-up-failure.ts');
 
 /** A failed start: one line on stderr (runtime/start-up-failure.ts), the stack only at LOG_LEVEL=debug, exit 1. */
-function fail(err: unknown, databaseUrl?: string): never {
-  process.stderr.write(`${startUpFailure(err, databaseUrl)}\n`);
+function fail(err: unknown, settings?: Parameters<typeof startUpFailure>[1]): never {
+  process.stderr.write(`${startUpFailure(err, settings)}\n`);
   if (process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace') process.stderr.write(`${(err as Error)?.stack ?? err}\n`);
   process.exit(1);
 }
@@ -29,7 +29,8 @@ const { buildApp } = await import('./app.ts');
 const { startBanner } = await import('./runtime/banner.ts');
 // Opening the database takes the embedded data directory's lock: a second process on it stops here, before
 // migrations and before binding the port.
-const app = await buildApp(config).catch((err) => fail(err, config.databaseUrl));
+const settings = { databaseUrl: config.databaseUrl, metricsPort: config.metricsListen?.port };
+const app = await buildApp(config).catch((err) => fail(err, settings));
 const { log } = app.deps;
 
 // Signals are handled from the first moment: a SIGTERM during start-up (e.g.
@@ -59,7 +60,7 @@ await started.catch(async (err) => {
   // What did start (workers, the database and its lock) stops before the exit, within the shutdown grace.
   const grace = new Promise((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());
   await Promise.race([app.stop().catch(() => {}), grace]);
-  fail(err, config.databaseUrl);
+  fail(err, settings);
 });
 console.log(
   startBanner({

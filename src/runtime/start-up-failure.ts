@@ -5,12 +5,14 @@ import { DataDirInUseError } from '../db/data-dir-lock.ts';
  * short list for several invalid settings), never a stack trace, which `LOG_LEVEL=debug` adds. The causes are the
  * ones a deployment meets: the data directory or the port taken, a bad setting, PostgreSQL unreachable or refusing.
  */
-export function startUpFailure(err: unknown, databaseUrl: string | undefined): string {
+export function startUpFailure(err: unknown, settings: { databaseUrl?: string; metricsPort?: number } = {}): string {
+  const { databaseUrl } = settings;
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
   if (err instanceof DataDirInUseError) return err.message;
   if (e?.message?.startsWith('Invalid configuration:')) return e.message;
   if (e?.code === 'EADDRINUSE' && e.syscall === 'listen') {
-    return `port ${e.port} on ${e.address} is in use by another process; stop it or set PORT (or HOST)`;
+    const setting = settings.metricsPort !== undefined && e.port === settings.metricsPort ? 'METRICS_LISTEN' : 'PORT (or HOST)';
+    return `port ${e.port} on ${e.address} is in use by another process; stop it or set ${setting}`;
   }
   if (databaseUrl && e?.code) {
     const at = postgresAt(databaseUrl);

@@ -101,6 +101,7 @@ describe('start-up failures: one line, exit 1, a stack only at LOG_LEVEL=debug',
       // it started, so the embedded directory's lock is free again.
       const late = await failedStart({ ...quiet, ...db, METRICS_LISTEN: `127.0.0.1:${port}`, LOG_LEVEL: 'debug' });
       expect(late.code).toBe(1);
+      expect(late.stderr.split('\n')[0]).toBe(`port ${port} on 127.0.0.1 is in use by another process; stop it or set METRICS_LISTEN`);
       expect(late.stderr).toMatch(STACK);
       expect(late.stderr).toContain('EADDRINUSE');
       if (db.DATA_DIR) await (await lockDataDir(db.DATA_DIR)).release();
