@@ -1399,7 +1399,9 @@ test('every action declared for both fronts has a REST route and a GraphQL field
   expect(ROWS.map((r) => r.action.name).sort()).toEqual(both.map((a) => a.name).sort());
 });
 
-describe.each(ROWS.map((row) => [row.action.name, row] as const))('%s', (_name, row) => {
+// Each test builds its own tenants, so the rows run side by side (vitest's maxConcurrency, 5): on PostgreSQL the file
+// waits on the database more than it works.
+describe.concurrent.each(ROWS.map((row) => [row.action.name, row] as const))('%s', (_name, row) => {
   test('needs the same scope on both fronts', async () => {
     const { token: owner } = await buildTenant(t, SCOPES);
     const ids = (await row.setup?.(owner)) ?? {};
