@@ -9,8 +9,16 @@ import { createEndpoint, emitMany, startReceiver, webhookConfig, type Receiver }
  * but accepting receiver, more than the process's slots can take at once.
  * Organization B's new event still gets its first attempt within a small
  * multiple of its idle latency (leases are shared out by organization), and
- * B's feed reads stay within 3x their idle p50 (on PGlite, request queries go
- * before background work in the one connection's queue).
+ * B's feed reads stay within 3x their idle p50, beyond what the storm's CPU
+ * costs every request alike.
+ *
+ * That last part is measured, not assumed: on PGlite the database runs on the
+ * server's one thread, so while A's deliveries keep it busy, a request that
+ * reads nothing (`/healthz`) waits too, by 1 to 40 ms p50 from run to run on
+ * this 2-core machine, while B's feed statement waits under 1 ms for the
+ * database itself (profiled: docs/security.md, "Fairness"). Feed and health
+ * reads alternate, so both see the same load; the feed may pay the loop's wait
+ * twice (its request, then its statement's result).
  *
  * A's backlog is made through the normal path (events appended in one
  * transaction, fanned out by the worker to 40 endpoints), so the storm is
@@ -43,16 +51,20 @@ async function firstAttemptMs(t: TestApp, organizationId: string, n: number, cap
   }
 }
 
-/** p50 of `n` sequential reads of B's feed, in ms. */
-async function feedP50(t: TestApp, token: string, n: number): Promise<number> {
-  const times: number[] = [];
+/** p50s of `n` alternating reads of B's feed and of `/healthz` (no database work), in ms. */
+async function readP50s(t: TestApp, token: string, n: number): Promise<{ feed: number; health: number }> {
+  const feed: number[] = [];
+  const health: number[] = [];
   for (let i = 0; i < n; i++) {
-    const start = performance.now();
+    let start = performance.now();
     const res = await t.http.get('/v1/platform/events?limit=10', { token });
-    times.push(performance.now() - start);
+    feed.push(performance.now() - start);
     expect(res.status, res.text).toBe(200);
+    start = performance.now();
+    expect((await t.http.get('/healthz')).status).toBe(200);
+    health.push(performance.now() - start);
   }
-  return median(times);
+  return { feed: median(feed), health: median(health) };
 }
 
 test("another organization's delivery backlog delays neither an organization's first attempt nor its feed reads much", {
@@ -68,13 +80,13 @@ test("another organization's delivery backlog delays neither an organization's f
   await createEndpoint(t, b.token, { url: rx.url('/b') });
 
   // Idle: B alone.
-  await feedP50(t, b.token, 5); // warm-up
+  await readP50s(t, b.token, 5); // warm-up
   const idleAttempt = median([
     await firstAttemptMs(t, b.org.id, 1, 10_000),
     await firstAttemptMs(t, b.org.id, 2, 10_000),
     await firstAttemptMs(t, b.org.id, 3, 10_000),
   ]);
-  const idleFeed = await feedP50(t, b.token, 25);
+  const idle = await readP50s(t, b.token, 25);
 
   // A's storm: 10,000 due deliveries, fanned out and being sent.
   for (let i = 0; i < A_ENDPOINTS; i++) await createEndpoint(t, a.token, { url: rx.url(`/a${i}`) });
@@ -86,16 +98,17 @@ test("another organization's delivery backlog delays neither an organization's f
     await firstAttemptMs(t, b.org.id, 5, 5_000),
     await firstAttemptMs(t, b.org.id, 6, 5_000),
   ]);
-  const stormFeed = await feedP50(t, b.token, 25);
+  const storm = await readP50s(t, b.token, 25);
   const aReceived = rx.received.filter((r) => r.path.startsWith('/a')).length;
   console.info(
     `[fairness ${t.app.deps.db.kind}] first attempt idle ${idleAttempt.toFixed(0)} ms, during A's backlog ${stormAttempt.toFixed(0)} ms; ` +
-      `feed p50 idle ${idleFeed.toFixed(1)} ms, during ${stormFeed.toFixed(1)} ms; A received ${aReceived} of ${A_EVENTS * A_ENDPOINTS}`,
+      `feed p50 idle ${idle.feed.toFixed(1)} ms, during ${storm.feed.toFixed(1)} ms; healthz p50 idle ${idle.health.toFixed(1)} ms, ` +
+      `during ${storm.health.toFixed(1)} ms; A received ${aReceived} of ${A_EVENTS * A_ENDPOINTS}`,
   );
   // The storm was still on while B was measured (A's backlog far from drained).
   expect(aReceived).toBeLessThan(A_EVENTS * A_ENDPOINTS);
   // B waits at most for a slot A frees (A_HOLD_MS) and a lease pass: a small multiple of idle, with a floor for scheduling noise.
   expect(stormAttempt).toBeLessThan(5 * idleAttempt + 250);
-  // PGlite: one connection, whose queue serves request queries first. PostgreSQL: a pool, nothing shared to queue behind.
-  expect(stormFeed).toBeLessThan(3 * idleFeed + 2);
+  // B's feed does not queue behind A's backlog: within 3x idle plus the loop's wait that a read of nothing also pays.
+  expect(storm.feed).toBeLessThan(3 * idle.feed + 2 * storm.health + 2);
 });
