@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { buildSchema, findBreakingChanges, findDangerousChanges } from 'graphql';
+import { expect, it } from 'vitest';
+
+/**
+ * The API stays compatible with its baseline (test/repository/api-baseline/, the documents as of 0d09f07, before
+ * issue 32 derived them from the registry): every change a client could notice, other than an addition, is one of
+ * the DECLARED changes below, each with its CHANGELOG entry. A refactor that changes a type, drops a field or makes
+ * an input required fails here. When a version is released, its documents become the new baseline and the list
+ * starts empty again (docs/internals/api-compatibility.md).
+ */
+const DECLARED = {
+  graphql: [
+    // CHANGELOG, issue 32: timestamps are the declared DateTime scalar (the same RFC 3339 string on the wire).
+    /^FIELD_CHANGED_KIND \w+\.\w+ changed type from String(!?) to DateTime\1\.$/,
+    // CHANGELOG, issue 32: EventSubject.id is ID!, like every other object id.
+    /^FIELD_CHANGED_KIND EventSubject\.id changed type from String! to ID!\.$/,
+  ],
+  openapi: [] as RegExp[],
+};
+
+const read = (name: string) => readFileSync(new URL(name, import.meta.url), 'utf8');
+/** A baseline document: stored gzipped (the three OpenAPI documents are 2.2 MB as text). */
+const baseline = (name: string) => gunzipSync(readFileSync(new URL(`./api-baseline/${name}.gz`, import.meta.url))).toString('utf8');
+
+it('schema.graphql has no breaking or dangerous change against the baseline but the declared ones', () => {
+  const before = buildSchema(baseline('schema.graphql'));
+  const after = buildSchema(read('../../schema.graphql'));
+  const changes = [...findBreakingChanges(before, after), ...findDangerousChanges(before, after)].map((c) => `${c.type} ${c.description}`);
+  expect(changes.filter((c) => !DECLARED.graphql.some((d) => d.test(c)))).toEqual([]);
+  // Each declaration still matches something: a stale one would let a later change through unseen.
+  for (const d of DECLARED.graphql)
+    expect(
+      changes.some((c) => d.test(c)),
+      String(d),
+    ).toBe(true);
+});
+
+/** Words that document rather than define: they may change freely. */
+const PROSE = new Set(['description', 'summary', 'example', 'examples', 'title', 'tags', 'externalDocs', 'info', 'servers']);
+
+/** The document as a set of `path = value` facts, keys sorted; a list of scalars (enum, required, type) is one fact per item. */
+function facts(doc: unknown): Set<string> {
+  const out = new Set<string>();
+  const walk = (v: unknown, path: string): void => {
+    if (Array.isArray(v)) {
+      if (v.every((x) => x === null || typeof x !== 'object')) for (const x of v) out.add(`${path}[] = ${JSON.stringify(x)}`);
+      else v.forEach((x, i) => walk(x, `${path}[${(x as { name?: string; $ref?: string }).name ?? (x as { $ref?: string }).$ref ?? i}]`));
+    } else if (v && typeof v === 'object') {
+      for (const k of Object.keys(v).sort()) if (!PROSE.has(k)) walk((v as Record<string, unknown>)[k], `${path}/${k}`);
+    } else out.add(`${path} = ${JSON.stringify(v)}`);
+  };
+  walk(doc, '');
+  return out;
+}
+
+/** Facts a client could notice: anything removed or changed, and a request input that became required. */
+function incompatible(before: Set<string>, after: Set<string>): string[] {
+  const removed = [...before].filter((f) => !after.has(f)).map((f) => `- ${f}`);
+  const newlyRequired = [...after]
+    .filter((f) => !before.has(f) && /\/(requestBody|parameters)\b.*\/required(\[\])? = /.test(f) && !f.endsWith('= false'))
+    .map((f) => `+ ${f}`);
+  return [...removed, ...newlyRequired];
+}
+
+it.each(['surface-a', 'surface-b', 'dashboard'])(
+  'docs/openapi/%s.json removes, changes or newly requires nothing against the baseline but the declared changes',
+  (name) => {
+    const before = facts(JSON.parse(baseline(`${name}.json`)));
+    const after = facts(JSON.parse(read(`../../docs/openapi/${name}.json`)));
+    const found = incompatible(before, after).filter((c) => !DECLARED.openapi.some((d) => d.test(c)));
+    expect(found).toEqual([]);
+  },
+);
+
+it('the comparison sees a removed response field, a changed type and a newly required input', () => {
+  const before = facts({
+    paths: { '/x': { post: { requestBody: { required: false }, responses: { 200: { properties: { a: { type: 'string' } } } } } } },
+  });
+  const after = facts({ paths: { '/x': { post: { requestBody: { required: true }, responses: { 200: { properties: {} } } } } } });
+  const typed = facts({
+    paths: { '/x': { post: { requestBody: { required: false }, responses: { 200: { properties: { a: { type: 'integer' } } } } } } },
+  });
+  expect(incompatible(before, after)).toEqual([
+    '- /paths//x/post/requestBody/required = false',
+    '- /paths//x/post/responses/200/properties/a/type = "string"',
+    '+ /paths//x/post/requestBody/required = true',
+  ]);
+  expect(incompatible(before, typed)).toEqual(['- /paths//x/post/responses/200/properties/a/type = "string"']);
+  // An added response field is compatible.
+  expect(
+    incompatible(
+      typed,
+      facts({
+        paths: {
+          '/x': {
+            post: {
+              requestBody: { required: false },
+              responses: { 200: { properties: { a: { type: 'integer' }, b: { type: 'string' } } } },
+            },
+          },
+        },
+      }),
+    ),
+  ).toEqual([]);
+});
