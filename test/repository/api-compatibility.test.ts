@@ -46,7 +46,11 @@ function facts(doc: unknown): Set<string> {
   const walk = (v: unknown, path: string): void => {
     if (Array.isArray(v)) {
       if (v.every((x) => x === null || typeof x !== 'object')) for (const x of v) out.add(`${path}[] = ${JSON.stringify(x)}`);
-      else v.forEach((x, i) => walk(x, `${path}[${(x as { name?: string; $ref?: string }).name ?? (x as { $ref?: string }).$ref ?? i}]`));
+      else
+        v.forEach((x, i) => {
+          const item = x as { name?: string; $ref?: string };
+          walk(x, `${path}[${item.name ?? item.$ref ?? i}]`);
+        });
     } else if (v && typeof v === 'object') {
       for (const k of Object.keys(v).sort()) if (!PROSE.has(k)) walk((v as Record<string, unknown>)[k], `${path}/${k}`);
     } else out.add(`${path} = ${JSON.stringify(v)}`);
