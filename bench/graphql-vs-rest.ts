@@ -1,5 +1,5 @@
 /**
- * GraphQL `events(first:100)` by POST next to REST `GET /v1/platform/events?limit=100`
+ * GraphQL `events(first:100)` by POST and by GET next to REST `GET /v1/platform/events?limit=100`
  * (issue #13, target ≥ 0.8), interleaved in short slices (REST, GraphQL,
  * GraphQL, REST...) so the machine's load cancels out. Reports, per pair, the
  * req/s ratio and the ratio of main-thread CPU per request (read from
@@ -80,6 +80,11 @@ const subjects = {
     headers: { ...auth, 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ query: EVENTS_QUERY, variables: { first: 100 } }),
   },
+  graphqlGet: {
+    url: `${origin}/graphql?${new URLSearchParams({ query: EVENTS_QUERY, variables: JSON.stringify({ first: 100 }) })}`,
+    method: 'GET',
+    headers: { ...auth, accept: 'application/json' },
+  },
 } as const;
 
 async function slice(name: keyof typeof subjects, seconds: number) {
@@ -99,20 +104,33 @@ try {
   } else {
     await slice('rest', 1);
     await slice('graphql', 1); // warm-up
-    const rps: number[] = [];
-    const cpu: number[] = [];
+    await slice('graphqlGet', 1);
+    const rps: Record<'graphql' | 'graphqlGet', number[]> = { graphql: [], graphqlGet: [] };
+    const cpu: Record<'graphql' | 'graphqlGet', number[]> = { graphql: [], graphqlGet: [] };
     for (let i = 0; i < PAIRS; i++) {
-      const order = i % 2 ? (['graphql', 'rest'] as const) : (['rest', 'graphql'] as const);
+      // Each round runs REST, POST and GET once, rotated so that none always follows the same one.
+      const rounds = [
+        ['rest', 'graphql', 'graphqlGet'],
+        ['graphql', 'graphqlGet', 'rest'],
+        ['graphqlGet', 'rest', 'graphql'],
+      ] as const;
       const out: Record<string, { rps: number; cpuMsPerReq: number }> = {};
-      for (const s of order) out[s] = await slice(s, SLICE);
-      rps.push(out.graphql!.rps / out.rest!.rps);
-      cpu.push(out.rest!.cpuMsPerReq / out.graphql!.cpuMsPerReq);
+      for (const s of rounds[i % 3]!) out[s] = await slice(s, SLICE);
+      for (const g of ['graphql', 'graphqlGet'] as const) {
+        rps[g].push(out[g]!.rps / out.rest!.rps);
+        cpu[g].push(out.rest!.cpuMsPerReq / out[g]!.cpuMsPerReq);
+      }
       console.log(
-        `pair ${i + 1}: REST ${out.rest!.rps.toFixed(0)} req/s ${out.rest!.cpuMsPerReq.toFixed(3)} ms CPU/req; GraphQL ${out.graphql!.rps.toFixed(0)} req/s ${out.graphql!.cpuMsPerReq.toFixed(3)} ms CPU/req`,
+        `round ${i + 1}: ${Object.entries(out)
+          .map(([k, v]) => `${k} ${v.rps.toFixed(0)} req/s ${v.cpuMsPerReq.toFixed(3)} ms CPU/req`)
+          .join('; ')}`,
       );
     }
+    const range = (xs: number[]) => `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}..${Math.max(...xs).toFixed(2)})`;
     console.log(
-      `root ${ROOT} NODE_ENV=${process.env.NODE_ENV}: GraphQL/REST req/s median ${median(rps).toFixed(2)} (${Math.min(...rps).toFixed(2)}..${Math.max(...rps).toFixed(2)}), by CPU per request ${median(cpu).toFixed(2)} (${Math.min(...cpu).toFixed(2)}..${Math.max(...cpu).toFixed(2)}); load ${(await import('node:os')).loadavg()[0]!.toFixed(1)}`,
+      `root ${ROOT} NODE_ENV=${process.env.NODE_ENV} GRAPHQL_DIRECT=${process.env.GRAPHQL_DIRECT ?? 'default'}: ` +
+        `POST/REST req/s ${range(rps.graphql)}, by CPU per request ${range(cpu.graphql)}; ` +
+        `GET/REST req/s ${range(rps.graphqlGet)}, by CPU per request ${range(cpu.graphqlGet)}; load ${(await import('node:os')).loadavg()[0]!.toFixed(1)}`,
     );
   }
 } finally {

@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import { isDomainError } from '../domain/errors.ts';
 import { readBodyText } from '../http/request-body.ts';
 import type { ApiServer } from '../http/server-limits.ts';
-import { directJsonPost } from './direct.ts';
+import { directJson } from './direct.ts';
 import { wantsGraphiQL } from './graphiql.ts';
 import type { Yoga } from './yoga.ts';
 
@@ -40,7 +40,7 @@ async function graphqlBody(ctx: Koa.Context, limit: number): Promise<string | un
 
 /** `/graphql` over HTTP (queries, mutations, SSE subscriptions) as Koa middleware; graphql-ws is attached to the server (src/graphql/ws.ts). */
 export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, 'bodyLimitBytes' | 'graphqlDirect'>): Koa.Middleware {
-  const directPost = directJsonPost(yoga);
+  const direct = directJson(yoga);
   return async (ctx, next) => {
     // Exact, like every REST route: `/GraphQL` and `/graphql/` are 404 below.
     // GraphiQL's page is a static file served further down (src/graphql/graphiql.ts).
@@ -61,29 +61,31 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
       return;
     }
     let request = ctx.req;
+    let body: string | undefined;
     if (ctx.method === 'POST') {
-      const body = await graphqlBody(ctx, config.bodyLimitBytes);
+      body = await graphqlBody(ctx, config.bodyLimitBytes);
       if (body === undefined) return;
-      // A JSON POST is answered without the fetch adapter when it can be (src/graphql/direct.ts).
-      const direct =
-        config.graphqlDirect &&
-        (await directPost({
-          method: ctx.method,
-          url: ctx.url,
-          headers: ctx.req.headers,
-          body,
-          serverContext: { req: ctx.req, res: ctx.res, requestId: ctx.state.requestId, koaState: ctx.state },
-        }));
-      if (direct) {
-        ctx.status = direct.status;
-        ctx.set(direct.headers);
-        if (ctx.state.idempotentReplayed) ctx.set('Idempotent-Replayed', 'true');
-        ctx.body = direct.body;
-        return;
-      }
-      // Yoga reads the method, URL and headers from `req`; an empty body stays absent.
-      request = Object.assign(Object.create(ctx.req) as typeof ctx.req, { req: ctx.req, body: body === '' ? undefined : body });
     }
+    // A JSON GET or POST is answered without the fetch adapter when it can be (src/graphql/direct.ts).
+    const answered =
+      config.graphqlDirect &&
+      (await direct({
+        method: ctx.method,
+        url: ctx.url,
+        headers: ctx.req.headers,
+        body,
+        serverContext: { req: ctx.req, res: ctx.res, requestId: ctx.state.requestId, koaState: ctx.state },
+      }));
+    if (answered) {
+      ctx.status = answered.status;
+      ctx.set(answered.headers);
+      if (ctx.state.idempotentReplayed) ctx.set('Idempotent-Replayed', 'true');
+      ctx.body = answered.body;
+      return;
+    }
+    // Yoga reads the method, URL and headers from `req`; an empty body stays absent.
+    if (body !== undefined)
+      request = Object.assign(Object.create(ctx.req) as typeof ctx.req, { req: ctx.req, body: body === '' ? undefined : body });
     const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId, koaState: ctx.state });
     ctx.status = response.status;
     for (const [key, value] of response.headers) ctx.append(key, value);

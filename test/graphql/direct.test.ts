@@ -1,14 +1,15 @@
 import { beforeAll, describe, expect } from 'vitest';
 import pino from 'pino';
-import { acceptedJsonType, directJsonPost } from '../../src/graphql/direct.ts';
+import { acceptedJsonType, directJson } from '../../src/graphql/direct.ts';
 import { createGraphQL } from '../../src/graphql/yoga.ts';
 import { appTest, type TestApp, buildTenant } from '../support/kit.ts';
 
 /**
- * A JSON `POST /graphql` is answered without the fetch adapter
- * (src/graphql/direct.ts). Every request below goes once through that path
- * and once through Yoga (GRAPHQL_DIRECT off): status, headers and body must
- * be identical, byte for byte, but for the request id.
+ * A `GET /graphql` and a JSON `POST /graphql` are answered without the fetch
+ * adapter (src/graphql/direct.ts). Every request below goes once through that
+ * path and once through Yoga (GRAPHQL_DIRECT off), by POST and by GET (its
+ * parameters in the query string): status, headers and body must be
+ * identical, byte for byte, but for the request id.
  */
 const test = appTest();
 /** The file's app, for the helpers below. */
@@ -80,7 +81,7 @@ const cases: Case[] = [
   },
 ];
 
-describe('the direct JSON POST path', () => {
+describe('the direct JSON path', () => {
   let tokens: Record<string, string | undefined>;
   beforeAll(async () => {
     const reader = await buildTenant(t, ['events:read']);
@@ -95,17 +96,24 @@ describe('the direct JSON POST path', () => {
     tokens = { reader: reader.token, writer: writer.token, spent: spent.token, none: undefined, invalid: 'sk_platform_live_nope' };
   });
 
-  const send = async (c: Case, direct: boolean) => {
+  /** The case's parameters as a GET's query string (`variables` and `extensions` as JSON), or null for a body that has none. */
+  const queryString = (body: unknown) => {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+    const out = new URLSearchParams();
+    for (const [k, v] of Object.entries(body)) if (v != null) out.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+    return out.toString();
+  };
+
+  const send = async (c: Case, direct: boolean, method: 'GET' | 'POST') => {
     t.app.deps.config.graphqlDirect = direct;
     try {
       const token = tokens[c.token ?? 'reader'];
-      const headers: Record<string, string> = { 'content-type': 'application/json', ...c.headers };
+      const headers: Record<string, string> = { ...(method === 'POST' && { 'content-type': 'application/json' }), ...c.headers };
       if (token) headers.authorization = `Bearer ${token}`;
-      const res = await fetch(`${t.origin}/graphql`, {
-        method: 'POST',
-        headers,
-        body: typeof c.body === 'string' ? c.body : JSON.stringify(c.body),
-      });
+      const res =
+        method === 'POST'
+          ? await fetch(`${t.origin}/graphql`, { method, headers, body: typeof c.body === 'string' ? c.body : JSON.stringify(c.body) })
+          : await fetch(`${t.origin}/graphql?${queryString(c.body)}`, { headers });
       const id = res.headers.get('request-id')!;
       const text = (await res.text()).replaceAll(id, 'REQ');
       const rest = [...res.headers].filter(([k]) => k !== 'date' && k !== 'request-id');
@@ -115,9 +123,12 @@ describe('the direct JSON POST path', () => {
     }
   };
 
-  test.for(cases.map((c) => [c.what, c] as const))('%s: the same status, headers and body as through Yoga', async ([_what, c]) => {
-    const viaYoga = await send(c, false);
-    const direct = await send(c, true);
+  const byMethod = (['POST', 'GET'] as const).flatMap((m) =>
+    cases.filter((c) => m === 'POST' || queryString(c.body) !== null).map((c) => [m, c.what, c] as const),
+  );
+  test.for(byMethod)('%s, %s: the same status, headers and body as through Yoga', async ([method, _what, c]) => {
+    const viaYoga = await send(c, false, method);
+    const direct = await send(c, true, method);
     expect(direct).toEqual(viaYoga);
     expect(direct.status).toBeLessThan(500);
     expect(direct.text).not.toMatch(/"stack"|node_modules|\.ts:\d+/);
@@ -125,7 +136,7 @@ describe('the direct JSON POST path', () => {
 
   test('answers the plain requests itself and declines the rest, unchanged, to Yoga', async ({ app: t }) => {
     const log = pino({ level: 'silent' });
-    const direct = directJsonPost(createGraphQL(t.app.deps, t.app.gate, t.app.stream, log));
+    const direct = directJson(createGraphQL(t.app.deps, t.app.gate, t.app.stream, log));
     const post = (body: string, headers: Record<string, string> = {}) =>
       direct({
         method: 'POST',
@@ -148,6 +159,21 @@ describe('the direct JSON POST path', () => {
     ] as const) {
       expect(await post(body, headers), `${body} ${JSON.stringify(headers)}`).toBeUndefined();
     }
+    const get = (qs: Record<string, string>) =>
+      direct({
+        method: 'GET',
+        url: `/graphql?${new URLSearchParams(qs)}`,
+        headers: { authorization: `Bearer ${tokens.reader}` },
+        serverContext: { requestId: 'req_direct' },
+      });
+    expect(await get({ query: FEED, variables: '{"first":1}' })).toMatchObject({ status: 200 });
+    for (const qs of [
+      { query: CREATE } as Record<string, string>, // a mutation by GET: Yoga's 405
+      { query: FEED, variables: '{"first":' },
+      { query: FEED, nope: '1' },
+      { variables: '{}' },
+    ])
+      expect(await get(qs), JSON.stringify(qs)).toBeUndefined();
   });
 
   test('picks the JSON media type as Yoga does', () => {
