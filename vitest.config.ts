@@ -11,7 +11,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // Migrates once per run; every file's database is a copy of that template.
-    globalSetup: ['test/support/global-setup.ts'],
+    globalSetup: ['test/support/global-setup.ts', 'test/support/brokers-setup.ts'],
     // Each file starts its own server on its own database (in-memory PGlite, or a
     // fresh database in TEST_DATABASE_URL's cluster), so files run in parallel.
     pool: 'forks',
