@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { streamEvents, type WireEvent } from '../../packages/client/src/cli/event-stream.ts';
-import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
+import { appendEvents, waitUntil } from '../support/stream-client.ts';
+import { seqsOf } from '../support/db-access.ts';
 import { appTest, buildTenant } from '../support/kit.ts';
 
 /**

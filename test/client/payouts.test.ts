@@ -4,6 +4,8 @@ import { newId } from '../../src/domain/id.ts';
 import { cliRunner } from '../support/cli.ts';
 import { onPostgres } from '../support/database.ts';
 import { appTest, buildTenant, type TestApp } from '../support/kit.ts';
+import { insertProgramRow } from '../../src/domain/program/store.ts';
+import { insertEntity, insertLedgerEntry } from '../support/db-access.ts';
 
 /** The client's payout methods and `platform payouts run --wait` against the real server (the CLI in the PGlite pass only). */
 const test = appTest();
@@ -17,20 +19,37 @@ const DAY = 86_400_000;
 async function owed(amounts: number[]) {
   const { org, token } = await buildTenant(t, ['payouts:read', 'payouts:write', 'events:read']);
   const brand = org.brands[0]!.id;
-  const db = t.app.deps.db.prisma;
   const end = new Date(Math.floor(t.clock.now().getTime() / DAY) * DAY);
   const start = new Date(end.getTime() - DAY);
-  const program = await db.program.create({
-    data: { id: newId('program'), organizationId: org.id, brandId: brand, name: 'Seed', performanceWindow: 'day' },
+  const now = t.clock.now();
+  const program = await insertProgramRow(t.app.deps.db.prisma, {
+    id: newId('program'),
+    organizationId: org.id,
+    brandId: brand,
+    name: 'Seed',
+    gracePeriodSeconds: 0,
+    performanceWindow: 'day',
+    createdAt: now,
+    updatedAt: now,
   });
   for (const [i, amount] of amounts.entries()) {
     const entity = newId('entity');
-    await db.$executeRaw`INSERT INTO entity (id, organization_id, external_user_id, issuer) VALUES (${entity}, ${org.id}, ${`c-${i}`}, 'acme')`;
-    await db.$executeRaw`
-      INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
-        source_period_start, qualified, value, rate_bps, earned, carry, amount)
-      VALUES (${newId('ledgerEntry')}, ${org.id}, ${brand}, ${program.id}, ${newId('enrollment')}, ${entity}, 'accrual', ${start}::timestamptz,
-        ${end}::timestamptz, ${start}::timestamptz, true, ${amount}::numeric, 10000, ${amount}::numeric, 0, ${amount}::bigint)`;
+    await insertEntity(t, { id: entity, organizationId: org.id, externalUserId: `c-${i}`, issuer: 'acme' });
+    await insertLedgerEntry(t, {
+      id: newId('ledgerEntry'),
+      organizationId: org.id,
+      brandId: brand,
+      programId: program.id,
+      enrollmentId: newId('enrollment'),
+      entityId: entity,
+      periodStart: start,
+      periodEnd: end,
+      value: amount,
+      rateBps: 10000,
+      earned: amount,
+      carry: 0,
+      amount,
+    });
   }
   const top = await t.http.post(`/operator/brands/${brand}/wallet/top_up`, { amount: 1000 }, { token: t.operatorToken });
   expect(top.status, top.text).toBe(200);

@@ -2,6 +2,14 @@ import { describe, expect } from 'vitest';
 import { startMaintenance } from '../../src/workers/maintenance.ts';
 import { appTest, buildOrg, buildToken, expectPlatformError, type TestApp } from '../support/kit.ts';
 import { buildConnectBrand, connect, hsHandoff, join, signHandoff, status } from '../support/connect.ts';
+import {
+  connectSessionOfEntity,
+  connectionsOfEntity,
+  countConnectSessions,
+  countConnectionsOfAccount,
+  countRedemptions,
+  countRelationships,
+} from '../support/db-access.ts';
 
 /** Partner connect: join (handoff verification and redemption), status and connect with a connect session. */
 // Every request comes from 127.0.0.1 and the fake clock stands still: the per-IP limit is lifted here (rate-limits.test.ts proves it).
@@ -36,7 +44,7 @@ describe('join → status → connect', () => {
     const events = await t.http.get('/v1/platform/events?limit=100', auth);
     expect(events.body.data.map((e: any) => e.type)).toEqual(expect.arrayContaining(['relationship.created', 'enrollment.created']));
     // Only a hash of the session is stored.
-    const row = await t.app.deps.db.prisma.connectSession.findFirstOrThrow({ where: { entityId: st.entity } });
+    const row = await connectSessionOfEntity(t, st.entity);
     expect(JSON.stringify(row)).not.toContain(session.slice(3));
 
     const seen = await status(t, b.pk, session);
@@ -139,7 +147,7 @@ describe('handoff verification', () => {
       expect(res.body.error.message, what).not.toMatch(/hmac|digest|byte|offset/i);
     }
     // None of them created anything.
-    expect(await t.app.deps.db.prisma.connectSession.count({ where: { keyId: b.pkId } })).toBe(0);
+    expect(await countConnectSessions(t, b.pkId)).toBe(0);
     expect((await join(t, b.pk, good)).status).toBe(200);
   });
 
@@ -190,8 +198,8 @@ describe('replay', () => {
     const statuses = results.map((r) => r.status).sort();
     expect(statuses, JSON.stringify(results.map((r) => r.text))).toEqual([200, ...Array(9).fill(409)]);
     for (const r of results.filter((x) => x.status === 409)) expectPlatformError(r, 409, 'handoff_replayed');
-    expect(await t.app.deps.db.prisma.connectSession.count({ where: { keyId: b.pkId } })).toBe(1);
-    expect(await t.app.deps.db.prisma.relationship.count({ where: { brandId: b.brandId } })).toBe(1);
+    expect(await countConnectSessions(t, b.pkId)).toBe(1);
+    expect(await countRelationships(t, b.brandId)).toBe(1);
   });
 });
 
@@ -223,7 +231,7 @@ describe('Idempotency-Key', () => {
     for (const r of raced.filter((x) => x.status !== 201)) expectPlatformError(r, 409, 'idempotency_key_in_use', 'Idempotency-Key');
     expect(made.length).toBeGreaterThan(0);
     expect(new Set(made.map((r) => r.body.id)).size).toBe(1);
-    const rows = await t.app.deps.db.prisma.connection.findMany({ where: { entityId: st.entity }, select: { accountId: true } });
+    const rows = await connectionsOfEntity(t, st.entity);
     expect(rows.map((r) => r.accountId).sort()).toEqual(['UC-retry', 'tw-race']);
   });
 
@@ -241,14 +249,14 @@ describe('Idempotency-Key', () => {
       const res = await connect(t, b.pk, one.session, { provider: 'twitch', account_id: 'tw-bad' }, { 'idempotency-key': bad });
       expectPlatformError(res, 400, 'invalid_request', 'Idempotency-Key');
     }
-    expect(await t.app.deps.db.prisma.connection.count({ where: { accountId: 'tw-bad' } })).toBe(0);
+    expect(await countConnectionsOfAccount(t, 'tw-bad')).toBe(0);
   });
 
   test('join: a key is refused 400 before the handoff is spent (it cannot be replayed: the session is shown once)', async () => {
     const b = await buildConnectBrand(t);
     const handoff = await hsHandoff(t, b, { sub: 'keyed-join' });
     expectPlatformError(await join(t, b.pk, handoff, { 'idempotency-key': 'join-1' }), 400, 'invalid_request', 'Idempotency-Key');
-    expect(await t.app.deps.db.prisma.connectSession.count({ where: { keyId: b.pkId } })).toBe(0);
+    expect(await countConnectSessions(t, b.pkId)).toBe(0);
     expect((await join(t, b.pk, handoff)).status).toBe(200);
   });
 });
@@ -366,17 +374,16 @@ describe('kill switch', () => {
 describe('housekeeping', () => {
   test('maintenance purges expired sessions and redemptions of handoffs that can no longer verify, and nothing live', async () => {
     const b = await buildConnectBrand(t);
-    const db = t.app.deps.db.prisma;
     await join(t, b.pk, await hsHandoff(t, b, { exp: Math.floor(t.clock.now().getTime() / 1000) + 60 }));
     const maintenance = startMaintenance(t.app.deps, 3_600_000);
     try {
       await maintenance.runOnce();
-      expect(await db.connectSession.count({ where: { keyId: b.pkId } })).toBe(1);
-      expect(await db.handoffRedemption.count({ where: { issuerId: b.hs.id } })).toBe(1);
+      expect(await countConnectSessions(t, b.pkId)).toBe(1);
+      expect(await countRedemptions(t, b.hs.id)).toBe(1);
       t.clock.advance(31 * MIN);
       await maintenance.runOnce();
-      expect(await db.connectSession.count({ where: { keyId: b.pkId } })).toBe(0);
-      expect(await db.handoffRedemption.count({ where: { issuerId: b.hs.id } })).toBe(0);
+      expect(await countConnectSessions(t, b.pkId)).toBe(0);
+      expect(await countRedemptions(t, b.hs.id)).toBe(0);
     } finally {
       maintenance.stop();
     }

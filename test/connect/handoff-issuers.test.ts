@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { appTest, buildTenant, expectPlatformError, type TestApp } from '../support/kit.ts';
 import { expectStatus } from '../assertion/helpers.ts';
+import { handoffIssuerRow } from '../support/db-access.ts';
 
 const test = appTest();
 let t: TestApp;
@@ -52,7 +53,7 @@ describe('handoff issuers', () => {
     expect(Date.parse(rotated.previous_expires_at) - Date.parse(rotated.rotated_at)).toBe(DAY);
     expect(expectStatus(await w.get(`/handoff/issuers/${created.id}`), 200).secret).toBeUndefined();
     // The stored secrets are what verifies: the new one, and the previous one until its overlap ends.
-    const row = await t.app.deps.db.prisma.handoffIssuer.findUniqueOrThrow({ where: { id: created.id } });
+    const row = await handoffIssuerRow(t, created.id);
     expect([row.secret, row.previousSecret]).toEqual([rotated.secret, secret]);
     // A secret the caller brings is at least 32 characters (256 bits).
     expect(expectStatus(await w.create({ name: 'Own', algorithm: 'HS256', secret: 'x'.repeat(32) }), 201).secret).toBe('x'.repeat(32));
@@ -73,7 +74,7 @@ describe('handoff issuers', () => {
     const rotated = expectStatus(await w.rotate(fromJwk.id, { public_key: next }), 200);
     expect(rotated.public_key.x).toBe(next.x);
     expect(Date.parse(rotated.previous_expires_at) - Date.parse(rotated.rotated_at)).toBe(DAY);
-    const row = await t.app.deps.db.prisma.handoffIssuer.findUniqueOrThrow({ where: { id: fromJwk.id } });
+    const row = await handoffIssuerRow(t, fromJwk.id);
     expect((row.previousPublicKey as { x: string }).x).toBe(jwk.x);
   });
 

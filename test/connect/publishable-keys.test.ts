@@ -9,6 +9,7 @@ import {
   expectPlatformError,
   type TestOrg,
 } from '../support/kit.ts';
+import { platformTokenRow } from '../support/db-access.ts';
 
 /**
  * Publishable keys (`pk_live_`) through token management: bound to one brand of the organization, no scopes,
@@ -45,7 +46,7 @@ describe('publishable keys: create, list, revoke', () => {
     ]);
     expect(JSON.stringify(listed)).not.toContain(secret);
     // Only a hash is stored.
-    const row = await t.app.deps.db.prisma.platformToken.findUniqueOrThrow({ where: { id: token.id } });
+    const row = await platformTokenRow(t, token.id);
     expect(JSON.stringify(row)).not.toContain(secret.slice('pk_live_'.length));
   });
 

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { appendEvent } from '../../src/domain/event/event.ts';
 import { appTest, buildTenant } from '../support/kit.ts';
+import { insertEventRow } from '../support/db-access.ts';
 
 const test = appTest();
 
@@ -59,9 +60,7 @@ test('events committed by a process that died before sequencing them are picked 
   const { org, token } = await buildTenant(t, ['events:read']);
   // Insert directly, as a crashed writer would have left it: committed, never sequenced, no kick.
   const id = `evt_${'0'.repeat(31)}1`;
-  await t.app.deps.db.prisma.event.create({
-    data: { id, organizationId: org.id, type: 'payout.created', subjectType: 'payout', subjectId: 'po_1', data: {} },
-  });
+  await insertEventRow(t, { id, organizationId: org.id, type: 'payout.created', subjectType: 'payout', subjectId: 'po_1', data: {} });
   const deadline = Date.now() + 5000;
   let ids: string[] = [];
   while (Date.now() < deadline && !ids.includes(id)) {

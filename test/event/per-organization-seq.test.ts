@@ -3,6 +3,7 @@ import { expect } from 'vitest';
 import { appendEvent } from '../../src/domain/event/event.ts';
 import { SseSubscription, waitUntil } from '../support/stream-client.ts';
 import { appTest, type TestApp, buildTenant } from '../support/kit.ts';
+import { insertEventRow, seqsInLog } from '../support/db-access.ts';
 
 /** `seq` is dense and gapless per organization (ADR 0005), still equal to commit order within it. */
 const test = appTest();
@@ -14,14 +15,7 @@ const WRITERS = 4;
 const PER_WRITER = 15;
 
 /** Every seq the organization's log holds (public and internal events), in seq order. */
-async function logSeqs(organizationId: string): Promise<number[]> {
-  const rows = await t.app.deps.db.prisma.event.findMany({
-    where: { organizationId, seq: { not: null } },
-    orderBy: { seq: 'asc' },
-    select: { seq: true },
-  });
-  return rows.map((r) => Number(r.seq));
-}
+const logSeqs = (organizationId: string) => seqsInLog(t, organizationId);
 
 /** Tails the REST feed with starting_after until `done()` and `n` events were seen. */
 async function tail(token: string, n: number, done: () => boolean): Promise<{ id: string; seq: number }[]> {
@@ -95,17 +89,15 @@ test('concurrent writers in two organizations get dense per-organization seqs in
 test('an organization continues from its own maximum: events numbered before the change keep their seq', async ({ app: t }) => {
   const { org, token } = await buildTenant(t, ['events:read']);
   // A row as the global sequencer left it: a high seq, and that seq as its position (the migration's backfill).
-  const legacy = await t.app.deps.db.prisma.event.create({
-    data: {
-      id: `evt_${'0'.repeat(30)}42`,
-      organizationId: org.id,
-      type: 'payout.created',
-      subjectType: 'payout',
-      subjectId: 'po_1',
-      data: {},
-      seq: 900_000_000n,
-      position: -1n,
-    },
+  const legacy = await insertEventRow(t, {
+    id: `evt_${'0'.repeat(30)}42`,
+    organizationId: org.id,
+    type: 'payout.created',
+    subjectType: 'payout',
+    subjectId: 'po_1',
+    data: {},
+    seq: 900_000_000n,
+    position: -1n,
   });
   const id = await t.app.deps.db.transaction((tx) =>
     appendEvent(t.app.deps, tx, {

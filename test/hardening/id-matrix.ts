@@ -17,6 +17,7 @@ import { newId } from '../../src/domain/id.ts';
 import { emitEvent, type HttpResponse, type TestApp, type TestOrg } from '../support/kit.ts';
 import { createEndpoint, listDeliveries, settle, webhookConfig } from '../webhook/receiver.ts';
 import { loadConfig } from '../../src/config.ts';
+import { insertLedgerEntry, insertPayoutRow } from '../support/db-access.ts';
 
 /**
  * The id matrix the cross-tenant and cross-brand tests share: one object of
@@ -170,25 +171,33 @@ export async function seedObjects(t: TestApp, org: TestOrg, token: string, token
   );
   // A payout of ours, written directly (runs are proven in test/payout/).
   const payout = newId('payout');
-  await t.app.deps.db.prisma.payout.create({
-    data: {
-      id: payout,
-      organizationId: org.id,
-      brandId: brand,
-      runId: newId('payoutRun'),
-      operationId: launched.operation.id,
-      entityId: assertion.entity,
-      amount: 5n,
-      periodEnd: new Date('2026-01-01T00:00:00Z'),
-    },
+  await insertPayoutRow(t, {
+    id: payout,
+    organizationId: org.id,
+    brandId: brand,
+    runId: newId('payoutRun'),
+    operationId: launched.operation.id,
+    entityId: assertion.entity,
+    amount: 5n,
+    periodEnd: new Date('2026-01-01T00:00:00Z'),
   });
   // A ledger entry of ours, written directly (accrual is proven in test/payout/).
   const entry = newId('ledgerEntry');
-  await t.app.deps.db.prisma.$executeRaw`
-    INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
-      source_period_start, qualified, value, rate_bps, earned, carry, amount)
-    VALUES (${entry}, ${org.id}, ${brand}, ${program.id}, ${enrollment.id}, ${assertion.entity}, 'accrual',
-      '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', '2026-01-01T00:00:00Z', true, 10, 1000, 1, 0, 1)`;
+  await insertLedgerEntry(t, {
+    id: entry,
+    organizationId: org.id,
+    brandId: brand,
+    programId: program.id,
+    enrollmentId: enrollment.id,
+    entityId: assertion.entity,
+    periodStart: new Date('2026-01-01T00:00:00Z'),
+    periodEnd: new Date('2026-01-02T00:00:00Z'),
+    value: 10,
+    rateBps: 1000,
+    earned: 1,
+    carry: 0,
+    amount: 1,
+  });
   return {
     endpoint: endpoint.id,
     delivery: delivery!.id,

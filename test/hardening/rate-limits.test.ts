@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
 import { appTest, type TestApp, buildOrg, buildToken, expectErrorResponse, type HttpResponse } from '../support/kit.ts';
+import { platformTokensOf } from '../../src/domain/token/store.ts';
 
 /**
  * Surface A and token management: a token bucket per credential, apart from
@@ -66,7 +67,7 @@ describe('token management request rate limit', () => {
     expectRateLimited(await t.http.get('/platform/tokens', { token: org.userToken }));
     expectRateLimited(await t.http.post('/platform/tokens/create', { name: 'x', scopes: ['units:read'] }, { token: org.userToken }));
     expect((await t.http.get('/platform/tokens', { token: other.userToken })).status).toBe(200);
-    expect(await t.app.deps.db.prisma.platformToken.count({ where: { organizationId: org.id } })).toBe(0);
+    expect((await platformTokensOf(t.app.deps.db.prisma, org.id)).length).toBe(0);
   });
 });
 

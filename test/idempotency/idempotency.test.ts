@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { GQL, WRITE, createEndpoint, endpointCount, gqlCode, key, rest } from '../webhook/webhook-endpoints-helpers.ts';
 import { appTest, buildTenant, buildToken, expectPlatformError } from '../support/kit.ts';
+import { findEndpointById } from '../../src/domain/webhook/store.ts';
 
 const test = appTest();
 
@@ -84,7 +85,7 @@ describe('Idempotency-Key on Surface B (webhook endpoints)', () => {
     const r2 = await rest(t, token).rotate(e.id, key('rot'));
     expect(r2.status).toBe(200);
     expect(r2.body).toEqual(r1.body);
-    const row = await t.app.deps.db.prisma.webhookEndpoint.findUnique({ where: { id: e.id } });
+    const row = await findEndpointById(t.app.deps.db.prisma, e.id);
     expect(row!.secret).toBe(r1.body.webhook_endpoint.secret);
     expect(row!.previousSecret).toBe(e.secret);
   });

@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { appTest, type TestApp } from '../support/kit.ts';
 import { deployments, dist, drain, events, launch, op, operationsConfig, sandbox, tenant, topUp, typesOf, verb } from './helpers.ts';
+import { updateOperationRow } from '../support/db-access.ts';
 
 const test = appTest({ config: operationsConfig() });
 /** The file's app, for the tests and helpers below. */
@@ -9,10 +10,7 @@ test.beforeAll(({ app }) => void (t = app));
 
 /** Holds an operation as if another worker were running it, its lease 30 s ahead (simulated worker state). */
 const heldElsewhere = (t: TestApp, id: string) =>
-  t.app.deps.db.prisma.operation.update({
-    where: { id },
-    data: { status: 'running', leaseOwner: 'elsewhere', leaseExpiresAt: new Date(t.clock.now().getTime() + 30_000) },
-  });
+  updateOperationRow(t, id, { status: 'running', leaseOwner: 'elsewhere', leaseExpiresAt: new Date(t.clock.now().getTime() + 30_000) });
 
 describe('cancel (control plane)', () => {
   test('a cancel coexists with the launch it targets, waits awaiting_target_settle, leaves it canceled and supersedes its children', async () => {
@@ -75,10 +73,7 @@ describe('cancel (control plane)', () => {
     await heldElsewhere(t, launchOp.id);
     const cancel = await verb(t, who, distribution.id, 'cancel');
     // The worker finishes the launch before it looks at the cancel request.
-    await t.app.deps.db.prisma.operation.update({
-      where: { id: launchOp.id },
-      data: { cancelRequestedBy: null, leaseOwner: null, status: 'pending', leaseExpiresAt: null },
-    });
+    await updateOperationRow(t, launchOp.id, { cancelRequestedBy: null, leaseOwner: null, status: 'pending', leaseExpiresAt: null });
     await drain(t);
     expect((await op(t, who, launchOp.id)).status).toBe('succeeded');
     expect((await op(t, who, cancel.body.operation.id)).result).toMatchObject({ target_outcome: 'succeeded', target_finished_first: true });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect } from 'vitest';
 import { appTest, type TestApp } from '../support/kit.ts';
 import { drain, launch, op, operationsConfig, sandbox, tenant, verb } from './helpers.ts';
+import { countOperations, insertOperationRow } from '../support/db-access.ts';
 
 const test = appTest({ config: operationsConfig() });
 /** The file's app, for the tests and helpers below. */
@@ -16,9 +17,7 @@ async function failedDistribution(who: Awaited<ReturnType<typeof tenant>>) {
 }
 
 const liveLaunches = (id: string) =>
-  t.app.deps.db.prisma.operation.count({
-    where: { subjectId: id, kind: 'distribution.launch', status: { in: ['pending', 'running', 'waiting'] } },
-  });
+  countOperations(t, { subjectId: id, kind: 'distribution.launch', status: { in: ['pending', 'running', 'waiting'] } });
 
 describe('one live mutation per subject', () => {
   test('50 concurrent launches with different keys: one operation, 409 operation_conflict for the rest', async () => {
@@ -57,14 +56,10 @@ describe('one live mutation per subject', () => {
       kind: 'distribution.launch',
       runAfter: new Date(),
     };
-    await t.app.deps.db.prisma.operation.create({ data: { id: `op_${randomUUID().replaceAll('-', '')}`, ...base } });
-    await expect(
-      t.app.deps.db.prisma.operation.create({ data: { id: `op_${randomUUID().replaceAll('-', '')}`, ...base } }),
-    ).rejects.toMatchObject({ code: 'P2002' });
+    await insertOperationRow(t, { id: `op_${randomUUID().replaceAll('-', '')}`, ...base });
+    await expect(insertOperationRow(t, { id: `op_${randomUUID().replaceAll('-', '')}`, ...base })).rejects.toMatchObject({ code: 'P2002' });
     // The control plane is separate: a cancel may coexist.
-    await t.app.deps.db.prisma.operation.create({
-      data: { id: `op_${randomUUID().replaceAll('-', '')}`, ...base, kind: 'distribution.cancel', plane: 'control' },
-    });
+    await insertOperationRow(t, { id: `op_${randomUUID().replaceAll('-', '')}`, ...base, kind: 'distribution.cancel', plane: 'control' });
   });
 
   test('launching an active distribution is refused without creating an operation', async () => {

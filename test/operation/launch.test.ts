@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { appTest, type TestApp } from '../support/kit.ts';
 import { deployments, dist, drain, events, launch, op, operationsConfig, sandbox, tenant, topUp, typesOf, verb } from './helpers.ts';
+import { addToWallet, insertMovement } from '../../src/domain/wallet/store.ts';
 
 const test = appTest({ config: operationsConfig() });
 /** The file's app, for the tests and helpers below. */
@@ -187,9 +188,15 @@ describe('distribution.launch', () => {
     await drain(t);
     expect((await op(t, who, operation.id)).waiting_reason).toBe('funding_required');
     // Money arrives without the wake-up (as if another process's notification were lost).
-    await t.app.deps.db.prisma.brandWallet.create({ data: { brandId: who.brand, organizationId: who.orgId, balance: 50 } });
-    await t.app.deps.db.prisma.walletMovement.create({
-      data: { id: `wmv_${'0'.repeat(31)}1`, organizationId: who.orgId, brandId: who.brand, kind: 'top_up', amount: 50 },
+    const db = t.app.deps.db.prisma;
+    await addToWallet(db, { brandId: who.brand, organizationId: who.orgId, amount: 50, now: t.clock.now() });
+    await insertMovement(db, {
+      id: `wmv_${'0'.repeat(31)}1`,
+      organizationId: who.orgId,
+      brandId: who.brand,
+      kind: 'top_up',
+      amount: 50,
+      createdAt: t.clock.now(),
     });
     await drain(t);
     expect((await op(t, who, operation.id)).status).toBe('waiting');

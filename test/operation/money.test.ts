@@ -1,6 +1,8 @@
 import { describe, expect } from 'vitest';
 import { appTest, type TestApp } from '../support/kit.ts';
 import { drain, events, launch, operationsConfig, sandbox, tenant, topUp, verb } from './helpers.ts';
+import { findWallet } from '../../src/domain/wallet/store.ts';
+import { distributionsOf, walletMovementsOf } from '../support/db-access.ts';
 
 const test = appTest({ config: operationsConfig() });
 /** The file's app, for the tests and helpers below. */
@@ -9,15 +11,14 @@ test.beforeAll(({ app }) => void (t = app));
 
 /** Σ of every movement of a brand by kind, and what the wallet and the distributions hold. */
 async function ledger(brand: string) {
-  const db = t.app.deps.db.prisma;
   const sum: Record<string, number> = { top_up: 0, reserve: 0, release: 0, spend: 0 };
-  for (const m of await db.walletMovement.findMany({ where: { brandId: brand } })) {
+  for (const m of await walletMovementsOf(t, brand)) {
     expect(Number.isInteger(Number(m.amount))).toBe(true);
     expect(Number(m.amount)).toBeGreaterThan(0);
     sum[m.kind] = (sum[m.kind] ?? 0) + Number(m.amount);
   }
-  const wallet = Number((await db.brandWallet.findUnique({ where: { brandId: brand } }))?.balance ?? 0n);
-  const dists = await db.distribution.findMany({ where: { brandId: brand } });
+  const wallet = Number((await findWallet(t.app.deps.db.prisma, brand))?.balance ?? 0n);
+  const dists = await distributionsOf(t, brand);
   const held = dists.reduce((s, d) => s + Number(d.reserved), 0);
   const spent = dists.reduce((s, d) => s + Number(d.spent), 0);
   return { sum, wallet, held, spent };

@@ -1,10 +1,11 @@
 import { describe, expect } from 'vitest';
 import type { Operation } from '../../src/db/generated/client.ts';
-import { Prisma } from '../../src/db/database.ts';
 import { claimOperations, runClaimed, type OperationHandler } from '../../src/domain/operation/engine.ts';
 import { newOperationRow } from '../../src/domain/operation/operation.ts';
 import { appTest, type TestApp } from '../support/kit.ts';
 import { operationsConfig, tenant } from './helpers.ts';
+import { insertOperation, operationById } from '../../src/domain/operation/store.ts';
+import { markWrittenStatement, updateOperationRow } from '../support/db-access.ts';
 
 /**
  * A step with no reads commits in one batch whose fence aborts it when the
@@ -23,7 +24,7 @@ describe('a one-batch commit is fenced', () => {
     async step(ctx) {
       await before(ctx.op);
       return ctx.commitBatched([], () => ({
-        statements: [Prisma.sql`UPDATE "operation" SET progress = '{"written": true}' WHERE id = ${ctx.op.id}`],
+        statements: [markWrittenStatement(ctx.op.id)],
         outcome: { status: 'succeeded', result: { done: true } },
       }));
     },
@@ -36,13 +37,12 @@ describe('a one-batch commit is fenced', () => {
       subject: { type: 'test', id: `test_${Date.now()}_${Math.random()}` },
       kind: 'test.one_trip',
     });
-    const { error: _, ...data } = row;
-    await t.app.deps.db.prisma.operation.create({ data: { ...data, result: {}, progress: {} } });
+    await insertOperation(t.app.deps.db.prisma, { ...row, result: {}, progress: {} });
     const [claimed] = await claimOperations(t.app.deps, `test#${row.id}`, 1);
     expect(claimed?.id).toBe(row.id);
     return claimed!;
   }
-  const read = (id: string) => t.app.deps.db.prisma.operation.findUniqueOrThrow({ where: { id } });
+  const read = (id: string) => operationById(t.app.deps.db.prisma, id);
 
   test('commits its writes, events and outcome when the lease holds', async () => {
     const claimed = await claimedRow();
@@ -58,7 +58,7 @@ describe('a one-batch commit is fenced', () => {
   test('applies nothing when the lease was taken over before the batch', async () => {
     const claimed = await claimedRow();
     const steal = async (o: Operation) => {
-      await t.app.deps.db.prisma.operation.update({ where: { id: o.id }, data: { leaseOwner: 'another-worker' } });
+      await updateOperationRow(t, o.id, { leaseOwner: 'another-worker' });
     };
     await runClaimed(t.app.deps, new Map([['test.one_trip', oneTrip(steal)]]), claimed);
     const after = await read(claimed.id);

@@ -5,7 +5,7 @@ import type { App } from '../../src/app.ts';
 import { type Receiver, startReceiver, webhookConfig } from '../webhook/receiver.ts';
 import type { HttpClient } from '../support/http.ts';
 import { appTest, onPostgres, type RunningApp, startSecondApp, type TestApp } from '../support/kit.ts';
-import { seedLedger } from '../payout/helpers.ts';
+import { seedLedger } from '../support/db-access.ts';
 import { ALL_SCOPES, operationsConfig, sandbox, tenant, type Tenant } from './helpers.ts';
 
 /**

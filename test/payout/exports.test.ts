@@ -1,7 +1,8 @@
 import { describe, expect } from 'vitest';
 import { newId } from '../../src/domain/id.ts';
 import { appTest, expectPlatformError, type TestApp } from '../support/kit.ts';
-import { payoutTenant, seedLedger } from './helpers.ts';
+import { payoutTenant } from './helpers.ts';
+import { insertLedgerEntry, seedLedger } from '../support/db-access.ts';
 
 const test = appTest();
 let t: TestApp;
@@ -72,11 +73,21 @@ describe('exports', () => {
     // The export has read at most a few pages by now (the rest waits on this reader): a row added now, with the
     // highest id, is read by a later page. A buffered answer would have been complete before the first byte.
     const marker = newId('ledgerEntry');
-    await t.app.deps.db.prisma.$executeRaw`
-      INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
-        source_period_start, qualified, value, rate_bps, earned, carry, amount)
-      VALUES (${marker}, ${who.org.id}, ${who.brand}, 'prog_seed', 'enr_marker', ${entity}, 'accrual', ${start}::timestamptz,
-        ${new Date(start.getTime() + DAY)}::timestamptz, ${start}::timestamptz, true, 1, 1, 0.0001, 0.0001, 0)`;
+    await insertLedgerEntry(t, {
+      id: marker,
+      organizationId: who.org.id,
+      brandId: who.brand,
+      programId: 'prog_seed',
+      enrollmentId: 'enr_marker',
+      entityId: entity,
+      periodStart: start,
+      periodEnd: new Date(start.getTime() + DAY),
+      value: 1,
+      rateBps: 1,
+      earned: 0.0001,
+      carry: 0.0001,
+      amount: 0,
+    });
     let lines = 0;
     let sawMarker = false;
     const take = () => {

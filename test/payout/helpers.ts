@@ -1,6 +1,4 @@
 import { expect } from 'vitest';
-import type { Database } from '../../src/db/database.ts';
-import { newId } from '../../src/domain/id.ts';
 import { runDueEvaluations } from '../../src/domain/enrollment/due-evaluation.ts';
 import { ledgerInvariant } from '../../src/domain/payout/ledger.ts';
 import { type Api, api as assertionsApi, expectStatus } from '../assertion/helpers.ts';
@@ -95,20 +93,5 @@ export async function operationWhen(t: TestApp, token: string, id: string, pred:
   }
 }
 
-/**
- * `n` ledger entries of 7 minor units for a new entity of `user` in the day of `start`, written directly in one
- * statement (ids below any real one, program `prog_seed`): the exports' volume fixtures.
- */
-export async function seedLedger(db: Database['prisma'], org: string, brand: string, n: number, start: Date, user = 'u-1') {
-  const entity = newId('entity');
-  await db.$executeRaw`INSERT INTO entity (id, organization_id, external_user_id, issuer) VALUES (${entity}, ${org}, ${user}, 'https://idp.example')`;
-  const end = new Date(start.getTime() + DAY);
-  await db.$executeRaw`
-    INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
-      source_period_start, qualified, value, rate_bps, earned, carry, amount)
-    SELECT 'le_' || lpad(to_hex(g), 24, '0') || substr(md5(${entity}), 1, 8), ${org}, ${brand}, 'prog_seed',
-           'enr_' || g || ${entity}, ${entity},
-           'accrual', ${start}::timestamptz, ${end}::timestamptz, ${start}::timestamptz, true, 70, 1000, 7, 0, 7
-      FROM generate_series(1, ${n}::int) g`;
-  return entity;
-}
+// Only for test/payout/export-memory.test.ts, which another change owns: every other test imports db-access.ts.
+export { seedLedger } from '../support/db-access.ts';

@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import { expectStatus } from '../assertion/helpers.ts';
 import { appTest, expectPlatformError, type TestApp } from '../support/kit.ts';
 import { activeIn, expectInvariant, nextDay, paidProgram, payoutTenant } from './helpers.ts';
+import { deleteLedgerEntry, rewriteLedgerEntry } from '../support/db-access.ts';
 
 const test = appTest();
 let t: TestApp;
@@ -66,9 +67,8 @@ describe('the payout ledger', () => {
       ['adjustment', '5.5', 5, '0.5'],
     ]);
     expect(entries[1].source_period_start).toBe(entries[0].source_period_start);
-    const prisma = t.app.deps.db.prisma;
-    await expect(prisma.$executeRaw`UPDATE ledger_entry SET amount = 0 WHERE id = ${entries[0].id}`).rejects.toThrow(/append-only/);
-    await expect(prisma.$executeRaw`DELETE FROM ledger_entry WHERE id = ${entries[0].id}`).rejects.toThrow(/append-only/);
+    await expect(rewriteLedgerEntry(t, entries[0].id)).rejects.toThrow(/append-only/);
+    await expect(deleteLedgerEntry(t, entries[0].id)).rejects.toThrow(/append-only/);
     expect(expectStatus(await who.ledger({ entity: e.entity }), 200).data).toHaveLength(2);
     await expectInvariant(t, who.org.id);
   });

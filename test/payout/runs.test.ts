@@ -5,6 +5,8 @@ import { expectStatus } from '../assertion/helpers.ts';
 import { settled, topUp } from '../operation/helpers.ts';
 import { appTest, expectPlatformError, type TestApp } from '../support/kit.ts';
 import { activeIn, expectInvariant, nextDay, operationWhen, paidProgram, payoutTenant } from './helpers.ts';
+import { operationById } from '../../src/domain/operation/store.ts';
+import { updateOperationRow } from '../support/db-access.ts';
 
 const test = appTest();
 let t: TestApp;
@@ -227,7 +229,7 @@ describe('the provider holds payouts for review', () => {
     expect(inv.in_flight).toBe(20n);
     // Not yet decided: woken before the decision, the run asks the provider again and goes back to waiting.
     t.clock.advance(REVIEW_MS / 2);
-    await t.app.deps.db.prisma.operation.update({ where: { id: res.body.id }, data: { runAfter: t.clock.now() } });
+    await updateOperationRow(t, res.body.id, { runAfter: t.clock.now() });
     expect(await t.app.operations.drain()).toBe(1);
     expect((await operationWhen(t, who.token, res.body.id, () => true)).waiting_reason).toBe('provider_review');
     t.clock.advance(REVIEW_MS / 2);
@@ -264,7 +266,7 @@ describe('the provider holds payouts for review', () => {
     expect(cancel.status, cancel.text).toBe(202);
     // The cancel ran (the run, woken by it, is parked again until the decision) and found only held payouts: the
     // run still waits on the provider, the cancel on the run.
-    const row = () => t.app.deps.db.prisma.operation.findUniqueOrThrow({ where: { id: res.body.id } });
+    const row = () => operationById(t.app.deps.db.prisma, res.body.id);
     for (const deadline = Date.now() + 20_000; ; ) {
       const r = await row();
       if (r.cancelRequestedBy && !r.leaseOwner && r.runAfter > t.clock.now()) break;

@@ -28,6 +28,8 @@ import { boundFields } from '../../src/graphql/bound-fields.ts';
 import { schema } from '../../src/graphql/schema/index.ts';
 import { newId } from '../../src/domain/id.ts';
 import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
+import { operationById } from '../../src/domain/operation/store.ts';
+import { brandRow, enrollmentRow, insertLedgerEntry, insertPayoutRow, programRow } from '../support/db-access.ts';
 
 /**
  * Every action declared for both fronts (src/domain/action/action.ts) has a
@@ -120,7 +122,7 @@ const createEnrollment = async (token: string, moves: string[] = []): Promise<Id
 };
 /** Waits until the operation is terminal. */
 const settled = async (id: string) => {
-  const row = await t.app.deps.db.prisma.operation.findUniqueOrThrow({ where: { id } });
+  const row = await operationById(t.app.deps.db.prisma, id);
   for await (const _ of await watchOperation(t.app.deps, row.organizationId, id));
 };
 /**
@@ -204,34 +206,41 @@ const PAYOUT = 'id amount entity program status failureReason periodEnd entries 
 /** A payout of the token's brand, written directly (a run's path to one is proven in test/payout/). */
 const createPayout = async (token: string): Promise<Ids> => {
   const brandId = (await t.http.get(`${P}/brands?limit=1`, { token })).body.data[0].id;
-  const brand = await t.app.deps.db.prisma.brand.findUniqueOrThrow({ where: { id: brandId } });
+  const brand = await brandRow(t, brandId);
   const id = newId('payout');
-  await t.app.deps.db.prisma.payout.create({
-    data: {
-      id,
-      organizationId: brand.organizationId,
-      brandId,
-      runId: newId('payoutRun'),
-      operationId: newId('operation'),
-      entityId: newId('entity'),
-      amount: 5n,
-      periodEnd: new Date('2026-01-01T00:00:00Z'),
-    },
+  await insertPayoutRow(t, {
+    id,
+    organizationId: brand.organizationId,
+    brandId,
+    runId: newId('payoutRun'),
+    operationId: newId('operation'),
+    entityId: newId('entity'),
+    amount: 5n,
+    periodEnd: new Date('2026-01-01T00:00:00Z'),
   });
   return { payout: id };
 };
 /** An unpaid ledger entry of the token's brand, written directly (accrual is proven in test/payout/). */
 const createEntry = async (token: string): Promise<Ids> => {
   const { program, enrollment } = await createEnrollment(token);
-  const db = t.app.deps.db.prisma;
-  const e = await db.enrollment.findUniqueOrThrow({ where: { id: enrollment } });
-  const p = await db.program.findUniqueOrThrow({ where: { id: program } });
+  const e = await enrollmentRow(t, enrollment!);
+  const p = await programRow(t, program!);
   const entry = newId('ledgerEntry');
-  await db.$executeRaw`
-    INSERT INTO ledger_entry (id, organization_id, brand_id, program_id, enrollment_id, entity_id, kind, period_start, period_end,
-      source_period_start, qualified, value, rate_bps, earned, carry, amount)
-    VALUES (${entry}, ${e.organizationId}, ${p.brandId}, ${program}, ${enrollment}, ${e.entityId}, 'accrual',
-      '2026-01-01T00:00:00Z', '2026-01-02T00:00:00Z', '2026-01-01T00:00:00Z', true, 10, 1000, 1, 0.5, 1)`;
+  await insertLedgerEntry(t, {
+    id: entry,
+    organizationId: e.organizationId,
+    brandId: p.brandId,
+    programId: program!,
+    enrollmentId: enrollment!,
+    entityId: e.entityId,
+    periodStart: new Date('2026-01-01T00:00:00Z'),
+    periodEnd: new Date('2026-01-02T00:00:00Z'),
+    value: 10,
+    rateBps: 1000,
+    earned: 1,
+    carry: 0.5,
+    amount: 1,
+  });
   return { entry };
 };
 const createTier = async (token: string): Promise<Ids> => {

@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
 import { appTest, expectPlatformError, buildOrg, buildTenant, buildToken } from '../support/kit.ts';
+import { setTokenScopes } from '../support/db-access.ts';
 
 /** The Surface B request pipeline, in the spec's order, on REST and GraphQL alike. */
 const test = appTest();
@@ -111,10 +112,7 @@ describe('Surface B request pipeline', () => {
   test('legacy program_members:* scopes on an already-issued token grant relationships:*', async ({ app: t }) => {
     const { token, tokenId } = await buildTenant(t, ['events:read']);
     // Tokens can no longer be issued with legacy scopes; emulate one issued before the rename.
-    await t.app.deps.db.prisma.platformToken.update({
-      where: { id: tokenId },
-      data: { scopes: ['events:read', 'program_members:read', 'program_members:write'] },
-    });
+    await setTokenScopes(t, tokenId, ['events:read', 'program_members:read', 'program_members:write']);
     const gql = await t.http.graphql(VIEWER, {}, { token });
     expect(gql.body.data.viewer.scopes).toEqual(expect.arrayContaining(['relationships:read', 'relationships:write']));
     expect(gql.body.data.viewer.scopes).not.toContain('program_members:read');

@@ -5,6 +5,7 @@ import { PUBLIC_EVENT_TYPES } from '../../src/domain/event/types.ts';
 import { appTest, buildTenant, onPostgres, expectGraphQLError, expectPlatformError, feedEvents, type TestApp } from '../support/kit.ts';
 import { ALL_SCOPES, activeEnrollment, api, ENT, expectStatus } from '../assertion/helpers.ts';
 import { createEndpoint, listDeliveries, settle, webhookConfig } from '../webhook/receiver.ts';
+import { internalEvents } from '../support/db-access.ts';
 
 const test = appTest({ config: webhookConfig({ retryScheduleMs: [0] }) });
 let t: TestApp;
@@ -120,7 +121,7 @@ describe('relationships', () => {
     // The only public event of the end is relationship.ended; an internal event records the pause.
     const after = (await feedEvents(t, token)).slice(before.length);
     expect(after.map((e) => e.type)).toEqual(['relationship.ended']);
-    const internal = await t.app.deps.db.prisma.event.findMany({ where: { subjectId: enrollment.id, type: 'enrollment.paused' } });
+    const internal = await internalEvents(t, enrollment.id, 'enrollment.paused');
     expect(internal).toHaveLength(1);
     expect(internal[0]!.data).toMatchObject({ status: 'paused', cause: { relationship: rel.id } });
     // Standing is evaluated only while active: revoking the claim leaves the paused enrollment as it was.
@@ -148,7 +149,7 @@ describe('relationships', () => {
     const resumed = expectStatus(await resume(), 200);
     // Active again, and its standing caught up with the claim revoked while it was paused.
     expect(resumed).toMatchObject({ status: 'active', standing: 'not_qualified' });
-    const internal = await t.app.deps.db.prisma.event.findMany({ where: { subjectId: enrollment.id, type: 'enrollment.resumed' } });
+    const internal = await internalEvents(t, enrollment.id, 'enrollment.resumed');
     expect(internal).toHaveLength(1);
     expectPlatformError(await resume(), 409, 'invalid_state_transition');
   });

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { unitCount } from '../support/surface-a-helpers.ts';
+import { unitCount } from '../support/db-access.ts';
 import { appTest, buildOrg, buildTenant, buildToken, expectErrorResponse } from '../support/kit.ts';
 
 const test = appTest();

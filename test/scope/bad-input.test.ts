@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
-import { auditRows, createUnit, unitCount } from '../support/surface-a-helpers.ts';
+import { createUnit } from '../support/surface-a-helpers.ts';
+import { auditRows, unitCount } from '../support/db-access.ts';
 import { appTest, type TestApp, buildTenant, expectErrorResponse } from '../support/kit.ts';
 
 const test = appTest();

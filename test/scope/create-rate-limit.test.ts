@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { auditRows, unitCount } from '../support/surface-a-helpers.ts';
+import { auditRows, unitCount } from '../support/db-access.ts';
 import { appTest, type TestApp, buildOrg, buildTenant, buildToken, expectErrorResponse } from '../support/kit.ts';
 
 // Default configuration: 150 creates per hour per (organization, token, family).

@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
-import { allUnits, auditRows, unitCount } from '../support/surface-a-helpers.ts';
+import { allUnits } from '../support/surface-a-helpers.ts';
+import { auditRows, unitCount } from '../support/db-access.ts';
 import { appTest, buildOrg, buildTenant, buildToken, expectErrorResponse } from '../support/kit.ts';
 
 const test = appTest();

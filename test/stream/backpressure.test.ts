@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { appTest, buildTenant, type TestApp } from '../support/kit.ts';
-import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
+import { appendEvents, waitUntil } from '../support/stream-client.ts';
+import { seqsOf } from '../support/db-access.ts';
 import { isDomainError } from '../../src/domain/errors.ts';
 import { toGraphQLError } from '../../src/graphql/errors.ts';
 

@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { appTest, buildOrg } from '../support/kit.ts';
-import { appendEvents, countingSubscriber, seqsOf, waitUntil } from '../support/stream-client.ts';
+import { appendEvents, countingSubscriber, waitUntil } from '../support/stream-client.ts';
+import { seqsOf } from '../support/db-access.ts';
 
 /**
  * The batch window scales with the subscribers (EVENT_STREAM_BATCH_SUBSCRIBERS): batching saves a socket write per

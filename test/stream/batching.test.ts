@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
-import { appendEvents, countingSubscriber, seqsOf, waitUntil } from '../support/stream-client.ts';
+import { appendEvents, countingSubscriber, waitUntil } from '../support/stream-client.ts';
+import { seqsOf } from '../support/db-access.ts';
 import { appTest, buildOrg } from '../support/kit.ts';
 
 /**

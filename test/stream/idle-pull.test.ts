@@ -1,6 +1,7 @@
 import { describe, expect, vi } from 'vitest';
 import { appTest, buildOrg, type TestApp } from '../support/kit.ts';
-import { appendEvents, seqsOf, waitUntil } from '../support/stream-client.ts';
+import { appendEvents, waitUntil } from '../support/stream-client.ts';
+import { seqsOf } from '../support/db-access.ts';
 import { streamPullStatement } from '../../src/domain/event/store.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect } from 'vitest';
 import type { Client } from 'graphql-ws';
-import { appendEvents, seqsOf, subscribeLive, Subscription, waitUntil, wsClient } from '../support/stream-client.ts';
+import { appendEvents, subscribeLive, Subscription, waitUntil, wsClient } from '../support/stream-client.ts';
+import { seqsOf } from '../support/db-access.ts';
 import { appTest, type TestApp, buildTenant, buildToken } from '../support/kit.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect } from 'vitest';
 import type { Client } from 'graphql-ws';
-import { appendEvents, seqsOf, subscribeLive, waitUntil, wsClient } from '../support/stream-client.ts';
+import { appendEvents, subscribeLive, waitUntil, wsClient } from '../support/stream-client.ts';
+import { seqsOf } from '../support/db-access.ts';
 import { isDomainError } from '../../src/domain/errors.ts';
 import type { PublicEvent } from '../../src/domain/event/event.ts';
 import { appTest, type TestApp, buildOrg, buildTenant, buildToken } from '../support/kit.ts';

@@ -1,7 +1,8 @@
 import { afterAll, afterEach, describe, expect } from 'vitest';
 import type { Client } from 'graphql-ws';
 import { appTest, buildTenant, onPostgres, startSecondApp, type TestApp } from '../support/kit.ts';
-import { appendEvents, seqsOf, subscribeLive, waitUntil, wsClient } from '../support/stream-client.ts';
+import { appendEvents, subscribeLive, waitUntil, wsClient } from '../support/stream-client.ts';
+import { seqsOf } from '../support/db-access.ts';
 
 /**
  * Two server processes on one PostgreSQL: a subscriber on B sees what is

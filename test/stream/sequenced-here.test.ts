@@ -1,7 +1,8 @@
 import { describe, expect } from 'vitest';
-import { maxPositionStatement } from '../../src/domain/event/store.ts';
+import { maxPosition } from '../../src/domain/event/store.ts';
 import { appTest, buildOrg } from '../support/kit.ts';
-import { appendEvents, countingSubscriber, seqsOf, waitUntil } from '../support/stream-client.ts';
+import { appendEvents, countingSubscriber, waitUntil } from '../support/stream-client.ts';
+import { seqsOf } from '../support/db-access.ts';
 
 /**
  * What this process sequences reaches its own subscribers without a read of the stream's own: the sequencer's
@@ -53,7 +54,7 @@ describe('the stream and the sequencer of its process', () => {
       await t.app.sequencer.flush();
       await waitUntil(() => got.length === 1, 'the first event');
       await waitUntil(() => settled(t.app.stream), 'the stream at rest');
-      const [{ max }] = (await t.app.deps.db.sql.rows(maxPositionStatement, [])) as [{ max: string }];
+      const max = (await maxPosition(t.app.deps.db.sql))!;
       const before = pulls();
       t.app.stream.pull(BigInt(max));
       t.app.stream.pull(BigInt(max) - 1n);

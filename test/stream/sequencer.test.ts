@@ -5,6 +5,7 @@ import { EVENTS_CHANNEL, SEQUENCER_LOCK_KEY } from '../../src/runtime/sequencer.
 import { onPostgres } from '../support/database.ts';
 import { waitUntil } from '../support/stream-client.ts';
 import { appTest, type TestApp, buildTenant } from '../support/kit.ts';
+import { seqsAndPositions } from '../support/db-access.ts';
 
 /**
  * The sequencer on the SQL port: one batch numbers the pending events of
@@ -29,14 +30,7 @@ async function appendIn(organizationId: string, n: number) {
   });
 }
 
-const seqs = async (organizationId: string) =>
-  (
-    await t.app.deps.db.prisma.event.findMany({
-      where: { organizationId },
-      orderBy: { position: 'asc' },
-      select: { seq: true, position: true },
-    })
-  ).map((r) => [Number(r.seq), r.position]);
+const seqs = (organizationId: string) => seqsAndPositions(t, organizationId);
 
 test('one batch numbers pending events of two organizations, each densely from its own maximum in position order', async ({ app: t }) => {
   const a = await buildTenant(t, ['events:read']);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect } from 'vitest';
-import { appendEvents, seqsOf, SseSubscription, waitUntil } from '../support/stream-client.ts';
+import { appendEvents, SseSubscription, waitUntil } from '../support/stream-client.ts';
+import { seqsOf } from '../support/db-access.ts';
 import { appTest, type TestApp, buildTenant } from '../support/kit.ts';
 
 /** The same Subscription.events over graphql-yoga's SSE transport (POST /graphql, Accept: text/event-stream). */

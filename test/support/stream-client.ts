@@ -164,13 +164,6 @@ export async function appendEvents(
   return ids;
 }
 
-/** The seq of sequenced events, by id. */
-export async function seqsOf(app: App, ids: string[]): Promise<number[]> {
-  const rows = await app.deps.db.prisma.event.findMany({ where: { id: { in: ids } }, select: { id: true, seq: true } });
-  const by = new Map(rows.map((r) => [r.id, Number(r.seq)]));
-  return ids.map((id) => by.get(id)!);
-}
-
 /** An SSE subscription over POST /graphql (Accept: text/event-stream), read from the fetch body. */
 export class SseSubscription {
   readonly events: StreamedEvent[] = [];

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import type { TestApp } from './app.ts';
 
-/** Surface A helpers: unit counts and audit rows. */
+/** Surface A helpers (its rows straight from the database: unitCount and auditRows in db-access.ts). */
 /** Every unit of the organization behind `token` (pages through /api/units/list). */
 export async function allUnits(t: TestApp, token: string): Promise<any[]> {
   const out: any[] = [];
@@ -12,12 +12,6 @@ export async function allUnits(t: TestApp, token: string): Promise<any[]> {
     if (!res.body.has_more) return out;
   }
 }
-
-/** Unit rows of an organization straight from the database (independent of the list route). */
-export const unitCount = (t: TestApp, organizationId: string) => t.app.deps.db.prisma.unit.count({ where: { organizationId } });
-
-export const auditRows = (t: TestApp, organizationId: string) =>
-  t.app.deps.db.prisma.auditRecord.findMany({ where: { organizationId }, orderBy: { id: 'asc' } });
 
 export async function createUnit(
   t: TestApp,

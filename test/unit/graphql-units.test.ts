@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
-import { allUnits, auditRows, createUnit, unitCount } from '../support/surface-a-helpers.ts';
+import { allUnits, createUnit } from '../support/surface-a-helpers.ts';
+import { auditRows, unitCount } from '../support/db-access.ts';
 import { appTest, buildTenant, expectGraphQLError } from '../support/kit.ts';
 
 // A small create budget keeps the shared-limit test quick; the default 150 is proven in create-rate-limit.test.ts.

@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
-import { allUnits, createUnit, unitCount } from '../support/surface-a-helpers.ts';
+import { allUnits, createUnit } from '../support/surface-a-helpers.ts';
+import { unitCount } from '../support/db-access.ts';
 import { appTest, buildTenant, expectErrorResponse } from '../support/kit.ts';
 
 const test = appTest();

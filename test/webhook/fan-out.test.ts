@@ -1,7 +1,7 @@
 import { afterAll, describe, expect } from 'vitest';
-import { Prisma } from '../../src/db/database.ts';
 import { appTest, buildTenant, emitEvent, type TestApp } from '../support/kit.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
+import { synchronousCommitSettings } from '../support/db-access.ts';
 
 const SCOPES = ['webhooks:read', 'webhooks:write', 'events:read'];
 const test = appTest({ config: webhookConfig() });
@@ -84,19 +84,7 @@ describe('fan-out', () => {
     await emitEvent(t, other.org.id, 'payout.created'); // an organization without endpoints: the one-round-trip skip
     await settle(t);
     await rx.waitFor(1, '/sync');
-    const { db } = t.app.deps;
-    const settings: string[] = [];
-    if (db.pool) {
-      // Every connection the fan-outs may have used: all of the pool's, held at once.
-      const clients = await Promise.all(Array.from({ length: db.pool.totalCount }, () => db.pool!.connect()));
-      for (const c of clients) settings.push((await c.query('SHOW synchronous_commit')).rows[0].synchronous_commit);
-      for (const c of clients) c.release();
-    } else {
-      const [rows] = await db.sql.transaction((send) =>
-        send([Prisma.sql`SELECT current_setting('synchronous_commit') AS s`], { commit: true }),
-      );
-      settings.push(String(rows![0]!.s));
-    }
+    const settings = await synchronousCommitSettings(t);
     expect(settings.length).toBeGreaterThan(0);
     expect(new Set(settings)).toEqual(new Set(['on']));
   });

@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/config.ts';
 import { appTest, buildTenant, emitEvent, expectPlatformError, type TestApp } from '../support/kit.ts';
 import { GQL, WE, gqlCode } from './webhook-endpoints-helpers.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
+import { updateEndpoint } from '../../src/domain/webhook/store.ts';
 
 const WRITE = ['webhooks:read', 'webhooks:write'];
 const test = appTest({ config: webhookConfig({ retryScheduleMs: [0, 1000], allowLoopback: false }) });
@@ -70,7 +71,7 @@ describe('loopback delivery disabled', () => {
     const { org, token } = await buildTenant(t, WRITE);
     // An endpoint stored before loopback was disabled (the API no longer accepts it).
     const ep = await createEndpoint(t, token, { url: 'https://hooks.example.com/in' });
-    await t.app.deps.db.prisma.webhookEndpoint.update({ where: { id: ep.id }, data: { url: rx.url('/existing') } });
+    await updateEndpoint(t.app.deps.db.prisma, ep.id, { url: rx.url('/existing') });
     await emitEvent(t, org.id);
     await settle(t);
     t.clock.advance(2000);

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { expect } from 'vitest';
-import { insertEvents } from '../../src/domain/event/event.ts';
 import { REPLAY_BATCH, REPLAY_MAX_EVENTS } from '../../src/domain/webhook/replay.ts';
 import { operationsConfig } from '../operation/helpers.ts';
 import { appTest, buildTenant, emitEvent, feedEvents, type TestApp } from '../support/kit.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig } from './receiver.ts';
+import { insertEventsAtOnce } from '../support/db-access.ts';
 
 /**
  * Replay as an operation (issue 16): POST /webhook_endpoints/{id}/replay re-sends a seq range to one endpoint,
@@ -35,7 +35,6 @@ async function runReplay(t: TestApp) {
 
 /** `n` events in one statement, every `every`-th of type assertion.revoked (the others assertion.created). */
 async function emitMixed(t: TestApp, organizationId: string, n: number, every: number) {
-  const { deps } = t.app;
   const events = Array.from({ length: n }, (_, i) => ({
     organizationId,
     type: i % every === 0 ? 'assertion.revoked' : 'assertion.created',
@@ -43,7 +42,7 @@ async function emitMixed(t: TestApp, organizationId: string, n: number, every: n
     data: { i },
     test: true as const,
   }));
-  await deps.db.sql.transaction((send) => send([insertEvents(deps, events)], { commit: true }));
+  await insertEventsAtOnce(t, events);
   await t.app.sequencer.flush();
 }
 

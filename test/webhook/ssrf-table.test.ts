@@ -3,6 +3,7 @@ import { AddressRefused, checkAddress } from '../../src/domain/webhook/address-g
 import { appTest, buildTenant, emitEvent, expectPlatformError, type TestApp } from '../support/kit.ts';
 import { WE } from './webhook-endpoints-helpers.ts';
 import { createEndpoint, listDeliveries, settle, startReceiver, webhookConfig, type Receiver } from './receiver.ts';
+import { updateEndpoint } from '../../src/domain/webhook/store.ts';
 
 const test = appTest({ config: webhookConfig({ retryScheduleMs: [0], allowLoopback: false, allowPrivateNetworks: false }) });
 
@@ -214,7 +215,7 @@ describe('hostile URL forms end to end (loopback and private networks disabled)'
     for (const url of stored) {
       // Created with a public URL, then moved there behind the API's back (as if stored before this policy).
       const ep = await createEndpoint(t, token, { url: 'https://hooks.example.com/in' });
-      await t.app.deps.db.prisma.webhookEndpoint.update({ where: { id: ep.id }, data: { url } });
+      await updateEndpoint(t.app.deps.db.prisma, ep.id, { url });
       ids.push(ep.id);
     }
     await emitEvent(t, org.id);

@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { appTest, buildTenant, buildToken, type TestApp } from '../support/kit.ts';
 import { GQL, WRITE, camel, createEndpoint, endpointCount, gqlCode, rest } from './webhook-endpoints-helpers.ts';
+import { findEndpointById } from '../../src/domain/webhook/store.ts';
 
 const test = appTest({ config: { webhook: { ...loadConfig({}).webhook, allowLoopback: true } } });
 /** The file's app, for the tests and helpers below. */
@@ -164,7 +165,7 @@ describe('REST/GraphQL parity', () => {
     expect(rotated.secret).not.toBe(e.secret);
     expect(rotated.rotatedAt).toBe(t.clock.now().toISOString());
     expect({ ...rotated, secret: null }).toEqual(camel((await rest(t, token).get(e.id)).body.webhook_endpoint));
-    const row = await t.app.deps.db.prisma.webhookEndpoint.findUnique({ where: { id: e.id } });
+    const row = await findEndpointById(t.app.deps.db.prisma, e.id);
     expect(row!.previousSecret).toBe(e.secret);
     await sameError(rest(t, other.token).rotate(e.id), gql(other.token, GQL.rotate, { id: e.id }), 'resource_missing');
   });

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { HttpResponse, TestApp } from '../support/kit.ts';
+import { countEndpoints } from '../../src/domain/webhook/store.ts';
 
 /** Webhook-endpoint helpers shared by the REST, GraphQL and idempotency suites. */
 export const WE = '/v1/platform/webhook_endpoints';
@@ -47,7 +48,7 @@ export const errorShape = (res: HttpResponse) => ({
 });
 
 export async function endpointCount(t: TestApp, organizationId: string) {
-  return t.app.deps.db.prisma.webhookEndpoint.count({ where: { organizationId } });
+  return countEndpoints(t.app.deps.db.prisma, organizationId);
 }
 
 export const ENDPOINT_FIELDS = `id url description enabledEvents status secret rotatedAt livemode createdAt updatedAt`;

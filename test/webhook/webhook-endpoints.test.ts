@@ -3,6 +3,7 @@ import { signingSecrets } from '../../src/domain/webhook/endpoint.ts';
 import { loadConfig } from '../../src/config.ts';
 import { appTest, buildTenant, buildToken, expectPlatformError, type TestApp } from '../support/kit.ts';
 import { DEFAULT_POLICY, WE, WRITE, createEndpoint, endpointCount, errorShape, key, rest, retrieved } from './webhook-endpoints-helpers.ts';
+import { findEndpointById } from '../../src/domain/webhook/store.ts';
 
 const test = appTest({ config: { webhook: { ...loadConfig({}).webhook, allowLoopback: true } } });
 /** The file's app, for the tests and helpers below. */
@@ -350,7 +351,7 @@ describe('rotate_secret', () => {
     expect(got.body.webhook_endpoint).not.toHaveProperty('secret');
     expect(got.body.webhook_endpoint.rotated_at).toBe(rotatedAt.toISOString());
 
-    const row = (await t.app.deps.db.prisma.webhookEndpoint.findUnique({ where: { id: e.id } }))!;
+    const row = (await findEndpointById(t.app.deps.db.prisma, e.id))!;
     expect(row.secret).toBe(r.secret);
     expect(row.previousSecret).toBe(e.secret);
     expect(row.previousSecretExpiresAt!.getTime()).toBe(rotatedAt.getTime() + 24 * 3600 * 1000);
@@ -366,7 +367,7 @@ describe('rotate_secret', () => {
     const e = await createEndpoint(t, token);
     const first = (await rest(t, token).rotate(e.id)).body.webhook_endpoint.secret;
     const second = (await rest(t, token).rotate(e.id)).body.webhook_endpoint.secret;
-    const row = (await t.app.deps.db.prisma.webhookEndpoint.findUnique({ where: { id: e.id } }))!;
+    const row = (await findEndpointById(t.app.deps.db.prisma, e.id))!;
     expect(signingSecrets(row, t.clock.now())).toEqual([second, first]);
   });
 
