@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +14,11 @@ import { spawnServer, type Launch } from '../support/ops-process.ts';
  */
 const root = mkdtempSync(join(tmpdir(), 'signals-'));
 let database: TestDatabase;
+/** The migrated template, written once (PGlite): each server gets a copy of its own, a file copy instead of a load. */
+const seeded = join(root, 'seeded');
 beforeAll(async () => {
   database = await createTestDatabase();
+  if (!onPostgres()) await seedDataDir(database, seeded);
 });
 afterAll(async () => {
   await database.drop();
@@ -33,14 +36,15 @@ function connectError(origin: string): Promise<string | undefined> {
 }
 
 // Signal handling does not depend on the database: the PGlite pass proves it. Each form meets each signal once (a
-// start costs seconds): with `exec`, npm start's process is the server itself, so both forms run one handler.
-describe.skipIf(onPostgres()).each<[Launch, string, NodeJS.Signals]>([
+// start costs seconds): with `exec`, npm start's process is the server itself, so both forms run one handler. The two
+// run side by side: each is its own process on its own data directory and port.
+describe.skipIf(onPostgres()).concurrent.each<[Launch, string, NodeJS.Signals]>([
   ['npm start', 'npm start (npm is the supervised process)', 'SIGTERM'],
   ['bin', 'node bin/platform-server.mjs (the production start command)', 'SIGINT'],
 ])('%s', (launch, title, signal) => {
   it(`${title}: ${signal} drains the server, releases the port, exits 0`, async () => {
     const dataDir = join(root, `${launch}-${signal}`.replace(/\W/g, '-'));
-    if (!onPostgres()) await seedDataDir(database, dataDir);
+    if (!onPostgres()) cpSync(seeded, dataDir, { recursive: true });
     const env = {
       PORT: '0',
       LOG_LEVEL: 'info',
