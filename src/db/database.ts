@@ -53,6 +53,12 @@ export interface Database {
   ready(): Promise<void>;
   /** The error mapping saw a storage fault (disk full, I/O error): readiness proves writes until one succeeds (readiness.ts). */
   storageFault(): void;
+  /**
+   * Refreshes the planner's statistics where nothing else does: PGlite has no autovacuum, so without this its
+   * planner never learns a table's size, and a keyset page over a large table (the ledger export's) rescans and
+   * sorts everything before it on every page. PostgreSQL's autovacuum analyzes on its own: a no-op there.
+   */
+  refreshStatistics(): Promise<void>;
   /** Load of the connection (metrics): the pg pool's connections in use, idle and waited for; PGlite's queued transactions. */
   stats(): { inUse?: number; idle?: number; waiting?: number; queued?: number; groupCommit: GroupCommitStats };
   /** PostgreSQL only: a pool for LISTEN/NOTIFY and hand-written hot paths. */
@@ -139,6 +145,7 @@ async function openPostgres(url: string, poolSize: number, grouping: GroupCommit
         : applyMigrations(new PrismaPg({ connectionString: url, max: 1 })),
     ready,
     storageFault,
+    refreshStatistics: async () => {},
     stats: () => ({
       inUse: pool.totalCount - pool.idleCount,
       idle: pool.idleCount,
@@ -222,6 +229,11 @@ async function openPglite(dataDir: string, loadDataDir: Blob | undefined, groupi
     migrate: async () => ((await migrationsUpToDate(async (sql) => (await client.query(sql)).rows)) ? [] : applyMigrations(factory)),
     ready,
     storageFault,
+    // In the transaction queue like any write: ANALYZE runs on this thread, between requests' transactions.
+    refreshStatistics: () =>
+      serialize(async () => {
+        await client.exec('ANALYZE');
+      }),
     stats: () => ({ queued, groupCommit: sql.groupStats }),
     close: async () => {
       await prisma.$disconnect();

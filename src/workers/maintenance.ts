@@ -9,7 +9,8 @@ import { pruneWebhookAttempts } from '../domain/webhook/retention.ts';
  * Housekeeping that keeps tables bounded: expired idempotency records,
  * spent rate-limit windows, webhook attempts past their retention, redeemed handoffs that can no longer verify and
  * expired connect sessions. Safe to run on every process at once (plain
- * deletes of rows nobody reads any more).
+ * deletes of rows nobody reads any more). On PGlite it then refreshes the
+ * planner's statistics, which nothing else there does (`refreshStatistics`).
  */
 export function startMaintenance(deps: Deps, intervalMs = 10 * 60_000): { stop(): void; runOnce(): Promise<void> } {
   const runOnce = async () => {
@@ -19,6 +20,7 @@ export function startMaintenance(deps: Deps, intervalMs = 10 * 60_000): { stop()
       const attempts = await pruneWebhookAttempts(deps);
       const handoffs = await purgeSpentHandoffs(deps);
       const sessions = await purgeExpiredSessions(deps);
+      await deps.db.refreshStatistics();
       if (idempotency || windows || attempts || handoffs || sessions)
         deps.log.info({ idempotency, windows, attempts, handoffs, sessions }, 'maintenance purged expired rows');
     } catch (err) {

@@ -180,3 +180,11 @@ export const unitCount = (t: On, organizationId: string) => prisma(t).unit.count
 
 export const auditRows = (t: On, organizationId: string) =>
   prisma(t).auditRecord.findMany({ where: { organizationId }, orderBy: { id: 'asc' } });
+
+// The planner
+
+/** How many columns of `table` the planner has statistics for (`pg_stats`: filled by ANALYZE). */
+export async function plannerStatisticsOf(t: On, table: string): Promise<number> {
+  const rows = await prisma(t).$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stats WHERE tablename = ${table}`;
+  return rows[0]!.n;
+}
