@@ -94,4 +94,3 @@ export async function operationWhen(t: TestApp, token: string, id: string, pred:
 }
 
 // Only for test/payout/export-memory.test.ts, which another change owns: every other test imports db-access.ts.
-export { seedLedger } from '../support/db-access.ts';
