@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type Koa from 'koa';
 import { bearer, readJsonBody } from '../../rest/http/body.ts';
 import { writeError } from '../../rest/http/envelope.ts';
@@ -12,6 +12,7 @@ import type { PlatformRequestHeaders, SurfaceBCaller } from '../domain/platform/
 import type { ApiServer } from '../http/server-limits.ts';
 import type { PlatformGate } from '../runtime/platform-gate.ts';
 import { asDomainError } from './call.ts';
+import { WAIT_TOOL } from './operation-wait.ts';
 import { mcpServer } from './server.ts';
 import { type McpSession, McpSessions } from './session.ts';
 
@@ -80,11 +81,14 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
       ctx.status = 200;
       return;
     }
+    const streaming = ctx.method === 'GET' || messages.some(streams);
+    if (streaming && !http.streamRoom(ctx.req.socket))
+      throw new DomainError('service_unavailable', 'Too many live streams on this server; retry later');
     const readOnly = !['', '0', 'false'].includes(ctx.get(READ_ONLY_HEADER).toLowerCase());
     const call = { deps, caller, readOnly, sessionId: session.id, requestId: ctx.state.requestId as string };
     const server = mcpServer(call, { version: opts.version, sessions });
-    // JSON answers, except where the answer is a stream of its own: the session's GET stream.
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    // JSON answers, except where the answer is a stream: the session's GET stream, and a call that waits or reports progress.
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !streaming });
     await server.connect(transport);
     const response = await transport.handleRequest(webRequest(ctx), { parsedBody: body });
     ctx.set('Mcp-Session-Id', session.id);
@@ -118,6 +122,13 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
       done();
     }
   }
+}
+
+/** A call answered as a stream: `wait_for_operation` (kept alive while it waits), or any call that asks for progress. */
+function streams(m: JSONRPCMessage): boolean {
+  if (!isJSONRPCRequest(m) || m.method !== 'tools/call') return false;
+  const params = m.params as { name?: unknown; _meta?: { progressToken?: unknown } } | undefined;
+  return params?.name === WAIT_TOOL || params?._meta?.progressToken !== undefined;
 }
 
 /** A JSON-RPC error outside any request (the session is missing or unknown), as the SDK's transport answers it. */

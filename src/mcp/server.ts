@@ -6,6 +6,7 @@ import {
   type Tool as SdkTool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { callTool, type McpCall } from './call.ts';
+import { WAIT_TOOL, waitForOperation, waitTool } from './operation-wait.ts';
 import type { McpSessions } from './session.ts';
 import { type Tool, toolsFor } from './tools.ts';
 
@@ -20,7 +21,7 @@ const INSTRUCTIONS =
   'Errors are tool results with isError and the API error {code, message, param, request_id}. ' +
   'Every change takes an optional idempotency_key: pass the same key when you retry a call.';
 
-const listed = (t: Tool): SdkTool => ({
+const listed = (t: Omit<Tool, 'action' | 'mutation'>): SdkTool => ({
   name: t.name,
   title: t.annotations.title,
   description: t.description,
@@ -39,10 +40,20 @@ export function mcpServer(c: McpCall, opts: McpServerOptions): Server {
     { name: 'platform-api', title: 'Platform API', version: opts.version },
     { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolsFor(c.caller.scopes, c.readOnly).map(listed) }));
-  server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
-    callTool(c, req.params.name, req.params.arguments ?? {}, extra.requestId),
-  );
+  const waits = c.caller.scopes.has(waitTool.scope);
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [...toolsFor(c.caller.scopes, c.readOnly).map(listed), ...(waits ? [listed(waitTool)] : [])],
+  }));
+  server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
+    const args = req.params.arguments ?? {};
+    if (req.params.name === WAIT_TOOL && waits)
+      return waitForOperation(c, args, {
+        signal: extra.signal,
+        progressToken: req.params._meta?.progressToken,
+        sendNotification: extra.sendNotification,
+      });
+    return callTool(c, req.params.name, args, extra.requestId);
+  });
   // The level is the session's (any process sends its log messages), so it is kept with it.
   server.setRequestHandler(SetLevelRequestSchema, async (req) => {
     await opts.sessions.setLogLevel(c.sessionId, req.params.level);

@@ -35,7 +35,7 @@ describe('tools from the registry', () => {
     const allowed = TOOLS.filter((x) => scopes.has(x.action.scope) && (x.action.alsoNeeds ?? []).every((s) => scopes.has(s))).map(
       (x) => x.name,
     );
-    expect(names.sort()).toEqual(allowed.sort());
+    expect(names.sort()).toEqual([...allowed, 'wait_for_operation'].sort());
     expect(names).toContain('webhook_endpoints_create');
     await client.close();
 
