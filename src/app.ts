@@ -116,7 +116,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       writeError(ctx, envelopeKindOf(ctx.path), new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`));
     });
   }
-  koa.use(mcpRoute(deps, gate, http, { version: SPEC_VERSION }));
+  koa.use(mcpRoute(deps, gate, http, { version: SPEC_VERSION, stream }));
   koa.use(graphqlRoute(yoga, http, config));
   mountRest(koa, deps, {
     db,

@@ -10,9 +10,11 @@ import type { Deps } from '../domain/context.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { PlatformRequestHeaders, SurfaceBCaller } from '../domain/platform/request-auth.ts';
 import type { ApiServer } from '../http/server-limits.ts';
+import type { EventStream } from '../runtime/event-stream.ts';
 import type { PlatformGate } from '../runtime/platform-gate.ts';
 import { asDomainError } from './call.ts';
 import { WAIT_TOOL } from './operation-wait.ts';
+import { notifyFeed } from './resources.ts';
 import { mcpServer } from './server.ts';
 import { type McpSession, McpSessions } from './session.ts';
 
@@ -22,6 +24,8 @@ export const MCP_PATH = '/mcp';
 
 export interface McpRouteOptions {
   version: string;
+  /** The live event stream: a session's GET stream hears of new events from it (resource subscriptions). */
+  stream: EventStream;
   /** Who the request is: Surface B's pipeline by default; a test of the protocol alone may fix a caller. */
   authorize?: (h: PlatformRequestHeaders) => Promise<SurfaceBCaller>;
 }
@@ -92,13 +96,14 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
     await server.connect(transport);
     const response = await transport.handleRequest(webRequest(ctx), { parsedBody: body });
     ctx.set('Mcp-Session-Id', session.id);
-    let unwatch = () => {};
+    const stops: (() => void)[] = [];
     if (response.headers.get('content-type')?.includes('text/event-stream')) {
       // An open stream is a use of the key: it ends when a new request with it would be refused (revoked, expired, paused).
-      unwatch = gate.streams.watch({ headers, caller }, () => void transport.close());
+      stops.push(gate.streams.watch({ headers, caller }, () => void transport.close()));
+      if (ctx.method === 'GET') stops.push(notifyFeed(opts.stream, call, sessions, server, () => void transport.close()));
     }
     await answer(ctx, response, () => {
-      unwatch();
+      for (const stop of stops) stop();
       void server.close();
     });
   }
@@ -111,7 +116,7 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
     });
     const type = response.headers.get('content-type') ?? '';
     if (!response.body) {
-      ctx.body = null;
+      ctx.body = ''; // not null: Koa would turn the 202 of an accepted notification into a 204
       done();
     } else if (type.includes('text/event-stream')) {
       http.admitStream(ctx.res);

@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { callTool, type McpCall } from './call.ts';
 import { WAIT_TOOL, waitForOperation, waitTool } from './operation-wait.ts';
+import { serveResources } from './resources.ts';
 import type { McpSessions } from './session.ts';
 import { type Tool, toolsFor } from './tools.ts';
 
@@ -38,8 +39,12 @@ const listed = (t: Omit<Tool, 'action' | 'mutation'>): SdkTool => ({
 export function mcpServer(c: McpCall, opts: McpServerOptions): Server {
   const server = new Server(
     { name: 'platform-api', title: 'Platform API', version: opts.version },
-    { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false }, logging: {} },
+      instructions: INSTRUCTIONS,
+    },
   );
+  serveResources(server, c, opts.sessions);
   const waits = c.caller.scopes.has(waitTool.scope);
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: [...toolsFor(c.caller.scopes, c.readOnly).map(listed), ...(waits ? [listed(waitTool)] : [])],
