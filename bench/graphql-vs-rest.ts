@@ -10,6 +10,9 @@
  *
  * `--root` runs another checkout's server (a before/after on the same machine
  * state); `--only graphql` loads GraphQL alone (for `node --cpu-prof`).
+ * `--versus mcp` compares an MCP tool call instead (issue #33, target ≤ 1.3x):
+ * `tools/call` of `events_list` with `limit: 100`, JSON-RPC over `POST /mcp`
+ * in one session.
  * NODE_ENV is `production` unless set, as `npm start` runs the server.
  */
 import { readFileSync } from 'node:fs';
@@ -25,6 +28,7 @@ const ROOT = resolve(flag('--root') ?? resolve(import.meta.dirname, '..'));
 const PAIRS = Number(flag('--pairs') ?? 6);
 const SLICE = Number(flag('--slice') ?? 3);
 const ONLY = flag('--only');
+const VERSUS = (flag('--versus') ?? 'graphql') as 'graphql' | 'mcp';
 const OPERATOR = 'op_bench_0123456789abcdef';
 const EVENTS_QUERY =
   'query Feed($first: Int) { events(first: $first) { edges { cursor node { id type seq subject { type id } data operation livemode createdAt } } pageInfo { hasNextPage endCursor } } }';
@@ -72,6 +76,17 @@ for (let i = 0; i < 300; i += 50) {
 await app.sequencer.flush();
 
 const auth = { authorization: `Bearer ${secret}` };
+const mcpHeaders = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const mcpInit = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+};
+const session =
+  VERSUS === 'mcp'
+    ? (await fetch(`${origin}/mcp`, { method: 'POST', headers: mcpHeaders, body: JSON.stringify(mcpInit) })).headers.get('mcp-session-id')!
+    : '';
 const subjects = {
   rest: { url: `${origin}/v1/platform/events?limit=100`, method: 'GET', headers: auth },
   graphql: {
@@ -79,6 +94,12 @@ const subjects = {
     method: 'POST',
     headers: { ...auth, 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ query: EVENTS_QUERY, variables: { first: 100 } }),
+  },
+  mcp: {
+    url: `${origin}/mcp`,
+    method: 'POST',
+    headers: { ...mcpHeaders, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'events_list', arguments: { limit: 100 } } }),
   },
 } as const;
 
@@ -98,21 +119,21 @@ try {
     console.log(ONLY, r);
   } else {
     await slice('rest', 1);
-    await slice('graphql', 1); // warm-up
+    await slice(VERSUS, 1); // warm-up
     const rps: number[] = [];
     const cpu: number[] = [];
     for (let i = 0; i < PAIRS; i++) {
-      const order = i % 2 ? (['graphql', 'rest'] as const) : (['rest', 'graphql'] as const);
+      const order = i % 2 ? ([VERSUS, 'rest'] as const) : (['rest', VERSUS] as const);
       const out: Record<string, { rps: number; cpuMsPerReq: number }> = {};
       for (const s of order) out[s] = await slice(s, SLICE);
-      rps.push(out.graphql!.rps / out.rest!.rps);
-      cpu.push(out.rest!.cpuMsPerReq / out.graphql!.cpuMsPerReq);
+      rps.push(out[VERSUS]!.rps / out.rest!.rps);
+      cpu.push(out.rest!.cpuMsPerReq / out[VERSUS]!.cpuMsPerReq);
       console.log(
-        `pair ${i + 1}: REST ${out.rest!.rps.toFixed(0)} req/s ${out.rest!.cpuMsPerReq.toFixed(3)} ms CPU/req; GraphQL ${out.graphql!.rps.toFixed(0)} req/s ${out.graphql!.cpuMsPerReq.toFixed(3)} ms CPU/req`,
+        `pair ${i + 1}: REST ${out.rest!.rps.toFixed(0)} req/s ${out.rest!.cpuMsPerReq.toFixed(3)} ms CPU/req; ${VERSUS} ${out[VERSUS]!.rps.toFixed(0)} req/s ${out[VERSUS]!.cpuMsPerReq.toFixed(3)} ms CPU/req`,
       );
     }
     console.log(
-      `root ${ROOT} NODE_ENV=${process.env.NODE_ENV}: GraphQL/REST req/s median ${median(rps).toFixed(2)} (${Math.min(...rps).toFixed(2)}..${Math.max(...rps).toFixed(2)}), by CPU per request ${median(cpu).toFixed(2)} (${Math.min(...cpu).toFixed(2)}..${Math.max(...cpu).toFixed(2)}); load ${(await import('node:os')).loadavg()[0]!.toFixed(1)}`,
+      `root ${ROOT} NODE_ENV=${process.env.NODE_ENV}: ${VERSUS}/REST req/s median ${median(rps).toFixed(2)} (${Math.min(...rps).toFixed(2)}..${Math.max(...rps).toFixed(2)}), by CPU per request ${median(cpu).toFixed(2)} (${Math.min(...cpu).toFixed(2)}..${Math.max(...cpu).toFixed(2)}); load ${(await import('node:os')).loadavg()[0]!.toFixed(1)}`,
     );
   }
 } finally {

@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { callTool, type McpCall } from './call.ts';
 import { WAIT_TOOL, waitForOperation, waitTool } from './operation-wait.ts';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { serveResources } from './resources.ts';
 import type { McpSessions } from './session.ts';
 import { type Tool, toolsFor } from './tools.ts';
@@ -21,6 +22,12 @@ const INSTRUCTIONS =
   'The platform API as tools: one per action your key may use (its scopes decide which exist). ' +
   'Errors are tool results with isError and the API error {code, message, param, request_id}. ' +
   'Every change takes an optional idempotency_key: pass the same key when you retry a call.';
+
+/**
+ * One validator for every server this process builds: the SDK would compile a new Ajv (with its formats) for each,
+ * and a server is built per request.
+ */
+const validator = new AjvJsonSchemaValidator();
 
 const listed = (t: Omit<Tool, 'action' | 'mutation'>): SdkTool => ({
   name: t.name,
@@ -42,6 +49,7 @@ export function mcpServer(c: McpCall, opts: McpServerOptions): Server {
     {
       capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false }, logging: {} },
       instructions: INSTRUCTIONS,
+      jsonSchemaValidator: validator,
     },
   );
   serveResources(server, c, opts.sessions);
