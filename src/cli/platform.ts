@@ -1,6 +1,4 @@
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { type JSONRPCMessage, isJSONRPCRequest, isJSONRPCResultResponse } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { creds, print, program, registerUserCommands, required, run, runProgram } from 'platform-api/cli';
 
 /**
@@ -102,6 +100,12 @@ program
  * JSON-RPC error naming why, and the relay ends when the agent closes stdin.
  */
 async function relayMcp(origin: string, apiKey: string, readOnly: boolean): Promise<void> {
+  // Loaded here, not at the top: every other command starts without the SDK.
+  const [{ StreamableHTTPClientTransport }, { StdioServerTransport }, { isJSONRPCRequest, isJSONRPCResultResponse }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
   const headers: Record<string, string> = { authorization: `Bearer ${apiKey}` };
   if (readOnly) headers['mcp-read-only'] = '1';
   const remote = new StreamableHTTPClientTransport(new URL('/mcp', origin), { requestInit: { headers } });
