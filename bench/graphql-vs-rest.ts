@@ -10,6 +10,9 @@
  *
  * `--root` runs another checkout's server (a before/after on the same machine
  * state); `--only graphql` loads GraphQL alone (for `node --cpu-prof`).
+ * `--versus mcp` compares an MCP tool call instead (issue #33, target ≤ 1.3x):
+ * `tools/call` of `events_list` with `limit: 100`, JSON-RPC over `POST /mcp`
+ * in one session.
  * NODE_ENV is `production` unless set, as `npm start` runs the server.
  */
 import { readFileSync } from 'node:fs';
@@ -25,6 +28,7 @@ const ROOT = resolve(flag('--root') ?? resolve(import.meta.dirname, '..'));
 const PAIRS = Number(flag('--pairs') ?? 6);
 const SLICE = Number(flag('--slice') ?? 3);
 const ONLY = flag('--only');
+const VERSUS = (flag('--versus') ?? 'graphql') as 'graphql' | 'mcp';
 const OPERATOR = 'op_bench_0123456789abcdef';
 const EVENTS_QUERY =
   'query Feed($first: Int) { events(first: $first) { edges { cursor node { id type seq subject { type id } data operation livemode createdAt } } pageInfo { hasNextPage endCursor } } }';
@@ -72,6 +76,17 @@ for (let i = 0; i < 300; i += 50) {
 await app.sequencer.flush();
 
 const auth = { authorization: `Bearer ${secret}` };
+const mcpHeaders = { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const mcpInit = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+};
+const session =
+  VERSUS === 'mcp'
+    ? (await fetch(`${origin}/mcp`, { method: 'POST', headers: mcpHeaders, body: JSON.stringify(mcpInit) })).headers.get('mcp-session-id')!
+    : '';
 const subjects = {
   rest: { url: `${origin}/v1/platform/events?limit=100`, method: 'GET', headers: auth },
   graphql: {
@@ -85,7 +100,16 @@ const subjects = {
     method: 'GET',
     headers: { ...auth, accept: 'application/json' },
   },
+  mcp: {
+    url: `${origin}/mcp`,
+    method: 'POST',
+    headers: { ...mcpHeaders, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'events_list', arguments: { limit: 100 } } }),
+  },
 } as const;
+/** What each round runs beside REST. */
+const AGAINST = VERSUS === 'mcp' ? (['mcp'] as const) : (['graphql', 'graphqlGet'] as const);
+type Against = (typeof AGAINST)[number];
 
 async function slice(name: keyof typeof subjects, seconds: number) {
   const t0 = ticks();
@@ -103,20 +127,16 @@ try {
     console.log(ONLY, r);
   } else {
     await slice('rest', 1);
-    await slice('graphql', 1); // warm-up
-    await slice('graphqlGet', 1);
-    const rps: Record<'graphql' | 'graphqlGet', number[]> = { graphql: [], graphqlGet: [] };
-    const cpu: Record<'graphql' | 'graphqlGet', number[]> = { graphql: [], graphqlGet: [] };
+    for (const s of AGAINST) await slice(s, 1); // warm-up
+    const rps = Object.fromEntries(AGAINST.map((s) => [s, [] as number[]])) as Record<Against, number[]>;
+    const cpu = Object.fromEntries(AGAINST.map((s) => [s, [] as number[]])) as Record<Against, number[]>;
+    const sides = ['rest', ...AGAINST] as const;
     for (let i = 0; i < PAIRS; i++) {
-      // Each round runs REST, POST and GET once, rotated so that none always follows the same one.
-      const rounds = [
-        ['rest', 'graphql', 'graphqlGet'],
-        ['graphql', 'graphqlGet', 'rest'],
-        ['graphqlGet', 'rest', 'graphql'],
-      ] as const;
+      // Each round runs every side once, rotated so that none always follows the same one.
+      const round = [...sides.slice(i % sides.length), ...sides.slice(0, i % sides.length)];
       const out: Record<string, { rps: number; cpuMsPerReq: number }> = {};
-      for (const s of rounds[i % 3]!) out[s] = await slice(s, SLICE);
-      for (const g of ['graphql', 'graphqlGet'] as const) {
+      for (const s of round) out[s] = await slice(s, SLICE);
+      for (const g of AGAINST) {
         rps[g].push(out[g]!.rps / out.rest!.rps);
         cpu[g].push(out.rest!.cpuMsPerReq / out[g]!.cpuMsPerReq);
       }
@@ -129,8 +149,8 @@ try {
     const range = (xs: number[]) => `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}..${Math.max(...xs).toFixed(2)})`;
     console.log(
       `root ${ROOT} NODE_ENV=${process.env.NODE_ENV} GRAPHQL_DIRECT=${process.env.GRAPHQL_DIRECT ?? 'default'}: ` +
-        `POST/REST req/s ${range(rps.graphql)}, by CPU per request ${range(cpu.graphql)}; ` +
-        `GET/REST req/s ${range(rps.graphqlGet)}, by CPU per request ${range(cpu.graphqlGet)}; load ${(await import('node:os')).loadavg()[0]!.toFixed(1)}`,
+        AGAINST.map((g) => `${g}/REST req/s ${range(rps[g])}, by CPU per request ${range(cpu[g])}`).join('; ') +
+        `; load ${(await import('node:os')).loadavg()[0]!.toFixed(1)}`,
     );
   }
 } finally {

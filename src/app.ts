@@ -11,6 +11,7 @@ import { createGraphQL } from './graphql/yoga.ts';
 import { graphqlRoute } from './graphql/koa.ts';
 import { attachGraphQLWebSocket } from './graphql/ws.ts';
 import { createLogger } from './logger.ts';
+import { mcpRoute } from './mcp/http.ts';
 import { Metrics } from './metrics.ts';
 import { metricsListener } from '../rest/operator/metrics.ts';
 import { buildServices, type Services } from './runtime/services.ts';
@@ -115,6 +116,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
       writeError(ctx, envelopeKindOf(ctx.path), new DomainError('route_not_found', `No route ${ctx.method} ${ctx.path}`));
     });
   }
+  koa.use(mcpRoute(deps, gate, http, { version: SPEC_VERSION, stream }));
   koa.use(graphqlRoute(yoga, http, config));
   mountRest(koa, deps, {
     db,

@@ -40,6 +40,8 @@ const Env = z.object({
     .regex(/^[a-z][a-z0-9]{0,15}$/, 'KEY_BRAND must be lowercase alphanumeric')
     .default('platform'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MCP_EXPOSE_SECRETS: bool.optional(),
+  MCP_ALLOWED_HOSTS: z.string().default(''),
   BODY_LIMIT_BYTES: z.coerce
     .number()
     .int()
@@ -253,7 +255,17 @@ export type Config = {
   webhook: WebhookConfig;
   /** Payout runs (src/domain/payout/payout.ts); defaults when left out. */
   payouts?: PayoutsConfig;
+  /** The MCP front (src/mcp/, docs/mcp.md); defaults when left out. */
+  mcp?: McpConfig;
 };
+
+/** What the MCP front shows and to whom. */
+export interface McpConfig {
+  /** Answer the secrets an action reveals once (MCP_EXPOSE_SECRETS); off, they come back null with a note. */
+  exposeSecrets: boolean;
+  /** `Host` values `/mcp` answers besides PUBLIC_ORIGIN's and the loopback names of its port (MCP_ALLOWED_HOSTS). */
+  allowedHosts: string[];
+}
 
 /** How payout runs pay: payouts per transaction, and what the sandbox payout provider answers. */
 export interface PayoutsConfig {
@@ -476,6 +488,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       retryMaxMs: e.OPERATION_RETRY_MAX_MS,
       maxAttempts: e.OPERATION_MAX_ATTEMPTS,
       retierBatch: e.PROGRAM_RETIER_BATCH,
+    },
+    mcp: {
+      exposeSecrets: e.MCP_EXPOSE_SECRETS ?? false,
+      allowedHosts: e.MCP_ALLOWED_HOSTS.split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
     },
     payouts: {
       batch: e.PAYOUT_BATCH,

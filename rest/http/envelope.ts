@@ -53,13 +53,13 @@ export function errorBody(kind: EnvelopeKind, err: DomainError, requestId: strin
 }
 
 /**
- * Surface B owns `/v1/`; everything else (Surface A, token management,
+ * Surface B owns `/v1/` and the MCP front `/mcp` (src/mcp/http.ts); everything else (Surface A, token management,
  * operator, unknown paths) answers in Surface A's shape. The prefix is
  * compared without case and with repeated slashes folded so a Surface B
  * client that mistypes a path (`/V1/platform/...`, `//v1/...`) still gets an
  * error it can parse; routing itself is exact (rest/http/route.ts).
  */
-export const envelopeKindOf = (path: string): EnvelopeKind => (/^\/+v1(\/|$)/i.test(path) ? 'surface_b' : 'surface_a');
+export const envelopeKindOf = (path: string): EnvelopeKind => (/^\/+(v1(\/|$)|mcp$)/i.test(path) ? 'surface_b' : 'surface_a');
 
 /** The one error handler of the REST stack: every error thrown below it is answered in its path's envelope; a storage fault is also told to the database's readiness. */
 export function errorEnvelope(log: Logger, db: Pick<Database, 'storageFault'>): Middleware {

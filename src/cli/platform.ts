@@ -1,4 +1,5 @@
-import { print, program, registerUserCommands, run, runProgram } from 'platform-api/cli';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { creds, print, program, registerUserCommands, required, run, runProgram } from 'platform-api/cli';
 
 /**
  * `platform`: the operator's and developer's command line. The user-facing
@@ -75,6 +76,66 @@ program
       );
     }),
   );
+
+// ── Agents ────────────────────────────────────────────────────────────────
+
+program
+  .command('mcp')
+  .description("serve the API's MCP tools on stdin/stdout for a local agent, with the profile's key (docs/mcp.md)")
+  .option('--read-only', 'hide every tool that changes something')
+  .action(
+    run(async (g, opts: { readOnly?: boolean }) => {
+      const c = creds(g);
+      await relayMcp(c.origin, required(c.apiKey, 'platform token', '--api-key', 'PLATFORM_API_KEY'), opts.readOnly ?? false);
+      return new Promise<never>(() => {}); // until stdin closes (the relay exits)
+    }),
+  );
+
+/**
+ * `platform mcp`: the SDK's stdio server transport relayed, message for
+ * message, to the server's `/mcp` over its Streamable HTTP client transport,
+ * so a local agent gets exactly the remote tools (same key, same scopes,
+ * same sessions) and no tool runs here. The read-only flag is `/mcp`'s
+ * header. A message the server cannot be reached for is answered with a
+ * JSON-RPC error naming why, and the relay ends when the agent closes stdin.
+ */
+async function relayMcp(origin: string, apiKey: string, readOnly: boolean): Promise<void> {
+  // Loaded here, not at the top: every other command starts without the SDK.
+  const [{ StreamableHTTPClientTransport }, { StdioServerTransport }, { isJSONRPCRequest, isJSONRPCResultResponse }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  const headers: Record<string, string> = { authorization: `Bearer ${apiKey}` };
+  if (readOnly) headers['mcp-read-only'] = '1';
+  const remote = new StreamableHTTPClientTransport(new URL('/mcp', origin), { requestInit: { headers } });
+  const local = new StdioServerTransport();
+  const initializing = new Set<string | number>();
+  local.onmessage = (message: JSONRPCMessage) => {
+    if (isJSONRPCRequest(message) && message.method === 'initialize') initializing.add(message.id);
+    remote.send(message).catch((err: Error) => {
+      process.stderr.write(`platform mcp: ${err.message}\n`);
+      if (isJSONRPCRequest(message))
+        void local.send({ jsonrpc: '2.0', id: message.id, error: { code: -32000, message: `platform mcp: ${err.message}` } });
+    });
+  };
+  remote.onmessage = (message: JSONRPCMessage) => {
+    // The negotiated revision goes on every later request, as the SDK's own client sets it.
+    if (isJSONRPCResultResponse(message) && initializing.delete(message.id))
+      remote.setProtocolVersion(String(message.result.protocolVersion));
+    void local.send(message);
+  };
+  remote.onerror = (err) => process.stderr.write(`platform mcp: ${err.message}\n`);
+  // The agent closing stdin ends the session on the server too.
+  process.stdin.once('end', () => {
+    void remote
+      .terminateSession()
+      .catch(() => {})
+      .finally(() => process.exit(0));
+  });
+  await remote.start();
+  await local.start();
+}
 
 registerUserCommands();
 await runProgram(process.argv);

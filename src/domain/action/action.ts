@@ -77,6 +77,11 @@ export interface Action<P extends string = string, I extends z.ZodType = z.ZodTy
   readonly alsoNeeds?: readonly string[];
   /** Path ids, in order (REST path parameters, GraphQL id arguments); together the fingerprint's target. */
   readonly params: readonly P[];
+  /**
+   * Top-level fields of the answer that show a secret this once (a signing secret at create and rotate): a front
+   * whose answers land in transcripts (MCP, src/mcp/) withholds them.
+   */
+  readonly revealsSecret?: readonly string[];
   /** The input besides the path ids: the REST body (POST, DELETE) or query (GET). */
   readonly input: I;
   readonly output: O;
@@ -104,6 +109,7 @@ interface Declaration<P extends string, I extends z.ZodType, O extends z.ZodType
   alsoNeeds?: readonly string[];
   params?: readonly P[];
   retrieves?: IdKind;
+  revealsSecret?: readonly string[];
   input: I;
   output: O;
   /** Default: REST and GraphQL. */

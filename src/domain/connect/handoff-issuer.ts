@@ -166,6 +166,7 @@ export const handoffIssuers = capability({ name: 'handoff_issuers', title: 'Hand
     input: CreateHandoffIssuerInput,
     output: HandoffIssuer,
     outcome: 'created',
+    revealsSecret: ['secret'],
     run: ({ deps, caller, input, db }) => createIssuer(deps, db, caller, input),
   }),
   rotate: mutation({
@@ -175,6 +176,7 @@ export const handoffIssuers = capability({ name: 'handoff_issuers', title: 'Hand
     input: RotateHandoffIssuerInput,
     output: HandoffIssuer,
     outcome: 'ok',
+    revealsSecret: ['secret'],
     run: ({ deps, caller, params, input, db }) => rotateIssuer(deps, db, caller, params.id, input),
   }),
   delete: mutation({

@@ -319,6 +319,7 @@ export const webhookEndpoints = capability({ name: 'webhook_endpoints', title: '
     input: CreateWebhookEndpointInput,
     output: WebhookEndpoint,
     outcome: 'created',
+    revealsSecret: ['secret'],
     run: ({ deps, caller, input, db }) => createWebhookEndpoint(deps, db, caller.organization.id, input),
   }),
   /** Newest first, paged backward by creation time (ids are time-ordered). */
@@ -361,6 +362,7 @@ export const webhookEndpoints = capability({ name: 'webhook_endpoints', title: '
     input: NoWebhookEndpointInput,
     output: WebhookEndpoint,
     outcome: 'ok',
+    revealsSecret: ['secret'],
     run: ({ deps, caller, params, db }) => rotateWebhookEndpointSecret(deps, db, caller.organization.id, params.id),
   }),
   delete: mutation({

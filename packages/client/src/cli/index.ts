@@ -6,5 +6,6 @@
  * bootstrap first.
  */
 export { registerUserCommands } from './commands.ts';
+export { required } from './credentials.ts';
 export { EXIT, print } from './output.ts';
-export { program, run, runProgram, type Globals } from './program.ts';
+export { creds, program, run, runProgram, type Globals } from './program.ts';

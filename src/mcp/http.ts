@@ -1,0 +1,170 @@
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type Koa from 'koa';
+import { bearer, readJsonBody } from '../../rest/http/body.ts';
+import { writeError } from '../../rest/http/envelope.ts';
+import { setRateLimitHeaders } from '../../rest/http/rate-limit.ts';
+import type { Deps } from '../domain/context.ts';
+import { DomainError } from '../domain/errors.ts';
+import type { PlatformRequestHeaders, SurfaceBCaller } from '../domain/platform/request-auth.ts';
+import type { ApiServer } from '../http/server-limits.ts';
+import type { EventStream } from '../runtime/event-stream.ts';
+import type { PlatformGate } from '../runtime/platform-gate.ts';
+import { asDomainError } from './call.ts';
+import { WAIT_TOOL } from './operation-wait.ts';
+import { notifyFeed } from './resources.ts';
+import { mcpServer } from './server.ts';
+import { type McpSession, McpSessions } from './session.ts';
+
+/** `/mcp`'s read-only header: any value but `0`/`false` hides every mutation for this request. */
+export const READ_ONLY_HEADER = 'mcp-read-only';
+export const MCP_PATH = '/mcp';
+
+export interface McpRouteOptions {
+  version: string;
+  /** The live event stream: a session's GET stream hears of new events from it (resource subscriptions). */
+  stream: EventStream;
+  /** Who the request is: Surface B's pipeline by default; a test of the protocol alone may fix a caller. */
+  authorize?: (h: PlatformRequestHeaders) => Promise<SurfaceBCaller>;
+}
+
+/**
+ * `/mcp`, the Streamable HTTP transport of the MCP front, in Surface B's
+ * order: the `Host` allow-list (DNS rebinding; the app's cross-origin policy
+ * has already refused a foreign `Origin`), then the pipeline's checks with
+ * its codes and envelope (503 kill switch, 400 test-mode key, 401 missing or
+ * invalid key with `WWW-Authenticate: Bearer`, 403 publishable key, 429 rate
+ * limit, charged 1 per request as a REST request is), then the body (the
+ * body limit and input guard of REST), then the session. The SDK's transport
+ * answers the JSON-RPC itself, one transport per request over the session
+ * the database holds (src/mcp/session.ts), so any process serves any session.
+ */
+export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: McpRouteOptions): Koa.Middleware {
+  const sessions = new McpSessions(deps);
+  const authorize = opts.authorize ?? ((h: PlatformRequestHeaders) => gate.authorize(h, 1));
+  return async (ctx, next) => {
+    if (ctx.path !== MCP_PATH) return next();
+    ctx.state.route = MCP_PATH;
+    try {
+      await serve(ctx);
+    } catch (e) {
+      const err = asDomainError(deps, e, ctx.state.requestId);
+      if (err.code === 'platform_token_required' || err.code === 'invalid_token')
+        ctx.set('WWW-Authenticate', `Bearer realm="mcp"${err.code === 'invalid_token' ? ', error="invalid_token"' : ''}`);
+      writeError(ctx, 'surface_b', err);
+    }
+  };
+
+  async function serve(ctx: Koa.Context): Promise<void> {
+    if (!hostAllowed(ctx, deps))
+      throw new DomainError('origin_not_allowed', `Host ${ctx.get('host') || '(none)'} is not this server's`, 'Host');
+    if (!['GET', 'POST', 'DELETE'].includes(ctx.method))
+      throw new DomainError('method_not_allowed', 'Use GET, POST or DELETE for /mcp', null, { allow: 'GET, POST, DELETE' });
+    const headers = { bearer: bearer(ctx), brand: ctx.get('service-brand') || undefined };
+    const caller = await authorize({ ...headers, client: ctx.state.client });
+    setRateLimitHeaders(ctx, caller.rateLimit);
+    ctx.state.caller = caller;
+    const body = ctx.method === 'POST' ? await readJsonBody(ctx, deps.config.bodyLimitBytes) : undefined;
+    if (ctx.method === 'POST' && body === undefined) throw new DomainError('invalid_request', 'A JSON-RPC message is required');
+    const messages = (Array.isArray(body) ? body : [body]) as JSONRPCMessage[];
+
+    let session: McpSession | undefined;
+    const named = ctx.get('mcp-session-id');
+    if (ctx.method === 'POST' && messages.length === 1 && isInitializeRequest(messages[0])) {
+      session = await sessions.open(caller, messages[0].params.protocolVersion);
+    } else if (!named) {
+      return jsonRpcError(ctx, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    } else {
+      session = await sessions.find(named, caller);
+      if (!session) return jsonRpcError(ctx, 404, -32001, 'Session not found');
+    }
+    if (ctx.method === 'DELETE') {
+      await sessions.end(session.id);
+      ctx.status = 200;
+      return;
+    }
+    const streaming = ctx.method === 'GET' || messages.some(streams);
+    if (streaming && !http.streamRoom(ctx.req.socket))
+      throw new DomainError('service_unavailable', 'Too many live streams on this server; retry later');
+    const readOnly = !['', '0', 'false'].includes(ctx.get(READ_ONLY_HEADER).toLowerCase());
+    const call = { deps, caller, readOnly, sessionId: session.id, requestId: ctx.state.requestId as string };
+    const server = mcpServer(call, { version: opts.version, sessions });
+    // JSON answers, except where the answer is a stream: the session's GET stream, and a call that waits or reports progress.
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !streaming });
+    await server.connect(transport);
+    const response = await transport.handleRequest(webRequest(ctx), { parsedBody: body });
+    ctx.set('Mcp-Session-Id', session.id);
+    const stops: (() => void)[] = [];
+    if (response.headers.get('content-type')?.includes('text/event-stream')) {
+      // An open stream is a use of the key: it ends when a new request with it would be refused (revoked, expired, paused).
+      stops.push(gate.streams.watch({ headers, caller }, () => void transport.close()));
+      if (ctx.method === 'GET') stops.push(notifyFeed(opts.stream, call, sessions, server, () => void transport.close()));
+    }
+    await answer(ctx, response, () => {
+      for (const stop of stops) stop();
+      void server.close();
+    });
+  }
+
+  /** Writes the transport's answer; `done` runs once it is sent (or the client went away). */
+  async function answer(ctx: Koa.Context, response: Response, done: () => void): Promise<void> {
+    ctx.status = response.status;
+    response.headers.forEach((value, key) => {
+      if (key !== 'content-length') ctx.set(key, value);
+    });
+    const type = response.headers.get('content-type') ?? '';
+    if (!response.body) {
+      ctx.body = ''; // not null: Koa would turn the 202 of an accepted notification into a 204
+      done();
+    } else if (type.includes('text/event-stream')) {
+      http.admitStream(ctx.res);
+      ctx.res.once('close', done);
+      ctx.body = Readable.fromWeb(response.body as unknown as WebReadableStream);
+    } else {
+      ctx.body = await response.text();
+      done();
+    }
+  }
+}
+
+/** A call answered as a stream: `wait_for_operation` (kept alive while it waits), or any call that asks for progress. */
+function streams(m: JSONRPCMessage): boolean {
+  if (!isJSONRPCRequest(m) || m.method !== 'tools/call') return false;
+  const params = m.params as { name?: unknown; _meta?: { progressToken?: unknown } } | undefined;
+  return params?.name === WAIT_TOOL || params?._meta?.progressToken !== undefined;
+}
+
+/** A JSON-RPC error outside any request (the session is missing or unknown), as the SDK's transport answers it. */
+function jsonRpcError(ctx: Koa.Context, status: number, code: number, message: string): void {
+  ctx.status = status;
+  ctx.body = { jsonrpc: '2.0', error: { code, message }, id: null };
+}
+
+/** The web Request the SDK's transport reads: method and headers (the body is passed parsed). */
+function webRequest(ctx: Koa.Context): Request {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(ctx.req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+  return new Request(`http://localhost${ctx.url}`, { method: ctx.method, headers });
+}
+
+const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * DNS rebinding: a page on another site whose name resolves to this server
+ * sends its own name as `Host` (and as `Origin`, so the same-origin check
+ * alone cannot tell). `/mcp` answers only the names it is known by:
+ * PUBLIC_ORIGIN's host, the loopback names of the port it was reached on, the
+ * address it listens on, and MCP_ALLOWED_HOSTS.
+ */
+function hostAllowed(ctx: Koa.Context, deps: Deps): boolean {
+  const host = ctx.get('host').toLowerCase();
+  if (!host) return false;
+  const { config } = deps;
+  if (config.mcp?.allowedHosts.includes(host)) return true;
+  if (config.publicOrigin && new URL(config.publicOrigin).host === host) return true;
+  const port = ctx.req.socket.localPort;
+  const names = [...LOOPBACK, config.host.includes(':') ? `[${config.host}]` : config.host];
+  return names.some((n) => host === `${n}:${port}` || (port === 80 && host === n));
+}
