@@ -53,7 +53,8 @@ const TEST_MARKERS = [
   ['SQL port call', /\.sql\.(rows|transaction)\s*\(/],
   [
     'own connection',
-    /\bnew\s+(pg\.)?(Client|Pool)\s*\(|\bnew\s+PGlite\s*\(|\.(pool|pglite)!?\.(query|exec|connect)\s*\(|\b(adminQuery|sqlSession)\s*\(/,
+    // `pg` is imported as `pg` in tests; a bare `new Client(` is the MCP SDK's client, not a database's.
+    /\bnew\s+pg\.(Client|Pool)\s*\(|\bnew\s+PGlite\s*\(|\.(pool|pglite)!?\.(query|exec|connect)\s*\(|\b(adminQuery|sqlSession)\s*\(/,
   ],
 ];
 /** A line without the text of its string literals (an error message may quote `prisma.event.create()`). */
