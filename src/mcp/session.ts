@@ -8,8 +8,10 @@ import {
   type McpSession,
   mcpSessionById,
   setMcpSessionLogLevel,
+  touchMcpSession,
 } from '../domain/mcp/store.ts';
 import type { SurfaceBCaller } from '../domain/platform/request-auth.ts';
+import { MCP_SESSION_TOUCH_MS } from '../domain/mcp/expiry.ts';
 
 export type { McpSession };
 
@@ -21,7 +23,8 @@ export type { McpSession };
  * So any API process serves any session, and a restart loses none.
  *
  * A session belongs to the token that opened it: another key naming its id
- * is told it does not exist, as an unknown id is.
+ * is told it does not exist, as an unknown id is. An idle session expires
+ * (src/domain/mcp/expiry.ts).
  */
 export class McpSessions {
   constructor(private readonly deps: Deps) {}
@@ -32,7 +35,10 @@ export class McpSessions {
   }
 
   async open(caller: SurfaceBCaller, requestedVersion: unknown): Promise<McpSession> {
+    const now = this.deps.clock.now();
     return insertMcpSession(this.deps.db.prisma, {
+      createdAt: now,
+      lastSeenAt: now,
       id: randomUUID(),
       organizationId: caller.organization.id,
       tokenId: caller.tokenId,
@@ -44,7 +50,10 @@ export class McpSessions {
   async find(id: string, caller: SurfaceBCaller): Promise<McpSession | undefined> {
     if (!/^[0-9a-f-]{36}$/.test(id)) return undefined;
     const row = await mcpSessionById(this.deps.db.prisma, id);
-    return row && row.tokenId === caller.tokenId && row.organizationId === caller.organization.id ? row : undefined;
+    if (!row || row.tokenId !== caller.tokenId || row.organizationId !== caller.organization.id) return undefined;
+    const now = this.deps.clock.now();
+    if (now.getTime() - row.lastSeenAt.getTime() >= MCP_SESSION_TOUCH_MS) await touchMcpSession(this.deps.db.prisma, id, now);
+    return row;
   }
 
   /** Re-reads a session (its subscriptions may have changed in another process). */

@@ -9,6 +9,8 @@ import {
   TEST_MODE_KEYS,
   type TestApp,
 } from '../support/kit.ts';
+import { MCP_SESSION_IDLE_MS } from '../../src/domain/mcp/expiry.ts';
+import { startMaintenance } from '../../src/workers/maintenance.ts';
 import { connectMcp, toolValue } from './helpers.ts';
 
 /**
@@ -102,6 +104,24 @@ describe('/mcp transport', () => {
     for (const key of [sibling.secret, stranger.token]) {
       const list = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, key, { 'mcp-session-id': session });
       expect(list.status).toBe(404);
+    }
+  });
+
+  test('a session idle for a day is pruned by the maintenance loop; one in use is kept', async () => {
+    const { token } = await buildTenant(t, ['events:read']);
+    const idle = (await post(init(), token)).headers.get('mcp-session-id')!;
+    const used = (await post(init(), token)).headers.get('mcp-session-id')!;
+    const ping = (session: string) => post({ jsonrpc: '2.0', id: 2, method: 'ping' }, token, { 'mcp-session-id': session });
+    const maintenance = startMaintenance(t.app.deps, 3_600_000);
+    try {
+      t.clock.advance(MCP_SESSION_IDLE_MS - 60_000);
+      expect((await ping(used)).status).toBe(200); // a use near the end of the window records itself
+      t.clock.advance(120_000);
+      await maintenance.runOnce();
+      expect((await ping(idle)).status).toBe(404);
+      expect((await ping(used)).status).toBe(200);
+    } finally {
+      maintenance.stop();
     }
   });
 

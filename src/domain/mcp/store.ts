@@ -8,7 +8,7 @@ export type { McpSession };
  */
 export function insertMcpSession(
   db: PrismaClient,
-  row: Pick<McpSession, 'id' | 'organizationId' | 'tokenId' | 'protocolVersion'>,
+  row: Pick<McpSession, 'id' | 'organizationId' | 'tokenId' | 'protocolVersion' | 'createdAt' | 'lastSeenAt'>,
 ): Promise<McpSession> {
   return db.mcpSession.create({ data: row });
 }
@@ -30,4 +30,14 @@ export async function changeMcpSubscription(db: PrismaClient, id: string, uri: s
 
 export async function deleteMcpSession(db: PrismaClient, id: string): Promise<void> {
   await db.mcpSession.deleteMany({ where: { id } });
+}
+
+/** Marks a session used now (the caller does so at most every few minutes: an idle session is pruned by its age). */
+export async function touchMcpSession(db: PrismaClient, id: string, now: Date): Promise<void> {
+  await db.mcpSession.updateMany({ where: { id }, data: { lastSeenAt: now } });
+}
+
+/** Deletes the sessions not used since `before`; returns how many. */
+export async function deleteIdleMcpSessions(db: PrismaClient, before: Date): Promise<number> {
+  return (await db.mcpSession.deleteMany({ where: { lastSeenAt: { lt: before } } })).count;
 }
