@@ -29,14 +29,31 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     return { dataDir: 'memory://', template: pgliteTemplate, drop: async () => {} };
   }
   const name = `t_${randomBytes(6).toString('hex')}`;
-  await adminQuery(admin, `CREATE DATABASE ${name}${template?.kind === 'postgres' ? ` TEMPLATE ${template.name}` : ''}`);
+  await whileCheckpointsFail(admin, `CREATE DATABASE ${name}${template?.kind === 'postgres' ? ` TEMPLATE ${template.name}` : ''}`);
   const url = new URL(admin);
   url.pathname = `/${name}`;
   return {
     databaseUrl: url.toString(),
     dataDir: 'memory://',
-    drop: () => adminQuery(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    drop: () => whileCheckpointsFail(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
+}
+
+/**
+ * CREATE and DROP DATABASE force a checkpoint, which fails cluster-wide while test/hardening/storage-faults.test.ts
+ * holds its tablespace's disk full ("checkpoint request failed"): another file creating or dropping its database at
+ * that moment retries until the fault test frees the disk (seconds), instead of failing. Nothing signals that moment
+ * to this process, hence the bounded retry.
+ */
+async function whileCheckpointsFail(admin: string, statement: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await adminQuery(admin, statement);
+    } catch (e) {
+      if (attempt >= 60 || !/checkpoint request failed/.test(String((e as Error).message))) throw e;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
 }
 
 /** Writes the PGlite template into `dir`, for a server (or a second process) that opens a data directory. */
