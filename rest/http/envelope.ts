@@ -14,7 +14,8 @@ import { setRateLimitHeaders } from './rate-limit.ts';
  */
 export type EnvelopeKind = 'surface_a' | 'surface_b';
 
-function toDomainError(e: unknown, log: Logger, db: Pick<Database, 'storageFault'>, requestId: string): DomainError {
+/** What a failure answers on every front: a DomainError as it is, a lost database as its 503 (a storage fault noted for readiness), anything else an internal error, logged. */
+export function toDomainError(e: unknown, log: Logger, db: Pick<Database, 'storageFault'>, requestId: string): DomainError {
   if (isDomainError(e)) return e;
   const unavailable = databaseUnavailable(e);
   if (unavailable) {

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { invoke } from '../domain/action/action.ts';
 import type { Deps } from '../domain/context.ts';
-import { databaseUnavailable, DomainError, isDomainError, missingScope } from '../domain/errors.ts';
+import { toDomainError } from '../../rest/http/envelope.ts';
+import { DomainError, missingScope } from '../domain/errors.ts';
 import type { SurfaceBCaller } from '../domain/platform/request-auth.ts';
 import { IDEMPOTENCY_KEY, type Tool, toolNamed, visible } from './tools.ts';
 
@@ -27,14 +28,8 @@ export function errorResult(
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error, ...extra }) }], _meta: { error } };
 }
 
-/** What a failure answers: a DomainError as it is, a lost database as its 503, anything else an internal error (logged). */
-export function asDomainError(deps: Deps, e: unknown, requestId: string): DomainError {
-  if (isDomainError(e)) return e;
-  const unavailable = databaseUnavailable(e);
-  if (unavailable) return unavailable;
-  deps.log.error({ err: e, request_id: requestId }, 'MCP tool call failed');
-  return new DomainError('internal_error', 'An internal error occurred; retry later or contact support with the request id');
-}
+/** A failure as the API's error: REST's own mapping (rest/http/envelope.ts), so a lost database is the same 503. */
+export const asDomainError = (deps: Deps, e: unknown, requestId: string): DomainError => toDomainError(e, deps.log, deps.db, requestId);
 
 /**
  * The key of a mutating call: the caller's, else one derived from the
