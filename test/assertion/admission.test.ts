@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, describe, expect, vi } from 'vitest';
+import { afterEach, describe, expect, vi } from 'vitest';
 import {
   appTest,
   buildOrg,
   buildToken,
   expectPlatformError,
   onPostgres,
-  startSecondApp,
+  secondAppOnPostgres,
   type TestApp,
   type TestOrg,
 } from '../support/kit.ts';
@@ -24,14 +24,8 @@ import { api, expectStatus } from './helpers.ts';
 const test = appTest();
 /** The file's app, for the tests and helpers below. */
 let t: TestApp;
-let b: Awaited<ReturnType<typeof startSecondApp>> | undefined;
-test.beforeAll(async ({ app }) => {
-  t = app;
-  if (onPostgres()) b = await startSecondApp(t);
-});
-afterAll(async () => {
-  await b?.stop();
-});
+const second = secondAppOnPostgres(test);
+test.beforeAll(({ app }) => void (t = app));
 afterEach(() => vi.restoreAllMocks());
 
 async function tenant() {
@@ -113,7 +107,7 @@ describe('assertion writes confirm their admission before the commit', () => {
       expectStatus(await write.assert({ external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example', key: 'warm' }), 201);
     const subject = { external_user_id: `u-${randomUUID()}`, issuer: 'https://idp.example' };
     // Committed on process B: this process learns of it only through its LISTEN connection.
-    expect((await revoke(org, writer.id, new HttpClient(b!.origin))).status).toBe(200);
+    expect((await revoke(org, writer.id, new HttpClient(second()!.origin))).status).toBe(200);
     expectPlatformError(await write.assert({ ...subject, key: 'verified' }), 401, 'invalid_token');
     await expectNothingWritten(reader, subject);
   });

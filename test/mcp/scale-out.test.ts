@@ -1,8 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, describe, expect } from 'vitest';
-import { appTest, buildTenant, emitEvent, onPostgres, startSecondApp, type TestApp } from '../support/kit.ts';
+import { describe, expect } from 'vitest';
+import { appTest, buildTenant, emitEvent, onPostgres, secondAppOnPostgres, type TestApp } from '../support/kit.ts';
 import { connectMcp, toolValue } from './helpers.ts';
 
 /**
@@ -13,14 +13,8 @@ import { connectMcp, toolValue } from './helpers.ts';
  */
 const test = appTest();
 let t: TestApp;
-let b: Awaited<ReturnType<typeof startSecondApp>> | undefined;
-test.beforeAll(async ({ app }) => {
-  t = app;
-  if (onPostgres()) b = await startSecondApp(t);
-});
-afterAll(async () => {
-  await b?.stop();
-});
+const second = secondAppOnPostgres(test);
+test.beforeAll(({ app }) => void (t = app));
 
 describe.skipIf(!onPostgres())('sessions that survive N processes', () => {
   test('a session opened on A is served by B; B subscribes, A holds the stream and tells; ending it on B ends it on A', async () => {
@@ -33,7 +27,7 @@ describe.skipIf(!onPostgres())('sessions that survive N processes', () => {
 
     const onB = new Client({ name: 'same-session-on-b', version: '1' });
     await onB.connect(
-      new StreamableHTTPClientTransport(new URL('/mcp', b!.origin), {
+      new StreamableHTTPClientTransport(new URL('/mcp', second()!.origin), {
         sessionId: session,
         requestInit: { headers: { authorization: `Bearer ${token}` } },
       }),

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
-import { test as base } from 'vitest';
+import { afterAll, test as base } from 'vitest';
 import type { Config } from '../../src/config.ts';
-import { startTestApp, type TestApp } from './app.ts';
+import { type RunningApp, startSecondApp, startTestApp, type TestApp } from './app.ts';
+import { onPostgres } from './database.ts';
 
 /**
  * The test kit: `test` gives each test the file's server (`app`, started on
@@ -43,6 +44,21 @@ export function appTest(options: AppOptions = {}) {
     onCleanup(() => app.stop());
     return app;
   });
+}
+
+/**
+ * On PostgreSQL, a second server process on the file's database (scale-out), started before the file's tests and
+ * stopped after them; the getter answers `undefined` on PGlite, whose database one process holds.
+ */
+export function secondAppOnPostgres(test: ReturnType<typeof appTest>): () => RunningApp | undefined {
+  let second: RunningApp | undefined;
+  test.beforeAll(async ({ app }) => {
+    if (onPostgres()) second = await startSecondApp(app);
+  });
+  afterAll(async () => {
+    await second?.stop();
+  });
+  return () => second;
 }
 
 export {
