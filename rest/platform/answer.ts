@@ -46,6 +46,7 @@ export function actionRoute<P extends string, I extends z.ZodType, O extends z.Z
     throw new Error(`${r.method} ${r.path} does not name the params of ${action.name} (${action.params.join(', ')})`);
   const inBody = r.method !== 'GET';
   const hasInput = Object.keys((action.input as unknown as { shape?: object }).shape ?? { any: 1 }).length > 0;
+  const schema = r.envelope ? z.object({ [r.envelope]: action.output }) : action.output;
   return {
     method: r.method,
     path: r.path,
@@ -57,11 +58,8 @@ export function actionRoute<P extends string, I extends z.ZodType, O extends z.Z
     action,
     ...(inBody ? (hasInput ? { body: action.input } : {}) : { query: r.documentedQuery ?? action.input }),
     idempotent: action.idempotent,
-    success: {
-      status: STATUS[action.outcome],
-      description: r.description,
-      schema: r.envelope ? z.object({ [r.envelope]: action.output }) : action.output,
-    },
+    success: { status: STATUS[action.outcome], description: r.description, schema },
+    otherResponses: (action.alsoAnswers ?? []).map((o) => ({ status: STATUS[o], description: r.description, schema })),
     errors: r.errors,
     // A read, or a batched action, confirms a provisional admission before it answers or commits (invoke), so the pipeline may admit it provisionally.
     handler: (action.effect.kind !== 'transaction' ? confirmsAdmission : (h: Handler) => h)(async (ctx) => {

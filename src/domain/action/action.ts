@@ -89,6 +89,8 @@ export interface Action<P extends string = string, I extends z.ZodType = z.ZodTy
   readonly idempotent: boolean;
   /** The usual outcome; a batched action's run may answer another one for a given call (e.g. `ok`: nothing changed). */
   readonly outcome: Outcome;
+  /** The other outcomes its run may answer, declared so a front documents them (REST's OpenAPI statuses). */
+  readonly alsoAnswers?: readonly Outcome[];
   readonly fronts: readonly Front[];
   readonly effect: Effect<P, z.output<I>, z.output<O>>;
 }
@@ -133,6 +135,7 @@ export function mutation<P extends string, I extends z.ZodType, O extends z.ZodT
 export function batchedMutation<P extends string, I extends z.ZodType, O extends z.ZodType, H = undefined>(
   d: Declaration<P, I, O> & {
     outcome: Outcome;
+    alsoAnswers?: readonly Outcome[];
     within?: <T>(deps: Deps, body: (hold: H) => Promise<T>) => Promise<T>;
     /**
      * Concurrent calls may share one database transaction and its commit (src/db/group-commit.ts): the run names, in
