@@ -21,11 +21,27 @@ export interface TestDatabase {
 
 let pgliteTemplate: Blob | undefined;
 
+/**
+ * The template dump as a Blob whose bytes are already in memory: PGlite reads a Blob whole with `arrayBuffer()`,
+ * which Node assembles from chunks (about 0.5 s of CPU for the 42 MB dump, on every file's start).
+ */
+class InMemoryBlob extends Blob {
+  constructor(private readonly content: Uint8Array) {
+    super([]);
+  }
+  override get size(): number {
+    return this.content.byteLength;
+  }
+  override async arrayBuffer(): Promise<ArrayBuffer> {
+    return new Uint8Array(this.content).buffer; // a copy: PGlite may own what it is given
+  }
+}
+
 export async function createTestDatabase(): Promise<TestDatabase> {
   const admin = process.env.TEST_DATABASE_URL;
   const template = inject('databaseTemplate');
   if (!admin) {
-    if (template?.kind === 'pglite') pgliteTemplate ??= new Blob([readFileSync(template.dumpFile)]);
+    if (template?.kind === 'pglite') pgliteTemplate ??= new InMemoryBlob(readFileSync(template.dumpFile));
     return { dataDir: 'memory://', template: pgliteTemplate, drop: async () => {} };
   }
   const name = `t_${randomBytes(6).toString('hex')}`;
