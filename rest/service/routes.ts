@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Database } from '../../src/db/database.ts';
 import type { ServiceUrls } from '../../src/domain/organization/bootstrap.ts';
+import { sendAsset, staticAsset, type StaticAsset } from '../../src/http/static-asset.ts';
 import { buildOpenApi } from '../http/openapi.ts';
 import type { RouteDef } from '../http/route.ts';
 import { ErrorEnvelope } from '../platform/schemas.ts';
@@ -65,19 +66,25 @@ export function serviceRoutes(db: Database, docs: ServiceDocuments): RouteDef[] 
       },
       [...docs.dashboard, ...routes],
     );
-  const document = (path: string, operationId: string, summary: string, build: () => unknown): RouteDef => ({
-    method: 'GET',
-    path,
-    operationId,
-    summary,
-    tag: 'Service',
-    auth: 'none',
-    success: { status: 200, description: 'OpenAPI 3.1 document', schema: OpenApiDocument },
-    errors: [],
-    handler: async (ctx) => {
-      ctx.body = build();
-    },
-  });
+  const document = (path: string, operationId: string, summary: string, build: () => unknown): RouteDef => {
+    let asset: Promise<StaticAsset> | undefined;
+    return {
+      method: 'GET',
+      path,
+      operationId,
+      summary,
+      tag: 'Service',
+      auth: 'none',
+      success: { status: 200, description: 'OpenAPI 3.1 document', schema: OpenApiDocument },
+      errors: [],
+      // Built, serialized and compressed once, at the first request (the URLs are known once the server listens): the
+      // Surface B document is about 2 MB, which a public route must not rebuild per request.
+      handler: async (ctx) => {
+        asset ??= staticAsset(JSON.stringify(build()), 'application/json; charset=utf-8', 'revalidate');
+        sendAsset(ctx, await asset);
+      },
+    };
+  };
   const routes: RouteDef[] = [
     {
       method: 'GET',
