@@ -3,7 +3,7 @@ import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { Database } from '../../src/db/database.ts';
 import { databaseUnavailable, DomainError, isDomainError } from '../../src/domain/errors.ts';
-import { setRateLimitHeaders } from './rate-limit.ts';
+import { refusalHeaders } from '../../src/http/rate-limit-headers.ts';
 
 /**
  * The two error envelopes, written in one place each.
@@ -31,11 +31,7 @@ export function writeError(ctx: Context, kind: EnvelopeKind, err: DomainError): 
   const requestId = ctx.state.requestId as string;
   ctx.state.errorCode = err.code; // for the request's log line
   ctx.status = httpStatus(err);
-  const retryAfter = err.details.retry_after;
-  if (typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
-  if (err.code === 'rate_limited' && typeof err.details.limit === 'number' && typeof retryAfter === 'number') {
-    setRateLimitHeaders(ctx, { limit: err.details.limit, remaining: 0, resetSeconds: retryAfter });
-  }
+  ctx.set(refusalHeaders(err));
   if (err.code === 'method_not_allowed' && typeof err.details.allow === 'string') ctx.set('Allow', err.details.allow);
   ctx.body = errorBody(kind, err, requestId);
 }

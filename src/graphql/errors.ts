@@ -1,6 +1,7 @@
 import { httpStatus as statusOf } from '../http/error-status.ts';
 import { GraphQLError, Kind } from 'graphql';
 import type { DomainError } from '../domain/errors.ts';
+import { refusalHeaders } from '../http/rate-limit-headers.ts';
 
 /**
  * How an error sets the HTTP status: `none` for field errors (the response
@@ -13,7 +14,7 @@ export type HttpStatusMode = 'none' | 'always' | 'spec';
 
 /** The GraphQL serializer of the error catalogue: same `code` as REST, in `extensions`. */
 export function toGraphQLError(e: DomainError, requestId: string, httpStatus: HttpStatusMode = 'none'): GraphQLError {
-  const retryAfter = e.details.retry_after;
+  const headers = refusalHeaders(e);
   return new GraphQLError(e.message, {
     extensions: {
       code: e.code,
@@ -27,7 +28,7 @@ export function toGraphQLError(e: DomainError, requestId: string, httpStatus: Ht
             http: {
               status: statusOf(e),
               ...(httpStatus === 'spec' ? { spec: true } : {}),
-              ...(typeof retryAfter === 'number' ? { headers: { 'Retry-After': String(retryAfter) } } : {}),
+              ...(Object.keys(headers).length ? { headers } : {}),
             },
           }),
     },

@@ -2,6 +2,8 @@ import { httpStatus } from '../http/error-status.ts';
 import type Koa from 'koa';
 import type { Config } from '../config.ts';
 import { isDomainError } from '../domain/errors.ts';
+import type { RateLimitState } from '../domain/platform/rate-limit.ts';
+import { rateLimitHeaders } from '../http/rate-limit-headers.ts';
 import { readBodyText } from '../http/request-body.ts';
 import type { ApiServer } from '../http/server-limits.ts';
 import { directJson } from './direct.ts';
@@ -36,6 +38,12 @@ async function graphqlBody(ctx: Koa.Context, limit: number): Promise<string | un
     ctx.body = { errors: [{ message: e.message, extensions: { code: e.code, request_id: ctx.state.requestId } }] };
     return undefined;
   }
+}
+
+/** An admitted request's RateLimit-*, as REST sends them (a refusal's come with its error: src/graphql/errors.ts). */
+function admitted(ctx: Koa.Context): void {
+  const caller = ctx.state.caller as { rateLimit?: RateLimitState } | undefined;
+  if (caller?.rateLimit) ctx.set(rateLimitHeaders(caller.rateLimit));
 }
 
 /** `/graphql` over HTTP (queries, mutations, SSE subscriptions) as Koa middleware; graphql-ws is attached to the server (src/graphql/ws.ts). */
@@ -79,6 +87,7 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
     if (answered) {
       ctx.status = answered.status;
       ctx.set(answered.headers);
+      admitted(ctx);
       if (ctx.state.idempotentReplayed) ctx.set('Idempotent-Replayed', 'true');
       ctx.body = answered.body;
       return;
@@ -89,6 +98,7 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
     const response = await yoga.handleNodeRequestAndResponse(request, ctx.res, { requestId: ctx.state.requestId, koaState: ctx.state });
     ctx.status = response.status;
     for (const [key, value] of response.headers) ctx.append(key, value);
+    admitted(ctx);
     if (ctx.state.idempotentReplayed) ctx.set('Idempotent-Replayed', 'true');
     // A single JSON result is sent as one string; only streams (SSE, multipart) stay streams.
     const type = response.headers.get('content-type') ?? '';

@@ -19,7 +19,11 @@ describe('the rate limiter charges GraphQL and REST by the same cost', () => {
   test('events(first: 100) and GET /events?limit=100 cost 1 each; 101 items cost 2; 5 pages of 100 cost 5', async ({ app: small }) => {
     const { token } = await buildTenant(small, ['events:read']);
     expect(remaining(await small.http.get('/v1/platform/events?limit=100', { token }))).toBe(9);
-    expect((await small.http.graphql(`{ ${pages(1)} }`, {}, { token })).status).toBe(200);
+    // GraphQL answers with the bucket's RateLimit-* as REST does.
+    const one = await small.http.graphql(`{ ${pages(1)} }`, {}, { token });
+    expect(one.status).toBe(200);
+    expect([one.headers.get('ratelimit-limit'), remaining(one)]).toEqual(['10', 8]);
+    expect(Number(one.headers.get('ratelimit-reset'))).toBeGreaterThanOrEqual(1);
     expect(remaining(await small.http.get('/v1/platform/events?limit=100', { token }))).toBe(7);
     const over100 = await small.http.graphql(
       '{ a: events(first: 100) { edges { cursor } } b: events(first: 1) { edges { cursor } } }',
@@ -52,6 +56,8 @@ describe('the rate limiter charges GraphQL and REST by the same cost', () => {
     const limited = await small.http.graphql(`{ ${pages(5)} }`, {}, { token });
     expectGraphQLError(limited, 'rate_limited', 429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect([limited.headers.get('ratelimit-limit'), limited.headers.get('ratelimit-remaining')]).toEqual(['10', '0']);
+    expect(limited.headers.get('ratelimit-reset')).toBe(limited.headers.get('retry-after'));
     small.clock.advance(1000);
     const cheap = await small.http.graphql(`{ ${pages(1)} }`, {}, { token });
     expect(cheap.body.errors, cheap.text).toBeUndefined();
