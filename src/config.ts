@@ -157,6 +157,9 @@ const Env = z.object({
     .optional(),
 });
 
+/** Every variable the configuration reads (deployment files are checked against it: test/deploy/systemd.test.ts). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(Env.shape);
+
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `0s,5s,5m,2h` → milliseconds; a bare number is milliseconds. */

@@ -6,7 +6,7 @@ import type { WebhookHeaders } from '../webhook/signature.ts';
  * The seam between the one delivery engine (fan-out, lease, attempts, health,
  * replay, ordering, fairness: src/domain/webhook, src/workers/webhook-delivery.ts)
  * and the places an event can go. An HTTPS webhook endpoint is one place; an
- * event destination on a message broker (issue 34, docs/destinations.md) is
+ * event destination on a message broker (issue 34: the destinations guide) is
  * another, with one transport per broker type. The engine leases a delivery,
  * signs the body exactly as for a webhook, and hands the transport a message;
  * the transport answers an `AttemptOutcome` and never throws.
