@@ -205,6 +205,9 @@ export async function compare(
       p99: p99s.length ? spread(p99s).median : undefined,
     };
   });
+  // Rates count answered requests only: a side whose requests were refused (a budget, a share) would look slow.
+  for (const s of stats)
+    if (s.errors) console.warn(`bench: ${s.name} had ${s.errors} refused or failed requests; its rate is not the stack's`);
   const base = stats[0]!;
   return {
     baseline: base,

@@ -55,7 +55,7 @@ import {
 } from './measure.ts';
 import { meets, pairRatios, quantile, round, spread, type Spread } from './stats.ts';
 import { spawnServer } from '../test/support/ops-process.ts';
-import { benchEnv, benchTenant } from './tenant.ts';
+import { BENCH_OPERATOR, benchEnv, benchTenant } from './tenant.ts';
 import { runDelivery } from './webhooks.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -206,27 +206,11 @@ interface Stack {
   stop(): Promise<void>;
 }
 
-const OPERATOR = 'op_bench_0123456789abcdef';
+const OPERATOR = BENCH_OPERATOR;
 
 async function startStack(kind: 'pglite' | 'postgres', databaseUrl?: string): Promise<Stack> {
   const dataDir = kind === 'pglite' ? mkdtempSync(join(os.tmpdir(), 'bench-pglite-')) : 'memory://';
-  const config = loadConfig({
-    ...process.env,
-    // autocannon cuts its connections mid-request when a slice ends; the server would log each as a parse error.
-    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    BOOTSTRAP: '0',
-    OPERATOR_TOKEN: OPERATOR,
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl ?? '',
-    // The per-token rate limit would cap every run at 100 req/s; the benchmark measures the stack.
-    RATE_LIMIT_PER_SECOND: '10000000',
-    RATE_LIMIT_BURST: '10000000',
-    // Every load client is on 127.0.0.1: one address's connection shares would cap the benchmark, not the stack.
-    HTTP_MAX_CONNECTIONS_PER_ADDRESS: '1000',
-    HTTP_MAX_STREAMS_PER_ADDRESS: '10000',
-  });
+  const config = loadConfig(benchEnv(dataDir, databaseUrl ?? ''));
   const app = await buildApp(config);
   await app.start();
   const origin = app.urls.api_origin;

@@ -24,10 +24,14 @@ export async function benchTenant(origin: string, operatorToken: string, scopes:
 
 export const BENCH_OPERATOR = 'op_bench_0123456789abcdef';
 
-/** The API's environment under benchmark: quiet, port 0, no bootstrap, no per-token rate limit (the benchmark measures the stack). */
+/**
+ * The API's environment under benchmark: quiet, port 0, no bootstrap, and no request budget (per token or per
+ * organization): the benchmark measures the stack, and a refused request would cap the rate it reports.
+ */
 export function benchEnv(dataDir: string, databaseUrl: string): NodeJS.ProcessEnv {
   return {
     ...process.env,
+    // autocannon cuts its connections mid-request when a slice ends; the server would log each as a parse error.
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'fatal',
     HOST: '127.0.0.1',
     PORT: '0',
@@ -37,6 +41,8 @@ export function benchEnv(dataDir: string, databaseUrl: string): NodeJS.ProcessEn
     DATABASE_URL: databaseUrl,
     RATE_LIMIT_PER_SECOND: '10000000',
     RATE_LIMIT_BURST: '10000000',
+    ORGANIZATION_RATE_LIMIT_PER_SECOND: '10000000',
+    ORGANIZATION_RATE_LIMIT_BURST: '10000000',
     // Every load client is on 127.0.0.1: one address's connection shares would cap the benchmark, not the stack.
     HTTP_MAX_CONNECTIONS_PER_ADDRESS: '1000',
     HTTP_MAX_STREAMS_PER_ADDRESS: '10000',
