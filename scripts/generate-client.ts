@@ -33,6 +33,9 @@ const NESTED_NAMES: Record<string, string> = {
   'WebhookEndpoint.filter': 'WebhookEndpointFilter',
   'WebhookEndpoint.policy': 'WebhookEndpointPolicy',
   'WebhookEndpoint.health': 'WebhookEndpointHealth',
+  'EventDestination.filter': 'WebhookEndpointFilter',
+  'EventDestination.policy': 'WebhookEndpointPolicy',
+  'EventDestination.health': 'WebhookEndpointHealth',
   'WebhookEndpointHealth.lastHour': 'WebhookHealthWindow',
   'WebhookEndpointHealth.lastDay': 'WebhookHealthWindow',
   'WebhookDelivery.attemptLog': 'WebhookAttempt',
@@ -45,6 +48,10 @@ const NESTED_NAMES: Record<string, string> = {
   'WebhookEndpointUpdateParams.filter': 'WebhookEndpointFilterParams',
   'WebhookEndpointCreateParams.policy': 'WebhookEndpointPolicyParams',
   'WebhookEndpointUpdateParams.policy': 'WebhookEndpointPolicyParams',
+  'EventDestinationCreateParams.filter': 'WebhookEndpointFilterParams',
+  'EventDestinationUpdateParams.filter': 'WebhookEndpointFilterParams',
+  'EventDestinationCreateParams.policy': 'WebhookEndpointPolicyParams',
+  'EventDestinationUpdateParams.policy': 'WebhookEndpointPolicyParams',
   'MeasurementBatchParams.measurements': 'MeasurementParams',
 };
 
@@ -97,6 +104,8 @@ const RESOURCE_NAMES: Record<string, string> = { connect_config: 'ConnectConfigs
  */
 const METHODS: Record<string, { resource?: string; method?: string; internal?: true; returns?: string }> = {
   'webhook_endpoints.delete': { method: 'del' },
+  'event_destinations.delete': { method: 'del' },
+  'event_destinations.list_deliveries': { method: 'deliveryPage', internal: true },
   'webhook_deliveries.list': { resource: 'WebhookEndpoints', method: 'deliveryPage', internal: true },
   'webhook_deliveries.list_for_event': { resource: 'Events', method: 'deliveryPage', internal: true },
   'webhook_deliveries.retry': { resource: 'WebhookEndpoints', method: 'retryDelivery' },

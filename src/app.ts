@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Database } from './db/database.ts';
+import type { DestinationType, Transport } from './domain/destination/transport.ts';
 import { DomainError } from './domain/errors.ts';
 import { bootstrapIfEmpty, type DevCredentials, type ServiceUrls } from './domain/organization/bootstrap.ts';
 import { createGraphQL } from './graphql/yoga.ts';
@@ -49,6 +50,8 @@ export interface AppOptions {
   log?: Logger;
   /** An already-open database (tests share one per file); otherwise opened from config. */
   db?: Database;
+  /** The event destinations' transports (default: src/domain/destination/transports/, loaded on first use). */
+  transports?: Record<DestinationType, Transport>;
 }
 
 export const SPEC_VERSION = '0.3.3';
@@ -67,7 +70,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   if (config.tracesEndpoint) await startTracing(config.tracesEndpoint, log); // before anything records a span
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, groupCommit: config.groupCommit }));
   const metrics = new Metrics(log);
-  const { runtime, ...services } = buildServices({ db, clock: opts.clock ?? systemClock, config, log, metrics }, config);
+  const { runtime, ...services } = buildServices({ db, clock: opts.clock ?? systemClock, config, log, metrics }, config, opts.transports);
   const { deps, gate, stream } = services;
   const addresses = clientAddresses(config.clientAddress);
   const serves = config.role !== 'worker'; // a worker serves no request but the health probes (ADR 0006)

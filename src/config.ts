@@ -101,6 +101,11 @@ const Env = z.object({
   MAX_SECRET_TOKENS_PER_ORGANIZATION: z.coerce.number().int().positive().default(100),
   MAX_PUBLISHABLE_KEYS_PER_ORGANIZATION: z.coerce.number().int().positive().default(20),
   /** Webhook endpoints (and event destinations, in the same count) one organization may hold. */
+  /**
+   * Keys that encrypt stored credentials (an event destination's broker URL): `<id>:<base64 of 32 bytes>`,
+   * comma-separated, the current key first; the others only decrypt (docs/destinations.md).
+   */
+  ENCRYPTION_KEYS: z.string().default(''),
   MAX_WEBHOOK_ENDPOINTS_PER_ORGANIZATION: z.coerce.number().int().positive().default(50),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().nonnegative().default(10_000),
   OPERATIONS_WORKER: bool.optional(),
@@ -161,6 +166,36 @@ const Env = z.object({
 export const CONFIG_VARIABLES: readonly string[] = Object.keys(Env.shape);
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A key of ENCRYPTION_KEYS (src/domain/encryption.ts). */
+export interface EncryptionKey {
+  id: string;
+  /** 32 bytes. */
+  key: Buffer;
+}
+
+const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+
+/** `k2:<base64 of 32 bytes>,k1:<…>` → the keys, current first; a malformed entry throws (the configuration is refused at start). */
+export function parseEncryptionKeys(raw: string): EncryptionKey[] {
+  const keys = raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const at = entry.indexOf(':');
+      const id = entry.slice(0, at);
+      const key = Buffer.from(entry.slice(at + 1), 'base64');
+      if (at < 1 || !KEY_ID.test(id) || key.length !== 32)
+        throw new Error(
+          `Invalid configuration:\n  ENCRYPTION_KEYS: each entry is <id>:<base64 of 32 random bytes> (id: letters, digits, _ or -), e.g. k1:$(openssl rand -base64 32)`,
+        );
+      return { id, key };
+    });
+  if (new Set(keys.map((k) => k.id)).size !== keys.length)
+    throw new Error('Invalid configuration:\n  ENCRYPTION_KEYS: two keys share an id');
+  return keys;
+}
 
 /** `0s,5s,5m,2h` → milliseconds; a bare number is milliseconds. */
 export function parseDurations(list: string, variable = 'WEBHOOK_RETRY_SCHEDULE'): number[] {
@@ -256,6 +291,11 @@ export type Config = {
   http: HttpLimits;
   operations: OperationsConfig;
   webhook: WebhookConfig;
+  /**
+   * Keys for credentials stored encrypted (ENCRYPTION_KEYS, src/domain/encryption.ts): the first encrypts, each
+   * decrypts its own ciphertexts. Empty or left out: credentials cannot be stored (400 encryption_key_not_configured).
+   */
+  encryptionKeys?: EncryptionKey[];
   /** Payout runs (src/domain/payout/payout.ts); defaults when left out. */
   payouts?: PayoutsConfig;
   /** The MCP front (src/mcp/, docs/mcp.md); defaults when left out. */
@@ -492,6 +532,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       maxAttempts: e.OPERATION_MAX_ATTEMPTS,
       retierBatch: e.PROGRAM_RETIER_BATCH,
     },
+    encryptionKeys: parseEncryptionKeys(e.ENCRYPTION_KEYS),
     mcp: {
       exposeSecrets: e.MCP_EXPOSE_SECRETS ?? false,
       allowedHosts: e.MCP_ALLOWED_HOSTS.split(',')

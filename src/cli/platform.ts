@@ -19,6 +19,7 @@ interface ServerCommands {
   start(): Promise<void>;
   migrate(): Promise<{ database: string; applied: string[] }>;
   bootstrap(): Promise<{ file: string; created: boolean }>;
+  reencryptCredentials(): Promise<{ key: string; reencrypted: number; current: number; undecryptable: string[] }>;
 }
 
 /** The server's own code, TypeScript run through tsx: `../../src/cli/` from src/cli/ and from dist/cli/ alike. */
@@ -74,6 +75,24 @@ program
           ? `Bootstrapped; credentials written to ${out.file} (mode 0600)`
           : `The database already holds an organization; nothing done (credentials: ${out.file})`,
       );
+    }),
+  );
+
+program
+  .command('reencrypt-credentials')
+  .description("re-encrypt every stored credential (event destinations' broker URLs) under the first key of ENCRYPTION_KEYS")
+  .action(
+    run(async (g) => {
+      const out = await (await serverCommands()).reencryptCredentials();
+      print(g, out, () =>
+        [
+          `Re-encrypted ${out.reencrypted} credential(s) under key ${out.key}; ${out.current} already were`,
+          ...(out.undecryptable.length
+            ? [`No configured key decrypts: ${out.undecryptable.join(', ')} (list the key they were encrypted with in ENCRYPTION_KEYS)`]
+            : []),
+        ].join('\n'),
+      );
+      return out.undecryptable.length ? 1 : 0;
     }),
   );
 

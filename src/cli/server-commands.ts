@@ -1,10 +1,11 @@
 /**
  * The commands that run server code in this process: start, migrate,
- * bootstrap. Loaded lazily, so API commands do not pay for Prisma and PGlite.
+ * bootstrap, reencrypt-credentials. Loaded lazily, so API commands do not pay for Prisma and PGlite.
  */
 import { systemClock } from '../clock.ts';
 import { loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
+import { reencryptCredentials as reencrypt, type Reencryption } from '../domain/destination/destination.ts';
 import { bootstrapIfEmpty } from '../domain/organization/bootstrap.ts';
 import { createLogger } from '../logger.ts';
 
@@ -41,6 +42,21 @@ export async function bootstrap(): Promise<{ file: string; created: boolean }> {
     // No sequencer runs here; the server numbers any committed events when it starts.
     const created = await bootstrapIfEmpty({ db, clock: systemClock, config, log, sequencer: { kick() {} } }, urls);
     return { file: config.bootstrapFile, created: created !== undefined };
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * `platform reencrypt-credentials`: every stored credential (event destinations' broker URLs) re-encrypted under the
+ * first key of ENCRYPTION_KEYS, on the database the server uses (docs/destinations.md, "Encryption keys").
+ */
+export async function reencryptCredentials(): Promise<Reencryption> {
+  const config = loadConfig();
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    await db.migrate();
+    return await reencrypt(db, config.encryptionKeys);
   } finally {
     await db.close();
   }

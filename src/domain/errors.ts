@@ -14,6 +14,7 @@ export const ERROR_CODES = [
   'create_rate_limit_exceeded',
   'token_limit_reached',
   'webhook_endpoint_limit_reached',
+  'encryption_key_not_configured',
   'idempotency_key_reused',
   'test_mode_not_yet_available',
   'brand_not_found',

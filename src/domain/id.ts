@@ -14,6 +14,7 @@ export const ID_PREFIX = {
   audit: 'aud',
   event: 'evt',
   webhookEndpoint: 'we',
+  eventDestination: 'ed',
   entity: 'ent',
   assertion: 'asrt',
   operation: 'op',

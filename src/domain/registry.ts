@@ -4,6 +4,7 @@ import { brands } from './brand/brand.ts';
 import { connectConfig } from './connect/config.ts';
 import { handoffIssuers } from './connect/handoff-issuer.ts';
 import { connections } from './connection/connection.ts';
+import { eventDestinations } from './destination/destination.ts';
 import { deployments, distributions } from './distribution/distribution.ts';
 import { enrollments } from './enrollment/enrollment.ts';
 import { entities } from './entity/entities.ts';
@@ -30,6 +31,7 @@ export const REGISTRY = {
   webhookEndpoints,
   webhookReplays,
   webhookDeliveries,
+  eventDestinations,
   events,
   eventTypes,
   operations,

@@ -10,6 +10,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   create_rate_limit_exceeded: 400,
   token_limit_reached: 400,
   webhook_endpoint_limit_reached: 400,
+  encryption_key_not_configured: 400,
   idempotency_key_reused: 400,
   test_mode_not_yet_available: 400,
   brand_not_found: 400,

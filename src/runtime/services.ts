@@ -1,5 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Deps } from '../domain/context.ts';
+import { lazyTransports } from '../domain/destination/lazy-transports.ts';
+import type { DestinationType, Transport } from '../domain/destination/transport.ts';
 import { distributionHandlers } from '../domain/distribution/handlers.ts';
 import { tierHandlers } from '../domain/program/tiers.ts';
 import { payoutHandlers } from '../domain/payout/payout.ts';
@@ -40,7 +42,7 @@ export interface Services {
  *   or a pull) and wakes the webhook fan-out; another process's NOTIFY (a
  *   position this process did not sequence) wakes the fan-out too, so
  *   neither waits for its poll;
- * - delivery runs the domain, so it is built last, behind two wake-up ports
+ * - delivery runs the domain, so it is built last (with the event destinations' transports, which its stop closes), behind two wake-up ports
  *   given to the rest before it exists: `fanOut` (events were sequenced) and
  *   `wakeDelivery` (a retry committed; `deps.webhooks`). Where no delivery
  *   runs (an API process, or the worker turned off) they stay unattached and
@@ -48,7 +50,12 @@ export interface Services {
  * - the operations runner is the domain's operations port for the
  *   operations it runs itself and for every other caller (`deps.operations`).
  */
-export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log' | 'metrics'>, config: Config): Services {
+export function buildServices(
+  base: Pick<Deps, 'db' | 'clock' | 'config' | 'log' | 'metrics'>,
+  config: Config,
+  /** The event destinations' transports, one per broker type (src/domain/destination/transports/). */
+  transports: Record<DestinationType, Transport> = lazyTransports(),
+): Services {
   // Roles (ADR 0006): an API process runs no background loop, a worker serves no request but the health probes.
   const serves = config.role !== 'worker';
   const background = config.role !== 'api';
@@ -76,7 +83,7 @@ export function buildServices(base: Pick<Deps, 'db' | 'clock' | 'config' | 'log'
   const ports = { ...base, sequencer, credentials, failedAuthentication, webhooks: wakeDelivery };
   const operations = new OperationsRunner(ports, [...distributionHandlers, ...tierHandlers, ...replayHandlers, ...payoutHandlers]);
   const deps: Deps = { ...ports, operations };
-  const webhooks = new WebhookWorker(deps);
+  const webhooks = new WebhookWorker(deps, transports);
   if (delivers) {
     fanOut.attach(() => webhooks.sequenced());
     wakeDelivery.attach(() => webhooks.kick());

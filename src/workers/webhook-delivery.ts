@@ -3,18 +3,22 @@ import { hostname } from 'node:os';
 import type { Deps } from '../domain/context.ts';
 import type { WebhookEndpoint } from '../db/generated/client.ts';
 import { presentEvent } from '../domain/event/event.ts';
+import { destinationTarget } from '../domain/destination/destination.ts';
+import type { DestinationType, Transport } from '../domain/destination/transport.ts';
+import { UndecryptableSecret } from '../domain/encryption.ts';
 import { signingSecrets } from '../domain/webhook/endpoint.ts';
 import { FANOUT_BATCH, fanOutBatch } from '../domain/webhook/fanout.ts';
 import { exhaustLeased, leaseDue, recordAttempts, type FinishedAttempt, type LeasedDelivery } from '../domain/webhook/lease.ts';
 import { keepAliveAgents, postWebhook, type Agents, type AttemptOutcome, type SendOptions } from '../domain/webhook/send.ts';
 import { EndpointLimits, INITIAL_ENDPOINT_LIMIT } from '../domain/webhook/concurrency.ts';
-import { REPLAY_HEADER, webhookHeaders } from '../domain/webhook/signature.ts';
+import { REPLAY_HEADER, webhookHeaders, type WebhookHeaders } from '../domain/webhook/signature.ts';
 import { Loop } from '../runtime/loop.ts';
 import { tracing } from '../tracing.ts';
 
 /**
  * The webhook delivery worker of one process: fans out newly sequenced events,
- * then leases due deliveries and sends them over keep-alive connections, at
+ * then leases due deliveries and sends them over keep-alive connections (an
+ * event destination's through its broker type's transport), at
  * most `concurrency` at a time and, per endpoint, its adaptive limit (grows
  * while the receiver answers fast, shrinks on errors and slow answers, never
  * past `endpointConcurrency`; concurrency.ts), so one slow or hanging
@@ -50,7 +54,10 @@ export class WebhookWorker {
   private finished: FinishedAttempt[] = [];
   private flushing: Promise<void> | undefined;
 
-  constructor(private readonly deps: Deps) {
+  constructor(
+    private readonly deps: Deps,
+    private readonly transports: Record<DestinationType, Transport>,
+  ) {
     const cfg = deps.config.webhook;
     this.limits = new EndpointLimits({ initial: INITIAL_ENDPOINT_LIMIT, ceiling: cfg.endpointConcurrency });
     this.agents = keepAliveAgents(cfg.concurrency);
@@ -79,6 +86,7 @@ export class WebhookWorker {
     await this.flush();
     this.agents['http:'].destroy();
     this.agents['https:'].destroy();
+    await Promise.all(Object.values(this.transports).map((t) => t.close()));
   }
 
   kick(fanOut = true): void {
@@ -197,12 +205,15 @@ export class WebhookWorker {
         'webhook.attempt': d.attempts + 1,
       },
       async (span) => {
-        const o = await postWebhook(
-          d.endpoint.url,
-          { ...headers, ...replay },
-          body,
-          timeoutMs ? { ...this.sendOptions, timeoutMs } : this.sendOptions,
-        );
+        const o =
+          d.endpoint.type === 'webhook'
+            ? await postWebhook(
+                d.endpoint.url,
+                { ...headers, ...replay },
+                body,
+                timeoutMs ? { ...this.sendOptions, timeoutMs } : this.sendOptions,
+              )
+            : await this.publish(d, headers, body, timeoutMs ?? this.sendOptions.timeoutMs);
         span.setAttributes({
           'http.response.status_code': o.statusCode ?? undefined,
           'webhook.outcome': o.ok ? 'success' : o.statusCode !== null ? 'http_error' : 'no_response',
@@ -217,6 +228,23 @@ export class WebhookWorker {
     this.finished.push({ delivery: d, startedAt, outcome });
     void this.flush();
     return outcome;
+  }
+
+  /**
+   * An event destination's attempt: the same body and signature values as a webhook's, handed to its type's
+   * transport with its decrypted URL. A URL whose key is not configured fails the attempt without a publish.
+   */
+  private async publish(d: LeasedDelivery, headers: WebhookHeaders, body: string, timeoutMs: number): Promise<AttemptOutcome> {
+    let target: ReturnType<typeof destinationTarget>;
+    try {
+      target = destinationTarget(this.deps.config.encryptionKeys, { id: d.endpoint_id, ...d.endpoint });
+    } catch (e) {
+      if (!(e instanceof UndecryptableSecret)) throw e;
+      return { ok: false, statusCode: null, error: `credentials_undecryptable: ${e.message}`, excerpt: null, durationMs: 0 };
+    }
+    const message = { eventId: d.event_id, eventType: d.event.type, body, headers, replayOperationId: d.replay_operation_id };
+    const { allowLoopback, allowPrivateNetworks } = this.sendOptions;
+    return this.transports[target.type].publish(target, message, { allowLoopback, allowPrivateNetworks, timeoutMs });
   }
 
   /**

@@ -16,6 +16,7 @@ import { webhookEndpoints } from '../../src/domain/webhook/endpoint.ts';
 import { performance } from '../../src/domain/performance/performance.ts';
 import { tiers } from '../../src/domain/program/tiers.ts';
 import { webhookReplays } from '../../src/domain/webhook/replay.ts';
+import { eventDestinations } from '../../src/domain/destination/destination.ts';
 import { brands } from '../../src/domain/brand/brand.ts';
 import { entities } from '../../src/domain/entity/entities.ts';
 import { relationships } from '../../src/domain/relationship/relationship.ts';
@@ -50,6 +51,7 @@ const EP = `id url description enabledEvents filter { brands subjectTypes } stat
   policy { timeoutMs retrySchedule maxInFlight rateLimitPerSecond } ordering secret rotatedAt livemode createdAt updatedAt`;
 const WINDOW = 'attempts succeeded successRate p50Ms p99Ms';
 const HEALTH = `lastHour { ${WINDOW} } lastDay { ${WINDOW} } lastSuccessAt lastFailure { at statusCode error }`;
+const ED = `${EP} type exchange routingKey subject stream maxLen caCertificate`;
 const REQ = 'id program metric operator threshold createdAt';
 const MSR = 'id entity metric value occurredAt program externalId duplicate createdAt';
 const PROG = `id brand name gracePeriodSeconds performanceWindow requirements { ${REQ} } livemode createdAt updatedAt`;
@@ -80,6 +82,11 @@ const gql = (token: string, c: Call['gql']) => t.http.graphql(c.query, c.vars ??
 const createEndpoint = async (token: string): Promise<Ids> => {
   const res = await t.http.post(`${P}/webhook_endpoints`, { url: 'https://a.example/hook', description: 'd' }, { token });
   return { endpoint: res.body.webhook_endpoint.id };
+};
+const DESTINATION = { type: 'redis', url: 'rediss://redis.example', stream: 's', description: 'd' };
+const createDestination = async (token: string): Promise<Ids> => {
+  const res = await t.http.post(`${P}/event_destinations`, DESTINATION, { token });
+  return { destination: res.body.event_destination.id };
 };
 const createProgram = async (token: string): Promise<Ids> => {
   const res = await t.http.post(`${P}/programs`, { name: 'P', grace_period_seconds: 60 }, { token });
@@ -412,6 +419,153 @@ const ROWS: Row[] = [
     unknown: {
       rest: { method: 'POST', path: '/webhook_endpoints/we_nope/replay/cancel' },
       gql: { query: 'mutation { cancelWebhookEndpointReplay(id: "we_nope") { id } }' },
+    },
+  },
+  {
+    action: eventDestinations.create,
+    // `type` is an enum (REDIS) whose field name other resources use for strings; test/destination/destinations.test.ts compares it.
+    volatile: ['type'],
+    call: () => ({
+      rest: { method: 'POST', path: '/event_destinations', body: DESTINATION, envelope: 'event_destination' },
+      gql: {
+        query: `mutation { createEventDestination(type: REDIS, url: "rediss://redis.example", stream: "s", description: "d") { ${ED} } }`,
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'POST', path: '/event_destinations', body: { ...DESTINATION, url: 'ftp://a.example' } },
+      gql: { query: 'mutation { createEventDestination(type: REDIS, url: "ftp://a.example", stream: "s") { id } }' },
+    }),
+  },
+  {
+    action: eventDestinations.list,
+    // `type` is an enum (REDIS) whose field name other resources use for strings; test/destination/destinations.test.ts compares it.
+    volatile: ['type'],
+    setup: createDestination,
+    call: () => ({
+      rest: { method: 'GET', path: '/event_destinations?limit=1' },
+      gql: {
+        query: `{ eventDestinations(first: 1) { edges { node { ${ED} } } pageInfo { hasNextPage } } }`,
+        pick: (d) => edges(d.eventDestinations),
+      },
+    }),
+    bad: () => ({
+      rest: { method: 'GET', path: '/event_destinations?limit=0' },
+      gql: { query: '{ eventDestinations(first: 0) { edges { cursor } } }' },
+      gqlParam: 'first',
+    }),
+  },
+  {
+    action: eventDestinations.retrieve,
+    // `type` is an enum (REDIS) whose field name other resources use for strings; test/destination/destinations.test.ts compares it.
+    volatile: ['type'],
+    setup: createDestination,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/event_destinations/${ids.destination}`, envelope: 'event_destination' },
+      gql: { query: `{ eventDestination(id: "${ids.destination}") { ${ED} health { ${HEALTH} } } }` },
+    }),
+    unknown: { rest: { method: 'GET', path: '/event_destinations/ed_nope' }, gql: { query: '{ eventDestination(id: "ed_nope") { id } }' } },
+  },
+  {
+    action: eventDestinations.update,
+    // `type` is an enum (REDIS) whose field name other resources use for strings; test/destination/destinations.test.ts compares it.
+    volatile: ['type'],
+    setup: createDestination,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/event_destinations/${ids.destination}`, body: { description: 'e' }, envelope: 'event_destination' },
+      gql: { query: `mutation { updateEventDestination(id: "${ids.destination}", description: "e") { ${ED} } }` },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'POST', path: `/event_destinations/${ids.destination}`, body: { stream: '{nope}' } },
+      gql: { query: `mutation { updateEventDestination(id: "${ids.destination}", stream: "{nope}") { id } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/event_destinations/ed_nope', body: {} },
+      gql: { query: 'mutation { updateEventDestination(id: "ed_nope") { id } }' },
+    },
+  },
+  {
+    action: eventDestinations.rotateSecret,
+    // `type` is an enum (REDIS) whose field name other resources use for strings; test/destination/destinations.test.ts compares it.
+    volatile: ['type'],
+    setup: createDestination,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/event_destinations/${ids.destination}/rotate_secret`, envelope: 'event_destination' },
+      gql: { query: `mutation { rotateEventDestinationSecret(id: "${ids.destination}") { ${ED} } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/event_destinations/ed_nope/rotate_secret' },
+      gql: { query: 'mutation { rotateEventDestinationSecret(id: "ed_nope") { id } }' },
+    },
+  },
+  {
+    action: eventDestinations.delete,
+    setup: createDestination,
+    call: (ids) => ({
+      rest: { method: 'DELETE', path: `/event_destinations/${ids.destination}` },
+      gql: { query: `mutation { deleteEventDestination(id: "${ids.destination}") { id deleted } }` },
+    }),
+    unknown: {
+      rest: { method: 'DELETE', path: '/event_destinations/ed_nope' },
+      gql: { query: 'mutation { deleteEventDestination(id: "ed_nope") { id } }' },
+    },
+  },
+  {
+    action: eventDestinations.listDeliveries,
+    setup: createDestination,
+    call: (ids) => ({
+      rest: { method: 'GET', path: `/event_destinations/${ids.destination}/deliveries` },
+      gql: {
+        query: `{ eventDestination(id: "${ids.destination}") { deliveries { edges { node { id } } pageInfo { hasNextPage } } } }`,
+        pick: (d) => edges(d.eventDestination.deliveries),
+      },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'GET', path: `/event_destinations/${ids.destination}/deliveries?limit=101` },
+      gql: { query: `{ eventDestination(id: "${ids.destination}") { deliveries(first: 101) { edges { cursor } } } }` },
+      gqlParam: 'first',
+    }),
+  },
+  {
+    action: eventDestinations.retryDelivery,
+    setup: createDestination,
+    // No delivery exists to retry here: the same 404 on both is the result.
+    refused: 'resource_missing',
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/event_destinations/${ids.destination}/deliveries/msg_nope/retry` },
+      gql: { query: `mutation { retryEventDestinationDelivery(destinationId: "${ids.destination}", id: "msg_nope") { id } }` },
+    }),
+  },
+  {
+    action: eventDestinations.replay,
+    setup: createDestination,
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/event_destinations/${ids.destination}/replay`, body: { starting_after: 0 }, envelope: 'operation' },
+      gql: {
+        query: `mutation { replayEventDestination(id: "${ids.destination}", startingAfter: 0) { ${OP} } }`,
+        pick: json('replayEventDestination'),
+      },
+    }),
+    bad: (ids) => ({
+      rest: { method: 'POST', path: `/event_destinations/${ids.destination}/replay`, body: { starting_after: 0, until: 'soon' } },
+      gql: { query: `mutation { replayEventDestination(id: "${ids.destination}", startingAfter: 0, until: "soon") { id } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/event_destinations/ed_nope/replay', body: { starting_after: 0 } },
+      gql: { query: 'mutation { replayEventDestination(id: "ed_nope", startingAfter: 0) { id } }' },
+    },
+  },
+  {
+    action: eventDestinations.cancelReplay,
+    setup: createDestination,
+    // No live replay: the same 409 on both.
+    refused: 'resource_conflict',
+    call: (ids) => ({
+      rest: { method: 'POST', path: `/event_destinations/${ids.destination}/replay/cancel` },
+      gql: { query: `mutation { cancelEventDestinationReplay(id: "${ids.destination}") { id } }` },
+    }),
+    unknown: {
+      rest: { method: 'POST', path: '/event_destinations/ed_nope/replay/cancel' },
+      gql: { query: 'mutation { cancelEventDestinationReplay(id: "ed_nope") { id } }' },
     },
   },
   {

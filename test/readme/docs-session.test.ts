@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { createPersistentDatabase, onPostgres, type PersistentDatabase } from '../support/kit.ts';
 import { type ServerProcess, spawnServer } from '../support/ops-process.ts';
 import { bashSession } from './bash-session.ts';
@@ -25,6 +25,9 @@ import { docPages, ROOT } from './doc-pages.ts';
 const COMMAND_TIMEOUT_MS = 60_000;
 /** DOCS_UPDATE=1: after the run, rewrite each page's shown outputs with what the commands printed (review the diff). */
 const UPDATE = process.env.DOCS_UPDATE === '1';
+
+/** The brokers the run started, for `requires: rabbitmq|nats|redis` blocks (test/support/brokers-setup.ts). */
+const brokers = inject('brokers');
 
 const pages = docPages().map((page) => ({ page, blocks: docBlocks(readFileSync(join(ROOT, page), 'utf8')) }));
 
@@ -66,7 +69,9 @@ describe('the docs', () => {
       const lines = readFileSync(join(ROOT, page), 'utf8').split('\n');
       const markers = lines.flatMap((text, i) => (/^<!--.*(docs|readme)-test/.test(text) ? [i] : []));
       for (const i of markers) {
-        expect(lines[i], `${page} line ${i + 1}`).toMatch(/^<!-- docs-test: (skip: \S.*|requires: postgres|file: [\w.-]+) -->$/);
+        expect(lines[i], `${page} line ${i + 1}`).toMatch(
+          /^<!-- docs-test: (skip: \S.*|requires: (postgres|rabbitmq|nats|redis)|file: [\w.-]+) -->$/,
+        );
         expect(lines[i + 1], `${page} line ${i + 2}`).toMatch(lines[i]!.includes('file:') ? /^```\w+$/ : /^```(console|sh)$/);
       }
     }
@@ -95,10 +100,16 @@ describe('the docs', () => {
             console.log(`${page} line ${block.line}: skipped, requires postgres (runs where TEST_DATABASE_URL is set, as in .ci/run)`);
             continue;
           }
+          const broker = block.requires && block.requires !== 'postgres' ? block.requires : undefined;
+          if (broker && !brokers[broker]) {
+            console.log(`${page} line ${block.line}: skipped, requires ${broker} (its package is not installed here; CI installs it)`);
+            continue;
+          }
           if (block.requires === 'postgres') {
             own ??= await createPersistentDatabase();
             await shell.run(`export DATABASE_URL='${own.databaseUrl}'`, COMMAND_TIMEOUT_MS);
           }
+          if (broker) await shell.run(`export ${broker.toUpperCase()}_URL='${brokers[broker]}'`, COMMAND_TIMEOUT_MS);
           for (const command of block.commands) {
             const ran = await shell.run(command.command, COMMAND_TIMEOUT_MS).catch((e: Error) => e);
             if (!(ran instanceof Error)) printed.set(command.line, ran.output);
@@ -106,7 +117,7 @@ describe('the docs', () => {
             if (problem) failures.push(`${where(page, block, command.line)}\n$ ${command.command}\n${problem}`);
             if (ran instanceof Error) break session; // the shell is still busy with it
           }
-          if (block.requires) await shell.run('unset DATABASE_URL', COMMAND_TIMEOUT_MS);
+          if (block.requires) await shell.run(`unset ${broker ? `${broker.toUpperCase()}_URL` : 'DATABASE_URL'}`, COMMAND_TIMEOUT_MS);
         }
       } finally {
         shell.close();

@@ -11,7 +11,8 @@
  * - `<!-- docs-test: skip: <why> -->` on the line right before a fence
  *   leaves that block out (it must say why); `<!-- docs-test: requires: postgres -->`
  *   runs it only where that server exists (a PostgreSQL database in `$DATABASE_URL`),
- *   and skips it with a printed reason elsewhere.
+ *   and skips it with a printed reason elsewhere; `requires: rabbitmq`, `nats` or `redis`
+ *   runs it with the run's broker of that kind in `$RABBITMQ_URL`, `$NATS_URL` or `$REDIS_URL`.
  * - A `console` block is a transcript: `$ command` (continued by a trailing
  *   `\` or an open quote), then the lines it prints. Blank lines are not compared; a line that
  *   starts with `# ` is a note to the reader, except `# exit N` (more text may follow), the
@@ -43,8 +44,8 @@ export interface DocBlock {
   commands: DocCommand[];
 }
 
-/** What a `requires:` marker may name: a server beyond the embedded database. */
-export const REQUIREMENTS = ['postgres'] as const;
+/** What a `requires:` marker may name: a server beyond the embedded database (a broker: one the run started, test/support/brokers.ts). */
+export const REQUIREMENTS = ['postgres', 'rabbitmq', 'nats', 'redis'] as const;
 export type Requirement = (typeof REQUIREMENTS)[number];
 
 const MARKER = /^<!--\s*docs-test:\s*(skip|requires|file):\s*(.+?)\s*-->$/;

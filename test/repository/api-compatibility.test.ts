@@ -59,11 +59,17 @@ function facts(doc: unknown): Set<string> {
   return out;
 }
 
-/** Facts a client could notice: anything removed or changed, and a request input that became required. */
+/** The operation (`/paths//<path>/<method>`) a fact belongs to, if any. */
+const operationOf = (fact: string) => /^\/paths\/.*?\/(get|post|put|patch|delete)\//.exec(fact)?.[0];
+
+/** Facts a client could notice: anything removed or changed, and an input of an existing operation that became required. */
 function incompatible(before: Set<string>, after: Set<string>): string[] {
   const removed = [...before].filter((f) => !after.has(f)).map((f) => `- ${f}`);
+  const operations = new Set([...before].map(operationOf));
   const newlyRequired = [...after]
     .filter((f) => !before.has(f) && /\/(requestBody|parameters)\b.*\/required(\[\])? = /.test(f) && !f.endsWith('= false'))
+    // A new operation's required inputs are part of an addition: no client calls it yet.
+    .filter((f) => operations.has(operationOf(f)))
     .map((f) => `+ ${f}`);
   return [...removed, ...newlyRequired];
 }
@@ -92,6 +98,14 @@ it('the comparison sees a removed response field, a changed type and a newly req
     '+ /paths//x/post/requestBody/required = true',
   ]);
   expect(incompatible(before, typed)).toEqual(['- /paths//x/post/responses/200/properties/a/type = "string"']);
+  // A new operation with a required input is an addition.
+  const added = facts({
+    paths: {
+      '/x': { post: { requestBody: { required: false }, responses: {} } },
+      '/y/{id}': { post: { requestBody: { required: true } } },
+    },
+  });
+  expect(incompatible(facts({ paths: { '/x': { post: { requestBody: { required: false }, responses: {} } } } }), added)).toEqual([]);
   // An added response field is compatible.
   expect(
     incompatible(

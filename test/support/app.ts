@@ -25,10 +25,13 @@ export interface TestApp extends RunningApp {
   database: TestDatabase;
 }
 
-/** Test configuration on `database`: port 0, no bootstrap, silent logs unless TEST_LOG_LEVEL. */
+/** The encryption key of test servers (ENCRYPTION_KEYS): a fixed test value, so a database outlives its server. */
+export const TEST_ENCRYPTION_KEYS = 'test1:dGVzdC1lbmNyeXB0aW9uLWtleS1vZi0zMi1ieXRlcyE=';
+
+/** Test configuration on `database`: port 0, no bootstrap, silent logs unless TEST_LOG_LEVEL, a test encryption key. */
 const testConfig = (database: TestDatabase, overrides: Partial<Config>) =>
   loadConfig(
-    { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' },
+    { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS },
     { host: '127.0.0.1', port: 0, databaseUrl: database.databaseUrl, dataDir: database.dataDir, bootstrap: false, ...overrides },
   );
 

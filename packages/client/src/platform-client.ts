@@ -6,7 +6,7 @@ import { Operations } from './resources/operations.ts';
 import { Payouts } from './resources/payouts.ts';
 import { Performance, ProgramTiers } from './resources/performance.ts';
 import { Relationships } from './resources/relationships.ts';
-import { WebhookEndpoints } from './resources/webhook-endpoints.ts';
+import { EventDestinations, WebhookEndpoints } from './resources/webhook-endpoints.ts';
 import { webhooks } from './webhooks.ts';
 
 export interface PlatformClientOptions {
@@ -31,6 +31,8 @@ export const SURFACE_B_PATH = '/v1/platform';
 /** The Surface B client: `new PlatformClient({ apiKey, origin })`. */
 export class PlatformClient {
   readonly webhookEndpoints: WebhookEndpoints;
+  /** Event destinations on message brokers: the same engine, subscriptions and signatures as webhook endpoints. */
+  readonly eventDestinations: EventDestinations;
   readonly events: Events;
   readonly eventTypes: EventTypes;
   readonly assertions: generated.Assertions;
@@ -65,6 +67,7 @@ export class PlatformClient {
       fetch: opts.fetch,
     });
     this.webhookEndpoints = new WebhookEndpoints(this.sender);
+    this.eventDestinations = new EventDestinations(this.sender);
     this.events = new Events(this.sender);
     this.eventTypes = new EventTypes(this.sender);
     this.assertions = new generated.Assertions(this.sender);

@@ -62,6 +62,10 @@ export interface CreateUnitPayload {
   duplicate: boolean;
   unit: Unit;
 }
+export interface DeletedEventDestination {
+  deleted: boolean;
+  id: string;
+}
 export interface DeletedHandoffIssuer {
   deleted: boolean;
   id: string;
@@ -189,6 +193,41 @@ export interface EventCatalogueEntry {
   schema: JSON;
   type: string;
 }
+export interface EventDestination {
+  caCertificate: string | null;
+  createdAt: DateTime;
+  deliveries: EventDestinationDeliveriesConnection;
+  description: string | null;
+  disabledReason: WebhookEndpointDisabledReason | null;
+  enabledEvents: Array<string>;
+  exchange: string | null;
+  failingSince: DateTime | null;
+  filter: WebhookEndpointFilter;
+  health: WebhookEndpointHealth;
+  id: string;
+  livemode: boolean;
+  maxLen: number | null;
+  ordering: WebhookEndpointOrdering;
+  policy: WebhookEndpointPolicy;
+  rotatedAt: DateTime | null;
+  routingKey: string | null;
+  secret: string | null;
+  status: WebhookEndpointStatus;
+  stream: string | null;
+  subject: string | null;
+  type: EventDestinationType;
+  updatedAt: DateTime;
+  url: string;
+}
+export interface EventDestinationDeliveriesConnection {
+  edges: Array<EventDestinationDeliveriesConnectionEdge>;
+  pageInfo: PageInfo;
+}
+export interface EventDestinationDeliveriesConnectionEdge {
+  cursor: string;
+  node: WebhookDelivery;
+}
+export type EventDestinationType = 'NATS' | 'RABBITMQ' | 'REDIS';
 export interface EventSubject {
   id: string;
   type: string;
@@ -261,12 +300,14 @@ export interface Mutation {
   activateRelationship: Relationship;
   approveEnrollment: Enrollment;
   cancelDistribution: DistributionOperation;
+  cancelEventDestinationReplay: Operation;
   cancelPayoutRun: Operation;
   cancelWebhookEndpointReplay: Operation;
   createAssertion: Assertion;
   createConnection: ConnectedAccount;
   createDistribution: DistributionOperation;
   createEnrollment: Enrollment;
+  createEventDestination: EventDestination;
   createHandoffIssuer: HandoffIssuer;
   createProgram: Program;
   createProgramRequirement: ProgramRequirement;
@@ -274,6 +315,7 @@ export interface Mutation {
   createRelationship: Relationship;
   createUnit: CreateUnitPayload;
   createWebhookEndpoint: WebhookEndpoint;
+  deleteEventDestination: DeletedEventDestination;
   deleteHandoffIssuer: DeletedHandoffIssuer;
   deleteProgramRequirement: DeletedProgramRequirement;
   deleteProgramTier: DeletedProgramTierChange;
@@ -286,18 +328,22 @@ export interface Mutation {
   publishUnit: Unit;
   recordMeasurements: MeasurementBatch;
   rejectEnrollment: Enrollment;
+  replayEventDestination: Operation;
   replayWebhookEndpoint: Operation;
   resumeDistribution: DistributionOperation;
   resumeEnrollment: Enrollment;
   resumeRelationship: Relationship;
+  retryEventDestinationDelivery: WebhookDelivery;
   retryWebhookDelivery: WebhookDelivery;
   reverseLedgerEntry: LedgerEntry;
   revokeAssertion: AssertionRevocation;
   revokeConnection: ConnectionRevocation;
+  rotateEventDestinationSecret: EventDestination;
   rotateHandoffIssuer: HandoffIssuer;
   rotateWebhookEndpointSecret: WebhookEndpoint;
   runPayouts: Operation;
   updateConnectConfig: ConnectConfig;
+  updateEventDestination: EventDestination;
   updateProgramTier: ProgramTierChange;
   updateWebhookEndpoint: WebhookEndpoint;
   validateDistribution: DistributionValidation;
@@ -417,6 +463,8 @@ export interface Query {
   entity: Entity;
   event: Event;
   eventDeliveries: QueryEventDeliveriesConnection;
+  eventDestination: EventDestination;
+  eventDestinations: QueryEventDestinationsConnection;
   eventType: EventCatalogueEntry;
   eventTypes: Array<EventCatalogueEntry>;
   events: QueryEventsConnection;
@@ -503,6 +551,14 @@ export interface QueryEventDeliveriesConnection {
 export interface QueryEventDeliveriesConnectionEdge {
   cursor: string;
   node: WebhookDelivery;
+}
+export interface QueryEventDestinationsConnection {
+  edges: Array<QueryEventDestinationsConnectionEdge>;
+  pageInfo: PageInfo;
+}
+export interface QueryEventDestinationsConnectionEdge {
+  cursor: string;
+  node: EventDestination;
 }
 export interface QueryEventsConnection {
   edges: Array<QueryEventsConnectionEdge>;

@@ -10,7 +10,7 @@ import { assertPublicType } from '../event/filter.ts';
 import { timestamp } from '../validation.ts';
 import { ListInput, listOf, newestFirst, type ListQuery } from '../action/list.ts';
 import { namesLoopback } from './address-guard.ts';
-import { findEndpoint } from './endpoint.ts';
+import { WEBHOOK_ENDPOINTS, findEndpoint } from './endpoint.ts';
 import { isoTime } from '../shape.ts';
 import {
   deliveryCountsByStatus,
@@ -134,7 +134,7 @@ export const ListWebhookDeliveriesInput = ListInput.extend({
   event_id: z.string().max(128).optional().describe('one event (evt_...)'),
 });
 export const ListEventDeliveriesInput = ListInput.extend(DeliveryFilters);
-type DeliveryQuery = z.output<typeof ListEventDeliveriesInput> & { event_id?: string };
+export type DeliveryQuery = z.output<typeof ListEventDeliveriesInput> & { event_id?: string };
 
 /** The query's filters as the store takes them (an unknown event type is refused). */
 function deliveryFilter(q: DeliveryQuery): DeliveryFilter {
@@ -171,11 +171,18 @@ export const RetryWebhookDeliveryInput = z.strictObject({});
  * is simply brought forward. A succeeded delivery, or one of a disabled
  * endpoint, cannot be retried.
  */
-async function retryWebhookDelivery(deps: Deps, tx: Tx, organizationId: string, endpointId: string, id: string) {
-  const endpoint = await findEndpoint(tx, organizationId, endpointId);
+export async function retryDelivery(
+  deps: Deps,
+  tx: Tx,
+  organizationId: string,
+  endpointId: string,
+  id: string,
+  family = WEBHOOK_ENDPOINTS,
+) {
+  const endpoint = await findEndpoint(tx, organizationId, endpointId, null, family);
   const row = await findDelivery(tx, endpoint.id, id);
   if (endpoint.status !== 'enabled')
-    throw new DomainError('invalid_status', 'The webhook endpoint is disabled; enable it before retrying its deliveries');
+    throw new DomainError('invalid_status', `The ${family.noun} is disabled; enable it before retrying its deliveries`);
   if (row.status === 'succeeded') throw new DomainError('invalid_status', 'The delivery already succeeded');
   const now = deps.clock.now();
   const updated = await requeueDelivery(tx, row.id, row.attempts > 0 ? 'failing' : 'pending', now);
@@ -184,7 +191,7 @@ async function retryWebhookDelivery(deps: Deps, tx: Tx, organizationId: string, 
 }
 
 /** A page of a delivery log: the deliveries `scope` selects, filtered, newest first; a cursor outside the scope is 404. */
-async function deliveryLog(deps: Deps, db: Reader, scope: DeliveryScope, input: DeliveryQuery & ListQuery) {
+export async function deliveryLog(deps: Deps, db: Reader, scope: DeliveryScope, input: DeliveryQuery & ListQuery) {
   const filter = deliveryFilter(input);
   const page = await newestFirst(
     input,
@@ -220,7 +227,8 @@ export const webhookDeliveries = capability({ name: 'webhook_deliveries', title:
     run: async ({ deps, caller, params, input, db }) => {
       const organizationId = caller.organization.id;
       const event = await retrieveEvent(deps, organizationId, params.id);
-      return deliveryLog(deps, db, { eventId: event.id, organizationId }, input);
+      // Webhook endpoints' deliveries only: an event destination's are in its own log.
+      return deliveryLog(deps, db, { eventId: event.id, organizationId, endpoint: { type: 'webhook' } }, input);
     },
   }),
   retry: mutation({
@@ -229,6 +237,6 @@ export const webhookDeliveries = capability({ name: 'webhook_deliveries', title:
     input: RetryWebhookDeliveryInput,
     output: WebhookDelivery,
     outcome: 'ok',
-    run: ({ deps, caller, params, db }) => retryWebhookDelivery(deps, db, caller.organization.id, params.id, params.delivery_id),
+    run: ({ deps, caller, params, db }) => retryDelivery(deps, db, caller.organization.id, params.id, params.delivery_id),
   }),
 });

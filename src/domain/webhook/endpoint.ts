@@ -28,6 +28,41 @@ export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;
 export const DESCRIPTION_MAX = 500;
 export const ENABLED_EVENTS_MAX = 100;
 
+/**
+ * The two resources the endpoint table holds (ADR 0012): webhook endpoints (`we_`, type `webhook`) and event
+ * destinations (`ed_`, a broker type). They share every rule and the one delivery engine; what differs is named here.
+ * A row is found by its id, whose prefix says which resource it is; a list reads only its own resource's rows.
+ */
+export interface EndpointFamily {
+  idKind: 'webhookEndpoint' | 'eventDestination';
+  /** How messages name one. */
+  noun: string;
+  /** Its replays' operation subject type and kinds. */
+  subjectType: 'webhook_endpoint' | 'event_destination';
+  replayKind: string;
+  replayCancelKind: string;
+  /** Whether its rows are event destinations (type other than `webhook`). */
+  destinations: boolean;
+}
+
+export const WEBHOOK_ENDPOINTS: EndpointFamily = {
+  idKind: 'webhookEndpoint',
+  noun: 'webhook endpoint',
+  subjectType: 'webhook_endpoint',
+  replayKind: 'webhook_endpoint.replay',
+  replayCancelKind: 'webhook_endpoint.replay_cancel',
+  destinations: false,
+};
+
+export const EVENT_DESTINATIONS: EndpointFamily = {
+  idKind: 'eventDestination',
+  noun: 'event destination',
+  subjectType: 'event_destination',
+  replayKind: 'event_destination.replay',
+  replayCancelKind: 'event_destination.replay_cancel',
+  destinations: true,
+};
+
 /** The spec's URL rule: the only hosts plain http may name. Whether this server delivers to them is checkDestination's. */
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -48,16 +83,16 @@ const url = z
     else ctx.addIssue({ code: 'custom', message: 'must use https (plain http only for localhost, 127.0.0.1 and [::1])' });
   });
 
-const enabledEvents = z.array(z.string()).max(ENABLED_EVENTS_MAX, `at most ${ENABLED_EVENTS_MAX} entries`);
+export const enabledEvents = z.array(z.string()).max(ENABLED_EVENTS_MAX, `at most ${ENABLED_EVENTS_MAX} entries`);
 /** null = no description (create) or clear it (update). */
-const description = z.string().max(DESCRIPTION_MAX, `at most ${DESCRIPTION_MAX} characters`).nullable();
+export const description = z.string().max(DESCRIPTION_MAX, `at most ${DESCRIPTION_MAX} characters`).nullable();
 
 /**
  * Beyond `enabled_events`: the feed's brand and subject-type filters, with the feed's validation (filter.ts) and
  * parameter names under `filter.`; an event reaches the endpoint only if every given list matches. null (update)
  * clears it.
  */
-const filter = z
+export const filter = z
   .strictObject({
     brands: z.array(z.string()).optional().describe('brand ids or slugs of the organization (stored as ids); only events of these brands'),
     subject_types: z.array(z.string()).optional().describe('only events about these subject types'),
@@ -69,10 +104,10 @@ const filter = z
  * the spec says): in parallel, in any order.
  */
 export const WEBHOOK_ENDPOINT_ORDERINGS = ['none', 'subject'] as const;
-const ordering = z.enum(WEBHOOK_ENDPOINT_ORDERINGS);
+export const ordering = z.enum(WEBHOOK_ENDPOINT_ORDERINGS);
 
 /** The endpoint's own delivery policy (policy.ts); null clears it. */
-const policy = WebhookEndpointPolicyInput.nullable();
+export const policy = WebhookEndpointPolicyInput.nullable();
 
 export const CreateWebhookEndpointInput = z.strictObject({
   url,
@@ -100,11 +135,8 @@ export const UpdateWebhookEndpointInput = z.strictObject({
 /** rotate_secret and delete take no parameters. */
 export const NoWebhookEndpointInput = z.strictObject({});
 
-/** A webhook endpoint as both fronts show it. */
-export const WebhookEndpoint = z.object({
-  id: z.string().describe('prefix we_'),
-  object: z.literal('webhook_endpoint'),
-  url: z.string(),
+/** What an endpoint and a destination show alike (each adds its id, object, url and type's fields). */
+export const EndpointCommon = {
   description: z.string().nullable(),
   enabled_events: z.array(z.string()).describe('empty = every public event type'),
   filter: z
@@ -128,6 +160,14 @@ export const WebhookEndpoint = z.object({
   livemode: z.boolean(),
   created_at: isoTime,
   updated_at: isoTime,
+};
+
+/** A webhook endpoint as both fronts show it. */
+export const WebhookEndpoint = z.object({
+  id: z.string().describe('prefix we_'),
+  object: z.literal('webhook_endpoint'),
+  url: z.string(),
+  ...EndpointCommon,
 });
 export type PublicWebhookEndpoint = z.output<typeof WebhookEndpoint>;
 /** What retrieve answers: the endpoint and its health summary (health.ts), computed for one endpoint, never for a list page. */
@@ -135,10 +175,12 @@ export const WebhookEndpointWithHealth = WebhookEndpoint.extend({ health: Webhoo
 export const DeletedWebhookEndpoint = z.object({ id: z.string(), object: z.literal('webhook_endpoint'), deleted: z.literal(true) });
 
 export function presentWebhookEndpoint(row: WebhookEndpointRow, withSecret = false): PublicWebhookEndpoint {
+  return { id: row.id, object: 'webhook_endpoint', url: row.url, ...presentCommon(row, withSecret) };
+}
+
+/** The fields EndpointCommon declares, of either resource's row. */
+export function presentCommon(row: WebhookEndpointRow, withSecret: boolean) {
   return {
-    id: row.id,
-    object: 'webhook_endpoint',
-    url: row.url,
     description: row.description,
     enabled_events: row.enabledEvents,
     filter: { brands: storedFilter(row).brands ?? null, subject_types: storedFilter(row).subject_types ?? null },
@@ -209,24 +251,34 @@ export function endpointMatcher(endpoint: Pick<WebhookEndpointRow, 'enabledEvent
   return (event) => subscriptionCovers(endpoint.enabledEvents, event.type) && (!matcher || matcher.matches(event));
 }
 
-async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, input: z.output<typeof CreateWebhookEndpointInput>) {
-  checkDestination(deps, input.url);
+/** What both resources' create and update take alike. */
+export type EndpointSettings = Partial<
+  Pick<z.output<typeof CreateWebhookEndpointInput>, 'description' | 'enabled_events' | 'filter' | 'policy' | 'ordering'>
+>;
+
+/** Where a new row sends: a webhook's URL, or a destination's type, masked URL, settings and encrypted credentials. */
+export type EndpointTarget = Pick<Prisma.WebhookEndpointUncheckedCreateInput, 'id' | 'url' | 'type' | 'config' | 'urlCiphertext'>;
+
+/**
+ * Inserts an endpoint or a destination under the organization's cap, which counts both (one cap on everywhere its
+ * events are sent), with its fresh signing secret.
+ */
+export async function insertEndpointUnderCap(deps: Deps, tx: Tx, organizationId: string, target: EndpointTarget, input: EndpointSettings) {
   const events = checkEventTypes(input.enabled_events) ?? [];
   const matching = await checkFilter(deps, tx, organizationId, input.filter);
   const policy = input.policy ? mergePolicy(deps.config.webhook, null, input.policy) : null;
   await lockOrganization(tx, organizationId);
   const cap = deps.config.organizationCaps.webhookEndpoints;
-  if ((await countEventDestinations(tx, organizationId)) >= cap) {
+  if ((await countEndpoints(tx, organizationId)) >= cap) {
     throw new DomainError(
       'webhook_endpoint_limit_reached',
-      `This organization already has ${cap} webhook endpoints, its limit: delete one before creating another`,
+      `This organization already has ${cap} webhook endpoints and event destinations, its limit: delete one before creating another`,
     );
   }
   const now = deps.clock.now();
-  const row = await insertEndpoint(tx, {
-    id: newId('webhookEndpoint'),
+  return insertEndpoint(tx, {
+    ...target,
     organizationId,
-    url: input.url,
     description: input.description ?? null,
     enabledEvents: events,
     ...(matching !== undefined ? { filter: matching } : {}),
@@ -236,37 +288,42 @@ async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
     createdAt: now,
     updatedAt: now,
   });
+}
+
+async function createWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, input: z.output<typeof CreateWebhookEndpointInput>) {
+  checkDestination(deps, input.url);
+  const row = await insertEndpointUnderCap(deps, tx, organizationId, { id: newId('webhookEndpoint'), url: input.url }, input);
   return presentWebhookEndpoint(row, true);
 }
 
-/**
- * What the organization's webhook-endpoint cap counts: its webhook endpoints, enabled or not. Event destinations
- * join this count when they exist: one cap on everywhere its events are sent.
- */
-export function countEventDestinations(tx: Tx, organizationId: string): Promise<number> {
-  return countEndpoints(tx, organizationId);
-}
-
-export async function findEndpoint(db: Reader, organizationId: string, id: string, param: string | null = null) {
-  const row = isId('webhookEndpoint', id) ? await findEndpointOf(db, organizationId, id) : null;
-  if (!row) throw missing('webhook endpoint', id, param);
+export async function findEndpoint(
+  db: Reader,
+  organizationId: string,
+  id: string,
+  param: string | null = null,
+  family = WEBHOOK_ENDPOINTS,
+) {
+  const row = isId(family.idKind, id) ? await findEndpointOf(db, organizationId, id) : null;
+  if (!row) throw missing(family.noun, id, param);
   return row;
 }
 
-async function updateWebhookEndpoint(
+/**
+ * Applies an update of either resource: the settings both share, `status` (with its reason and health event), and
+ * `target` (what the resource itself validated: a URL, a destination's settings).
+ */
+export async function updateEndpointRow(
   deps: Deps,
   tx: Tx,
-  organizationId: string,
-  id: string,
-  input: z.output<typeof UpdateWebhookEndpointInput>,
+  row: WebhookEndpointRow,
+  input: EndpointSettings & { status?: (typeof WEBHOOK_ENDPOINT_STATUSES)[number] },
+  target: Prisma.WebhookEndpointUncheckedUpdateInput,
 ) {
-  const row = await findEndpoint(tx, organizationId, id);
-  if (input.url !== undefined) checkDestination(deps, input.url);
   const events = checkEventTypes(input.enabled_events);
-  const matching = await checkFilter(deps, tx, organizationId, input.filter);
+  const matching = await checkFilter(deps, tx, row.organizationId, input.filter);
   const policy = input.policy !== undefined ? mergePolicy(deps.config.webhook, row.policy, input.policy) : undefined;
   const updated = await updateEndpoint(tx, row.id, {
-    ...(input.url !== undefined ? { url: input.url } : {}),
+    ...target,
     ...(input.description !== undefined ? { description: input.description } : {}),
     ...(events !== undefined ? { enabledEvents: events } : {}),
     ...(matching !== undefined ? { filter: matching } : {}),
@@ -284,29 +341,40 @@ async function updateWebhookEndpoint(
     await recordHealthEvents(tx, deps.clock.now(), [
       { endpointId: row.id, kind: input.status, reason: input.status === 'disabled' ? updated.disabledReason : null },
     ]);
-  return presentWebhookEndpoint(updated);
+  return updated;
+}
+
+async function updateWebhookEndpoint(
+  deps: Deps,
+  tx: Tx,
+  organizationId: string,
+  id: string,
+  input: z.output<typeof UpdateWebhookEndpointInput>,
+) {
+  const row = await findEndpoint(tx, organizationId, id);
+  if (input.url !== undefined) checkDestination(deps, input.url);
+  return presentWebhookEndpoint(await updateEndpointRow(deps, tx, row, input, input.url !== undefined ? { url: input.url } : {}));
 }
 
 /** Installs a fresh secret; the one it replaces keeps signing for 24 h (an older previous one is dropped). */
-async function rotateWebhookEndpointSecret(deps: Deps, tx: Tx, organizationId: string, id: string) {
-  const row = await findEndpoint(tx, organizationId, id);
+export async function rotateEndpointSecret(deps: Deps, tx: Tx, organizationId: string, id: string, family = WEBHOOK_ENDPOINTS) {
+  const row = await findEndpoint(tx, organizationId, id, null, family);
   const now = deps.clock.now();
-  const updated = await updateEndpoint(tx, row.id, {
+  return updateEndpoint(tx, row.id, {
     secret: generateWebhookSecret(),
     previousSecret: row.secret,
     previousSecretExpiresAt: new Date(now.getTime() + SECRET_OVERLAP_MS),
     rotatedAt: now,
     updatedAt: now,
   });
-  return presentWebhookEndpoint(updated, true);
 }
 
 /** Hard delete: the row and both secrets are gone, with its deliveries: a replay waiting on them has none left. */
-async function deleteWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, id: string) {
-  const row = await findEndpoint(tx, organizationId, id);
+export async function deleteEndpointRow(deps: Deps, tx: Tx, organizationId: string, id: string, family = WEBHOOK_ENDPOINTS) {
+  const row = await findEndpoint(tx, organizationId, id, null, family);
   await deleteEndpoint(tx, row.id);
-  await wakeOperations(deps, tx, { subjectType: 'webhook_endpoint', subjectId: row.id, waitingReason: 'awaiting_deliveries' });
-  return { id: row.id, object: 'webhook_endpoint' as const, deleted: true as const };
+  await wakeOperations(deps, tx, { subjectType: family.subjectType, subjectId: row.id, waitingReason: 'awaiting_deliveries' });
+  return row;
 }
 
 /**
@@ -332,7 +400,7 @@ export const webhookEndpoints = capability({ name: 'webhook_endpoints', title: '
       const page = await newestFirst(
         input,
         (id, param) => findEndpoint(db, organizationId, id, param),
-        (below, take) => endpointsPage(db, organizationId, below, take),
+        (below, take) => endpointsPage(db, organizationId, false, below, take),
       );
       return { ...page, data: page.data.map((r) => presentWebhookEndpoint(r)) };
     },
@@ -363,7 +431,8 @@ export const webhookEndpoints = capability({ name: 'webhook_endpoints', title: '
     output: WebhookEndpoint,
     outcome: 'ok',
     revealsSecret: ['secret'],
-    run: ({ deps, caller, params, db }) => rotateWebhookEndpointSecret(deps, db, caller.organization.id, params.id),
+    run: async ({ deps, caller, params, db }) =>
+      presentWebhookEndpoint(await rotateEndpointSecret(deps, db, caller.organization.id, params.id), true),
   }),
   delete: mutation({
     summary: 'Delete a webhook endpoint and its secrets (a replayed delete returns the cached response)',
@@ -371,7 +440,10 @@ export const webhookEndpoints = capability({ name: 'webhook_endpoints', title: '
     input: NoWebhookEndpointInput,
     output: DeletedWebhookEndpoint,
     outcome: 'ok',
-    run: ({ deps, caller, params, db }) => deleteWebhookEndpoint(deps, db, caller.organization.id, params.id),
+    run: async ({ deps, caller, params, db }) => {
+      const row = await deleteEndpointRow(deps, db, caller.organization.id, params.id);
+      return { id: row.id, object: 'webhook_endpoint' as const, deleted: true as const };
+    },
   }),
 });
 

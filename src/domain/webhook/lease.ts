@@ -36,7 +36,10 @@ import {
  * On PGlite there is one connection, so every lease statement is serialized.
  */
 export type LeasedDelivery = Pick<LeasedRow, 'id' | 'organization_id' | 'endpoint_id' | 'event_id' | 'attempts' | 'replay_operation_id'> & {
-  endpoint: Pick<WebhookEndpoint, 'url' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince'> & {
+  endpoint: Pick<
+    WebhookEndpoint,
+    'url' | 'type' | 'config' | 'urlCiphertext' | 'status' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince'
+  > & {
     policy: EndpointPolicy | null;
   };
   event: EventRecord;
@@ -69,6 +72,9 @@ export async function leaseDue(deps: Deps, r: LeaseRequest): Promise<LeasedDeliv
     replay_operation_id: x.replay_operation_id,
     endpoint: {
       url: x.url,
+      type: x.endpoint_type,
+      config: typeof x.config === 'string' ? JSON.parse(x.config) : x.config,
+      urlCiphertext: x.url_ciphertext,
       status: x.endpoint_status,
       secret: x.secret,
       previousSecret: x.previous_secret,

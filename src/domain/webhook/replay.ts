@@ -16,7 +16,7 @@ import {
   type PublicOperation,
 } from '../operation/operation.ts';
 import { timestamp } from '../validation.ts';
-import { checkEventTypes, endpointMatcher, findEndpoint } from './endpoint.ts';
+import { EVENT_DESTINATIONS, WEBHOOK_ENDPOINTS, checkEventTypes, endpointMatcher, findEndpoint, type EndpointFamily } from './endpoint.ts';
 import { eventsInSeqRange, firstSeqFrom, lastSeqUntil, maxSeq } from '../event/store.ts';
 import {
   eventsDeliveredOrScheduled,
@@ -48,8 +48,8 @@ import {
 export const REPLAY_MAX_EVENTS = 100_000;
 /** Events read per step (one transaction); a replay of REPLAY_MAX_EVENTS takes 50 steps, within one run of the engine. */
 export const REPLAY_BATCH = 2000;
-export const REPLAY_KIND = 'webhook_endpoint.replay';
-export const REPLAY_CANCEL_KIND = 'webhook_endpoint.replay_cancel';
+export const REPLAY_KIND = WEBHOOK_ENDPOINTS.replayKind;
+export const REPLAY_CANCEL_KIND = WEBHOOK_ENDPOINTS.replayCancelKind;
 
 const seq = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
@@ -73,6 +73,7 @@ export const ReplayWebhookEndpointInput = z.strictObject({
 });
 type ReplayInput = z.output<typeof ReplayWebhookEndpointInput>;
 
+export type { ReplayInput };
 export const NoReplayInput = z.strictObject({});
 
 /** What the replay operation carries in `progress` (public): its fixed range and request, where it is, and its counts. */
@@ -89,7 +90,7 @@ interface ReplayProgress {
   exhausted: number;
 }
 
-const subjectOf = (endpointId: string) => ({ type: 'webhook_endpoint', id: endpointId });
+const subjectOf = (endpointId: string, family: EndpointFamily) => ({ type: family.subjectType, id: endpointId });
 
 /** The seq bounds of a time: the first seq at or after `at` (the first event of a `since`), or the last at or before it (an `until`). */
 const seqAt = (tx: Tx, organizationId: string, at: Date, edge: 'first' | 'last') =>
@@ -137,10 +138,17 @@ async function replayRange(tx: Tx, endpoint: EndpointRow, input: ReplayInput): P
   return { after, until };
 }
 
-async function replayWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string, id: string, input: ReplayInput): Promise<PublicOperation> {
-  const endpoint = await findEndpoint(tx, organizationId, id);
+export async function replayEndpoint(
+  deps: Deps,
+  tx: Tx,
+  organizationId: string,
+  id: string,
+  input: ReplayInput,
+  family = WEBHOOK_ENDPOINTS,
+): Promise<PublicOperation> {
+  const endpoint = await findEndpoint(tx, organizationId, id, null, family);
   if (endpoint.status !== 'enabled')
-    throw new DomainError('invalid_status', 'The webhook endpoint is disabled; enable it before replaying events to it');
+    throw new DomainError('invalid_status', `The ${family.noun} is disabled; enable it before replaying events to it`);
   const types = checkEventTypes(input.types, 'types') ?? null;
   const { after, until } = await replayRange(tx, endpoint, input);
   const progress: ReplayProgress = {
@@ -157,25 +165,31 @@ async function replayWebhookEndpoint(deps: Deps, tx: Tx, organizationId: string,
   };
   const op = await enqueueOperation(deps, tx, {
     organizationId,
-    subject: subjectOf(endpoint.id),
-    kind: REPLAY_KIND,
+    subject: subjectOf(endpoint.id, family),
+    kind: family.replayKind,
     progress: { ...progress },
   });
   return presentOperation(op);
 }
 
 /** Cancels the endpoint's live replay on the control plane (a second cancel while one is live answers that one). */
-async function cancelReplay(deps: Deps, tx: Tx, organizationId: string, id: string): Promise<PublicOperation> {
-  const endpoint = await findEndpoint(tx, organizationId, id);
-  const subject = subjectOf(endpoint.id);
+export async function cancelReplay(
+  deps: Deps,
+  tx: Tx,
+  organizationId: string,
+  id: string,
+  family = WEBHOOK_ENDPOINTS,
+): Promise<PublicOperation> {
+  const endpoint = await findEndpoint(tx, organizationId, id, null, family);
+  const subject = subjectOf(endpoint.id, family);
   const running = await liveOperation(tx, subject, 'control');
   if (running) return presentOperation(running);
   const target = await liveOperation(tx, subject);
-  if (!target) throw new DomainError('resource_conflict', `The webhook endpoint ${endpoint.id} has no live replay to cancel`, null);
+  if (!target) throw new DomainError('resource_conflict', `The ${family.noun} ${endpoint.id} has no live replay to cancel`, null);
   const op = await enqueueOperation(deps, tx, {
     organizationId,
     subject,
-    kind: REPLAY_CANCEL_KIND,
+    kind: family.replayCancelKind,
     plane: 'control',
     targetOperationId: target.id,
   });
@@ -208,7 +222,7 @@ async function replayBatch(deps: Deps, tx: Tx, op: OperationRow, p: ReplayProgre
     return {
       status: 'failed',
       progress: { ...p },
-      error: { code: 'endpoint_disabled', message: 'The webhook endpoint was disabled or deleted during the replay' },
+      error: { code: 'endpoint_disabled', message: `The ${op.subjectType.replace('_', ' ')} was disabled or deleted during the replay` },
     };
   const events = await eventsInSeqRange(tx, op.organizationId, p.cursor_seq, p.until_seq, REPLAY_BATCH);
   const types = p.types && new Set(p.types);
@@ -266,9 +280,10 @@ async function cancelOutcome(deps: Deps, tx: Tx, op: OperationRow): Promise<Step
   };
 }
 
-export const replayHandlers: OperationHandler[] = [
+/** A replay's steps, the same for both resources' replays. */
+const replayHandler = (family: EndpointFamily): OperationHandler[] => [
   {
-    kind: REPLAY_KIND,
+    kind: family.replayKind,
     step: (ctx) =>
       ctx.commit((tx) => {
         const p = replayProgress(ctx.op);
@@ -277,7 +292,7 @@ export const replayHandlers: OperationHandler[] = [
     cancel: (ctx) => ctx.commit((tx) => cancelOutcome(ctx.deps, tx, ctx.op)),
   },
   {
-    kind: REPLAY_CANCEL_KIND,
+    kind: family.replayCancelKind,
     step: (ctx) =>
       ctx.commit(async (tx) => {
         const settled = await targetSettlement(tx, ctx.op);
@@ -286,6 +301,8 @@ export const replayHandlers: OperationHandler[] = [
       }),
   },
 ];
+
+export const replayHandlers: OperationHandler[] = [...replayHandler(WEBHOOK_ENDPOINTS), ...replayHandler(EVENT_DESTINATIONS)];
 
 /** The replay actions (src/domain/action/action.ts); `id` is the endpoint's. Both answer 202 with an operation. */
 export const webhookReplays = capability({ name: 'webhook_endpoints', title: 'Webhook endpoints', resource: 'webhooks' })({
@@ -296,7 +313,7 @@ export const webhookReplays = capability({ name: 'webhook_endpoints', title: 'We
     input: ReplayWebhookEndpointInput,
     output: Operation,
     outcome: 'accepted',
-    run: ({ deps, caller, params, input, db }) => replayWebhookEndpoint(deps, db, caller.organization.id, params.id, input),
+    run: ({ deps, caller, params, input, db }) => replayEndpoint(deps, db, caller.organization.id, params.id, input),
   }),
   cancel: mutation({
     name: 'webhook_endpoints.cancel_replay',

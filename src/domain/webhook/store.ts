@@ -26,7 +26,7 @@ export async function deleteEndpoint(tx: Tx, id: string): Promise<void> {
   await tx.webhookEndpoint.delete({ where: { id } });
 }
 
-/** The organization's webhook endpoints, enabled or not. */
+/** The organization's webhook endpoints and event destinations, enabled or not (the cap counts both). */
 export function countEndpoints(tx: Tx, organizationId: string): Promise<number> {
   return tx.webhookEndpoint.count({ where: { organizationId } });
 }
@@ -41,15 +41,38 @@ export function findEndpointById(db: Db, id: string): Promise<WebhookEndpoint | 
   return db.webhookEndpoint.findUnique({ where: { id } });
 }
 
-/** A page of the organization's endpoints, newest first. */
-export function endpointsPage(db: Db, organizationId: string, below: Below, take: number): Promise<WebhookEndpoint[]> {
-  return db.webhookEndpoint.findMany({ where: { organizationId, ...below }, orderBy: { id: 'desc' }, take });
+/** A page of the organization's webhook endpoints (or event destinations), newest first. */
+export function endpointsPage(
+  db: Db,
+  organizationId: string,
+  destinations: boolean,
+  below: Below,
+  take: number,
+): Promise<WebhookEndpoint[]> {
+  const type = destinations ? { not: 'webhook' } : 'webhook';
+  return db.webhookEndpoint.findMany({ where: { organizationId, type, ...below }, orderBy: { id: 'desc' }, take });
+}
+
+/** Event destinations whose stored credentials are encrypted, by id after `after` (re-encryption pages through them). */
+export function encryptedDestinationsAfter(db: Db, after: string, take: number) {
+  return db.webhookEndpoint.findMany({
+    where: { urlCiphertext: { not: null }, id: { gt: after } },
+    orderBy: { id: 'asc' },
+    take,
+    select: { id: true, urlCiphertext: true },
+  });
+}
+
+/** Replaces a destination's ciphertext if it is still `was` (a concurrent update wins); whether it did. */
+export async function replaceCiphertext(db: Db, id: string, was: string, now: string): Promise<boolean> {
+  const { count } = await db.webhookEndpoint.updateMany({ where: { id, urlCiphertext: was }, data: { urlCiphertext: now } });
+  return count === 1;
 }
 
 // Deliveries as the API reads them
 
 /** Which deliveries a log shows: one endpoint's, or one event's across the organization's endpoints. */
-export type DeliveryScope = { endpointId: string } | { eventId: string; organizationId: string };
+export type DeliveryScope = { endpointId: string } | { eventId: string; organizationId: string; endpoint: { type: string } };
 
 /** A delivery log's filters (all given ones apply); `statusClass` is the last attempt's HTTP status class, `error` none. */
 export interface DeliveryFilter {
@@ -73,7 +96,7 @@ function deliveryWhere(q: DeliveryFilter): Prisma.WebhookDeliveryWhereInput {
     klass === undefined
       ? {}
       : klass === 'error'
-        ? { lastStatusCode: null, attempts: { gt: 0 } }
+        ? { lastStatusCode: null, lastError: { not: null }, attempts: { gt: 0 } }
         : { lastStatusCode: { gte: Number(klass[0]) * 100, lt: Number(klass[0]) * 100 + 100 } };
   return {
     ...(q.status ? { status: q.status } : {}),
@@ -229,6 +252,10 @@ export interface LeasedRow {
   /** The replay that re-sends this event (sent with a `webhook-replay` header); null for a fan-out delivery. */
   replay_operation_id: string | null;
   url: string;
+  /** `webhook`, or a destination's broker type with its settings and encrypted URL (null: its `url` holds no credentials). */
+  endpoint_type: string;
+  config: Prisma.JsonValue;
+  url_ciphertext: string | null;
   endpoint_status: string;
   secret: string;
   previous_secret: string | null;
@@ -327,7 +354,8 @@ const leaseStatement = statement<[Date, string[], number[], number[], number, nu
      lease_expires_at = $8::timestamptz + greatest(0, coalesce((w.policy->>'timeout_ms')::int, 0) - $9::int) * interval '1 millisecond'
    FROM locked, webhook_endpoint w, event e
    WHERE d.id = locked.id AND w.id = d.endpoint_id AND e.id = d.event_id
-   RETURNING d.id, d.organization_id, d.endpoint_id, d.event_id, d.attempts, d.replay_operation_id, w.url, w.status AS endpoint_status, w.secret, w.previous_secret,
+   RETURNING d.id, d.organization_id, d.endpoint_id, d.event_id, d.attempts, d.replay_operation_id, w.url, w.type AS endpoint_type, w.config, w.url_ciphertext,
+     w.status AS endpoint_status, w.secret, w.previous_secret,
      w.previous_secret_expires_at, w.failing_since, w.policy, e.type, e.seq, e.subject_type, e.subject_id, e.data, e.operation_id, e.brand_id, e.livemode, e.created_at`,
 );
 
@@ -578,7 +606,8 @@ export interface HealthRow {
  * after `hour` counted apart), the last success and failure one backward probe each.
  */
 export async function endpointHealthRow(db: Db, endpointId: string, now: Date, hour: Date, day: Date): Promise<HealthRow> {
-  const ok = Prisma.sql`status_code BETWEEN 200 AND 299`;
+  // A webhook succeeds with a 2xx; a destination's accepted publish has no HTTP status and no error.
+  const ok = Prisma.sql`coalesce(status_code BETWEEN 200 AND 299, error IS NULL)`;
   const [r] = await db.$queryRaw<HealthRow[]>`
     WITH a AS (
       SELECT started_at > ${hour}::timestamptz AS recent, ${ok} AS ok, duration_ms FROM webhook_attempt
@@ -598,7 +627,7 @@ export async function endpointHealthRow(db: Db, endpointId: string, now: Date, h
     LEFT JOIN LATERAL (SELECT started_at FROM webhook_attempt WHERE endpoint_id = ${endpointId} AND started_at <= ${now}::timestamptz AND ${ok}
       ORDER BY started_at DESC LIMIT 1) s ON true
     LEFT JOIN LATERAL (SELECT started_at, status_code, error FROM webhook_attempt
-      WHERE endpoint_id = ${endpointId} AND started_at <= ${now}::timestamptz AND (status_code IS NULL OR NOT ${ok})
+      WHERE endpoint_id = ${endpointId} AND started_at <= ${now}::timestamptz AND NOT ${ok}
       ORDER BY started_at DESC LIMIT 1) f ON true`;
   return r!;
 }

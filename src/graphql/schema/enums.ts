@@ -5,6 +5,7 @@ import { ENROLLMENT_STATUSES, STANDINGS } from '../../domain/enrollment/presente
 import { OPERATION_STATUSES, WAITING_REASONS } from '../../domain/operation/operation.ts';
 import { PERFORMANCE_WINDOWS, REQUIREMENT_OPERATORS } from '../../domain/program/program.ts';
 import { UNIT_STATUSES } from '../../domain/unit/unit.ts';
+import { DESTINATION_TYPES } from '../../domain/destination/transport.ts';
 import { DELIVERY_STATUSES } from '../../domain/webhook/delivery.ts';
 import { WEBHOOK_HEALTH_EVENT_KINDS } from '../../domain/webhook/health-event.ts';
 import { WEBHOOK_ENDPOINT_DISABLED_REASONS, WEBHOOK_ENDPOINT_ORDERINGS, WEBHOOK_ENDPOINT_STATUSES } from '../../domain/webhook/endpoint.ts';
@@ -88,6 +89,11 @@ export const WebhookEndpointOrdering = closedSet(
   'WebhookEndpointOrdering',
   WEBHOOK_ENDPOINT_ORDERINGS,
   'NONE: deliveries go out in parallel, in any order (the default); SUBJECT: deliveries of one subject go one at a time in seq order, a failing one holding back the later ones of its subject only',
+);
+export const EventDestinationType = closedSet(
+  'EventDestinationType',
+  DESTINATION_TYPES,
+  "An event destination's broker: RABBITMQ (AMQP 0-9-1), NATS (JetStream) or REDIS (Redis Streams)",
 );
 export const WebhookEndpointHealthEventKind = closedSet(
   'WebhookEndpointHealthEventKind',

@@ -10,6 +10,7 @@ import './assertion.ts';
 import './program.ts';
 import './enrollment.ts';
 import './webhook-delivery.ts';
+import './event-destination.ts';
 import './operation.ts';
 import './distribution.ts';
 import './performance.ts';

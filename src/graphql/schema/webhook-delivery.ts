@@ -14,7 +14,7 @@ import { WebhookEndpoint } from './webhook-endpoint.ts';
 /** Webhook deliveries in GraphQL: the same actions as the REST delivery routes. */
 objectType('WebhookAttempt', WebhookAttempt, { description: 'One HTTP attempt of a delivery' });
 
-const WebhookDelivery = objectType('WebhookDelivery', WebhookDeliveryShape, {
+export const WebhookDelivery = objectType('WebhookDelivery', WebhookDeliveryShape, {
   description: 'One event on its way to one endpoint, with its attempts',
   interfaces: [Node],
 });

@@ -48,7 +48,7 @@ objectType('WebhookHealthWindow', WebhookHealthWindow, { description: 'Attempts 
 objectType('WebhookAttemptFailure', WebhookEndpointHealthShape.shape.last_failure.unwrap(), {
   description: 'The latest failed attempt to an endpoint',
 });
-const WebhookEndpointHealth = objectType('WebhookEndpointHealth', WebhookEndpointHealthShape, {
+export const WebhookEndpointHealth = objectType('WebhookEndpointHealth', WebhookEndpointHealthShape, {
   description: "An endpoint's recent delivery health, computed when asked",
 });
 

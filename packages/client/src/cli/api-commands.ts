@@ -5,6 +5,7 @@ import {
   webhooks,
   type AssertionSubject,
   type Distribution,
+  type EventDestination,
   type EventType,
   type PlatformEvent,
   type WebhookDelivery,
@@ -179,6 +180,162 @@ export function registerWebhookCommands(program: Command): void {
     );
 }
 
+const destinationLine = (d: EventDestination) => {
+  const where = d.exchange !== null ? `exchange ${d.exchange} key ${d.routingKey}` : (d.subject ?? d.stream ?? '');
+  const events = d.enabledEvents.length ? d.enabledEvents.join(',') : '(all events)';
+  return `${d.id}  ${d.type}  ${d.status}  ${d.url}  ${where}  ${events}${d.description ? `  ${d.description}` : ''}`;
+};
+
+/** The options `destinations create` and `update` share: where a destination publishes. */
+const destinationOptions = (c: Command) =>
+  c
+    .option('--exchange <name>', 'rabbitmq: the exchange (it must exist)')
+    .option('--routing-key <template>', 'rabbitmq: routing-key template (default {type})')
+    .option('--subject <template>', 'nats: subject template, e.g. events.{type}')
+    .option('--stream <template>', 'redis: stream key template, e.g. events')
+    .option('--max-len <n>', 'redis: trim the stream to about n entries')
+    .option('--ca-certificate <file>', "a PEM file to verify the broker's certificate with")
+    .option('--events <type...>', 'public event types to receive (default: all)')
+    .option('--description <text>', 'a note for humans');
+
+interface DestinationOptions {
+  url?: string;
+  exchange?: string;
+  routingKey?: string;
+  subject?: string;
+  stream?: string;
+  maxLen?: string;
+  caCertificate?: string;
+  events?: string[];
+  description?: string;
+}
+
+/** The params the options give; an option not given is left out. */
+function destinationParams(o: DestinationOptions) {
+  const maxLen = o.maxLen === undefined ? undefined : Number(o.maxLen);
+  if (maxLen !== undefined && !Number.isInteger(maxLen)) throw new UsageError(`--max-len must be an integer, got '${o.maxLen}'`);
+  const entries = {
+    url: o.url,
+    exchange: o.exchange,
+    routingKey: o.routingKey,
+    subject: o.subject,
+    stream: o.stream,
+    maxLen,
+    caCertificate: o.caCertificate === undefined ? undefined : readFileSync(o.caCertificate, 'utf8'),
+    enabledEvents: splitTypes(o.events),
+    description: o.description,
+  };
+  return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined));
+}
+
+export function registerDestinationCommands(program: Command): void {
+  const dest = program
+    .command('destinations')
+    .description('event destinations on RabbitMQ, NATS JetStream or Redis Streams (webhooks:read / webhooks:write)');
+
+  destinationOptions(
+    dest
+      .command('create')
+      .description('create a destination; its signing secret is printed once')
+      .requiredOption('--type <type>', 'rabbitmq, nats or redis')
+      .requiredOption('--url <url>', 'amqps://, tls:// or rediss:// (plain amqp://, nats://, redis:// only for localhost)'),
+  ).action(
+    run(async (g, o: DestinationOptions & { type: EventDestination['type']; url: string }) => {
+      const d = await platformClient(g).client.eventDestinations.create({ ...destinationParams(o), type: o.type, url: o.url });
+      print(g, d, () => `Created ${destinationLine(d)}\nSigning secret (shown once): ${d.secret}`);
+    }),
+  );
+
+  dest
+    .command('list')
+    .description('list destinations, newest first')
+    .option('--limit <n>', 'at most this many (1 to 100)', '20')
+    .action(
+      run(async (g, o: { limit: string }) => {
+        const page = await platformClient(g).client.eventDestinations.list({ limit: limitOf(o.limit) });
+        print(g, page.data, () => (page.data.length ? page.data.map(destinationLine).join('\n') : 'No event destinations'));
+      }),
+    );
+
+  dest
+    .command('retrieve <destinationId>')
+    .description('show one destination (its URL masked, without its secret)')
+    .action(
+      run(async (g, id: string) => {
+        const d = await platformClient(g).client.eventDestinations.retrieve(id);
+        print(g, d, () => destinationLine(d));
+      }),
+    );
+
+  destinationOptions(
+    dest
+      .command('update <destinationId>')
+      .description('change a destination; omitted options are left alone')
+      .option('--url <url>', 'new broker URL')
+      .option('--enable', 'resume deliveries')
+      .option('--disable', 'stop deliveries'),
+  ).action(
+    run(async (g, id: string, o: DestinationOptions & { enable?: boolean; disable?: boolean }) => {
+      if (o.enable && o.disable) throw new UsageError('pass --enable or --disable, not both');
+      const params = {
+        ...destinationParams(o),
+        ...(o.enable ? { status: 'enabled' as const } : o.disable ? { status: 'disabled' as const } : {}),
+      };
+      if (!Object.keys(params).length) throw new UsageError('nothing to change: pass an option (see --help)');
+      const d = await platformClient(g).client.eventDestinations.update(id, params);
+      print(g, d, () => `Updated ${destinationLine(d)}`);
+    }),
+  );
+
+  dest
+    .command('rotate-secret <destinationId>')
+    .description('install a fresh signing secret (printed once); the previous one keeps signing for 24 h')
+    .action(
+      run(async (g, id: string) => {
+        const d = await platformClient(g).client.eventDestinations.rotateSecret(id);
+        print(g, d, () => `Rotated ${d.id}\nNew signing secret (shown once): ${d.secret}`);
+      }),
+    );
+
+  dest
+    .command('delete <destinationId>')
+    .description('delete a destination, its credentials and its secrets')
+    .action(
+      run(async (g, id: string) => {
+        const out = await platformClient(g).client.eventDestinations.del(id);
+        print(g, out, () => `Deleted ${out.id}`);
+      }),
+    );
+
+  dest
+    .command('replay <destinationId>')
+    .description('re-send a seq range of events (an operation: follow it with `platform operations wait`)')
+    .requiredOption('--starting-after <seq>', 'replay the events after this seq')
+    .option('--until <seq>', 'the last seq replayed (default: the newest event now)')
+    .action(
+      run(async (g, id: string, o: { startingAfter: string; until?: string }) => {
+        const after = Number(o.startingAfter);
+        if (!Number.isInteger(after) || after < 0) throw new UsageError(`--starting-after must be a seq, got '${o.startingAfter}'`);
+        const op = await platformClient(g).client.eventDestinations.replay(id, {
+          startingAfter: after,
+          ...(o.until !== undefined ? { until: o.until } : {}),
+        });
+        print(g, op, () => `Replaying to ${id}: operation ${op.id} ${op.status}`);
+      }),
+    );
+
+  dest
+    .command('deliveries <destinationId>')
+    .description("a destination's deliveries with their last attempt, newest first")
+    .option('--limit <n>', 'at most this many (1 to 100)', '20')
+    .action(
+      run(async (g, id: string, o: { limit: string }) => {
+        const page = await platformClient(g).client.eventDestinations.deliveries(id, { limit: limitOf(o.limit) });
+        print(g, page.data, () => (page.data.length ? deliveryRows(page.data) : 'No deliveries'));
+      }),
+    );
+}
+
 export function registerEventCommands(events: Command): void {
   events
     .command('list')
@@ -255,10 +412,15 @@ export function registerToolCommands(program: Command): void {
 
   program
     .command('verify')
-    .description("check a saved delivery's Standard Webhooks signature and print its event (exit 1 when it does not verify)")
+    .description(
+      "check a saved delivery's or broker message's Standard Webhooks signature and print its event (exit 1 when it does not verify)",
+    )
     .requiredOption('--secret <whsec>', "the endpoint's signing secret (env PLATFORM_WEBHOOK_SECRET)", process.env.PLATFORM_WEBHOOK_SECRET)
     .requiredOption('--body <file>', 'the raw request body as received ("-" for stdin)')
-    .option('--header <name:value...>', 'webhook-id, webhook-timestamp and webhook-signature, as received')
+    .option(
+      '--header <name:value...>',
+      'webhook-id, webhook-timestamp and webhook-signature, as received (HTTP headers, message headers or stream fields)',
+    )
     .option('--headers <file>', 'a JSON object of the received headers')
     .option('--tolerance <seconds>', 'accepted clock difference (default 300); 0 skips the check for an old saved delivery')
     .action(

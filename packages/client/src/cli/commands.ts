@@ -6,6 +6,7 @@ import {
   registerDistributionCommands,
   registerEventCommands,
   registerToolCommands,
+  registerDestinationCommands,
   registerWebhookCommands,
 } from './api-commands.ts';
 import { registerCompletion } from './completion.ts';
@@ -195,6 +196,7 @@ export function registerUserCommands(): void {
       }),
     );
   registerWebhookCommands(program);
+  registerDestinationCommands(program);
   registerAssertionCommands(program);
   registerDistributionCommands(program);
   registerToolCommands(program);

@@ -4,7 +4,7 @@ import type { Page, PagePromise } from '../list.ts';
 import type { RequestOptions } from '../request-sender.ts';
 import { Resource, path } from '../resources/resource.ts';
 import type { TypedEvent } from '../typed-event.ts';
-import type { AssertionCreateParams, AssertionEvent, AssertionListParams, AssertionRevocation, AssertionRevokeParams, Brand, BrandsListParams, ConnectConfig, ConnectConfigParams, Connection, ConnectionCreateParams, ConnectionRevocation, ConnectionsListParams, DeletedHandoffIssuer, DeletedProgramRequirement, DeletedProgramTier, DeletedWebhookEndpoint, Deployment, DeploymentsListParams, Distribution, DistributionCreateParams, DistributionOperation, DistributionValidation, DistributionsListParams, EndpointDeliveryQueryParams, Enrollment, EnrollmentCreateParams, EnrollmentsListParams, EntitiesListParams, Entity, EventCatalogueEntry, EventDeliveryQueryParams, EventQueryParams, HandoffIssuer, HandoffIssuerCreateParams, HandoffIssuerRotateParams, HandoffIssuersListParams, LedgerEntry, LedgerEntryReverseParams, LedgerParams, MeasurementBatch, MeasurementBatchParams, Operation, OperationListParams, Payout, PayoutListParams, PayoutRunParams, PerformanceRollup, Program, ProgramCreateParams, ProgramRequirement, ProgramRequirementCreateParams, ProgramTier, ProgramTierChange, ProgramsListParams, Relationship, RelationshipCreateParams, RelationshipsListParams, RollupParams, TierParams, TierUpdateParams, WebhookDelivery, WebhookEndpoint, WebhookEndpointCreateParams, WebhookEndpointReplayParams, WebhookEndpointUpdateParams, WebhookEndpointsListParams } from './types.ts';
+import type { AssertionCreateParams, AssertionEvent, AssertionListParams, AssertionRevocation, AssertionRevokeParams, Brand, BrandsListParams, ConnectConfig, ConnectConfigParams, Connection, ConnectionCreateParams, ConnectionRevocation, ConnectionsListParams, DeletedEventDestination, DeletedHandoffIssuer, DeletedProgramRequirement, DeletedProgramTier, DeletedWebhookEndpoint, Deployment, DeploymentsListParams, Distribution, DistributionCreateParams, DistributionOperation, DistributionValidation, DistributionsListParams, EndpointDeliveryQueryParams, Enrollment, EnrollmentCreateParams, EnrollmentsListParams, EntitiesListParams, Entity, EventCatalogueEntry, EventDeliveryQueryParams, EventDestination, EventDestinationCreateParams, EventDestinationDeliveriesListParams, EventDestinationReplayParams, EventDestinationUpdateParams, EventDestinationsListParams, EventQueryParams, HandoffIssuer, HandoffIssuerCreateParams, HandoffIssuerRotateParams, HandoffIssuersListParams, LedgerEntry, LedgerEntryReverseParams, LedgerParams, MeasurementBatch, MeasurementBatchParams, Operation, OperationListParams, Payout, PayoutListParams, PayoutRunParams, PerformanceRollup, Program, ProgramCreateParams, ProgramRequirement, ProgramRequirementCreateParams, ProgramTier, ProgramTierChange, ProgramsListParams, Relationship, RelationshipCreateParams, RelationshipsListParams, RollupParams, TierParams, TierUpdateParams, WebhookDelivery, WebhookEndpoint, WebhookEndpointCreateParams, WebhookEndpointReplayParams, WebhookEndpointUpdateParams, WebhookEndpointsListParams } from './types.ts';
 
 /** The REST-bound actions webhook_endpoints.create, webhook_endpoints.list, webhook_endpoints.retrieve, webhook_endpoints.update, webhook_endpoints.rotate_secret, webhook_endpoints.delete, webhook_endpoints.replay, webhook_endpoints.cancel_replay, webhook_deliveries.list, webhook_deliveries.retry. */
 export class WebhookEndpoints extends Resource {
@@ -74,6 +74,59 @@ export class Events extends Resource {
   /** One public event by evt_ id, once it is sequenced (the same object the feed and webhooks carry) */
   retrieve(id: string, options?: RequestOptions): Promise<TypedEvent> {
     return this.one({ method: 'GET', path: path('/events/{id}', id), options });
+  }
+}
+
+/** The REST-bound actions event_destinations.create, event_destinations.list, event_destinations.retrieve, event_destinations.update, event_destinations.rotate_secret, event_destinations.delete, event_destinations.replay, event_destinations.cancel_replay, event_destinations.list_deliveries, event_destinations.retry_delivery. */
+export class EventDestinations extends Resource {
+  /** Create an event destination on a RabbitMQ, NATS JetStream or Redis Streams broker (its signing secret is returned once) */
+  create(params: EventDestinationCreateParams, options?: RequestOptions): Promise<EventDestination> {
+    return this.one({ method: 'POST', path: '/event_destinations', body: { ...params }, idempotent: true, options }, 'eventDestination');
+  }
+
+  /** List event destinations, newest first */
+  list(params: EventDestinationsListParams = {}, options?: RequestOptions): PagePromise<EventDestination> {
+    return this.page('/event_destinations', { ...params }, options);
+  }
+
+  /** Retrieve an event destination (without its secret, its URL masked) */
+  retrieve(id: string, options?: RequestOptions): Promise<EventDestination> {
+    return this.one({ method: 'GET', path: path('/event_destinations/{id}', id), options }, 'eventDestination');
+  }
+
+  /** Update an event destination; omitted fields are left alone (its type is fixed) */
+  update(id: string, params: EventDestinationUpdateParams = {}, options?: RequestOptions): Promise<EventDestination> {
+    return this.one({ method: 'POST', path: path('/event_destinations/{id}', id), body: { ...params }, idempotent: true, options }, 'eventDestination');
+  }
+
+  /** Install a fresh signing secret; the previous one stays valid for 24 h */
+  rotateSecret(id: string, options?: RequestOptions): Promise<EventDestination> {
+    return this.one({ method: 'POST', path: path('/event_destinations/{id}/rotate_secret', id), idempotent: true, options }, 'eventDestination');
+  }
+
+  /** Delete an event destination, its credentials and its secrets */
+  del(id: string, options?: RequestOptions): Promise<DeletedEventDestination> {
+    return this.one({ method: 'DELETE', path: path('/event_destinations/{id}', id), idempotent: true, options });
+  }
+
+  /** Re-send a seq or time range of events to the destination (at most 100000), as an operation (event_destination.replay); one live replay per destination */
+  replay(id: string, params: EventDestinationReplayParams = {}, options?: RequestOptions): Promise<Operation> {
+    return this.one({ method: 'POST', path: path('/event_destinations/{id}/replay', id), body: { ...params }, idempotent: true, options }, 'operation');
+  }
+
+  /** Cancel the destination’s live replay (control plane): it stops at its next batch and exhausts what it queued */
+  cancelReplay(id: string, options?: RequestOptions): Promise<Operation> {
+    return this.one({ method: 'POST', path: path('/event_destinations/{id}/replay/cancel', id), idempotent: true, options }, 'operation');
+  }
+
+  /** List a destination’s deliveries with their attempt logs, newest first */
+  protected deliveryPage(id: string, params: EventDestinationDeliveriesListParams = {}, options?: RequestOptions): PagePromise<WebhookDelivery> {
+    return this.page(path('/event_destinations/{id}/deliveries', id), { ...params }, options);
+  }
+
+  /** Re-queue a failing or exhausted delivery for an immediate attempt (refused while the destination is disabled) */
+  retryDelivery(id: string, deliveryId: string, options?: RequestOptions): Promise<WebhookDelivery> {
+    return this.one({ method: 'POST', path: path('/event_destinations/{id}/deliveries/{delivery_id}/retry', id, deliveryId), idempotent: true, options }, 'webhookDelivery');
   }
 }
 

@@ -159,6 +159,56 @@ export interface WebhookAttempt {
   responseExcerpt: string | null;
 }
 
+export interface EventDestination {
+  /** prefix ed_ */
+  id: string;
+  object: 'event_destination';
+  type: 'rabbitmq' | 'nats' | 'redis';
+  /** the broker URL with its credentials masked (user:***@) */
+  url: string;
+  /** rabbitmq: the exchange; null for other types */
+  exchange: string | null;
+  /** rabbitmq: the routing-key template; null for other types */
+  routingKey: string | null;
+  /** nats: the subject template; null for other types */
+  subject: string | null;
+  /** redis: the stream key template; null for other types */
+  stream: string | null;
+  /** redis: XADD MAXLEN ~; null: the stream is not trimmed */
+  maxLen: number | null;
+  /** PEM certificates trusted for the broker instead of the system CAs; null: the system CAs */
+  caCertificate: string | null;
+  description: string | null;
+  /** empty = every public event type */
+  enabledEvents: string[];
+  /** besides enabled_events: an event is delivered only if it matches every list given */
+  filter: WebhookEndpointFilter;
+  status: 'enabled' | 'disabled';
+  /** why it is disabled: manual (through the API), gone (the receiver answered 410 Gone) or failing (every attempt failed for WEBHOOK_DISABLE_FAILING_AFTER, default 5 days); null while enabled */
+  disabledReason: 'manual' | 'gone' | 'failing' | null;
+  /** since when every attempt has failed; null after a success (or while nothing was sent) */
+  failingSince: string | null;
+  /** the endpoint's own delivery policy; a null field is the deployment's setting */
+  policy: WebhookEndpointPolicy;
+  /** subject: deliveries of one subject go one at a time in seq order; none: in parallel, any order */
+  ordering: 'none' | 'subject';
+  /** whsec_...; only in create and rotate_secret responses */
+  secret?: string;
+  rotatedAt: string | null;
+  livemode: boolean;
+  /** ISO 8601 timestamp */
+  createdAt: string;
+  /** ISO 8601 timestamp */
+  updatedAt: string;
+  health?: WebhookEndpointHealth;
+}
+
+export interface DeletedEventDestination {
+  id: string;
+  object: 'event_destination';
+  deleted: true;
+}
+
 export interface PlatformEvent<D = Record<string, any>> {
   /** prefix evt_ */
   id: string;
@@ -597,7 +647,7 @@ export interface DeletedHandoffIssuer {
 }
 
 /** What a delete answers. */
-export type DeletedObject = DeletedWebhookEndpoint | DeletedProgramRequirement | DeletedProgramTier | DeletedHandoffIssuer;
+export type DeletedObject = DeletedWebhookEndpoint | DeletedEventDestination | DeletedProgramRequirement | DeletedProgramTier | DeletedHandoffIssuer;
 
 // Every action's params (REST's body or query); a date-time also takes a Date.
 
@@ -674,6 +724,91 @@ export type EventDeliveryQueryParams = {
   'created[lt]'?: string | Date;
   /** the last attempt's HTTP status class; error: no response */
   statusClass?: '2xx' | '3xx' | '4xx' | '5xx' | 'error';
+};
+
+export type EventDestinationCreateParams = {
+  /** the broker type */
+  type: 'rabbitmq' | 'nats' | 'redis';
+  /** the broker: amqps:// (rabbitmq), tls:// (nats), rediss:// (redis); amqp://, nats:// and redis:// only for localhost, 127.0.0.1 and [::1]. Credentials go in the user info. Write-only: answers show it masked */
+  url: string;
+  /** rabbitmq: the exchange published to, which must exist (the product declares none); required */
+  exchange?: string;
+  /** rabbitmq: the routing key, a template over {type}, {event_id} and {destination_id}; default {type} */
+  routingKey?: string;
+  /** nats: the subject, a template over {type}, {event_id} and {destination_id}; required */
+  subject?: string;
+  /** redis: the stream key, a template over {type}, {event_id} and {destination_id}; required */
+  stream?: string;
+  /** redis: trims the stream with XADD MAXLEN ~ max_len; null: never */
+  maxLen?: number | null;
+  /** PEM certificates the broker's TLS certificate is verified against instead of the system's CAs (verification is never off) */
+  caCertificate?: string | null;
+  description?: string | null;
+  enabledEvents?: string[];
+  filter?: WebhookEndpointFilterParams | null;
+  policy?: WebhookEndpointPolicyParams | null;
+  ordering?: 'none' | 'subject';
+};
+
+export type EventDestinationsListParams = {
+  limit?: number;
+  startingAfter?: string;
+};
+
+export type EventDestinationUpdateParams = {
+  /** the broker: amqps:// (rabbitmq), tls:// (nats), rediss:// (redis); amqp://, nats:// and redis:// only for localhost, 127.0.0.1 and [::1]. Credentials go in the user info. Write-only: answers show it masked */
+  url?: string;
+  /** rabbitmq: the exchange published to, which must exist (the product declares none); required */
+  exchange?: string;
+  /** rabbitmq: the routing key, a template over {type}, {event_id} and {destination_id}; default {type} */
+  routingKey?: string;
+  /** nats: the subject, a template over {type}, {event_id} and {destination_id}; required */
+  subject?: string;
+  /** redis: the stream key, a template over {type}, {event_id} and {destination_id}; required */
+  stream?: string;
+  /** redis: trims the stream with XADD MAXLEN ~ max_len; null: never */
+  maxLen?: number | null;
+  /** PEM certificates the broker's TLS certificate is verified against instead of the system's CAs (verification is never off) */
+  caCertificate?: string | null;
+  description?: string | null;
+  enabledEvents?: string[];
+  filter?: WebhookEndpointFilterParams | null;
+  policy?: WebhookEndpointPolicyParams | null;
+  ordering?: 'none' | 'subject';
+  status?: 'enabled' | 'disabled';
+};
+
+export type EventDestinationReplayParams = {
+  /** replay the events after this seq (exclusive); or give since */
+  startingAfter?: number;
+  /** replay the events appended at or after this time; or give starting_after */
+  since?: string | Date;
+  /** last event replayed: a seq (inclusive), or an RFC 3339 time; default: the newest event when the replay is accepted */
+  until?: number | string;
+  /** only these public event types (default: every type the endpoint receives) */
+  types?: string[];
+  /** skip events the endpoint already has a succeeded or still-scheduled delivery of (default false) */
+  onlyFailed?: boolean;
+};
+
+export type EventDestinationDeliveriesListParams = {
+  limit?: number;
+  startingAfter?: string;
+  status?: 'pending' | 'failing' | 'succeeded' | 'exhausted';
+  /** one public event type */
+  eventType?: string;
+  /** created at or after (RFC 3339) */
+  'created[gte]'?: string | Date;
+  /** created after */
+  'created[gt]'?: string | Date;
+  /** created at or before */
+  'created[lte]'?: string | Date;
+  /** created before */
+  'created[lt]'?: string | Date;
+  /** the last attempt's HTTP status class; error: no response */
+  statusClass?: '2xx' | '3xx' | '4xx' | '5xx' | 'error';
+  /** one event (evt_...) */
+  eventId?: string;
 };
 
 export type EventQueryParams = {

@@ -15,6 +15,18 @@ export function deliveryQuery({ created, ...rest }: DeliveryListParams & { event
 }
 
 /** Organization-scoped: the client's `brand` does not apply. */
+export class EventDestinations extends generated.EventDestinations {
+  /** A destination's deliveries with their attempt logs, newest first. */
+  deliveries(
+    destinationId: string,
+    params: DeliveryListParams & { eventId?: string } = {},
+    options?: RequestOptions,
+  ): PagePromise<WebhookDelivery> {
+    return this.deliveryPage(destinationId, deliveryQuery(params), options);
+  }
+}
+
+/** Organization-scoped: the client's `brand` does not apply. */
 export class WebhookEndpoints extends generated.WebhookEndpoints {
   /** An endpoint's deliveries with their attempt logs, newest first. */
   deliveries(

@@ -2,7 +2,14 @@ import { errorBox, gql } from '../api.ts';
 import { fill, formValues, h, secretBox, status, table, time } from '../dom.ts';
 import { live } from '../live.ts';
 import type { Ctx, View } from '../view.ts';
-import type { Operation, WebhookDeliveryStatusSummary, WebhookEndpoint, WebhookEndpointHealth, WebhookHealthWindow } from '../schema.ts';
+import type {
+  EventDestination,
+  Operation,
+  WebhookDeliveryStatusSummary,
+  WebhookEndpoint,
+  WebhookEndpointHealth,
+  WebhookHealthWindow,
+} from '../schema.ts';
 import { DELIVERY_FIELDS, type DeliveryRow, deliveriesPanel } from './deliveries.ts';
 
 type Window = Pick<WebhookHealthWindow, 'attempts' | 'successRate' | 'p50Ms' | 'p99Ms'>;
@@ -19,6 +26,9 @@ export const ENDPOINT = `id url description status disabledReason failingSince e
   health { lastHour { ${WINDOW} } lastDay { ${WINDOW} } lastSuccessAt lastFailure { at statusCode error } }
   webhookDelivery { pending failing succeeded exhausted }`;
 export const LIST = `{ webhookEndpoints(first: 100) { edges { node { ${ENDPOINT} } } } }`;
+/** Event destinations (brokers) share the endpoints' engine and health: listed beside them, read-only here. */
+export const DESTINATIONS = `{ eventDestinations(first: 100) { edges { node { id type url status failingSince health { lastHour { ${WINDOW} } } } } } }`;
+type DestinationRow = Pick<EventDestination, 'id' | 'type' | 'url' | 'status' | 'failingSince'> & { health: { lastHour: Window } };
 export const ONE = `query($id: ID!) { webhookEndpoint(id: $id) { ${ENDPOINT} } }`;
 export const DELIVERIES = `query($id: ID!) { webhookEndpoint(id: $id) { deliveries(first: 25) { edges { node { ${DELIVERY_FIELDS} } } } } }`;
 /** The endpoint's health transitions, each with the endpoint after it (the detail view redraws from it). */
@@ -94,14 +104,32 @@ function listView(main: HTMLElement, ctx: Ctx): void {
       fill(out, errorBox(err));
     }
   });
+  const brokers = h('div', {});
   fill(
     main,
     h('h2', {}, 'Webhook endpoints'),
     ctx.has('webhooks:write') ? form : h('p', { class: 'muted' }, 'Creating is hidden: needs scope webhooks:write.'),
     out,
     list,
+    h('h2', {}, 'Event destinations'),
+    brokers,
   );
   void load();
+  void gql<{ eventDestinations: { edges: { node: DestinationRow }[] } }>(DESTINATIONS).then(
+    (r) =>
+      fill(
+        brokers,
+        table(
+          ['Type', 'URL', 'Status', 'Success (1 h)', 'Failing since'],
+          r.eventDestinations.edges.map(({ node: d }) => ({
+            id: d.id,
+            cells: [d.type.toLowerCase(), d.url, status(d.status), rate(d.health.lastHour), time(d.failingSince)],
+          })),
+          'No event destinations (create them with the API, the client or platform destinations create).',
+        ),
+      ),
+    (err) => fill(brokers, errorBox(err)),
+  );
 }
 
 function endpointView(main: HTMLElement, ctx: Ctx, id: string): () => void {
