@@ -1,6 +1,6 @@
 import type { LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import type { ConnectionOptions } from 'node:tls';
+import { checkServerIdentity, type ConnectionOptions } from 'node:tls';
 import { DESTINATION_REFUSED, checkLiteralHost, guardedLookup, namesLoopback, type AddressPolicy } from '../../webhook/address-guard.ts';
 
 /**
@@ -68,10 +68,15 @@ export async function checkedAddress(broker: BrokerUrl, policy: AddressPolicy, r
   );
 }
 
-/** TLS options for a socket opened to the checked address: verification on, against the URL's host name and the given CA (else Node's default CAs). */
+/**
+ * TLS options for a socket opened to the checked address: verification on, against the given CA (else Node's
+ * default CAs) and the URL's host, named explicitly because the socket's own host is the resolved address and a
+ * client library may pass a server name of its own (nats.js falls back to `localhost` for an address).
+ */
 export function tlsOptions(broker: BrokerUrl, caCertificate: string | null): ConnectionOptions {
   return {
     rejectUnauthorized: true,
+    checkServerIdentity: (_name, cert) => checkServerIdentity(broker.host, cert),
     // SNI carries names only; an IP-literal URL is verified against the address itself.
     ...(isIP(broker.host) ? {} : { servername: broker.host }),
     ...(caCertificate ? { ca: caCertificate } : {}),

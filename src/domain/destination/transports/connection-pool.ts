@@ -26,6 +26,8 @@ export class ConnectFailure extends Error {
 }
 
 export interface Connection {
+  /** False once the broker or the socket closed it (sometimes known before the close event arrives). */
+  isOpen(): boolean;
   close(): Promise<void>;
 }
 
@@ -79,12 +81,8 @@ export class ConnectionPool<C extends Connection> {
     clearInterval(this.sweeper);
     const entries = [...this.entries.values()];
     this.entries.clear();
-    await Promise.all(
-      entries.map(async (e) => {
-        const conn = e.conn ?? (await e.opening?.catch(() => null));
-        await conn?.close().catch(() => {});
-      }),
-    );
+    // A connection still opening is closed by `acquire` once it opens, since its entry is gone.
+    await Promise.all(entries.map((e) => e.conn?.close().catch(() => {})));
   }
 
   private entry(key: string): Entry<C> {
@@ -97,13 +95,14 @@ export class ConnectionPool<C extends Connection> {
   }
 
   private async acquire(key: string, entry: Entry<C>, deadline: number, open: () => Promise<C>): Promise<C> {
-    if (entry.conn) return entry.conn;
+    if (entry.conn?.isOpen()) return entry.conn;
+    if (entry.conn) this.broken(key, entry.conn, new Error('connection closed'));
     if (entry.opening) return entry.opening;
     const wait = entry.retryAt - Date.now();
     if (wait > 0) {
       if (Date.now() + wait >= deadline) throw entry.lastError ?? new Error('reconnecting');
       await new Promise((r) => setTimeout(r, wait));
-      if (entry.conn) return entry.conn;
+      if (entry.conn?.isOpen()) return entry.conn;
       if (entry.opening) return entry.opening;
     }
     entry.opening = open().then(

@@ -50,7 +50,7 @@ export const natsClient: BrokerClient<NatsConn> = {
       timeout: CONNECT_TIMEOUT_MS,
       pingInterval: PING_INTERVAL_MS,
     });
-    const conn: NatsConn = { nc, js: nc.jetstream(), close: () => nc.close().catch(() => {}) };
+    const conn: NatsConn = { nc, js: nc.jetstream(), isOpen: () => !nc.isClosed(), close: () => nc.close().catch(() => {}) };
     void nc.closed().then((e) => broken(conn, e ?? new Error('connection closed')));
     return conn;
   },

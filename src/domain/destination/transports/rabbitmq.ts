@@ -32,6 +32,7 @@ interface AmqpConnection extends Connection {
   channels: Map<string, Promise<DestinationChannel>>;
   /** The broker's reason, once the connection broke. */
   brokenBy: string | null;
+  closed: boolean;
 }
 
 function channelFor(conn: AmqpConnection, target: DestinationTarget): Promise<DestinationChannel> {
@@ -80,11 +81,21 @@ export const rabbitmqClient: BrokerClient<AmqpConnection> = {
         clientProperties: { connection_name: 'platform-api event destinations' },
       },
     );
-    const conn: AmqpConnection = { model, channels: new Map(), brokenBy: null, close: () => model.close().catch(() => {}) };
+    const conn: AmqpConnection = {
+      model,
+      channels: new Map(),
+      brokenBy: null,
+      closed: false,
+      isOpen: () => !conn.closed,
+      close: () => model.close().catch(() => {}),
+    };
     model.on('error', (e: Error) => {
       conn.brokenBy = e.message;
     });
-    model.on('close', (e?: Error) => broken(conn, e ?? new Error('connection closed')));
+    model.on('close', (e?: Error) => {
+      conn.closed = true;
+      broken(conn, e ?? new Error('connection closed'));
+    });
     return conn;
   },
 

@@ -39,7 +39,12 @@ export const redisClient: BrokerClient<RedisConn> = {
       autoResendUnfulfilledCommands: false,
       maxRetriesPerRequest: 0,
     });
-    const conn: RedisConn = { redis, close: async () => redis.disconnect() };
+    const conn: RedisConn = {
+      redis,
+      // The socket can have ended (the server closed it) a moment before ioredis leaves `ready`.
+      isOpen: () => redis.status === 'ready' && (redis as unknown as { stream?: { writable: boolean } }).stream?.writable === true,
+      close: async () => redis.disconnect(),
+    };
     let lastError: Error | null = null;
     redis.on('error', (e: Error) => {
       lastError = e;
