@@ -1,27 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { expect } from 'vitest';
-import type { DestinationMessage, DestinationTarget, DestinationType, PublishOptions } from '../../src/domain/destination/transport.ts';
-import { newId } from '../../src/domain/id.ts';
-import { signatureEntry, webhookHeaders } from '../../src/domain/webhook/signature.ts';
+import type { DestinationMessage, DestinationTarget, DestinationType } from '../../src/domain/destination/transport.ts';
+import { signatureEntry } from '../../src/domain/webhook/signature.ts';
+import { POLICY, SECRET, signedMessage } from './signed-message.ts';
 
-/** Messages and targets for the transport-level tests: signed exactly as the engine signs a webhook body. */
-export const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-
-/** Loopback allowed (the brokers run there), private networks not: the default of a test deployment. */
-export const POLICY: PublishOptions = { allowLoopback: true, allowPrivateNetworks: false, timeoutMs: 5000 };
-
-export function signedMessage(eventType = 'entity.updated', replayOperationId: string | null = null): DestinationMessage {
-  const eventId = newId('event');
-  const body = JSON.stringify({ id: eventId, type: eventType, created: new Date().toISOString(), data: { n: Math.random() } });
-  return {
-    eventId,
-    eventType,
-    body,
-    headers: webhookHeaders([SECRET], eventId, Math.floor(Date.now() / 1000), body),
-    replayOperationId,
-  };
-}
+export { POLICY, SECRET, signedMessage };
 
 export function target(type: DestinationType, url: string, template: string, more: Partial<DestinationTarget> = {}): DestinationTarget {
   return { id: `ed_${randomUUID().replaceAll('-', '')}`, type, url, caCertificate: null, template, ...more };
