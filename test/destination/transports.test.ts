@@ -162,6 +162,24 @@ describe.skipIf(!brokers.redis)('redis transport', () => {
     expect(len).toBeLessThan(300);
   });
 
+  it('one connection per URL whatever the destinations; closed once idle, opened again on the next publish', async () => {
+    const t = createTransports({ idleMs: 200 });
+    const ours = async () =>
+      String(await redis.client('LIST'))
+        .split('\n')
+        .filter((l) => l.includes('name=platform-api-event-destinations')).length;
+    const before = await ours();
+    await Promise.all(
+      ['a', 'b', 'c'].map((k) => t.redis.publish(target('redis', brokers.redis!, `dest:shared:${k}`), signedMessage(), POLICY)),
+    );
+    expect(await ours()).toBe(before + 1);
+    await expect.poll(ours, { timeout: 5000, interval: 50 }).toBe(before);
+    expect(await t.redis.publish(target('redis', brokers.redis!, 'dest:shared:a'), signedMessage(), POLICY)).toMatchObject({ ok: true });
+    expect(await ours()).toBe(before + 1);
+    await t.redis.close();
+    await expect.poll(ours, { timeout: 5000, interval: 50 }).toBe(before);
+  });
+
   it('a wrong type at the key is a failed attempt with the reply', async () => {
     await redis.set('dest:not-a-stream', 'x');
     const out = await transports.redis.publish(target('redis', brokers.redis!, 'dest:not-a-stream'), signedMessage(), POLICY);
