@@ -285,6 +285,8 @@ export interface DestinationsReport {
 }
 
 const { urls, stop } = await startBrokers(TYPES);
+// The brokers run in process groups of their own: an interrupted bench stops them too.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop().finally(() => process.exit(130)));
 const report: DestinationsReport = {
   date: new Date().toISOString(),
   machine: { cpus: os.cpus().length, node: process.version, loadavgBefore: os.loadavg().map((x) => round(x)) },
