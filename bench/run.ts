@@ -16,6 +16,7 @@
  *   npm run bench -- --quick                       # fewer, shorter slices (≤ 3 min)
  *   npm run bench -- --only 1,2 --db postgres --pg-url postgres://postgres@127.0.0.1:55432/postgres
  *   npm run bench -- --only 8 --large              # scenario 8 at 100k and 1M events
+ *   npm run bench -- --only 10                     # event destinations per broker type (no database)
  *   flags: --duration <s per slice>, --rounds <n>, --s5 fanout,idle,revoke,notify (parts of scenario 5)
  *
  * Writes bench/results/latest.{json,md,svg} (partial-<scenarios>.* when a
@@ -56,6 +57,7 @@ import {
 import { meets, pairRatios, quantile, round, spread, type Spread } from './stats.ts';
 import { spawnServer } from '../test/support/ops-process.ts';
 import { BENCH_OPERATOR, benchEnv, benchTenant } from './tenant.ts';
+import type { DestinationsReport } from './destinations.ts';
 import { runDelivery } from './webhooks.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -64,7 +66,7 @@ const flag = (name: string) => {
   const i = args.indexOf(name);
   return i >= 0 ? args[i + 1] : undefined;
 };
-const ALL = [1, 2, 3, 4, 5, 6, 7, 8, 9];
+const ALL = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 const QUICK = args.includes('--quick');
 const LARGE = args.includes('--large');
 const ONLY = new Set((flag('--only') ?? ALL.join(',')).split(',').map(Number));
@@ -1091,9 +1093,51 @@ async function runOn(kind: 'pglite' | 'postgres') {
   }
 }
 
+/**
+ * Scenario 10, event destinations at the transport level (bench/destinations.ts, in a child process with its own
+ * brokers): deliveries/s of each type's transport as a ratio of the same client on one connection, and
+ * publish-to-consume latency at 1,000 events/s. No database: run once, not per database.
+ */
+async function scenario10() {
+  const loadStart = load1();
+  const child = fork(join(here, 'destinations.ts'), QUICK ? ['--rounds', '3', '--duration', '1', '--latency-seconds', '3'] : [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`bench/destinations.ts exited ${code}`);
+  const report = JSON.parse(out.slice(out.indexOf('{'))) as DestinationsReport;
+  for (const t of report.throughput)
+    pushFigure({
+      scenario: 10,
+      database: 'none',
+      loadStart,
+      subject: `${t.type} destination deliveries/s, transport ÷ one connection (${t.deliveriesPerSecond.transport} vs ${t.deliveriesPerSecond.baseline}/s)`,
+      unit: 'ratio',
+      value: t.ratio,
+      target: { min: 0.5 },
+      extra: { perRound: t.perRound, spread: t.spread },
+    });
+  for (const l of report.latency)
+    pushFigure({
+      scenario: 10,
+      database: 'none',
+      loadStart,
+      subject: `${l.type} destination publish-to-consume p99 at ${l.rate} events/s`,
+      unit: 'ms',
+      value: l.p99ms,
+      p50ms: l.p50ms,
+      p99ms: l.p99ms,
+      extra: { consumed: l.received, sent: l.sent, failed: l.failed },
+    });
+}
+
 const startedAt = new Date();
 const load = { before: os.loadavg().map((x) => round(x, 2)) };
-for (const kind of DBS) await runOn(kind);
+for (const kind of DBS.filter(() => [...ONLY].some((n) => n !== 10))) await runOn(kind);
+if (ONLY.has(10)) await scenario10();
 const machine = {
   cpus: os.cpus().length,
   cpu: os.cpus()[0]?.model,

@@ -83,8 +83,14 @@ function stopGroup(child: ChildProcess): Promise<void> {
   return exited;
 }
 
-async function startRabbitmq(dir: string): Promise<Running> {
-  const [port, distPort, epmdPort] = [await freePort(), await freePort(), await freePort()];
+/** Fixed ports and extra arguments, for a broker one test file owns and restarts (`ownBroker`). */
+interface StartOptions {
+  ports?: number[];
+  args?: string[];
+}
+
+async function startRabbitmq(dir: string, own: StartOptions = {}): Promise<Running> {
+  const [port, distPort, epmdPort] = own.ports ?? [await freePort(), await freePort(), await freePort()];
   const env = { ...process.env, HOME: dir, ERL_EPMD_PORT: String(epmdPort) };
   // Our own epmd, in the foreground (a child we can stop), on a port of its own: never the machine's.
   const epmd = spawn('epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], { env, detached: true, stdio: 'ignore' });
@@ -114,21 +120,21 @@ async function startRabbitmq(dir: string): Promise<Running> {
   return { url: `amqp://guest:guest@127.0.0.1:${port}`, children: [server, epmd] };
 }
 
-async function startNats(dir: string): Promise<Running> {
-  const port = await freePort();
+async function startNats(dir: string, own: StartOptions = {}): Promise<Running> {
+  const [port] = own.ports ?? [await freePort()];
   const server = await startUntil(
     BINARIES.nats,
-    ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', join(dir, 'jetstream'), '-m', '0'],
+    ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', join(dir, 'jetstream'), '-m', '0', ...(own.args ?? [])],
     process.env,
     dir,
     /Server is ready/,
     'nats-server',
   );
-  return { url: `nats://127.0.0.1:${port}`, children: [server] };
+  return { url: `${own.args?.includes('--tls') ? 'tls' : 'nats'}://127.0.0.1:${port}`, children: [server] };
 }
 
-async function startRedis(dir: string): Promise<Running> {
-  const port = await freePort();
+async function startRedis(dir: string, own: StartOptions = {}): Promise<Running> {
+  const [port] = own.ports ?? [await freePort()];
   const server = await startUntil(
     BINARIES.redis,
     [
@@ -146,6 +152,7 @@ async function startRedis(dir: string): Promise<Running> {
       '',
       '--daemonize',
       'no',
+      ...(own.args ?? []),
     ],
     process.env,
     dir,
@@ -155,7 +162,11 @@ async function startRedis(dir: string): Promise<Running> {
   return { url: `redis://127.0.0.1:${port}`, children: [server] };
 }
 
-const STARTERS: Record<BrokerKind, (dir: string) => Promise<Running>> = { rabbitmq: startRabbitmq, nats: startNats, redis: startRedis };
+const STARTERS: Record<BrokerKind, (dir: string, own?: StartOptions) => Promise<Running>> = {
+  rabbitmq: startRabbitmq,
+  nats: startNats,
+  redis: startRedis,
+};
 
 /** Starts the given brokers side by side; `stop` kills every process group and removes the directories. */
 export async function startBrokers(kinds: BrokerKind[]): Promise<{ urls: BrokerUrls; stop(): Promise<void> }> {
@@ -178,4 +189,46 @@ export async function startBrokers(kinds: BrokerKind[]): Promise<{ urls: BrokerU
     throw (failed as PromiseRejectedResult).reason;
   }
   return { urls: Object.fromEntries(running.map(([kind, r]) => [kind, r.url])), stop };
+}
+
+/** How many ports each broker listens on (RabbitMQ: AMQP, Erlang distribution, its own epmd). */
+const PORTS: Record<BrokerKind, number> = { rabbitmq: 3, nats: 1, redis: 1 };
+
+export interface OwnBroker {
+  url: string;
+  dir: string;
+  /** Kills it (its whole process group, as a crash would) and waits for it to exit. */
+  stop(): Promise<void>;
+  /** Starts it again on the same ports and data directory. */
+  start(): Promise<void>;
+  /** Stops it and removes its directory. */
+  remove(): Promise<void>;
+}
+
+/**
+ * A broker for one test file alone (never the run's shared ones), on ports of its own that survive a restart:
+ * for the tests that stop and start a broker mid-stream, or need a configuration of their own (`args`).
+ */
+export async function ownBroker(kind: BrokerKind, args: string[] = []): Promise<OwnBroker> {
+  const dir = mkdtempSync(join(tmpdir(), `platform-test-own-${kind}-`));
+  const ports: number[] = [];
+  for (let i = 0; i < PORTS[kind]; i++) ports.push(await freePort());
+  let running: Running | null = await STARTERS[kind](dir, { ports, args });
+  const broker: OwnBroker = {
+    url: running.url,
+    dir,
+    stop: async () => {
+      const r = running;
+      running = null;
+      await Promise.all((r?.children ?? []).map(stopGroup));
+    },
+    start: async () => {
+      if (!running) running = await STARTERS[kind](dir, { ports, args });
+    },
+    remove: async () => {
+      await broker.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return broker;
 }

@@ -1,14 +1,16 @@
 import type { DestinationType, Transport } from '../transport.ts';
+import { brokerTransport, type TransportOptions } from './broker-transport.ts';
+import { natsClient } from './nats.ts';
+import { rabbitmqClient } from './rabbitmq.ts';
+import { redisClient } from './redis.ts';
 
-/**
- * PLACEHOLDER, replaced by the transports helper's file (issue 34: RabbitMQ, NATS JetStream, Redis Streams): every
- * publish fails with `transport_unavailable`, so a destination's deliveries are attempted, recorded and retried by
- * the engine as for any broker that refuses them.
- */
-export function createTransports(): Record<DestinationType, Transport> {
-  const unavailable: Transport = {
-    publish: async () => ({ ok: false, statusCode: null, error: 'transport_unavailable', excerpt: null, durationMs: 0 }),
-    close: async () => {},
+export type { TransportOptions };
+
+/** One transport per destination type, each with its own connections (docs/destinations-transports.md). */
+export function createTransports(options: TransportOptions = {}): Record<DestinationType, Transport> {
+  return {
+    rabbitmq: brokerTransport(rabbitmqClient, options),
+    nats: brokerTransport(natsClient, options),
+    redis: brokerTransport(redisClient, options),
   };
-  return { rabbitmq: unavailable, nats: unavailable, redis: unavailable };
 }

@@ -1,0 +1,313 @@
+/**
+ * Event destinations (issue 34, item 7), at the transport level: the
+ * transports (src/domain/destination/transports) against the brokers the
+ * tests use (test/support/brokers.ts: RabbitMQ, NATS with JetStream, Redis
+ * with `appendfsync always`, started here on loopback in temporary
+ * directories and stopped after).
+ *
+ * 1. Deliveries per second per type: the transport, `IN_FLIGHT` publishes in
+ *    flight (a destination's `max_in_flight`), against a baseline that
+ *    publishes the same signed bodies with the same durability (confirm,
+ *    PubAck or XADD reply awaited) on one connection of the same client with
+ *    the same in-flight, in interleaved slices (bench/measure.ts's rotation,
+ *    bench/stats.ts), reported as the median of per-round ratios (target ≥ 0.5).
+ * 2. Publish-to-consume latency at 1,000 events/s through the transport: a
+ *    consumer of each type (a queue consumer, a JetStream ordered consumer,
+ *    XREAD BLOCK) timestamps each message; p50 and p99.
+ *
+ * The engine's own cost (lease, attempt record) is not in these figures: the
+ * `event_destinations` resource lands separately; this measures what the
+ * transport adds over the client it wraps.
+ *
+ *   npm run bench:destinations                       # every installed broker type
+ *   npm run bench:destinations -- --only redis,nats --rounds 4 --duration 2 --in-flight 16
+ *
+ * Prints one JSON report on stdout (progress on stderr); `npm run bench`
+ * runs it as scenario 10 (bench/run.ts).
+ */
+import os from 'node:os';
+import amqp from 'amqplib';
+import { Redis } from 'ioredis';
+import { connect, DeliverPolicy, headers as natsHeaders } from 'nats';
+import type { DestinationMessage, DestinationTarget, DestinationType, Transport } from '../src/domain/destination/transport.ts';
+import { createTransports } from '../src/domain/destination/transports/index.ts';
+import { signedMessage } from '../test/destination/signed-message.ts';
+import { installedBrokers, startBrokers } from '../test/support/brokers.ts';
+import { meets, pairRatios, quantile, round, schedule, spread } from './stats.ts';
+
+const args = process.argv.slice(2);
+const flag = (name: string) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const TYPES = (flag('--only')?.split(',') ?? installedBrokers()) as DestinationType[];
+const ROUNDS = Number(flag('--rounds') ?? 6);
+const SLICE_S = Number(flag('--duration') ?? 2);
+const IN_FLIGHT = Number(flag('--in-flight') ?? 16);
+const RATE = Number(flag('--rate') ?? 1000);
+const LATENCY_S = Number(flag('--latency-seconds') ?? 5);
+const TARGET = { min: 0.5 };
+const log = (...a: unknown[]) => console.error('[bench:destinations]', ...a);
+const POLICY = { allowLoopback: true, allowPrivateNetworks: false, timeoutMs: 10_000 };
+
+const signed = (eventType?: string) => signedMessage(eventType);
+
+/** One side of a comparison: publishes one message and resolves once the broker accepted it. */
+type Publish = (m: DestinationMessage) => Promise<void>;
+
+/** Closed loop: `inFlight` publishers for `seconds`; completed publishes per second. */
+async function closedLoop(publish: Publish, inFlight: number, seconds: number): Promise<number> {
+  const until = performance.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (performance.now() < until) {
+        await publish(signed());
+        done++;
+      }
+    }),
+  );
+  return done / seconds;
+}
+
+interface Sides {
+  transport: Publish;
+  baseline: Publish;
+  /** Starts a consumer calling `got(eventId)` per message; resolves to its stop. */
+  consume(got: (body: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+const ok = (t: Transport, target: DestinationTarget) => async (m: DestinationMessage) => {
+  const out = await t.publish(target, m, POLICY);
+  if (!out.ok) throw new Error(`publish failed: ${out.error}`);
+};
+
+async function rabbitmqSides(url: string, transports: Record<DestinationType, Transport>): Promise<Sides> {
+  const admin = await amqp.connect(url);
+  const ach = await admin.createChannel();
+  await ach.assertExchange('bench', 'topic', { durable: true });
+  await ach.assertQueue('bench-q', { durable: true });
+  await ach.bindQueue('bench-q', 'bench', '#');
+  // The queue is drained by a consumer all along, so it never grows between slices.
+  await ach.consume('bench-q', () => {}, { noAck: true });
+  const conn = await amqp.connect(url);
+  const ch = await conn.createConfirmChannel();
+  const target: DestinationTarget = { id: 'ed_bench', type: 'rabbitmq', url, caCertificate: null, exchange: 'bench', template: '{type}' };
+  return {
+    transport: ok(transports.rabbitmq, target),
+    baseline: (m) =>
+      new Promise((resolve, reject) =>
+        ch.publish(
+          'bench',
+          m.eventType,
+          Buffer.from(m.body),
+          { persistent: true, mandatory: true, messageId: m.eventId, contentType: 'application/json', headers: { ...m.headers } },
+          (err) => (err ? reject(err) : resolve()),
+        ),
+      ),
+    async consume(got) {
+      await ach.assertQueue('bench-latency', { durable: true });
+      await ach.purgeQueue('bench-latency');
+      await ach.bindQueue('bench-latency', 'bench', 'latency.#');
+      const { consumerTag } = await ach.consume('bench-latency', (msg) => msg && got(msg.content.toString()), { noAck: true });
+      return async () => void (await ach.cancel(consumerTag));
+    },
+    close: async () => {
+      await conn.close();
+      await admin.close();
+    },
+  };
+}
+
+async function natsSides(url: string, transports: Record<DestinationType, Transport>): Promise<Sides> {
+  const nc = await connect({ servers: url });
+  const jsm = await nc.jetstreamManager();
+  // A bounded stream: the bench appends hundreds of thousands of messages.
+  await jsm.streams.add({ name: 'BENCH', subjects: ['bench.>'], max_msgs: 100_000 });
+  const js = nc.jetstream();
+  const target: DestinationTarget = { id: 'ed_bench', type: 'nats', url, caCertificate: null, template: 'bench.{type}' };
+  return {
+    transport: ok(transports.nats, target),
+    baseline: async (m) => {
+      const h = natsHeaders();
+      for (const [k, v] of Object.entries(m.headers)) h.set(k, v);
+      await js.publish(`bench.${m.eventType}`, Buffer.from(m.body), { msgID: `ed_base:${m.eventId}`, headers: h });
+    },
+    async consume(got) {
+      // One subject as a string: nats-server 2.9 (Debian's) has no multi-subject filter.
+      const consumer = await js.consumers.get('BENCH', { filterSubjects: 'bench.latency.>', deliver_policy: DeliverPolicy.New });
+      const messages = await consumer.consume();
+      void (async () => {
+        for await (const m of messages) got(new TextDecoder().decode(m.data));
+      })();
+      return async () => void (await messages.close());
+    },
+    close: () => nc.close(),
+  };
+}
+
+async function redisSides(url: string, transports: Record<DestinationType, Transport>): Promise<Sides> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 0 });
+  const target: DestinationTarget = { id: 'ed_bench', type: 'redis', url, caCertificate: null, template: 'bench:{type}', maxLen: 10_000 };
+  return {
+    transport: ok(transports.redis, target),
+    baseline: async (m) => {
+      await redis.xadd(
+        `bench:${m.eventType}`,
+        'MAXLEN',
+        '~',
+        '10000',
+        '*',
+        'event_id',
+        m.eventId,
+        ...Object.entries(m.headers).flat(),
+        'body',
+        m.body,
+      );
+    },
+    async consume(got) {
+      const reader = new Redis(url, { maxRetriesPerRequest: 0 });
+      let stopped = false;
+      // The latency stream is new: read it from its start.
+      let last = '0-0';
+      const loop = (async () => {
+        while (!stopped) {
+          const res = await reader.xread('COUNT', 1000, 'BLOCK', 200, 'STREAMS', 'bench:latency.tick', last);
+          for (const [, entries] of res ?? [])
+            for (const [id, flat] of entries) {
+              last = id;
+              got(flat[flat.indexOf('body') + 1]!);
+            }
+        }
+      })();
+      return async () => {
+        stopped = true;
+        await loop;
+        reader.disconnect();
+      };
+    },
+    close: async () => void redis.disconnect(),
+  };
+}
+
+const SIDES = { rabbitmq: rabbitmqSides, nats: natsSides, redis: redisSides };
+
+async function throughput(type: DestinationType, sides: Sides) {
+  // Warm-up: connections and channels opened, JIT warm.
+  await closedLoop(sides.transport, IN_FLIGHT, 0.5);
+  await closedLoop(sides.baseline, IN_FLIGHT, 0.5);
+  const perSide: [number[], number[]] = [[], []];
+  const load: number[] = [os.loadavg()[0]!];
+  for (const order of schedule(2, ROUNDS))
+    for (const side of order) perSide[side]!.push(await closedLoop(side === 0 ? sides.baseline : sides.transport, IN_FLIGHT, SLICE_S));
+  load.push(os.loadavg()[0]!);
+  const ratios = pairRatios(perSide[1], perSide[0]);
+  const r = spread(ratios);
+  const row = {
+    type,
+    subject: `transport (${IN_FLIGHT} in flight)`,
+    baseline: `one ${type} connection, same bodies and acknowledgement, ${IN_FLIGHT} in flight`,
+    ratio: round(r.median),
+    spread: { q1: round(r.q1), q3: round(r.q3), min: round(r.min), max: round(r.max) },
+    perRound: ratios.map((x) => round(x)),
+    deliveriesPerSecond: { transport: round(spread(perSide[1]).median, 0), baseline: round(spread(perSide[0]).median, 0) },
+    target: '≥ 0.5',
+    met: meets(r.median, TARGET),
+    loadavg: load.map((x) => round(x)),
+  };
+  log(
+    `${type}: ${row.deliveriesPerSecond.transport}/s vs ${row.deliveriesPerSecond.baseline}/s, ratio ${row.ratio} (IQR ${row.spread.q1}–${row.spread.q3}), ${row.met ? 'met' : 'missed'}, load ${row.loadavg.join('→')}`,
+  );
+  return row;
+}
+
+/** Open loop at RATE events/s for LATENCY_S seconds through the transport; publish-to-consume per message. */
+async function latency(type: DestinationType, sides: Sides, transport: Transport, url: string) {
+  const started = new Map<string, number>();
+  const latencies: number[] = [];
+  let resolveAll: () => void = () => {};
+  const all = new Promise<void>((r) => (resolveAll = r));
+  const total = RATE * LATENCY_S;
+  const stop = await sides.consume((body) => {
+    const id = (JSON.parse(body) as { id: string }).id;
+    const t0 = started.get(id);
+    if (t0 === undefined) return;
+    started.delete(id);
+    latencies.push(performance.now() - t0);
+    if (latencies.length === total) resolveAll();
+  });
+  const target: DestinationTarget = {
+    id: 'ed_latency',
+    type,
+    url,
+    caCertificate: null,
+    exchange: 'bench',
+    template: type === 'redis' ? 'bench:{type}' : type === 'nats' ? 'bench.{type}' : '{type}',
+  };
+  const load: number[] = [os.loadavg()[0]!];
+  let failed = 0;
+  const t0 = performance.now();
+  // Ticks of 10 ms (RATE/100 events each), scheduled against the start so a late tick catches up.
+  for (let sent = 0; sent < total; ) {
+    const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * RATE) + 1);
+    for (; sent < due; sent++) {
+      const m = signed('latency.tick');
+      started.set(m.eventId, performance.now());
+      void transport.publish(target, m, POLICY).then((o) => void (o.ok || failed++));
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await Promise.race([all, new Promise((r) => setTimeout(r, 10_000))]);
+  await stop();
+  load.push(os.loadavg()[0]!);
+  const row = {
+    type,
+    rate: RATE,
+    seconds: LATENCY_S,
+    received: latencies.length,
+    sent: total,
+    failed,
+    p50ms: round(quantile(latencies, 0.5)),
+    p99ms: round(quantile(latencies, 0.99)),
+    maxms: round(Math.max(...latencies)),
+    loadavg: load.map((x) => round(x)),
+  };
+  log(`${type}: publish-to-consume at ${RATE}/s: p50 ${row.p50ms} ms, p99 ${row.p99ms} ms, received ${row.received}/${total}`);
+  return row;
+}
+
+export interface DestinationsReport {
+  date: string;
+  machine: Record<string, unknown>;
+  throughput: Awaited<ReturnType<typeof throughput>>[];
+  latency: Awaited<ReturnType<typeof latency>>[];
+}
+
+const { urls, stop } = await startBrokers(TYPES);
+// The brokers run in process groups of their own: an interrupted bench stops them too.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop().finally(() => process.exit(130)));
+const report: DestinationsReport = {
+  date: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, node: process.version, loadavgBefore: os.loadavg().map((x) => round(x)) },
+  throughput: [],
+  latency: [],
+};
+try {
+  for (const type of TYPES) {
+    const transports = createTransports();
+    const sides = await SIDES[type](urls[type]!, transports);
+    try {
+      report.throughput.push(await throughput(type, sides));
+      report.latency.push(await latency(type, sides, transports[type], urls[type]!));
+    } finally {
+      await sides.close();
+      await Promise.all(Object.values(transports).map((t) => t.close()));
+    }
+  }
+} finally {
+  await stop();
+}
+report.machine.loadavgAfter = os.loadavg().map((x) => round(x));
+console.log(JSON.stringify(report, null, 2));
+process.exit(0);
