@@ -55,6 +55,8 @@ const config = loadConfig({
   DATABASE_URL: process.env.DATABASE_URL ?? '',
   RATE_LIMIT_PER_SECOND: '10000000',
   RATE_LIMIT_BURST: '10000000',
+  ORGANIZATION_RATE_LIMIT_PER_SECOND: '10000000',
+  ORGANIZATION_RATE_LIMIT_BURST: '10000000',
 });
 const app = await buildApp(config);
 await app.start();
