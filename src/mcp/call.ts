@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto';
-import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  ErrorCode,
+  type LoggingLevel,
+  LoggingLevelSchema,
+  McpError,
+  type ServerNotification,
+} from '@modelcontextprotocol/sdk/types.js';
 import { invoke } from '../domain/action/action.ts';
 import type { Deps } from '../domain/context.ts';
 import { toDomainError } from '../../rest/http/envelope.ts';
@@ -16,7 +23,31 @@ export interface McpCall {
   sessionId: string;
   /** The HTTP request's `Request-Id`, named in every error. */
   requestId: string;
+  /** The session's log level (`logging/setLevel`); none set, no log message is sent. */
+  logLevel: string | null;
 }
+
+/** Sends a log message to the client when `level` is at or above the session's. */
+export type McpLog = (level: LoggingLevel, message: string, fields?: Record<string, unknown>) => Promise<void>;
+
+/**
+ * The session's log, sent with a request's answer (its notifications travel on
+ * the request's stream: src/mcp/http.ts answers a call as a stream once a
+ * level is set). A message names the tool, codes and ids, never a call's
+ * arguments or its answer: no secret reaches a log line.
+ */
+export function sessionLog(c: McpCall, send: (n: ServerNotification) => Promise<void>): McpLog {
+  const severity = (level: string) => LoggingLevelSchema.options.indexOf(level as LoggingLevel);
+  const floor = c.logLevel ? severity(c.logLevel) : -1;
+  return async (level, message, fields = {}) => {
+    if (floor < 0 || severity(level) < floor) return;
+    const data = { message, ...fields, request_id: c.requestId };
+    // A client gone meanwhile loses its log, not its answer.
+    await send({ method: 'notifications/message', params: { level, logger: 'platform', data } }).catch(() => {});
+  };
+}
+
+const noLog: McpLog = async () => {};
 
 /** An error as a tool result: Surface B's envelope (`code`, `message`, `param`, `request_id`) and what else belongs to it. */
 export function errorResult(
@@ -46,10 +77,20 @@ export function idempotencyKeyOf(args: Record<string, unknown>, sessionId: strin
   return `mcp_${sessionId}_${id}`;
 }
 
-/** Runs the action behind a tool through the same runner as REST and GraphQL (scope, idempotency, admission). */
-export async function callTool(c: McpCall, name: string, args: Record<string, unknown>, rpcId: string | number): Promise<CallToolResult> {
+/**
+ * Runs the action behind a tool through the same runner as REST and GraphQL (scope, idempotency, admission), and
+ * logs what it did: each call (debug), an operation a change started (info), a refusal or a replay (warning).
+ */
+export async function callTool(
+  c: McpCall,
+  name: string,
+  args: Record<string, unknown>,
+  rpcId: string | number,
+  log: McpLog = noLog,
+): Promise<CallToolResult> {
   const tool = toolNamed(name);
   if (!tool || (c.readOnly && tool.mutation)) return unknownTool(name, c);
+  await log('debug', `${name} called`, { tool: name });
   try {
     // A tool the key cannot use is refused as REST refuses its route: missing_scope, before the input is read.
     if (!visible(tool, c.caller.scopes, false)) {
@@ -65,10 +106,30 @@ export async function callTool(c: McpCall, name: string, args: Record<string, un
     const input = Object.fromEntries(Object.entries(args).filter(([k]) => !tool.action.params.includes(k) && k !== IDEMPOTENCY_KEY));
     const key = tool.mutation ? idempotencyKeyOf(args, c.sessionId, rpcId) : undefined;
     const out = await invoke({ deps: c.deps, caller: c.caller, idempotencyKey: key }, tool.action, { params, input });
-    return success(c, tool, out.value as Record<string, unknown>, { key, replayed: out.replayed });
+    const value = out.value as Record<string, unknown>;
+    const op = startedOperation(value);
+    if (out.replayed)
+      await log('warning', `${name} replayed: its idempotency key answered the first call again; nothing was done twice`, {
+        tool: name,
+        idempotency_key: key,
+      });
+    else if (tool.mutation && op)
+      await log('info', `${name} started operation ${op.id} (${op.kind}): ${op.status}; wait_for_operation follows it`, {
+        tool: name,
+        operation: op.id,
+      });
+    return success(c, tool, value, { key, replayed: out.replayed });
   } catch (e) {
-    return errorResult(asDomainError(c.deps, e, c.requestId), c.requestId);
+    const err = asDomainError(c.deps, e, c.requestId);
+    await log('warning', `${name} refused: ${err.code}`, { tool: name, code: err.code, param: err.param ?? null });
+    return errorResult(err, c.requestId);
   }
+}
+
+/** The operation an answer carries (the operation itself, or beside the object it works on), if any. */
+function startedOperation(value: Record<string, unknown>): { id: string; kind: string; status: string } | undefined {
+  const op = (value.object === 'operation' ? value : value.operation) as Record<string, unknown> | undefined;
+  return op?.object === 'operation' ? (op as { id: string; kind: string; status: string }) : undefined;
 }
 
 /** A name that is no tool of this session's: a protocol error (-32602), as MCP specifies for an unknown tool. */

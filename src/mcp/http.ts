@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import type Koa from 'koa';
 import { bearer, readJsonBody } from '../../rest/http/body.ts';
 import { writeError } from '../../rest/http/envelope.ts';
@@ -58,6 +58,7 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
   };
 
   async function serve(ctx: Koa.Context): Promise<void> {
+    const asOf = performance.now();
     if (!hostAllowed(ctx, deps))
       throw new DomainError('origin_not_allowed', `Host ${ctx.get('host') || '(none)'} is not this server's`, 'Host');
     if (!['GET', 'POST', 'DELETE'].includes(ctx.method))
@@ -77,7 +78,7 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
     } else if (!named) {
       return jsonRpcError(ctx, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     } else {
-      session = await sessions.find(named, caller);
+      session = await sessions.find(named, caller, asOf);
       if (!session) return jsonRpcError(ctx, 404, -32001, 'Session not found');
     }
     if (ctx.method === 'DELETE') {
@@ -85,53 +86,46 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
       ctx.status = 200;
       return;
     }
-    const streaming = ctx.method === 'GET' || messages.some(streams);
+    // A session that set a log level hears of its calls: their log messages travel on the call's stream.
+    const streaming = ctx.method === 'GET' || messages.some((m) => streams(m) || (session.logLevel !== null && isToolCall(m)));
     if (streaming && !http.streamRoom(ctx.req.socket))
       throw new DomainError('service_unavailable', 'Too many live streams on this server; retry later');
     const readOnly = !['', '0', 'false'].includes(ctx.get(READ_ONLY_HEADER).toLowerCase());
-    const call = { deps, caller, readOnly, sessionId: session.id, requestId: ctx.state.requestId as string };
-    const server = mcpServer(call, { version: opts.version, sessions });
+    const call = { deps, caller, readOnly, sessionId: session.id, requestId: ctx.state.requestId as string, logLevel: session.logLevel };
+    const server = mcpServer(call, { version: opts.version, sessions, stream: opts.stream });
     // JSON answers, except where the answer is a stream: the session's GET stream, and a call that waits or reports progress.
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !streaming });
     await server.connect(transport);
     const response = await transport.handleRequest(webRequest(ctx), { parsedBody: body });
     ctx.set('Mcp-Session-Id', session.id);
-    const stops: (() => void)[] = [];
-    if (response.headers.get('content-type')?.includes('text/event-stream')) {
-      // An open stream is a use of the key: it ends when a new request with it would be refused (revoked, expired, paused).
-      stops.push(gate.streams.watch({ headers, caller }, () => void transport.close()));
-      if (ctx.method === 'GET') stops.push(notifyFeed(opts.stream, call, sessions, server, () => void transport.close()));
-    }
-    await answer(ctx, response, () => {
-      for (const stop of stops) stop();
-      void server.close();
-    });
-  }
-
-  /** Writes the transport's answer; `done` runs once it is sent (or the client went away). */
-  async function answer(ctx: Koa.Context, response: Response, done: () => void): Promise<void> {
     ctx.status = response.status;
     response.headers.forEach((value, key) => {
       if (key !== 'content-length') ctx.set(key, value);
     });
-    const type = response.headers.get('content-type') ?? '';
-    if (!response.body) {
-      ctx.body = ''; // not null: Koa would turn the 202 of an accepted notification into a 204
-      done();
-    } else if (type.includes('text/event-stream')) {
-      http.admitStream(ctx.res);
-      ctx.res.once('close', done);
-      ctx.body = Readable.fromWeb(response.body as unknown as WebReadableStream);
-    } else {
-      ctx.body = await response.text();
-      done();
+    if (!response.headers.get('content-type')?.includes('text/event-stream')) {
+      // Whole once written: every handler of the request has returned, so the server and transport are left to the
+      // garbage collector, not closed. An empty body is '', not null: Koa would turn a 202 into a 204.
+      ctx.body = response.body ? await response.text() : '';
+      return;
     }
+    // An open stream is a use of the key: it ends when a new request with it would be refused (revoked, expired, paused).
+    const stops = [gate.streams.watch({ headers, caller }, () => void transport.close())];
+    if (ctx.method === 'GET') stops.push(notifyFeed(opts.stream, call, sessions, server, () => void transport.close()));
+    http.admitStream(ctx.res);
+    ctx.res.once('close', () => {
+      for (const stop of stops) stop();
+      // Ends what still runs for the stream (a wait whose client went away).
+      void server.close();
+    });
+    ctx.body = Readable.fromWeb(response.body as unknown as WebReadableStream);
   }
 }
 
+const isToolCall = (m: JSONRPCMessage): m is JSONRPCRequest => isJSONRPCRequest(m) && m.method === 'tools/call';
+
 /** A call answered as a stream: `wait_for_operation` (kept alive while it waits), or any call that asks for progress. */
 function streams(m: JSONRPCMessage): boolean {
-  if (!isJSONRPCRequest(m) || m.method !== 'tools/call') return false;
+  if (!isToolCall(m)) return false;
   const params = m.params as { name?: unknown; _meta?: { progressToken?: unknown } } | undefined;
   return params?.name === WAIT_TOOL || params?._meta?.progressToken !== undefined;
 }
@@ -142,10 +136,18 @@ function jsonRpcError(ctx: Koa.Context, status: number, code: number, message: s
   ctx.body = { jsonrpc: '2.0', error: { code, message }, id: null };
 }
 
-/** The web Request the SDK's transport reads: method and headers (the body is passed parsed). */
+/**
+ * The headers of the web Request the SDK's transport reads (its Host and Origin checks are off: `hostAllowed` and the
+ * app's cross-origin policy answer for them; the body is passed parsed). The rest are not copied: no handler reads them.
+ */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'] as const;
+
 function webRequest(ctx: Koa.Context): Request {
   const headers = new Headers();
-  for (const [k, v] of Object.entries(ctx.req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+  for (const k of TRANSPORT_HEADERS) {
+    const v = ctx.req.headers[k];
+    if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+  }
   return new Request(`http://localhost${ctx.url}`, { method: ctx.method, headers });
 }
 

@@ -1,4 +1,5 @@
 import type { CallToolResult, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { EventStream } from '../runtime/event-stream.ts';
 import { z } from 'zod';
 import { invoke } from '../domain/action/action.ts';
 import { isTerminal, operations } from '../domain/operation/operation.ts';
@@ -16,10 +17,19 @@ import type { JsonSchema, Tool } from './tools.ts';
  * running: call again). With a progress token, each change of status is a
  * progress notification. Its answer is a stream (src/mcp/http.ts), admitted
  * to the stream budget and kept alive while it waits.
+ *
+ * A change made in this process wakes the wait at once (the worker's
+ * `nextChange`); a settle in another process does through the live event
+ * stream, which the cross-process wake-ups reach (the settle appends the
+ * operation's `operation.*` event in its transaction). A change that appends
+ * no event (a running operation starting to wait), or a lost notification, is
+ * seen by a re-read at most WAIT_BACKSTOP_MS later.
  */
 export const WAIT_TOOL = 'wait_for_operation';
 export const WAIT_DEFAULT_SECONDS = 20;
 export const WAIT_MAX_SECONDS = 50;
+/** The re-read behind the wake-ups (another process's change that appends no event, a lost notification). */
+export const WAIT_BACKSTOP_MS = 5_000;
 
 const retrieve = operations.retrieve;
 const WaitInput = z.strictObject({
@@ -41,6 +51,8 @@ export const waitTool: Omit<Tool, 'action' | 'mutation'> & { scope: string } = {
 
 export interface WaitExtra {
   signal: AbortSignal;
+  /** The live event stream: an `operation.*` event of this operation, from any process, ends a wait. */
+  stream?: EventStream;
   progressToken?: string | number;
   sendNotification: (n: ServerNotification) => Promise<void>;
 }
@@ -48,10 +60,22 @@ export interface WaitExtra {
 type Op = { status: string; waiting_reason?: string | null } & Record<string, unknown>;
 
 export async function waitForOperation(c: McpCall, args: Record<string, unknown>, extra: WaitExtra): Promise<CallToolResult> {
+  let live: AsyncIterableIterator<{ operation: string | null }> | undefined;
   try {
     const { id, timeout_seconds } = parseInput(WaitInput, args);
     const read = async () => (await invoke({ deps: c.deps, caller: c.caller }, retrieve, { params: { id } })).value as Op;
     const deadline = performance.now() + timeout_seconds * 1000;
+    // Set when an event of the operation arrives: a read that started before it reads again without waiting.
+    let woken = false;
+    let wake = () => {};
+    live = extra.stream?.subscribe(c.caller.organization.id, {});
+    void (async () => {
+      for await (const e of live ?? [])
+        if (e.operation === id) {
+          woken = true;
+          wake();
+        }
+    })().catch(() => {});
     let op = await read();
     let step = 0;
     let last = '';
@@ -81,12 +105,19 @@ export async function waitForOperation(c: McpCall, args: Record<string, unknown>
           c.requestId,
           { operation: op },
         );
-      // A change in this process wakes at once; another process's is seen by the re-read at most a second later.
-      const ms = Math.min(left, 1000);
-      await (c.deps.operations?.nextChange(id, ms, extra.signal) ?? new Promise((r) => setTimeout(r, ms)));
+      if (!woken) {
+        const ms = Math.min(left, WAIT_BACKSTOP_MS);
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          void (c.deps.operations?.nextChange(id, ms, extra.signal) ?? new Promise((r) => setTimeout(r, ms))).then(() => resolve());
+        });
+      }
+      woken = false;
       op = await read();
     }
   } catch (e) {
     return errorResult(asDomainError(c.deps, e, c.requestId), c.requestId);
+  } finally {
+    void live?.return?.();
   }
 }

@@ -13,6 +13,7 @@ import { eventTypes } from '../domain/event/catalogue.ts';
 import { events } from '../domain/event/event.ts';
 import type { EventStream } from '../runtime/event-stream.ts';
 import { asDomainError, type McpCall } from './call.ts';
+import { handle } from './handle.ts';
 import type { McpSessions } from './session.ts';
 
 /**
@@ -44,7 +45,7 @@ async function run(c: McpCall, action: Action, req: { params?: Record<string, st
 
 export function serveResources(server: Server, c: McpCall, sessions: McpSessions): void {
   const reads = c.caller.scopes.has(events.list.scope);
-  server.setRequestHandler(ListResourcesRequestSchema, async () => {
+  handle(server, ListResourcesRequestSchema, async () => {
     if (!reads) return { resources: [] };
     const catalogue = (await run(c, eventTypes.list, {})) as { data: { type: string; description: string }[] };
     return {
@@ -66,7 +67,7 @@ export function serveResources(server: Server, c: McpCall, sessions: McpSessions
       ],
     };
   });
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+  handle(server, ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: reads
       ? [
           {
@@ -79,18 +80,18 @@ export function serveResources(server: Server, c: McpCall, sessions: McpSessions
         ]
       : [],
   }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+  handle(server, ReadResourceRequestSchema, async (req) => {
     const { uri } = req.params;
     const value = await read(c, uri);
     return { contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(value) }] };
   });
-  server.setRequestHandler(SubscribeRequestSchema, async (req) => {
+  handle(server, SubscribeRequestSchema, async (req) => {
     if (req.params.uri !== FEED_URI) throw new McpError(ErrorCode.InvalidParams, `Only ${FEED_URI} changes; it is the one to subscribe to`);
     if (!reads) throw new McpError(ErrorCode.InvalidParams, `missing_scope:${events.list.scope}`);
     await sessions.subscribe(c.sessionId, FEED_URI, true);
     return {};
   });
-  server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
+  handle(server, UnsubscribeRequestSchema, async (req) => {
     await sessions.subscribe(c.sessionId, req.params.uri, false);
     return {};
   });

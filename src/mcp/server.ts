@@ -1,13 +1,17 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  type CallToolResult,
   ListToolsRequestSchema,
+  PingRequestSchema,
   SetLevelRequestSchema,
   type Tool as SdkTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { callTool, type McpCall } from './call.ts';
+import { callTool, type McpCall, sessionLog } from './call.ts';
 import { WAIT_TOOL, waitForOperation, waitTool } from './operation-wait.ts';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { EventStream } from '../runtime/event-stream.ts';
+import { handle } from './handle.ts';
 import { serveResources } from './resources.ts';
 import type { McpSessions } from './session.ts';
 import { type Tool, toolsFor } from './tools.ts';
@@ -16,6 +20,8 @@ export interface McpServerOptions {
   /** The server's version in `initialize` (the spec's). */
   version: string;
   sessions: McpSessions;
+  /** The live event stream (an operation settled in any process ends a wait for it). */
+  stream?: EventStream;
 }
 
 const INSTRUCTIONS =
@@ -52,23 +58,25 @@ export function mcpServer(c: McpCall, opts: McpServerOptions): Server {
       jsonSchemaValidator: validator,
     },
   );
+  handle(server, PingRequestSchema, () => ({}));
   serveResources(server, c, opts.sessions);
   const waits = c.caller.scopes.has(waitTool.scope);
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
+  handle(server, ListToolsRequestSchema, () => ({
     tools: [...toolsFor(c.caller.scopes, c.readOnly).map(listed), ...(waits ? [listed(waitTool)] : [])],
   }));
-  server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
+  handle(server, CallToolRequestSchema, (req, extra): Promise<CallToolResult> => {
     const args = req.params.arguments ?? {};
     if (req.params.name === WAIT_TOOL && waits)
       return waitForOperation(c, args, {
         signal: extra.signal,
         progressToken: req.params._meta?.progressToken,
         sendNotification: extra.sendNotification,
+        stream: opts.stream,
       });
-    return callTool(c, req.params.name, args, extra.requestId);
+    return callTool(c, req.params.name, args, extra.requestId, sessionLog(c, extra.sendNotification));
   });
   // The level is the session's (any process sends its log messages), so it is kept with it.
-  server.setRequestHandler(SetLevelRequestSchema, async (req) => {
+  handle(server, SetLevelRequestSchema, async (req) => {
     await opts.sessions.setLogLevel(c.sessionId, req.params.level);
     return {};
   });

@@ -10,6 +10,7 @@ import {
   graphqlProbes,
   type Ids,
   type Kind,
+  mcpProbes,
   missingIds,
   openApiProbes,
   ownerState,
@@ -75,9 +76,9 @@ const bothBrands = async () => ({
 const blank = (res: HttpResponse) => ({ status: res.status, body: res.text.replace(/"request_id":"[^"]*"/g, '"request_id":"<rid>"') });
 
 describe('cross-brand matrix', () => {
-  test("another brand of the organization on a brand's ids answers exactly as on missing ids, REST and GraphQL, and changes nothing", async () => {
+  test("another brand of the organization on a brand's ids answers exactly as on missing ids, REST, GraphQL and MCP, and changes nothing", async () => {
     const outsider = { token, userToken: org.userToken, headers: second };
-    const all = [...(await openApiProbes(t, outsider)), ...graphqlProbes(t, outsider)];
+    const all = [...(await openApiProbes(t, outsider)), ...graphqlProbes(t, outsider), ...(await mcpProbes(t, outsider))];
     // The event feed and the operations are the organization's (every brand's subjects): their subject filters are not confined.
     const organizationLevel = ['graphql query events', 'graphql query operations'];
     const probes = all.filter((p) => p.kinds.some((k) => BRAND_OWNED.has(k)) && !organizationLevel.includes(p.name));
@@ -113,6 +114,10 @@ describe('cross-brand matrix', () => {
       'graphql mutation cancelPayoutRun',
       'graphql mutation reverseLedgerEntry',
       'graphql mutation updateConnectConfig',
+      'mcp programs_retrieve',
+      'mcp distributions_cancel',
+      'mcp enrollments_approve',
+      'mcp deployments_retrieve',
     ]);
     // node(id:) answers null for whatever the type's own field cannot read: another brand's object as a missing one.
     // (A run's id is its operation's, and node(op_) is an operation: the organization's.)

@@ -9,6 +9,7 @@ import {
   expectCovers,
   graphqlProbes,
   type Ids,
+  mcpProbes,
   openApiProbes,
   ownerState,
   seedObjects,
@@ -46,9 +47,9 @@ afterAll(async () => {
 const ourState = () => ownerState(t, { token: ours.token, userToken: ours.org.userToken }, ours.ids);
 
 describe('cross-tenant matrix', () => {
-  test('another organization on our ids answers exactly as on missing ids, REST and GraphQL, and changes nothing of ours', async () => {
+  test('another organization on our ids answers exactly as on missing ids, REST, GraphQL and MCP, and changes nothing of ours', async () => {
     const outsider = { token: other.token, userToken: other.org.userToken };
-    const probes = [...(await openApiProbes(t, outsider)), ...graphqlProbes(t, outsider)];
+    const probes = [...(await openApiProbes(t, outsider)), ...graphqlProbes(t, outsider), ...(await mcpProbes(t, outsider))];
     // Every object route of the brief is in the matrix.
     expectCovers(probes, [
       'webhook_endpoints/{id}',
@@ -80,6 +81,13 @@ describe('cross-tenant matrix', () => {
       'handoff/issuers/{id}/rotate',
       'graphql mutation deleteHandoffIssuer',
       'platform/tokens/create',
+      'mcp webhook_endpoints_update',
+      'mcp webhook_deliveries_retry',
+      'mcp operations_retrieve',
+      'mcp distributions_cancel',
+      'mcp programs_remove_requirement',
+      'mcp enrollments_approve',
+      'mcp assertions_create',
     ]);
     await expectConfined(t, probes, ours.ids, ourState);
   }, 240_000);

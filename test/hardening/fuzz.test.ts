@@ -16,6 +16,8 @@ import { connect, type Socket } from 'node:net';
 import { describe, expect } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { ALL_SCOPES } from '../../src/domain/scope/catalogue.ts';
+import { WAIT_TOOL } from '../../src/mcp/operation-wait.ts';
+import { TOOLS } from '../../src/mcp/tools.ts';
 import { appTest, buildOrg, buildToken, rawRequest, type RawResponse, type TestApp, WIDE_OPEN_LIMITS } from '../support/kit.ts';
 import { EVENTS_SUBSCRIPTION, waitUntil } from '../support/stream-client.ts';
 
@@ -26,8 +28,9 @@ import { EVENTS_SUBSCRIPTION, waitUntil } from '../support/stream-client.ts';
  * with the response's request id; no stack trace, secret or database error
  * text in an error body.
  *
- * FUZZ_RUNS (default 3000 requests, split REST/GraphQL) and FUZZ_SEED
- * (printed each run) reproduce or widen a run, e.g. FUZZ_RUNS=20000.
+ * FUZZ_RUNS (default 3000 requests, split REST/GraphQL; MCP adds a tenth)
+ * and FUZZ_SEED (printed each run) reproduce or widen a run, e.g.
+ * FUZZ_RUNS=20000.
  */
 const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
 /** About 15 s alone on a 2-core machine; the bound is for a loaded one (and for FUZZ_RUNS runs, scaled). */
@@ -35,6 +38,7 @@ const TIMEOUT_MS = Math.max(240_000, RUNS * 80);
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const REST_RUNS = Math.round(RUNS * 0.7);
 const GRAPHQL_RUNS = RUNS - REST_RUNS;
+const MCP_RUNS = Math.max(300, Math.round(RUNS * 0.1));
 
 // Buckets wide open: the fuzzer is after what the handlers answer, not 429s.
 const wide = 1_000_000;
@@ -54,6 +58,8 @@ let credentials: Record<'platform' | 'user' | 'operator', string>;
 let brandSlugs: string[];
 /** Real ids of this tenant (and a few of another), so path parameters hit rows as well as misses. */
 let ids: string[];
+/** MCP sessions of the platform key: one open, one ended (what an expired one answers too). */
+let mcpSessions: { live: string; ended: string };
 
 test.beforeAll(async ({ app }) => {
   t = app;
@@ -81,6 +87,18 @@ test.beforeAll(async ({ app }) => {
     org.id,
   ].filter((id): id is string => typeof id === 'string');
   expect(ids.length, JSON.stringify({ endpoint: endpoint.body, program: program.body })).toBeGreaterThanOrEqual(4);
+  const open = async () => {
+    const init = {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: MCP_CLIENT },
+    };
+    const res = await t.http.post('/mcp', init, { token: secret, headers: { accept: MCP_ACCEPT } });
+    return res.headers.get('mcp-session-id')!;
+  };
+  mcpSessions = { live: await open(), ended: await open() };
+  await t.http.request('DELETE', '/mcp', undefined, { token: secret, headers: { 'mcp-session-id': mcpSessions.ended } });
   console.log(`fuzz: seed ${SEED}, ${RUNS} requests (replay with FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS})`);
 });
 
@@ -520,6 +538,156 @@ function graphqlRequest(): fc.Arbitrary<FuzzRequest> {
   });
 }
 
+// ---------------------------------------------------------------- MCP
+
+const MCP_ACCEPT = 'application/json, text/event-stream';
+const MCP_CLIENT = { name: 'fuzz', version: '1' };
+const MCP_METHODS = [
+  'initialize',
+  'ping',
+  'tools/list',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'logging/setLevel',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'prompts/list',
+  'completion/complete',
+];
+const ARGUMENT_NAMES = ['id', 'limit', 'url', 'name', 'starting_after', 'idempotency_key', 'timeout_seconds', 'budget', 'entity', 'key'];
+
+/** One JSON-RPC message, well-formed or not: tool calls of every tool (arguments of any type), other methods, anything. */
+function mcpMessage(): fc.Arbitrary<unknown> {
+  const id = fc.oneof(
+    { weight: 8, arbitrary: fc.oneof(fc.integer(), fc.uuid()) },
+    { weight: 1, arbitrary: fc.constantFrom(null, { not: 'an id' }, true) },
+  );
+  const args = fc.oneof(
+    { weight: 4, arbitrary: fc.dictionary(fc.constantFrom(...ARGUMENT_NAMES), fc.oneof(fc.constantFrom(...ids), json), { maxKeys: 4 }) },
+    { weight: 1, arbitrary: json },
+  );
+  const name = fc.constantFrom(...TOOLS.map((x) => x.name), WAIT_TOOL, 'no_such_tool', '');
+  const call = fc
+    .record({ jsonrpc: fc.constant('2.0'), id, method: fc.constant('tools/call'), params: fc.record({ name, arguments: args }) })
+    .map((m) => {
+      // A wait on a live operation would hold the run for its default 20 s: one second is enough to prove the answer.
+      if (m.params.name === WAIT_TOOL && m.params.arguments && typeof m.params.arguments === 'object')
+        Object.assign(m.params.arguments, { timeout_seconds: 1 });
+      return m;
+    });
+  const other = fc.record(
+    { jsonrpc: fc.oneof(fc.constant('2.0'), text), id, method: fc.oneof(fc.constantFrom(...MCP_METHODS), text), params: json },
+    { requiredKeys: ['method'] },
+  );
+  const single = fc.oneof({ weight: 4, arbitrary: call }, { weight: 3, arbitrary: other }, { weight: 1, arbitrary: json });
+  return fc.oneof({ weight: 6, arbitrary: single }, { weight: 1, arbitrary: fc.array(single, { maxLength: 5 }) });
+}
+
+/** Past the body limit (BODY_LIMIT_BYTES, 1 MiB by default): one tool call whose argument is too big. */
+const OVERSIZED = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"events_list","arguments":{"x":"${'y'.repeat(1_100_000)}"}}}`;
+
+/** `good` ten times in eleven, else one of `bad`. */
+const usually = <T>(good: T, ...bad: T[]): fc.Arbitrary<T> =>
+  fc.oneof({ weight: 10, arbitrary: fc.constant(good) }, { weight: 1, arbitrary: fc.constantFrom(...bad) });
+
+function mcpRequest(): fc.Arbitrary<FuzzRequest> {
+  return fc
+    .record({
+      body: fc.oneof(
+        { weight: 12, arbitrary: mcpMessage().map((m) => JSON.stringify(m) ?? 'null') },
+        { weight: 1, arbitrary: fc.constantFrom('', '{', '[', 'null', '[]', '"text"', '{"jsonrpc":"2.0","id":1,"method":') },
+        { weight: 1, arbitrary: deepText },
+        { weight: 1, arbitrary: fc.constant(OVERSIZED) },
+      ),
+      // Mostly well-formed headers, so that most requests reach the protocol and the tools; each goes wrong now and then.
+      method: usually('POST', 'GET', 'DELETE', 'PUT'),
+      session: usually('live', 'ended', 'unknown', 'garbage', 'none'),
+      version: usually<string | undefined>('2025-11-25', '2025-06-18', undefined, '1999-01-01', 'not-a-version', ''),
+      accept: usually<string | undefined>(MCP_ACCEPT, 'application/json', 'text/event-stream', '*/*', undefined),
+      contentType: usually<string | undefined>('application/json', 'text/plain', undefined),
+      host: usually<string | null>(null, 'evil.example', 'localhost:1', ''),
+      authorization: credentialFor('platformToken'),
+    })
+    .map(({ body, method, session, version, accept, contentType, host, authorization }) => {
+      // The live session's own GET stream stays open (no answer to wait for), and DELETE would end it for the run.
+      if (method !== 'POST' && session === 'live') session = 'unknown';
+      const headers: Record<string, string> = {};
+      const id = { ...mcpSessions, unknown: '0b6f7d1e-4c1a-4c55-9a57-000000000000', garbage: '../x', none: undefined }[session];
+      if (id !== undefined) headers['mcp-session-id'] = id;
+      if (version !== undefined) headers['mcp-protocol-version'] = version;
+      if (accept !== undefined) headers.accept = accept;
+      if (contentType !== undefined) headers['content-type'] = contentType;
+      if (host !== null) headers.host = host;
+      if (authorization !== undefined) headers.authorization = authorization;
+      return { method, path: '/mcp', headers, body: method === 'POST' ? body : undefined };
+    });
+}
+
+/**
+ * One JSON-RPC message as the server may send it: a result or an error (with a code and message), or a notification.
+ * An internal error is a 500 in disguise, except the SDK's own answer to an `initialize` whose params are not one's
+ * (its handler is the SDK's, which answers -32603 for params that do not parse; every handler of ours answers -32602).
+ */
+function notJsonRpc(m: any, initializeIds: unknown[] = []): string | null {
+  if (!m || typeof m !== 'object' || m.jsonrpc !== '2.0') return 'not a JSON-RPC message';
+  if ('error' in m) {
+    if (typeof m.error?.code !== 'number' || typeof m.error?.message !== 'string') return 'JSON-RPC error without code and message';
+    if (m.error.code === -32603 && !initializeIds.includes(m.id)) return 'JSON-RPC internal error (a 500 in disguise)';
+    return null;
+  }
+  return 'result' in m || typeof m.method === 'string' ? null : 'JSON-RPC message neither result, error nor notification';
+}
+
+/**
+ * What is wrong with one answer of `/mcp`, or null: as docs/mcp.md promises, a refusal before the protocol (host,
+ * key, body) is Surface B's envelope, one of the protocol (session, headers, message) a JSON-RPC error, and an answer
+ * is JSON-RPC (a message, a batch, or a stream of them). No answer carries a secret; no error a trace or SQL.
+ */
+function mcpViolation(req: FuzzRequest, res: RawResponse): string | null {
+  if (res.status >= 500) return `status ${res.status}`;
+  let sent: unknown;
+  try {
+    sent = JSON.parse(req.body ?? '');
+  } catch {}
+  const initializeIds = (Array.isArray(sent) ? sent : [sent]).flatMap((m: any) => (m?.method === 'initialize' ? [m.id] : []));
+  const requestId = res.headers['request-id'];
+  if (typeof requestId !== 'string' || !requestId.startsWith('req_')) return 'no Request-Id header';
+  if (SECRET.test(res.text)) return 'secret in body';
+  if (/"isError":true|"error":/.test(res.text) || res.status >= 400) {
+    if (STACK.test(res.text)) return 'stack trace in body';
+    if (DATABASE.test(res.text)) return 'database error text in body';
+  }
+  if (String(res.headers['content-type']).includes('text/event-stream')) {
+    for (const line of res.text.split('\n').filter((l) => l.startsWith('data: '))) {
+      let message: unknown;
+      try {
+        message = JSON.parse(line.slice(6));
+      } catch {
+        return 'an SSE event that is not JSON';
+      }
+      const wrong = notJsonRpc(message, initializeIds);
+      if (wrong) return `SSE: ${wrong}`;
+    }
+    return null;
+  }
+  if (res.text === '') return res.status === 202 || res.status === 200 ? null : `empty ${res.status}`;
+  const body = res.body;
+  if (res.status >= 400) {
+    const e = body?.error;
+    const surfaceB = typeof e?.code === 'string' && typeof e.message === 'string' && 'param' in e && e.request_id === requestId;
+    if (surfaceB) return null;
+    return notJsonRpc(body) ? 'a refusal neither in Surface B’s envelope nor a JSON-RPC error' : null;
+  }
+  for (const m of Array.isArray(body) ? body : [body]) {
+    const wrong = notJsonRpc(m, initializeIds);
+    if (wrong) return wrong;
+  }
+  return null;
+}
+
 // ---------------------------------------------------------------- properties
 
 const STACK = /\n\s+at \S|\(\S+:\d+:\d+\)|node_modules|file:\/\/|\.ts:\d+|"stack"/i;
@@ -582,14 +750,14 @@ function describeRequest(req: FuzzRequest): string {
   return `${req.method} ${req.path.slice(0, 300)} ${JSON.stringify(req.headers)}${body}`;
 }
 
-async function fuzz(arb: fc.Arbitrary<FuzzRequest>, runs: number, graphql: boolean) {
+async function fuzz(arb: fc.Arbitrary<FuzzRequest>, runs: number, surface: 'REST' | 'GraphQL' | 'MCP') {
   const found = new Map<string, string[]>();
   const statuses = new Map<number, number>();
   await fc.assert(
     fc.asyncProperty(arb, async (request) => {
       const res = await rawRequest(t.origin, request.method, request.path, request.headers, request.body);
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      const problem = violation(request, res, graphql);
+      const problem = surface === 'MCP' ? mcpViolation(request, res) : violation(request, res, surface === 'GraphQL');
       if (problem) {
         const seen = found.get(problem) ?? [];
         if (seen.length < 3) seen.push(`${describeRequest(request)}\n    → ${res.status} ${res.text.slice(0, 400)}`);
@@ -599,7 +767,7 @@ async function fuzz(arb: fc.Arbitrary<FuzzRequest>, runs: number, graphql: boole
     { seed: SEED, numRuns: runs, endOnFailure: true },
   );
   const tally = JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)));
-  console.log(`fuzz ${graphql ? 'GraphQL' : 'REST'}: statuses ${tally}`);
+  console.log(`fuzz ${surface}: statuses ${tally}`);
   const report = [...found].map(([problem, examples]) => `${problem} (seed ${SEED}):\n  ${examples.join('\n  ')}`);
   expect(report, report.join('\n\n')).toEqual([]);
 }
@@ -611,7 +779,7 @@ describe('fuzz', () => {
       const docs = await Promise.all(['/api/openapi.json', '/v1/platform/openapi.json'].map((p) => t.http.get(p)));
       const ops = [...operationsOf(docs[0]!.body, '/api'), ...operationsOf(docs[1]!.body, '/v1/platform')];
       expect(ops.length).toBeGreaterThan(30);
-      await fuzz(restRequest(ops), REST_RUNS, false);
+      await fuzz(restRequest(ops), REST_RUNS, 'REST');
     },
     TIMEOUT_MS,
   );
@@ -619,7 +787,15 @@ describe('fuzz', () => {
   test(
     `GraphQL: ${GRAPHQL_RUNS} malformed operations from the schema: no 5xx, coded errors, no traces, secrets or SQL`,
     async () => {
-      await fuzz(graphqlRequest(), GRAPHQL_RUNS, true);
+      await fuzz(graphqlRequest(), GRAPHQL_RUNS, 'GraphQL');
+    },
+    TIMEOUT_MS,
+  );
+
+  test(
+    `MCP: ${MCP_RUNS} malformed JSON-RPC requests to /mcp (bad JSON, wrong types, batches, oversized, unknown and ended sessions, wrong headers): no 5xx, refusals in their envelope, no secret`,
+    async () => {
+      await fuzz(mcpRequest(), MCP_RUNS, 'MCP');
     },
     TIMEOUT_MS,
   );

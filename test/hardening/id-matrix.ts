@@ -18,6 +18,8 @@ import { emitEvent, type HttpResponse, type TestApp, type TestOrg } from '../sup
 import { createEndpoint, listDeliveries, settle, webhookConfig } from '../webhook/receiver.ts';
 import { loadConfig } from '../../src/config.ts';
 import { insertLedgerEntry, insertPayoutRow } from '../support/db-access.ts';
+import { REST_BINDINGS } from '../../rest/platform/bindings.ts';
+import { TOOLS } from '../../src/mcp/tools.ts';
 
 /**
  * The id matrix the cross-tenant and cross-brand tests share: one object of
@@ -25,7 +27,9 @@ import { insertLedgerEntry, insertPayoutRow } from '../support/db-access.ts';
  * and GraphQL field (from the schema) that takes an id, sent as a caller who
  * must not see those objects, and the owner's view of them (`ownerState`), so
  * a new route or field that takes an id is tried without editing the tests (a
- * new body shape needs one line in BODIES, and the test says so).
+ * new body shape needs one line in BODIES, and the test says so). The MCP
+ * tools (from the registry, `mcpProbes`) are tried with the same ids and
+ * bodies as their REST routes.
  */
 /**
  * The matrix's server: rate limits (and the per-organization create limit) must not answer for the lookup, far above
@@ -304,6 +308,59 @@ export async function openApiProbes(t: TestApp, as: Outsider): Promise<Probe[]> 
         });
       }
     }
+  }
+  return probes;
+}
+
+/**
+ * One probe per MCP tool that takes an id (its action's path ids, and its input fields that name an object), sent as
+ * `tools/call` in one session of the caller's key: the same ids and bodies as its REST route (REST_BINDINGS gives the
+ * route), so a tool is in the matrix once its route is. Each change carries its own idempotency key, and an answer
+ * is compared with its key and request ids blanked (the tool's text carries them escaped).
+ */
+export async function mcpProbes(t: TestApp, as: Outsider): Promise<Probe[]> {
+  const headers = { ...as.headers, accept: 'application/json, text/event-stream' };
+  const init = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'matrix', version: '1' } };
+  const opened = await t.http.post('/mcp', { jsonrpc: '2.0', id: 0, method: 'initialize', params: init }, { token: as.token, headers });
+  expect(opened.status, opened.text).toBe(200);
+  const session = { ...headers, 'mcp-session-id': opened.headers.get('mcp-session-id')!, 'mcp-protocol-version': init.protocolVersion };
+  const probes: Probe[] = [];
+  for (const tool of TOOLS) {
+    const binding = REST_BINDINGS[tool.action.name];
+    const segments = binding?.path.split('/') ?? [];
+    if (!binding || segments[1] === 'event_types') continue; // the catalogue is global, as on REST
+    const pathKinds = tool.action.params.map((p) => [p, SEGMENT_KIND[segments[segments.indexOf(`:${p}`) - 1]!]] as const);
+    for (const [p, kind] of pathKinds) expect(kind, `${tool.name}: which object is ${p}?`).toBeDefined();
+    const fields = Object.keys((tool.inputSchema.properties ?? {}) as object).filter((f) => !tool.action.params.includes(f));
+    const listKind = SEGMENT_KIND[segments.at(-1)!];
+    const fieldKinds = fields.flatMap((f) =>
+      FIELD_KIND[f]
+        ? [[f, FIELD_KIND[f]] as const]
+        : f === 'starting_after' && listKind && listKind !== 'event'
+          ? [[f, listKind] as const]
+          : [],
+    );
+    if (!pathKinds.length && !fieldKinds.length) continue;
+    const body = BODIES[binding.operationId];
+    const send = async (ids: Ids): Promise<HttpResponse> => {
+      const key = randomUUID();
+      const args: Record<string, unknown> = {
+        ...Object.fromEntries(fieldKinds.map(([f, kind]) => [f, ids[kind]])),
+        ...(body?.(ids) as object | undefined),
+        ...Object.fromEntries(pathKinds.map(([p, kind]) => [p, ids[kind!]])),
+        ...(tool.mutation ? { idempotency_key: key } : {}),
+      };
+      const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool.name, arguments: args } };
+      const res = await t.http.post('/mcp', call, { token: as.token, headers: session });
+      return {
+        ...res,
+        text: res.text
+          .split(key)
+          .join('<key>')
+          .replace(/req_[A-Za-z0-9]+/g, '<rid>'),
+      };
+    };
+    probes.push({ name: `mcp ${tool.name}`, kinds: [...pathKinds.map(([, k]) => k!), ...fieldKinds.map(([, k]) => k)], send });
   }
   return probes;
 }
