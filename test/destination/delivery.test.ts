@@ -12,9 +12,6 @@ import { WRITE, destinations } from './helpers.ts';
  * each type receives the organization's events as signed messages a consumer verifies with a Standard Webhooks
  * verifier, in order per subject, filtered, replayed by seq range; disabling stops it at once; wrong credentials
  * are an attempt in the log that names the broker's reason and never the credentials.
- *
- * DEST_TRANSPORTS=1 until the transports (src/domain/destination/transports/) are merged: on a branch with the
- * placeholder transport every publish fails with transport_unavailable.
  */
 const brokers = inject('brokers');
 const test = appTest({
@@ -165,7 +162,7 @@ async function emit(organizationId: string, type: string, subject = 'ent_1', dat
 const verified = (secret: string, m: Received) =>
   new Webhook(secret).verify(m.body, m.headers) as { id: string; type: string; seq: number };
 
-describe.skipIf(process.env.DEST_TRANSPORTS !== '1')('delivery through the real transports', () => {
+describe('delivery through the real transports', () => {
   const open: Consumer[] = [];
   afterAll(async () => {
     for (const c of open) await c.close();

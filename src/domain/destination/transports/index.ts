@@ -6,7 +6,7 @@ import { redisClient } from './redis.ts';
 
 export type { TransportOptions };
 
-/** One transport per destination type, each with its own connections (docs/destinations-transports.md). */
+/** One transport per destination type, each with its own connections (docs/destinations.md). */
 export function createTransports(options: TransportOptions = {}): Record<DestinationType, Transport> {
   return {
     rabbitmq: brokerTransport(rabbitmqClient, options),
