@@ -53,6 +53,10 @@ describe('cross-tenant matrix', () => {
     // Every object route of the brief is in the matrix.
     expectCovers(probes, [
       'webhook_endpoints/{id}',
+      'event_destinations/{id}',
+      'event_destinations/{id}/rotate_secret',
+      'graphql query eventDestination',
+      'mcp event_destinations_update',
       'deliveries/{delivery_id}/retry',
       'assertions/{id}',
       'assertions/revoke',

@@ -45,6 +45,7 @@ export const MATRIX_CONFIG = {
 
 export type Kind =
   | 'endpoint'
+  | 'destination'
   | 'delivery'
   | 'event'
   | 'entity'
@@ -70,6 +71,7 @@ export type Ids = Record<Kind, string>;
 /** The object a collection's path segment names. */
 const SEGMENT_KIND: Record<string, Kind> = {
   webhook_endpoints: 'endpoint',
+  event_destinations: 'destination',
   events: 'event',
   deliveries: 'delivery',
   assertions: 'assertion',
@@ -108,6 +110,9 @@ const FIELD_KIND: Record<string, Kind> = {
 /** Bodies of the routes in the matrix that take one; `ids` are the owner's or missing ones. */
 const BODIES: Record<string, (ids: Ids) => unknown> = {
   updateWebhookEndpoint: () => ({ description: 'changed by an outsider' }),
+  updateEventDestination: () => ({ description: 'changed by an outsider' }),
+  retryEventDestinationDelivery: () => ({}),
+  replayEventDestination: () => ({ starting_after: 0 }),
   retryWebhookDelivery: () => ({}),
   createProgramRequirement: () => ({ metric: 'assert:other', operator: 'exists' }),
   createAssertion: (ids) => ({ entity: ids.entity, key: 'verified', value: false }),
@@ -137,6 +142,14 @@ export async function seedObjects(t: TestApp, org: TestOrg, token: string, token
   };
   const brand = org.brands[0]!.id;
   const endpoint = await createEndpoint(t, token, { url: receiverUrl });
+  // A destination on a loopback broker nobody runs: it subscribes to nothing the seed emits, so it never publishes.
+  const destination = (
+    await post(
+      '/v1/platform/event_destinations',
+      { type: 'redis', url: 'redis://127.0.0.1:9', stream: 'events', enabled_events: ['payout.created'] },
+      201,
+    )
+  ).event_destination;
   const event = await emitEvent(t, org.id);
   await settle(t);
   const [delivery] = await listDeliveries(t, token, endpoint.id);
@@ -204,6 +217,7 @@ export async function seedObjects(t: TestApp, org: TestOrg, token: string, token
   });
   return {
     endpoint: endpoint.id,
+    destination: destination.id,
     delivery: delivery!.id,
     event,
     entity: assertion.entity,
@@ -371,6 +385,7 @@ const schema = buildSchema(readFileSync(resolve(import.meta.dirname, '../../sche
 function argKind(field: GraphQLField<unknown, unknown>, arg: GraphQLArgument): Kind | undefined {
   const byName: Record<string, Kind> = {
     endpointId: 'endpoint',
+    destinationId: 'destination',
     program: 'program',
     unitId: 'unit',
     entity: 'entity',
@@ -382,6 +397,7 @@ function argKind(field: GraphQLField<unknown, unknown>, arg: GraphQLArgument): K
   if (arg.name !== 'id') return undefined;
   const nouns: [string, Kind][] = [
     ['delivery', 'delivery'],
+    ['eventdestination', 'destination'],
     ['requirement', 'requirement'],
     ['webhookendpoint', 'endpoint'],
     ['enrollment', 'enrollment'],
@@ -446,6 +462,7 @@ export function graphqlProbes(t: TestApp, as: Outsider): Probe[] {
 /** Lists of Surface B, as any brand sees them. */
 const LISTS = [
   '/v1/platform/webhook_endpoints',
+  '/v1/platform/event_destinations',
   '/v1/platform/events',
   '/v1/platform/programs',
   '/v1/platform/enrollments',
@@ -474,6 +491,8 @@ export async function ownerState(
   const objects = [
     `/v1/platform/webhook_endpoints/${ids.endpoint}`,
     `/v1/platform/webhook_endpoints/${ids.endpoint}/deliveries`,
+    `/v1/platform/event_destinations/${ids.destination}`,
+    `/v1/platform/event_destinations/${ids.destination}/deliveries`,
     `/v1/platform/assertions/${ids.assertion}`,
     `/v1/platform/assertions?entity=${ids.entity}&include_expired=true`,
     `/v1/platform/programs/${ids.program}`,

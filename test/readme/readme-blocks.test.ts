@@ -62,7 +62,7 @@ describe('Doc blocks', () => {
 
   test('a requires: marker names a known server; an unknown one is refused', () => {
     expect(() => docBlocks(['<!-- docs-test: requires: kafka -->', '```sh', 'true', '```'].join('\n'))).toThrow(
-      "line 1: unknown requirement 'kafka' (known: postgres)",
+      "line 1: unknown requirement 'kafka' (known: postgres, rabbitmq, nats, redis)",
     );
   });
 
