@@ -15,24 +15,41 @@
  *    consumer of each type (a queue consumer, a JetStream ordered consumer,
  *    XREAD BLOCK) timestamps each message; p50 and p99.
  *
- * The engine's own cost (lease, attempt record) is not in these figures: the
- * `event_destinations` resource lands separately; this measures what the
- * transport adds over the client it wraps.
+ * 3. Deliveries per second per type through the delivery engine: an API
+ *    started as bench/run.ts starts one (bench/tenant.ts), a destination of
+ *    the type with `policy.max_in_flight` = `IN_FLIGHT`, events appended in
+ *    bulk while the worker is stopped, then the rate from the worker's start
+ *    to the consumer's last arrival (fan-out, lease, sign, publish, record),
+ *    interleaved with the same baseline as 1 (target ≥ 0.5).
+ * 4. Append-to-consume latency at 1,000 events/s through the engine: events
+ *    appended at a steady rate (a transaction per 10 ms tick), the consumer
+ *    timestamps each arrival; p50 and p99 of arrival − commit.
+ *
+ * The engine parts run on PostgreSQL with `--database-url` (an empty database;
+ * bench/run.ts creates one in `--pg-url`'s cluster), else on PGlite in memory;
+ * `--no-engine` leaves them out.
  *
  *   npm run bench:destinations                       # every installed broker type
  *   npm run bench:destinations -- --only redis,nats --rounds 4 --duration 2 --in-flight 16
+ *   npm run bench:destinations -- --database-url postgres://postgres@127.0.0.1:55432/bench_destinations
  *
  * Prints one JSON report on stdout (progress on stderr); `npm run bench`
  * runs it as scenario 10 (bench/run.ts).
  */
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import amqp from 'amqplib';
 import { Redis } from 'ioredis';
 import { connect, DeliverPolicy, headers as natsHeaders } from 'nats';
 import type { DestinationMessage, DestinationTarget, DestinationType, Transport } from '../src/domain/destination/transport.ts';
 import { createTransports } from '../src/domain/destination/transports/index.ts';
+import { buildApp, type App } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { appendEvent } from '../src/domain/event/event.ts';
+import { BENCH_OPERATOR, benchEnv, benchTenant } from './tenant.ts';
 import { signedMessage } from '../test/destination/signed-message.ts';
 import { installedBrokers, startBrokers } from '../test/support/brokers.ts';
+import { mainThreadCpuMs } from './measure.ts';
 import { meets, pairRatios, quantile, round, schedule, spread } from './stats.ts';
 
 const args = process.argv.slice(2);
@@ -46,6 +63,8 @@ const SLICE_S = Number(flag('--duration') ?? 2);
 const IN_FLIGHT = Number(flag('--in-flight') ?? 16);
 const RATE = Number(flag('--rate') ?? 1000);
 const LATENCY_S = Number(flag('--latency-seconds') ?? 5);
+const ENGINE = !args.includes('--no-engine');
+const DATABASE_URL = flag('--database-url') ?? '';
 const TARGET = { min: 0.5 };
 const log = (...a: unknown[]) => console.error('[bench:destinations]', ...a);
 const POLICY = { allowLoopback: true, allowPrivateNetworks: false, timeoutMs: 10_000 };
@@ -169,7 +188,8 @@ async function redisSides(url: string, transports: Record<DestinationType, Trans
     async consume(got) {
       const reader = new Redis(url, { maxRetriesPerRequest: 0 });
       let stopped = false;
-      // The latency stream is new: read it from its start.
+      // The latency stream starts empty (an earlier part's entries removed): read it from its start.
+      await reader.del('bench:latency.tick');
       let last = '0-0';
       const loop = (async () => {
         while (!stopped) {
@@ -277,11 +297,196 @@ async function latency(type: DestinationType, sides: Sides, transport: Transport
   return row;
 }
 
+/** The API whose delivery engine parts 3 and 4 measure, an organization, and a token that manages its destinations. */
+interface Engine {
+  app: App;
+  orgId: string;
+  post: (path: string, body: unknown, token: string) => Promise<any>;
+  secret: string;
+  origin: string;
+}
+
+async function startEngine(): Promise<Engine> {
+  const config = loadConfig({
+    ...benchEnv('memory://', DATABASE_URL),
+    // The brokers are on loopback (off by default on PostgreSQL); their URLs hold credentials (RabbitMQ's guest).
+    WEBHOOK_ALLOW_LOOPBACK: '1',
+    ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+  });
+  const app = await buildApp(config);
+  await app.start();
+  const origin = app.urls.api_origin;
+  const { post, created, secret } = await benchTenant(origin, BENCH_OPERATOR, ['webhooks:read', 'webhooks:write']);
+  return { app, orgId: created.organization.id, post, secret, origin };
+}
+
+/** A destination of `type` publishing where `Sides.consume` reads (the latency routing key, subject or stream). */
+function destinationBody(type: DestinationType, url: string) {
+  const settings = {
+    rabbitmq: { exchange: 'bench', routing_key: 'latency.{type}' },
+    nats: { subject: 'bench.latency.{type}' },
+    redis: { stream: 'bench:latency.tick', max_len: 10_000 },
+  }[type];
+  return { type, url, ...settings, enabled_events: ['assertion.created'], policy: { max_in_flight: IN_FLIGHT } };
+}
+
+/** Appends `n` test events in transactions of `per`; answers their ids and each one's commit time. */
+async function appendEvents(e: Engine, n: number, per: number): Promise<[string, number][]> {
+  const { deps } = e.app;
+  const ids = await deps.db.transaction(async (tx) => {
+    const out: string[] = [];
+    for (let i = 0; i < Math.min(n, per); i++)
+      out.push(
+        await appendEvent(deps, tx, {
+          test: true,
+          organizationId: e.orgId,
+          type: 'assertion.created',
+          subject: { type: 'entity', id: `ent_${i % 16}` },
+          data: { i },
+        }),
+      );
+    return out;
+  });
+  const at = performance.now();
+  const rest = n > per ? await appendEvents(e, n - per, per) : [];
+  return [...ids.map((id): [string, number] => [id, at]), ...rest];
+}
+
+/** Calls `arrived(id, at)` for each event the consumer receives, until the returned stop. */
+const consumeIds = (sides: Sides, arrived: (id: string, at: number) => void) =>
+  sides.consume((body) => arrived((JSON.parse(body) as { id: string }).id, performance.now()));
+
+/**
+ * One engine slice: `n` events appended (8 writers) while the worker is stopped, then the worker started;
+ * deliveries per second from its start to the last of them consumed.
+ */
+async function engineBatch(e: Engine, sides: Sides, n: number, cpu: number[] = []): Promise<number> {
+  await e.app.webhooks.stop();
+  const chunks = Array.from({ length: 8 }, (_, i) => Math.floor(n / 8) + (i < n % 8 ? 1 : 0));
+  const pending = new Set((await Promise.all(chunks.map((c) => appendEvents(e, c, 50)))).flat().map(([id]) => id));
+  const total = pending.size;
+  await e.app.sequencer.flush();
+  let last = 0;
+  let done: () => void = () => {};
+  const all = new Promise<void>((r) => (done = r));
+  const stop = await consumeIds(sides, (id, at) => {
+    if (!pending.delete(id)) return;
+    last = at;
+    if (pending.size === 0) done();
+  });
+  const start = performance.now();
+  const cpu0 = mainThreadCpuMs();
+  e.app.webhooks.start();
+  await Promise.race([all, new Promise((r) => setTimeout(r, 120_000))]);
+  await stop();
+  if (pending.size) throw new Error(`engine: ${pending.size} of ${total} events not consumed within 120 s`);
+  cpu.push((mainThreadCpuMs() - cpu0) / total);
+  return total / ((last - start) / 1000);
+}
+
+async function engineThroughput(type: DestinationType, sides: Sides, e: Engine) {
+  // Warm-up: the engine's connection and the consumer; its rate sizes the slices to about SLICE_S seconds.
+  const warm = await engineBatch(e, sides, 400);
+  await closedLoop(sides.baseline, IN_FLIGHT, 0.5);
+  const n = Math.max(400, Math.min(20_000, Math.round(warm * SLICE_S)));
+  const perSide: [number[], number[]] = [[], []];
+  const cpu: number[] = [];
+  const load: number[] = [os.loadavg()[0]!];
+  for (const order of schedule(2, ROUNDS))
+    for (const side of order)
+      perSide[side]!.push(side === 0 ? await closedLoop(sides.baseline, IN_FLIGHT, SLICE_S) : await engineBatch(e, sides, n, cpu));
+  load.push(os.loadavg()[0]!);
+  const ratios = pairRatios(perSide[1], perSide[0]);
+  const r = spread(ratios);
+  const row = {
+    type,
+    database: e.app.deps.db.kind,
+    subject: `delivery engine (max_in_flight ${IN_FLIGHT}, ${n} events per slice)`,
+    baseline: `one ${type} connection, same bodies and acknowledgement, ${IN_FLIGHT} in flight`,
+    ratio: round(r.median),
+    spread: { q1: round(r.q1), q3: round(r.q3), min: round(r.min), max: round(r.max) },
+    perRound: ratios.map((x) => round(x)),
+    deliveriesPerSecond: { engine: round(spread(perSide[1]).median, 0), baseline: round(spread(perSide[0]).median, 0) },
+    /** This process's main thread (the engine, the consumer) per delivery; PostgreSQL's and the broker's CPU are not in it. */
+    cpuMsPerDelivery: round(spread(cpu).median, 3),
+    target: '≥ 0.5',
+    met: meets(r.median, TARGET),
+    loadavg: load.map((x) => round(x)),
+  };
+  log(
+    `${type} engine (${row.database}): ${row.deliveriesPerSecond.engine}/s vs ${row.deliveriesPerSecond.baseline}/s, ratio ${row.ratio} (IQR ${row.spread.q1}–${row.spread.q3}), ${row.cpuMsPerDelivery} ms CPU per delivery, ${row.met ? 'met' : 'missed'}, load ${row.loadavg.join('→')}`,
+  );
+  return row;
+}
+
+/** RATE events/s appended for LATENCY_S seconds (a transaction per 10 ms tick) with the worker running; arrival − commit. */
+async function engineLatency(type: DestinationType, sides: Sides, e: Engine) {
+  const appended = new Map<string, number>();
+  const early = new Map<string, number>();
+  const latencies: number[] = [];
+  const total = RATE * LATENCY_S;
+  let done: () => void = () => {};
+  const all = new Promise<void>((r) => (done = r));
+  const record = (id: string, committed: number, at: number) => {
+    latencies.push(at - committed);
+    if (latencies.length === total) done();
+  };
+  const stop = await consumeIds(sides, (id, at) => {
+    const committed = appended.get(id);
+    // A delivery can arrive before its append's transaction call has returned here: kept until it has.
+    if (committed === undefined) early.set(id, at);
+    else record(id, committed, at);
+  });
+  const load: number[] = [os.loadavg()[0]!];
+  const writes: Promise<void>[] = [];
+  const t0 = performance.now();
+  for (let sent = 0; sent < total; ) {
+    const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * RATE) + 1);
+    if (due > sent) {
+      writes.push(
+        appendEvents(e, due - sent, due - sent).then((rows) => {
+          for (const [id, at] of rows) {
+            appended.set(id, at);
+            const arrived = early.get(id);
+            if (arrived !== undefined) record(id, at, arrived);
+          }
+        }),
+      );
+      sent = due;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const appendSeconds = (performance.now() - t0) / 1000;
+  await Promise.all(writes);
+  await Promise.race([all, new Promise((r) => setTimeout(r, 30_000))]);
+  await stop();
+  load.push(os.loadavg()[0]!);
+  const row = {
+    type,
+    database: e.app.deps.db.kind,
+    rate: RATE,
+    achievedRate: round(total / appendSeconds, 0),
+    seconds: LATENCY_S,
+    received: latencies.length,
+    sent: total,
+    p50ms: round(quantile(latencies, 0.5)),
+    p99ms: round(quantile(latencies, 0.99)),
+    maxms: round(Math.max(...latencies)),
+    loadavg: load.map((x) => round(x)),
+  };
+  log(
+    `${type} engine (${row.database}): append-to-consume at ${RATE}/s: p50 ${row.p50ms} ms, p99 ${row.p99ms} ms, received ${row.received}/${total}`,
+  );
+  return row;
+}
+
 export interface DestinationsReport {
   date: string;
   machine: Record<string, unknown>;
   throughput: Awaited<ReturnType<typeof throughput>>[];
   latency: Awaited<ReturnType<typeof latency>>[];
+  engine: Awaited<ReturnType<typeof engineThroughput>>[];
+  engineLatency: Awaited<ReturnType<typeof engineLatency>>[];
 }
 
 const { urls, stop } = await startBrokers(TYPES);
@@ -292,7 +497,10 @@ const report: DestinationsReport = {
   machine: { cpus: os.cpus().length, node: process.version, loadavgBefore: os.loadavg().map((x) => round(x)) },
   throughput: [],
   latency: [],
+  engine: [],
+  engineLatency: [],
 };
+const engine = ENGINE ? await startEngine() : undefined;
 try {
   for (const type of TYPES) {
     const transports = createTransports();
@@ -300,12 +508,27 @@ try {
     try {
       report.throughput.push(await throughput(type, sides));
       report.latency.push(await latency(type, sides, transports[type], urls[type]!));
+      if (engine) {
+        const d = (await engine.post('/v1/platform/event_destinations', destinationBody(type, urls[type]!), engine.secret))
+          .event_destination;
+        try {
+          report.engine.push(await engineThroughput(type, sides, engine));
+          report.engineLatency.push(await engineLatency(type, sides, engine));
+        } finally {
+          // The next type's events are not this destination's.
+          await fetch(`${engine.origin}/v1/platform/event_destinations/${d.id}`, {
+            method: 'DELETE',
+            headers: { authorization: `Bearer ${engine.secret}` },
+          });
+        }
+      }
     } finally {
       await sides.close();
       await Promise.all(Object.values(transports).map((t) => t.close()));
     }
   }
 } finally {
+  await engine?.app.stop();
   await stop();
 }
 report.machine.loadavgAfter = os.loadavg().map((x) => round(x));

@@ -16,7 +16,7 @@
  *   npm run bench -- --quick                       # fewer, shorter slices (≤ 3 min)
  *   npm run bench -- --only 1,2 --db postgres --pg-url postgres://postgres@127.0.0.1:55432/postgres
  *   npm run bench -- --only 8 --large              # scenario 8 at 100k and 1M events
- *   npm run bench -- --only 10                     # event destinations per broker type (no database)
+ *   npm run bench -- --only 10 --db postgres       # event destinations per broker type (engine parts on PostgreSQL)
  *   flags: --duration <s per slice>, --rounds <n>, --s5 fanout,idle,revoke,notify (parts of scenario 5)
  *
  * Writes bench/results/latest.{json,md,svg} (partial-<scenarios>.* when a
@@ -1094,43 +1094,65 @@ async function runOn(kind: 'pglite' | 'postgres') {
 }
 
 /**
- * Scenario 10, event destinations at the transport level (bench/destinations.ts, in a child process with its own
- * brokers): deliveries/s of each type's transport as a ratio of the same client on one connection, and
- * publish-to-consume latency at 1,000 events/s. No database: run once, not per database.
+ * Scenario 10, event destinations (bench/destinations.ts, in a child process with its own brokers): deliveries/s of
+ * each type's transport, and through the delivery engine, as ratios of the same client on one connection; and
+ * publish-to-consume (transport) and append-to-consume (engine) latency at 1,000 events/s. Run once: the engine
+ * parts on PostgreSQL when the run includes it (a database of its own), else on PGlite.
  */
 async function scenario10() {
   const loadStart = load1();
-  const child = fork(join(here, 'destinations.ts'), QUICK ? ['--rounds', '3', '--duration', '1', '--latency-seconds', '3'] : [], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
+  const pgServer = DBS.includes('postgres') ? await startPostgres() : undefined;
+  const child = fork(
+    join(here, 'destinations.ts'),
+    [
+      ...(QUICK ? ['--rounds', '3', '--duration', '1', '--latency-seconds', '3'] : []),
+      ...(pgServer ? ['--database-url', pgServer.url] : []),
+    ],
+    { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] },
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   const code = await new Promise((resolve) => child.on('exit', resolve));
+  await pgServer?.stop();
   if (code !== 0) throw new Error(`bench/destinations.ts exited ${code}`);
   const report = JSON.parse(out.slice(out.indexOf('{'))) as DestinationsReport;
-  for (const t of report.throughput)
+  const ratio = (
+    t: { type: string; ratio: number; perRound: number[]; spread: unknown },
+    database: string,
+    what: string,
+    rates: number[],
+  ) =>
     pushFigure({
       scenario: 10,
-      database: 'none',
+      database,
       loadStart,
-      subject: `${t.type} destination deliveries/s, transport ÷ one connection (${t.deliveriesPerSecond.transport} vs ${t.deliveriesPerSecond.baseline}/s)`,
+      subject: `${t.type} destination deliveries/s, ${what} ÷ one connection (${rates.join(' vs ')}/s)`,
       unit: 'ratio',
       value: t.ratio,
       target: { min: 0.5 },
       extra: { perRound: t.perRound, spread: t.spread },
     });
-  for (const l of report.latency)
+  const p99 = (l: { type: string; rate: number; p50ms: number; p99ms: number }, database: string, what: string, extra: object) =>
     pushFigure({
       scenario: 10,
-      database: 'none',
+      database,
       loadStart,
-      subject: `${l.type} destination publish-to-consume p99 at ${l.rate} events/s`,
+      subject: `${l.type} destination ${what} p99 at ${l.rate} events/s`,
       unit: 'ms',
       value: l.p99ms,
       p50ms: l.p50ms,
       p99ms: l.p99ms,
-      extra: { consumed: l.received, sent: l.sent, failed: l.failed },
+      extra: { ...extra },
+    });
+  for (const t of report.throughput) ratio(t, 'none', 'transport', [t.deliveriesPerSecond.transport, t.deliveriesPerSecond.baseline]);
+  for (const l of report.latency) p99(l, 'none', 'publish-to-consume', { consumed: l.received, sent: l.sent, failed: l.failed });
+  for (const t of report.engine)
+    ratio(t, t.database, 'through the delivery engine', [t.deliveriesPerSecond.engine, t.deliveriesPerSecond.baseline]);
+  for (const l of report.engineLatency)
+    p99(l, l.database, 'append-to-consume through the delivery engine', {
+      consumed: l.received,
+      sent: l.sent,
+      achievedRate: l.achievedRate,
     });
 }
 

@@ -75,15 +75,19 @@ function describe(e: unknown): string {
   return e instanceof ConnectFailure || err?.syscall ? `connection_failed: ${withCode}` : `publish_failed: ${withCode}`;
 }
 
-/** Removes the URL's user name and password (raw and decoded) from a broker's message, whatever the library put there. */
+/**
+ * Removes the URL's user name and password (raw and decoded) from a broker's message, whatever the library put there.
+ * The stable reason in front (`connection_failed: …`) is kept as is: a short user name may occur inside it.
+ */
 export function redact(message: string, broker: BrokerUrl | null): string {
   if (!broker) return message;
   const secrets = [broker.url.href, broker.url.password, broker.password, broker.url.username, broker.username]
     .filter((s) => s.length > 0)
     .sort((a, b) => b.length - a.length);
-  let out = message;
+  const reason = /^[a-z_]+: /.exec(message)?.[0] ?? '';
+  let out = message.slice(reason.length);
   for (const s of secrets) out = out.split(s).join('***');
-  return out;
+  return reason + out;
 }
 
 /** The Standard Webhooks values every message carries, as headers (AMQP, NATS) or fields (Redis), in this order. */
