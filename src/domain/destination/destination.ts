@@ -14,6 +14,7 @@ import { deliveryLog, ListWebhookDeliveriesInput, retryDelivery, RetryWebhookDel
 import {
   EVENT_DESTINATIONS,
   EndpointCommon,
+  LOOPBACK_HOSTS,
   WEBHOOK_ENDPOINT_STATUSES,
   deleteEndpointRow,
   description,
@@ -47,8 +48,6 @@ const SCHEMES: Record<DestinationType, { tls: string; plain: string }> = {
   nats: { tls: 'tls:', plain: 'nats:' },
   redis: { tls: 'rediss:', plain: 'redis:' },
 };
-/** The spec's loopback hosts, as for webhook URLs (endpoint.ts). */
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Query parameters that carry a credential: masked and encrypted like the user info. */
 const SECRET_PARAM = /pass|secret|token|key|auth|cred/i;
 /** Which input key holds each type's template. */
@@ -137,7 +136,7 @@ interface StoredConfig {
   max_len?: number | null;
   ca_certificate?: string | null;
 }
-const configOf = (row: Pick<EndpointRow, 'config'>) => (row.config ?? { template: '' }) as unknown as StoredConfig;
+const configOf = (row: { config: unknown }) => (row.config ?? { template: '' }) as unknown as StoredConfig;
 
 export function presentEventDestination(row: EndpointRow, withSecret = false): PublicEventDestination {
   const type = row.type as DestinationType;
@@ -276,7 +275,7 @@ export function destinationTarget(
   keys: readonly EncryptionKey[] | undefined,
   row: { id: string; type: string; url: string; urlCiphertext: string | null; config: unknown },
 ): DestinationTarget {
-  const c = (row.config ?? { template: '' }) as StoredConfig;
+  const c = configOf(row);
   return {
     id: row.id,
     type: row.type as DestinationType,

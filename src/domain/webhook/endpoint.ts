@@ -64,7 +64,7 @@ export const EVENT_DESTINATIONS: EndpointFamily = {
 };
 
 /** The spec's URL rule: the only hosts plain http may name. Whether this server delivers to them is checkDestination's. */
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+export const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 const url = z
   .string()
