@@ -12,7 +12,7 @@ import {
 import type { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
 import { authenticateUserToken, type UserCaller } from '../../src/domain/token/user-token.ts';
 import { bearer, readJsonBody } from '../http/body.ts';
-import { setRateLimitHeaders } from '../http/rate-limit.ts';
+import { rateLimitHeaders } from '../../src/http/rate-limit-headers.ts';
 import type { RouteDef } from '../http/route.ts';
 import { OkResponse, TokenWithSecret, TokensResponse } from '../surface-a/schemas.ts';
 
@@ -26,7 +26,7 @@ export function tokenRoutes(deps: Deps, buckets: TokenBuckets): RouteDef[] {
     if (!key) throw new DomainError('user_token_required', 'Authorization: Bearer <user token> is required');
     const user = await authenticateUserToken(deps, key, ctx.state.client);
     ctx.state.caller = user; // for the request's log line
-    setRateLimitHeaders(ctx, buckets.take(user.tokenId));
+    ctx.set(rateLimitHeaders(buckets.take(user.tokenId)));
     return user;
   }
   async function authedBody(ctx: Context) {

@@ -83,7 +83,7 @@ const HEADERS = {
   'Request-Id': header("This request's id, also in error bodies and the server's log line", { type: 'string', maxLength: 64 }),
   'Retry-After': header('Seconds to wait before retrying', SECONDS),
 };
-/** RateLimit-* as every bucket sends them (rest/http/rate-limit.ts); `required` false where a refusal can come before the bucket. */
+/** RateLimit-* as every bucket sends them (src/http/rate-limit-headers.ts); `required` false where a refusal can come before the bucket. */
 const rateLimitHeaders = (required: boolean) => {
   const when = required ? '' : ' (sent once the request reached its bucket: not on a refusal before it, e.g. a missing credential)';
   return {

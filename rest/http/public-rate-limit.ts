@@ -3,7 +3,7 @@ import type { Config } from '../../src/config.ts';
 import { DomainError, isDomainError } from '../../src/domain/errors.ts';
 import { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
 import { GRAPHIQL_ASSETS, wantsGraphiQL } from '../../src/graphql/graphiql.ts';
-import { setRateLimitHeaders } from './rate-limit.ts';
+import { rateLimitHeaders } from '../../src/http/rate-limit-headers.ts';
 
 /**
  * The routes anyone may call without a credential, each a bucket per client address (PUBLIC_RATE_LIMIT_*;
@@ -27,7 +27,7 @@ export function publicRateLimit(config: Pick<Config, 'publicRateLimit'>, now: ()
     if (!isPublic(ctx.method, ctx.path) && !wantsGraphiQL(ctx)) return next();
     try {
       // The client's key from src/http/client-address.ts, computed once per request (src/app.ts).
-      setRateLimitHeaders(ctx, buckets.take((ctx.state.client as () => string)()));
+      ctx.set(rateLimitHeaders(buckets.take((ctx.state.client as () => string)())));
     } catch (e) {
       if (!isDomainError(e) || e.code !== 'rate_limited') throw e;
       const retryAfter = e.details.retry_after as number;

@@ -22,7 +22,7 @@ import { classifyKey } from '../../src/domain/token/key-kind.ts';
 import { authenticatePublishableKey } from '../../src/domain/token/platform-token.ts';
 import { allowOrigin, answerPreflight } from '../../src/http/cors.ts';
 import { bearer } from '../http/body.ts';
-import { setRateLimitHeaders } from '../http/rate-limit.ts';
+import { rateLimitHeaders } from '../../src/http/rate-limit-headers.ts';
 import { exactRouter, mount, type RouteDef } from '../http/route.ts';
 import { idempotencyKeyOf, platformBody, platformQuery } from './pipeline.ts';
 
@@ -75,7 +75,7 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
     const ip = perIp.take(`ip:${(ctx.state.client as () => string)()}`);
     const caller = await authenticatePublishableKey(deps, key, asOf, ctx.state.client);
     const rateLimit = perKey.take(caller.tokenId);
-    setRateLimitHeaders(ctx, rateLimit.remaining <= ip.remaining ? rateLimit : ip);
+    ctx.set(rateLimitHeaders(rateLimit.remaining <= ip.remaining ? rateLimit : ip));
     if (origin !== undefined) {
       if (!(await origins.allowedFor(caller.brandId, origin, asOf))) {
         throw new DomainError(

@@ -4,7 +4,7 @@ import { DomainError } from '../../src/domain/errors.ts';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, requestCost } from '../../src/domain/platform/rate-limit.ts';
 import type { PlatformGate } from '../../src/runtime/platform-gate.ts';
 import { bearer, readJsonBody } from '../http/body.ts';
-import { setRateLimitHeaders } from '../http/rate-limit.ts';
+import { rateLimitHeaders } from '../../src/http/rate-limit-headers.ts';
 
 /**
  * Surface B request pipeline for REST: authenticate (kill switch, test mode,
@@ -17,12 +17,12 @@ export function platformPipeline(gate: PlatformGate): Middleware {
     const headers = { bearer: bearer(ctx), brand: ctx.get('service-brand') || undefined, client: ctx.state.client };
     if (!confirmsBeforeCommit(ctx)) {
       const caller = await gate.authorize(headers, cost);
-      setRateLimitHeaders(ctx, caller.rateLimit);
+      ctx.set(rateLimitHeaders(caller.rateLimit));
       ctx.state.caller = caller;
       return next();
     }
     const caller = await gate.authorizeProvisionally(headers, cost);
-    setRateLimitHeaders(ctx, caller.rateLimit);
+    ctx.set(rateLimitHeaders(caller.rateLimit));
     ctx.state.caller = caller;
     // Nothing is answered before the admission is confirmed; a refusal replaces whatever the route said or threw.
     try {

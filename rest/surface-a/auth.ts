@@ -5,7 +5,7 @@ import { validateIdempotencyKey } from '../../src/domain/idempotency/idempotency
 import { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
 import { authenticatePlatformKey } from '../../src/domain/token/authenticate.ts';
 import { bearer, readJsonBody } from '../http/body.ts';
-import { setRateLimitHeaders } from '../http/rate-limit.ts';
+import { rateLimitHeaders } from '../../src/http/rate-limit-headers.ts';
 
 /**
  * Surface A requests: the bearer header is preferred; the deprecated body
@@ -43,12 +43,13 @@ export async function surfaceARequest(deps: Deps, budgets: SurfaceABudgets, ctx:
   if (!key) throw new DomainError('invalid_token', 'A platform token is required: Authorization: Bearer sk_..._live_...');
   const caller = await authenticatePlatformKey(deps, key, undefined, ctx.state.client);
   ctx.state.caller = caller; // for the request's log line
-  setRateLimitHeaders(
-    ctx,
-    TokenBuckets.takeAll(1, [
-      [budgets.tokens, caller.tokenId],
-      [budgets.organizations, caller.organization.id],
-    ]),
+  ctx.set(
+    rateLimitHeaders(
+      TokenBuckets.takeAll(1, [
+        [budgets.tokens, caller.tokenId],
+        [budgets.organizations, caller.organization.id],
+      ]),
+    ),
   );
   const headerKey = ctx.get('idempotency-key') || undefined;
   const idempotencyKey = headerKey

@@ -5,7 +5,7 @@ import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage, type JSONRP
 import type Koa from 'koa';
 import { bearer, readJsonBody } from '../../rest/http/body.ts';
 import { writeError } from '../../rest/http/envelope.ts';
-import { setRateLimitHeaders } from '../../rest/http/rate-limit.ts';
+import { rateLimitHeaders } from '../http/rate-limit-headers.ts';
 import type { Deps } from '../domain/context.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { PlatformRequestHeaders, SurfaceBCaller } from '../domain/platform/request-auth.ts';
@@ -65,7 +65,7 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
       throw new DomainError('method_not_allowed', 'Use GET, POST or DELETE for /mcp', null, { allow: 'GET, POST, DELETE' });
     const headers = { bearer: bearer(ctx), brand: ctx.get('service-brand') || undefined };
     const caller = await authorize({ ...headers, client: ctx.state.client });
-    setRateLimitHeaders(ctx, caller.rateLimit);
+    ctx.set(rateLimitHeaders(caller.rateLimit));
     ctx.state.caller = caller;
     const body = ctx.method === 'POST' ? await readJsonBody(ctx, deps.config.bodyLimitBytes) : undefined;
     if (ctx.method === 'POST' && body === undefined) throw new DomainError('invalid_request', 'A JSON-RPC message is required');
