@@ -17,6 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { BENCH_OPERATOR, benchEnv } from './tenant.ts';
 
 process.env.NODE_ENV ??= 'production';
 const args = process.argv.slice(2);
@@ -29,7 +30,7 @@ const PAIRS = Number(flag('--pairs') ?? 6);
 const SLICE = Number(flag('--slice') ?? 3);
 const ONLY = flag('--only');
 const VERSUS = (flag('--versus') ?? 'graphql') as 'graphql' | 'mcp';
-const OPERATOR = 'op_bench_0123456789abcdef';
+const OPERATOR = BENCH_OPERATOR;
 const EVENTS_QUERY =
   'query Feed($first: Int) { events(first: $first) { edges { cursor node { id type seq subject { type id } data operation livemode createdAt } } pageInfo { hasNextPage endCursor } } }';
 
@@ -44,20 +45,8 @@ const ticks = () => {
   return Number(f[11]) + Number(f[12]); // utime + stime, in 1/100 s
 };
 
-const config = loadConfig({
-  ...process.env,
-  LOG_LEVEL: 'fatal',
-  HOST: '127.0.0.1',
-  PORT: '0',
-  BOOTSTRAP: '0',
-  OPERATOR_TOKEN: OPERATOR,
-  DATA_DIR: 'memory://',
-  DATABASE_URL: process.env.DATABASE_URL ?? '',
-  RATE_LIMIT_PER_SECOND: '10000000',
-  RATE_LIMIT_BURST: '10000000',
-  ORGANIZATION_RATE_LIMIT_PER_SECOND: '10000000',
-  ORGANIZATION_RATE_LIMIT_BURST: '10000000',
-});
+// This tree's benchmark environment (plain variables, so it serves a `--root` tree too): no request budget caps a side.
+const config = loadConfig(benchEnv('memory://', process.env.DATABASE_URL ?? ''));
 const app = await buildApp(config);
 await app.start();
 const origin = app.urls.api_origin;
