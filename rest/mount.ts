@@ -60,7 +60,7 @@ function surface(prefix: string, routes: RouteDef[]) {
 export function mountRest(koa: Koa, deps: Deps, opts: RestOptions): void {
   const { config, log } = deps;
   // Surface A and token management: their own per-credential buckets, apart from Surface B's.
-  const surfaceABuckets = new TokenBuckets(config.surfaceARateLimitPerSecond, config.surfaceARateLimitBurst, () =>
+  const surfaceABuckets = new TokenBuckets('surface-a token', config.surfaceARateLimitPerSecond, config.surfaceARateLimitBurst, () =>
     deps.clock.now().getTime(),
   );
   const surfaceA = surfaceARoutes(deps, { tokens: surfaceABuckets, organizations: opts.gate.organizations });

@@ -1,4 +1,5 @@
 import { DEFAULT_GROUP_COMMIT } from './db/group-commit.ts';
+import { availableParallelism } from 'node:os';
 import { resolve, join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
@@ -25,6 +26,12 @@ export type Role = (typeof ROLES)[number];
 
 const Env = z.object({
   PLATFORM_ROLE: z.enum(ROLES).default('all'),
+  PLATFORM_API_PROCESSES: z
+    .string()
+    .regex(/^(auto|[1-9][0-9]{0,2})$/, "PLATFORM_API_PROCESSES must be a number of processes (1-999) or 'auto' (one per core)")
+    .default('1'),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
+  DATABASE_CONNECTION_BUDGET: z.coerce.number().int().min(1).optional(),
   HOST: z.string().default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   PUBLIC_ORIGIN: z.string().url().optional(),
@@ -234,6 +241,12 @@ function hostPort(value: string): { host: string; port: number } {
 export type Config = {
   /** Which parts run in this process; OPERATIONS_WORKER / WEBHOOK_WORKER turn one loop off in a role that runs workers. */
   role: Role;
+  /** Processes of this role on one port (Node's cluster module, src/runtime/cluster.ts); 1: this process serves alone. */
+  processes: number;
+  /** PostgreSQL connections of one process's pool (listeners are extra: src/runtime/cluster.ts). */
+  poolSize: number;
+  /** Connections this machine's processes may open in all; unset, PostgreSQL's max_connections less its reserved ones. */
+  connectionBudget?: number;
   host: string;
   port: number;
   publicOrigin?: string;
@@ -458,8 +471,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       `Invalid configuration:\n  PLATFORM_ROLE: '${role}' needs DATABASE_URL (PostgreSQL); the embedded database belongs to one process, which runs as 'all'`,
     );
   }
+  const processes = e.PLATFORM_API_PROCESSES === 'auto' ? availableParallelism() : Number(e.PLATFORM_API_PROCESSES);
+  if (processes > 1 && embedded) {
+    throw new Error(
+      `Invalid configuration:\n  PLATFORM_API_PROCESSES: ${e.PLATFORM_API_PROCESSES}${e.PLATFORM_API_PROCESSES === 'auto' ? ` (${processes} cores)` : ''} needs DATABASE_URL (PostgreSQL); the embedded database belongs to one process`,
+    );
+  }
   return {
     role,
+    processes,
+    poolSize: e.DATABASE_POOL_SIZE,
+    connectionBudget: e.DATABASE_CONNECTION_BUDGET,
     host: e.HOST,
     port: e.PORT,
     publicOrigin: e.PUBLIC_ORIGIN,

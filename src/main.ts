@@ -21,17 +21,33 @@ const config = (() => {
     fail(err);
   }
 })();
+const cluster = (await import('node:cluster')).default;
+const settings = { databaseUrl: config.databaseUrl, metricsPort: config.metricsListen?.port };
 // A port that is already taken is told before the application loads and the database opens (seconds on PGlite);
-// the real listen still reports it if another process takes the port in between.
-if (config.port !== 0) await portFree(config.host, config.port).catch((err) => fail(err));
+// the real listen still reports it if another process takes the port in between. A cluster's processes share the
+// port their primary checked.
+if (config.port !== 0 && cluster.isPrimary) await portFree(config.host, config.port).catch((err) => fail(err));
+// PLATFORM_API_PROCESSES > 1: this process is the primary of N servers on one port (runtime/cluster.ts) and loads no application.
+if (config.processes > 1 && cluster.isPrimary) {
+  const { checkConnectionBudget, runPrimary } = await import('./runtime/cluster.ts');
+  const { createLogger } = await import('./logger.ts');
+  await checkConnectionBudget(config).catch((err) => fail(err, settings));
+  await runPrimary(config, createLogger(config.logLevel));
+}
+const member = cluster.isWorker ? (await import('./runtime/cluster.ts')).joinCluster : undefined;
 // The application is loaded only once the configuration holds: a bad setting is told in well under a second.
 const { buildApp } = await import('./app.ts');
 const { startBanner } = await import('./runtime/banner.ts');
 // Opening the database takes the embedded data directory's lock: a second process on it stops here, before
 // migrations and before binding the port.
-const settings = { databaseUrl: config.databaseUrl, metricsPort: config.metricsListen?.port };
 const app = await buildApp(config).catch((err) => fail(err, settings));
 const { log } = app.deps;
+const peers = member?.(app.metrics.registry);
+if (peers) {
+  app.metrics.aggregate(peers.scrape);
+  // The primary is gone (killed): nothing supervises this process any more, so it drains and exits.
+  process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));
+}
 
 // Signals are handled from the first moment: a SIGTERM during start-up (e.g.
 // while migrations run) waits for start to finish, then drains and exits 0.
@@ -62,16 +78,17 @@ await started.catch(async (err) => {
   await Promise.race([app.stop().catch(() => {}), grace]);
   fail(err, settings);
 });
-console.log(
-  startBanner({
-    config,
-    urls: app.urls,
-    database: app.deps.db.kind,
-    nodeEnv: process.env.NODE_ENV,
-    metricsUrl: app.metricsUrl,
-    wroteCredentials: !!app.credentials,
-  }),
-);
+const banner = startBanner({
+  config,
+  urls: app.urls,
+  database: app.deps.db.kind,
+  nodeEnv: process.env.NODE_ENV,
+  metricsUrl: app.metricsUrl,
+  wroteCredentials: !!app.credentials,
+});
+// In a cluster the primary prints the banner once every process listens.
+if (peers) peers.ready(banner);
+else console.log(banner);
 
 /** Resolves when `host:port` can be bound now (the probe closes at once); rejects with the bind's own error. */
 function portFree(host: string, port: number): Promise<void> {

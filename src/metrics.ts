@@ -103,6 +103,7 @@ export class Metrics {
       name: 'platform_webhook_delivery_backlog',
       help: 'Deliveries pending or failing (not yet delivered nor exhausted), across every process',
       registers: [this.registry],
+      aggregator: 'max', // every process reads the same count: a cluster's scrape reports it once
       async collect() {
         const s = sources();
         const n = s && (await read('platform_webhook_delivery_backlog', () => s.deliveryBacklog()));
@@ -114,6 +115,7 @@ export class Metrics {
       help: 'Operations not yet settled, by status (pending, running, waiting), across every process',
       labelNames: ['status'] as const,
       registers: [this.registry],
+      aggregator: 'max',
       async collect() {
         const s = sources();
         const counts = s && (await read('platform_operations', () => s.operationsByStatus()));
@@ -209,8 +211,15 @@ export class Metrics {
     return this.registry.contentType;
   }
 
-  /** The text exposition of every metric. */
+  private scrape?: () => Promise<string>;
+
+  /** In a cluster (src/runtime/cluster.ts), a scrape answers for every process: `scrape` asks the primary. */
+  aggregate(scrape: () => Promise<string>): void {
+    this.scrape = scrape;
+  }
+
+  /** The text exposition of every metric (of every process of the cluster, in one). */
   text(): Promise<string> {
-    return this.registry.metrics();
+    return this.scrape ? this.scrape() : this.registry.metrics();
   }
 }

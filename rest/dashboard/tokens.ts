@@ -26,7 +26,7 @@ export function tokenRoutes(deps: Deps, buckets: TokenBuckets): RouteDef[] {
     if (!key) throw new DomainError('user_token_required', 'Authorization: Bearer <user token> is required');
     const user = await authenticateUserToken(deps, key, ctx.state.client);
     ctx.state.caller = user; // for the request's log line
-    ctx.set(rateLimitHeaders(buckets.take(user.tokenId)));
+    ctx.set(rateLimitHeaders(await buckets.take(user.tokenId)));
     return user;
   }
   async function authedBody(ctx: Context) {

@@ -22,12 +22,12 @@ const isPublic = (method: string, path: string) =>
 export function publicRateLimit(config: Pick<Config, 'publicRateLimit'>, now: () => number): Middleware {
   const limit = config.publicRateLimit;
   if (!limit) return (_ctx, next) => next();
-  const buckets = new TokenBuckets(limit.perSecond, limit.burst, now);
+  const buckets = new TokenBuckets('public', limit.perSecond, limit.burst, now);
   return async (ctx, next) => {
     if (!isPublic(ctx.method, ctx.path) && !wantsGraphiQL(ctx)) return next();
     try {
       // The client's key from src/http/client-address.ts, computed once per request (src/app.ts).
-      ctx.set(rateLimitHeaders(buckets.take((ctx.state.client as () => string)())));
+      ctx.set(rateLimitHeaders(await buckets.take((ctx.state.client as () => string)())));
     } catch (e) {
       if (!isDomainError(e) || e.code !== 'rate_limited') throw e;
       const retryAfter = e.details.retry_after as number;

@@ -53,8 +53,8 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
   const origins = new ConnectOrigins(deps);
   const limits = deps.config.connectRateLimits;
   const now = () => deps.clock.now().getTime();
-  const perKey = new TokenBuckets(limits.key.perSecond, limits.key.burst, now);
-  const perIp = new TokenBuckets(limits.ip.perSecond, limits.ip.burst, now);
+  const perKey = new TokenBuckets('connect key', limits.key.perSecond, limits.key.burst, now);
+  const perIp = new TokenBuckets('connect address', limits.ip.perSecond, limits.ip.burst, now);
 
   async function admit(ctx: Context): Promise<ConnectCaller> {
     const asOf = performance.now();
@@ -72,9 +72,9 @@ export function connectRouter(deps: Deps, gate: PlatformGate) {
         'Partner connect takes a publishable key (pk_live_); a secret key must never reach a browser',
       );
     }
-    const ip = perIp.take(`ip:${(ctx.state.client as () => string)()}`);
+    const ip = await perIp.take(`ip:${(ctx.state.client as () => string)()}`);
     const caller = await authenticatePublishableKey(deps, key, asOf, ctx.state.client);
-    const rateLimit = perKey.take(caller.tokenId);
+    const rateLimit = await perKey.take(caller.tokenId);
     ctx.set(rateLimitHeaders(rateLimit.remaining <= ip.remaining ? rateLimit : ip));
     if (origin !== undefined) {
       if (!(await origins.allowedFor(caller.brandId, origin, asOf))) {

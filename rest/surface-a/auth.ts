@@ -45,7 +45,7 @@ export async function surfaceARequest(deps: Deps, budgets: SurfaceABudgets, ctx:
   ctx.state.caller = caller; // for the request's log line
   ctx.set(
     rateLimitHeaders(
-      TokenBuckets.takeAll(1, [
+      await TokenBuckets.takeAll(1, [
         [budgets.tokens, caller.tokenId],
         [budgets.organizations, caller.organization.id],
       ]),

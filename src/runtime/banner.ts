@@ -2,7 +2,7 @@ import type { ServiceUrls } from '../domain/organization/bootstrap.ts';
 import type { Config } from '../config.ts';
 
 export interface BannerInput {
-  config: Pick<Config, 'role' | 'dataDir' | 'bootstrap' | 'bootstrapFile'>;
+  config: Pick<Config, 'role' | 'dataDir' | 'bootstrap' | 'bootstrapFile'> & Partial<Pick<Config, 'processes'>>;
   urls: ServiceUrls;
   database: 'pglite' | 'postgres';
   nodeEnv: string | undefined;
@@ -18,7 +18,8 @@ export interface BannerInput {
  */
 export function startBanner({ config, urls: u, database, nodeEnv, metricsUrl, wroteCredentials }: BannerInput): string {
   const origin = u.api_origin;
-  const where = `${database === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL'}; NODE_ENV=${nodeEnv}`;
+  const processes = (config.processes ?? 1) > 1 ? `; ${config.processes} processes` : '';
+  const where = `${database === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL'}; NODE_ENV=${nodeEnv}${processes}`;
   const row = (name: string, url: string, what = '') => `  ${name.padEnd(12)} ${what ? `${url.padEnd(origin.length + 17)} ${what}` : url}`;
   const rows =
     config.role === 'worker'

@@ -24,9 +24,9 @@ export class PlatformGate implements Admission {
     readonly killSwitch: KillSwitch,
   ) {
     const now = () => deps.clock.now().getTime();
-    this.buckets = new TokenBuckets(deps.config.rateLimitPerSecond, deps.config.rateLimitBurst, now);
+    this.buckets = new TokenBuckets('platform token', deps.config.rateLimitPerSecond, deps.config.rateLimitBurst, now);
     const { perSecond, burst } = deps.config.organizationRateLimit;
-    this.organizations = new TokenBuckets(perSecond, burst, now, 'organization');
+    this.organizations = new TokenBuckets('organization', perSecond, burst, now, 'organization');
     this.streams = new StreamAuthority(deps, this);
   }
 

@@ -6,7 +6,9 @@ import { requestCost, TokenBuckets } from '../../src/domain/platform/rate-limit.
 /** The request rate limit's token bucket and cost rule (src/domain/platform/rate-limit.ts). */
 function buckets(perSecond: number, burst: number) {
   let now = 0;
-  const b = new TokenBuckets(perSecond, burst, () => now);
+  const set = new TokenBuckets('test', perSecond, burst, () => now);
+  // The bucket arithmetic, synchronously (what `take` runs in a process that keeps its own buckets).
+  const b = { take: (key: string, cost = 1) => TokenBuckets.takeAllHere(cost, [[set, key]]) };
   return { b, advance: (ms: number) => void (now += ms) };
 }
 

@@ -8,9 +8,11 @@ import { DomainError } from '../errors.ts';
  * have their own set (per platform or user token), 1 per request. Besides its
  * token's bucket, a platform-token request (Surface B, GraphQL, Surface A)
  * spends the same from its organization's bucket, so more tokens never buy
- * more throughput. Buckets live in process memory: with N processes a token
+ * more throughput. Buckets live in process memory: with N machines a token
  * may reach N times the rate, which bounds abuse without a database round
- * trip on every request.
+ * trip on every request. The processes of one machine (PLATFORM_API_PROCESSES)
+ * keep theirs in one place, the cluster's primary (a `BucketLedger`,
+ * src/runtime/cluster.ts), so a machine admits what one process would.
  */
 export interface RateLimitState {
   limit: number;
@@ -37,18 +39,55 @@ export function requestCost(listItems: number): number {
 /** A bucket to charge: which set and whose key (`[gate.buckets, tokenId]`). */
 export type BucketClaim = readonly [TokenBuckets, string];
 
+/** What identifies a set of buckets across processes: its name (one per set in a process) and its rule. */
+export interface BucketSpec {
+  readonly name: string;
+  readonly perSecond: number;
+  readonly burst: number;
+  readonly whose: string;
+}
+
+/**
+ * Buckets kept for several processes by another one (the cluster primary: src/runtime/cluster.ts): the same
+ * operations as a set's, on the ledger's buckets. `charged`: whether any bucket of the set was ever charged there
+ * (what `empty` answers locally).
+ */
+export interface BucketLedger {
+  takeAll(cost: number, claims: readonly { set: BucketSpec; key: string }[]): Promise<RateLimitState>;
+  wait(set: BucketSpec, key: string, cost: number): Promise<number>;
+  spend(set: BucketSpec, key: string, cost: number): Promise<boolean>;
+  charged(set: BucketSpec): boolean;
+}
+
+let ledger: BucketLedger | undefined;
+
+/** Every set of this process keeps its buckets in `shared` from now on (undefined: in this process again). */
+export function keepBucketsIn(shared: BucketLedger | undefined): void {
+  ledger = shared;
+}
+
 export class TokenBuckets {
   private buckets = new Map<string, { tokens: number; at: number }>();
+  readonly spec: BucketSpec;
 
   constructor(
+    /** Unique among the sets of a process: a ledger keeps one set per name. */
+    name: string,
     private readonly perSecond: number,
     private readonly burst: number,
     private readonly now: () => number,
     /** Whose buckets these are, for the refusal's message: `token`, `organization`. */
     private readonly whose = 'token',
-  ) {}
+  ) {
+    this.spec = { name, perSecond, burst, whose };
+  }
 
-  take(key: string, cost = 1): RateLimitState {
+  /** A set kept by a ledger holder for its clients (the clock is the holder's). */
+  static of(spec: BucketSpec, now: () => number): TokenBuckets {
+    return new TokenBuckets(spec.name, spec.perSecond, spec.burst, now, spec.whose);
+  }
+
+  take(key: string, cost = 1): Promise<RateLimitState> {
     return TokenBuckets.takeAll(cost, [[this, key]]);
   }
 
@@ -59,7 +98,27 @@ export class TokenBuckets {
    * admission reports the tightest one (fewest remaining), which is what
    * `RateLimit-*` tells the client.
    */
-  static takeAll(cost: number, claims: readonly BucketClaim[]): RateLimitState {
+  static async takeAll(cost: number, claims: readonly BucketClaim[]): Promise<RateLimitState> {
+    if (ledger)
+      return ledger.takeAll(
+        cost,
+        claims.map(([set, key]) => ({ set: set.spec, key })),
+      );
+    return TokenBuckets.takeAllHere(cost, claims);
+  }
+
+  /** Seconds until `key`'s bucket holds `cost` (0: it does now), taking nothing. */
+  async wait(key: string, cost = 1): Promise<number> {
+    return ledger ? ledger.wait(this.spec, key, cost) : this.waitHere(key, cost);
+  }
+
+  /** Takes `cost` if the bucket holds it; false (taking nothing) if not. */
+  async spend(key: string, cost = 1): Promise<boolean> {
+    return ledger ? ledger.spend(this.spec, key, cost) : this.spendHere(key, cost);
+  }
+
+  /** `takeAll` on this process's buckets (what a ledger runs for its clients). */
+  static takeAllHere(cost: number, claims: readonly BucketClaim[]): RateLimitState {
     const filled = claims.map(([set, key]) => ({ set, bucket: set.refill(key) }));
     let refusal: { set: TokenBuckets; retryAfter: number } | undefined;
     for (const { set, bucket } of filled) {
@@ -87,25 +146,23 @@ export class TokenBuckets {
     return tightest!;
   }
 
-  /** Seconds until `key`'s bucket holds `cost` (0: it does now), taking nothing. */
-  wait(key: string, cost = 1): number {
+  waitHere(key: string, cost = 1): number {
     const bucket = this.buckets.get(key);
     if (!bucket) return 0;
     const tokens = Math.min(this.burst, bucket.tokens + ((this.now() - bucket.at) / 1000) * this.perSecond);
     return tokens >= cost ? 0 : Math.max(1, Math.ceil((cost - tokens) / this.perSecond));
   }
 
-  /** Takes `cost` if the bucket holds it; false (taking nothing) if not. */
-  spend(key: string, cost = 1): boolean {
+  spendHere(key: string, cost = 1): boolean {
     const bucket = this.refill(key);
     if (bucket.tokens < cost) return false;
     bucket.tokens -= cost;
     return true;
   }
 
-  /** Whether no bucket was ever charged (or all were evicted). */
+  /** Whether no bucket was ever charged (or all were evicted), in every process the ledger serves. */
   get empty(): boolean {
-    return this.buckets.size === 0;
+    return ledger ? !ledger.charged(this.spec) : this.buckets.size === 0;
   }
 
   /** `key`'s bucket refilled to now (created full). */

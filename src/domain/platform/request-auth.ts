@@ -68,7 +68,7 @@ export async function authorizePlatformRequest(
     throw new DomainError('platform_token_required', 'Authorization: Bearer sk_<brand>_live_... is required (no body token, no cookie)');
   }
   const caller = await authenticatePlatformKey(deps, h.bearer, asOf, h.client);
-  const rateLimit = TokenBuckets.takeAll(cost, [
+  const rateLimit = await TokenBuckets.takeAll(cost, [
     [gate.buckets, caller.tokenId],
     [gate.organizations, caller.organization.id],
   ]);

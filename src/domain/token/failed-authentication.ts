@@ -47,7 +47,7 @@ export class FailedAuthentication {
     limit: RateLimit,
     private readonly now: () => number,
   ) {
-    this.buckets = new TokenBuckets(limit.perSecond, limit.burst, now, 'address');
+    this.buckets = new TokenBuckets('failed authentication', limit.perSecond, limit.burst, now, 'address');
     this.limit = limit;
   }
 
@@ -55,7 +55,7 @@ export class FailedAuthentication {
     if (!client) return authenticate();
     // No address has failed yet (the common case): no key to compute, nothing to look up.
     const address = this.buckets.empty ? undefined : client();
-    const wait = address === undefined ? 0 : this.buckets.wait(address);
+    const wait = address === undefined ? 0 : await this.buckets.wait(address);
     const hash = hashSecret(presented);
     if (wait > 0 && !this.isVouched(hash)) {
       // `limit` makes the answer carry RateLimit-* like every other 429 (the OpenAPI documents require them).
@@ -69,7 +69,7 @@ export class FailedAuthentication {
       this.vouch(hash);
       return caller;
     } catch (e) {
-      if (isDomainError(e) && e.code === 'invalid_token') this.buckets.spend(address ?? client());
+      if (isDomainError(e) && e.code === 'invalid_token') await this.buckets.spend(address ?? client());
       throw e;
     }
   }
