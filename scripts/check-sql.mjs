@@ -44,6 +44,9 @@ const TEST_EXCEPTIONS = {
   'test/payout/crash.test.ts': 'kill -9 test: seeds and checks the ledger on its own connection while the servers are killed',
   'test/idempotency/idempotency-upgrade.test.ts': 'migration test: takes the database back to before a migration while no app runs',
   'test/hardening/storage-faults.test.ts': 'creates its database in a tablespace on a disk it fills',
+  'test/topology/citus/schema.ts': "reads the migrated schema's catalog (keys, unique indexes, foreign keys) for the Citus report",
+  'test/topology/citus/statements.ts': 'configures the statement log of the cluster it starts for the Citus report (ALTER SYSTEM)',
+  'test/topology/citus-report.test.ts': 'marks the end of the statement log with a statement of its own, on the cluster it started',
 };
 /** What a test line reaches the database with: what src may not write either, a SQL port call, a connection of its own. */
 const TEST_MARKERS = [
