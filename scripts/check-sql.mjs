@@ -44,6 +44,7 @@ const TEST_EXCEPTIONS = {
   'test/payout/crash.test.ts': 'kill -9 test: seeds and checks the ledger on its own connection while the servers are killed',
   'test/idempotency/idempotency-upgrade.test.ts': 'migration test: takes the database back to before a migration while no app runs',
   'test/hardening/storage-faults.test.ts': 'creates its database in a tablespace on a disk it fills',
+  'test/topology/pgbouncer.test.ts': "turns on its own cluster's statement log and reads PgBouncer's admin console",
 };
 /** What a test line reaches the database with: what src may not write either, a SQL port call, a connection of its own. */
 const TEST_MARKERS = [
