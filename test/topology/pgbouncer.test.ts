@@ -9,6 +9,7 @@ import type { Client } from 'graphql-ws';
 import { adminQuery } from '../support/global-setup.ts';
 import { buildTenant, onPostgres, type RunningApp, startAppOn, type TestApp } from '../support/kit.ts';
 import { feedEvents } from '../support/events.ts';
+import { failedStart } from '../support/ops-process.ts';
 import { subscribeLive, waitUntil, wsClient } from '../support/stream-client.ts';
 import { api, activeEnrollment, ALL_SCOPES as ASSERTION_SCOPES, expectStatus } from '../assertion/helpers.ts';
 import { ALL_SCOPES as OPERATION_SCOPES, launch, op, operationsConfig, sandbox, topUp } from '../operation/helpers.ts';
@@ -53,6 +54,16 @@ function readLog(file: string): LogEntry[] {
 
 /** What a statement log entry ran: `statement: <sql>` (simple protocol) or `execute <name>: <sql>` (extended). */
 const executed = (e: LogEntry) => /^(statement|execute [^:]+): /.test(e.message);
+
+it('a pool declared transaction-pooled without a direct URL stops the start with one line naming both settings', async () => {
+  // Nothing listens at the URL: the configuration is refused before the server loads or connects.
+  const failed = await failedStart({ DATABASE_URL: 'postgres://app@127.0.0.1:1/platform', DATABASE_POOL_MODE: 'transaction' });
+  expect(failed.code).toBe(1);
+  expect(failed.stderr).toBe(
+    "Invalid configuration:\n  DATABASE_POOL_MODE: 'transaction' needs DATABASE_DIRECT_URL (PostgreSQL itself, not the pooler) for LISTEN and migrations\n",
+  );
+  expect(failed.stdout).toBe('');
+});
 
 describe.skipIf(!onPostgres())('behind PgBouncer in transaction mode (PostgreSQL only: PgBouncer fronts a PostgreSQL cluster)', () => {
   const operatorToken = `op_test_${randomBytes(16).toString('hex')}`;
