@@ -17,7 +17,8 @@
  *   npm run bench -- --only 1,2 --db postgres --pg-url postgres://postgres@127.0.0.1:55432/postgres
  *   npm run bench -- --only 8 --large              # scenario 8 at 100k and 1M events
  *   npm run bench -- --only 10 --db postgres       # event destinations per broker type (engine parts on PostgreSQL)
- *   flags: --duration <s per slice>, --rounds <n>, --s5 fanout,idle,revoke,notify (parts of scenario 5)
+ *   flags: --duration <s per slice>, --rounds <n>, --s5 fanout,idle,revoke,notify (parts of scenario 5),
+ *   --pooler-url <PgBouncer in front of --pg-url's cluster> (the API's pool through it, in transaction mode)
  *
  * Writes bench/results/latest.{json,md,svg} (partial-<scenarios>.* when a
  * subset runs).
@@ -76,6 +77,11 @@ const DURATION = Number(flag('--duration') ?? (QUICK ? 1.5 : 3));
 /** Rounds (one slice per side each) of an interleaved comparison. */
 const ROUNDS = Number(flag('--rounds') ?? (QUICK ? 3 : 6));
 const PG_URL = flag('--pg-url') ?? process.env.BENCH_DATABASE_URL;
+/**
+ * A transaction-mode PgBouncer in front of that cluster (`.ci/pgbouncer`): the API's pool goes through it (its LISTEN
+ * connections and migrations, and the baselines' raw pools, stay direct), docs/operating/pgbouncer.md.
+ */
+const POOLER_URL = flag('--pooler-url') ?? process.env.BENCH_POOLER_URL;
 /** Parts of scenario 5 to run (all by default): fanout, idle, revoke, notify. */
 const S5_PARTS = new Set((flag('--s5') ?? 'fanout,idle,revoke,notify').split(','));
 const CONNECTIONS = 16;
@@ -212,7 +218,15 @@ const OPERATOR = BENCH_OPERATOR;
 
 async function startStack(kind: 'pglite' | 'postgres', databaseUrl?: string): Promise<Stack> {
   const dataDir = kind === 'pglite' ? mkdtempSync(join(os.tmpdir(), 'bench-pglite-')) : 'memory://';
-  const config = loadConfig(benchEnv(dataDir, databaseUrl ?? ''));
+  const pooled =
+    databaseUrl && POOLER_URL
+      ? {
+          DATABASE_URL: `${POOLER_URL.replace(/\/[^/?]*(\?.*)?$/, '')}${new URL(databaseUrl).pathname}`,
+          DATABASE_DIRECT_URL: databaseUrl,
+          DATABASE_POOL_MODE: 'transaction',
+        }
+      : {};
+  const config = loadConfig({ ...benchEnv(dataDir, databaseUrl ?? ''), ...pooled });
   const app = await buildApp(config);
   await app.start();
   const origin = app.urls.api_origin;
@@ -1073,7 +1087,7 @@ async function startPostgres(): Promise<{ url: string; stop(): Promise<void> }> 
 
 async function runOn(kind: 'pglite' | 'postgres') {
   const pgServer = kind === 'postgres' ? await startPostgres() : undefined;
-  log(`${kind}: starting${pgServer ? ` (${pgServer.url})` : ''}`);
+  log(`${kind}: starting${pgServer ? ` (${pgServer.url}${POOLER_URL ? `, the API's pool through ${POOLER_URL}` : ''})` : ''}`);
   const t = await startStack(kind, pgServer?.url);
   try {
     await seedFeed(t, 300);

@@ -68,14 +68,7 @@ function urlsFor(origin: string): ServiceUrls {
 export async function buildApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger(config.logLevel);
   if (config.tracesEndpoint) await startTracing(config.tracesEndpoint, log); // before anything records a span
-  const db =
-    opts.db ??
-    (await openDatabase({
-      databaseUrl: config.databaseUrl,
-      dataDir: config.dataDir,
-      poolSize: config.poolSize,
-      groupCommit: config.groupCommit,
-    }));
+  const db = opts.db ?? (await openDatabase(config));
   const metrics = new Metrics(log);
   const { runtime, ...services } = buildServices({ db, clock: opts.clock ?? systemClock, config, log, metrics }, config, opts.transports);
   const { deps, gate, stream } = services;

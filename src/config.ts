@@ -36,6 +36,8 @@ const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4000),
   PUBLIC_ORIGIN: z.string().url().optional(),
   DATABASE_URL: z.string().optional(),
+  DATABASE_DIRECT_URL: z.string().optional(),
+  DATABASE_POOL_MODE: z.enum(['session', 'transaction']).default('session'),
   DATA_DIR: z.string().default('.data'),
   GROUP_COMMIT_GROUPS: z.coerce.number().int().min(0).max(64).default(DEFAULT_GROUP_COMMIT.groups),
   GROUP_COMMIT_MEMBERS: z.coerce.number().int().min(1).max(256).default(DEFAULT_GROUP_COMMIT.members),
@@ -250,7 +252,18 @@ export type Config = {
   host: string;
   port: number;
   publicOrigin?: string;
+  /** The pool's PostgreSQL: the database itself, or a pooler in front of it (DATABASE_POOL_MODE says which kind). */
   databaseUrl?: string;
+  /**
+   * PostgreSQL itself, bypassing any pooler (DATABASE_DIRECT_URL): the LISTEN connections and migrations, which
+   * need a session of their own. Unset: they use `databaseUrl`. docs/operating/pgbouncer.md.
+   */
+  databaseDirectUrl?: string;
+  /**
+   * How the pool's connections are pooled in front of PostgreSQL: `session` (one backend per connection, the
+   * default: named prepared statements) or `transaction` (PgBouncer's transaction mode: unnamed statements only).
+   */
+  databasePoolMode?: 'session' | 'transaction';
   /** Group commit of the hot write paths (src/db/group-commit.ts): groups in flight (0: off) and members per group. */
   groupCommit?: { groups: number; members: number };
   /** Embedded PGlite directory; `memory://` keeps everything in memory (tests). */
@@ -477,6 +490,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
       `Invalid configuration:\n  PLATFORM_API_PROCESSES: ${e.PLATFORM_API_PROCESSES}${e.PLATFORM_API_PROCESSES === 'auto' ? ` (${processes} cores)` : ''} needs DATABASE_URL (PostgreSQL); the embedded database belongs to one process`,
     );
   }
+  const databaseUrl = 'databaseUrl' in overrides ? overrides.databaseUrl : e.DATABASE_URL || undefined;
+  const databaseDirectUrl = 'databaseDirectUrl' in overrides ? overrides.databaseDirectUrl : e.DATABASE_DIRECT_URL || undefined;
+  const databasePoolMode = overrides.databasePoolMode ?? e.DATABASE_POOL_MODE;
+  // A transaction pooler hands each transaction to any backend: LISTEN there would hear nothing, and migrations'
+  // session lock would not hold. Refused here rather than found out as missed wake-ups.
+  if (databaseUrl && databasePoolMode === 'transaction' && !databaseDirectUrl) {
+    throw new Error(
+      `Invalid configuration:\n  DATABASE_POOL_MODE: 'transaction' needs DATABASE_DIRECT_URL (PostgreSQL itself, not the pooler) for LISTEN and migrations`,
+    );
+  }
   return {
     role,
     processes,
@@ -486,6 +509,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     port: e.PORT,
     publicOrigin: e.PUBLIC_ORIGIN,
     databaseUrl: e.DATABASE_URL || undefined,
+    databaseDirectUrl: e.DATABASE_DIRECT_URL || undefined,
+    databasePoolMode: e.DATABASE_POOL_MODE,
     groupCommit: { groups: e.GROUP_COMMIT_GROUPS, members: e.GROUP_COMMIT_MEMBERS },
     dataDir,
     bootstrap: e.BOOTSTRAP ?? embedded,

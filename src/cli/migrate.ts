@@ -4,7 +4,7 @@ import { loadConfig } from '../config.ts';
 import { openDatabase } from '../db/database.ts';
 
 const config = loadConfig();
-const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+const db = await openDatabase(config);
 try {
   const applied = await db.migrate();
   console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');

@@ -17,7 +17,7 @@ export async function start(): Promise<void> {
 /** `platform migrate`: applies pending migrations to DATABASE_URL, or to the PGlite in DATA_DIR. */
 export async function migrate(): Promise<{ database: string; applied: string[] }> {
   const config = loadConfig();
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const db = await openDatabase(config);
   try {
     return { database: db.kind === 'pglite' ? `embedded PGlite in ${config.dataDir}` : 'PostgreSQL', applied: await db.migrate() };
   } finally {
@@ -34,7 +34,7 @@ export async function migrate(): Promise<{ database: string; applied: string[] }
 export async function bootstrap(): Promise<{ file: string; created: boolean }> {
   const config = loadConfig();
   const log = createLogger(config.logLevel);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const db = await openDatabase(config);
   try {
     await db.migrate();
     const origin = config.publicOrigin ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
@@ -53,7 +53,7 @@ export async function bootstrap(): Promise<{ file: string; created: boolean }> {
  */
 export async function reencryptCredentials(): Promise<Reencryption> {
   const config = loadConfig();
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const db = await openDatabase(config);
   try {
     await db.migrate();
     return await reencrypt(db, config.encryptionKeys);

@@ -61,15 +61,21 @@ export interface Database {
   refreshStatistics(): Promise<void>;
   /** Load of the connection (metrics): the pg pool's connections in use, idle and waited for; PGlite's queued transactions. */
   stats(): { inUse?: number; idle?: number; waiting?: number; queued?: number; groupCommit: GroupCommitStats };
-  /** PostgreSQL only: a pool for LISTEN/NOTIFY and hand-written hot paths. */
+  /** PostgreSQL only: the pool (DATABASE_URL), possibly behind a transaction pooler: no session state on it. */
   readonly pool?: pg.Pool;
   /** Embedded only: the PGlite instance (LISTEN/NOTIFY is in-process there). */
   readonly pglite?: PGlite;
   close(): Promise<void>;
 }
 
+/** Where the database is: the fields of the configuration (src/config.ts) that say so, so `openDatabase(config)` works. */
 export interface DatabaseOptions {
+  /** The pool's PostgreSQL (itself or a pooler in front of it); unset: embedded PGlite. */
   databaseUrl?: string;
+  /** PostgreSQL itself for what needs a session of its own (migrations); unset: `databaseUrl`. */
+  databaseDirectUrl?: string;
+  /** `transaction`: the pool is behind a transaction pooler, so the SQL port prepares no named statement. */
+  databasePoolMode?: 'session' | 'transaction';
   /** PGlite data directory, or `memory://` for an in-memory database. */
   dataDir: string;
   /** PGlite only: a data directory dump (PGlite's dumpDataDir) to start from instead of an empty cluster. */
@@ -82,7 +88,11 @@ export interface DatabaseOptions {
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const grouping = opts.groupCommit ?? DEFAULT_GROUP_COMMIT;
   return opts.databaseUrl
-    ? openPostgres(opts.databaseUrl, opts.poolSize ?? 10, grouping)
+    ? openPostgres(
+        { pool: opts.databaseUrl, direct: opts.databaseDirectUrl ?? opts.databaseUrl, mode: opts.databasePoolMode ?? 'session' },
+        opts.poolSize ?? 10,
+        grouping,
+      )
     : openPglite(opts.dataDir, opts.loadDataDir, grouping);
 }
 
@@ -109,13 +119,23 @@ function commitHooks(prisma: PrismaClient) {
   };
 }
 
-async function openPostgres(url: string, poolSize: number, grouping: GroupCommitOptions): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+/**
+ * The pool may sit behind a transaction pooler (docs/operating/pgbouncer.md): everything on it is a single
+ * statement or a transaction, Prisma's statements are unnamed, the SQL port's are too in that mode, and the only
+ * advisory locks are transaction-scoped. Migrations (the schema engine holds a session advisory lock while it
+ * applies them) connect to PostgreSQL itself, as the LISTEN connections do (src/runtime/listener.ts).
+ */
+async function openPostgres(
+  url: { pool: string; direct: string; mode: 'session' | 'transaction' },
+  poolSize: number,
+  grouping: GroupCommitOptions,
+): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url.pool, max: poolSize });
   pool.on('error', () => {}); // idle-client errors surface on the next query instead
   const factory = new PrismaPg(pool);
   const prisma = new PrismaClient({ adapter: factory });
   const hooks = commitHooks(prisma);
-  const sql = groupCommitPort(tracedSqlPort(pgSqlPort(pool)), grouping);
+  const sql = groupCommitPort(tracedSqlPort(pgSqlPort(pool, url.mode === 'transaction' ? 'unnamed' : 'named')), grouping);
   const { ready, storageFault } = readiness(
     async () => {
       await pool.query('select 1');
@@ -142,7 +162,7 @@ async function openPostgres(url: string, poolSize: number, grouping: GroupCommit
     migrate: async () =>
       (await migrationsUpToDate(async (sql) => (await pool.query(sql)).rows))
         ? []
-        : applyMigrations(new PrismaPg({ connectionString: url, max: 1 })),
+        : applyMigrations(new PrismaPg({ connectionString: url.direct, max: 1 })),
     ready,
     storageFault,
     refreshStatistics: async () => {},

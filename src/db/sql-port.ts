@@ -34,6 +34,11 @@ import { Prisma } from './generated/client.ts';
  *   (ADR 0003), its values sent as parameters. Embedded, a batch is one
  *   multi-statement simple query (PGlite runs in-process: no round trip to
  *   save, nothing to pipeline) with the values inlined as escaped literals.
+ *
+ * Behind a transaction pooler (PgBouncer's transaction mode, `DATABASE_POOL_MODE=transaction`) consecutive
+ * transactions of one pool connection may run on different backends, where a statement prepared on another one
+ * does not exist: there every statement is unnamed (Parse, Bind, Describe, Execute in the same message train, so a
+ * batch is still one round trip), parsed and planned on each run (docs/operating/pgbouncer.md).
  */
 export interface Statement<P extends readonly unknown[], R> {
   readonly name: string;
@@ -116,7 +121,8 @@ const COMMIT: Parameterized = { text: 'COMMIT', values: [] };
 const names = new Map<string, string>();
 /** Past this many distinct texts (a caller building texts from data), statements go unnamed: parsed each time. */
 const MAX_NAMES = 500;
-function nameOf(text: string): string {
+function nameOf(text: string, named: boolean): string {
+  if (!named) return '';
   let name = names.get(text);
   if (name === undefined) {
     if (names.size >= MAX_NAMES) return '';
@@ -166,7 +172,10 @@ class Pipeline {
   /** Values are converted before anything is written, so a value that cannot be sent fails the batch, not the connection. */
   private readonly params: (string | null)[][];
 
-  constructor(private readonly statements: Parameterized[]) {
+  constructor(
+    private readonly statements: Parameterized[],
+    private readonly named: boolean,
+  ) {
     this.params = statements.map((s) => s.values.map(parameter));
     this.done = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
   }
@@ -188,7 +197,7 @@ class Pipeline {
     try {
       this.statements.forEach((s, i) => {
         const text = s.text;
-        const name = nameOf(text);
+        const name = nameOf(text, this.named);
         if (!name || !(known.has(name) || this.parsing.includes(name))) {
           connection.parse({ name, text, types: [] });
           this.parsing.push(name);
@@ -247,15 +256,23 @@ class Pipeline {
   handleCopyData() {}
 }
 
-function pipeline(client: pg.PoolClient, statements: Parameterized[]): Promise<Record<string, unknown>[][]> {
-  const p = new Pipeline(statements);
+function pipeline(client: pg.PoolClient, statements: Parameterized[], named: boolean): Promise<Record<string, unknown>[][]> {
+  const p = new Pipeline(statements, named);
   client.query(p as unknown as pg.QueryConfig);
   return p.done;
 }
 
-export function pgSqlPort(pool: pg.Pool): SqlPort {
+/**
+ * How statements reach PostgreSQL: `named` (the default) prepares each statement once per connection; `unnamed`
+ * parses it on every run, for a pool behind a transaction pooler.
+ */
+export type StatementMode = 'named' | 'unnamed';
+
+export function pgSqlPort(pool: pg.Pool, mode: StatementMode = 'named'): SqlPort {
+  const named = mode === 'named';
   return {
-    rows: async (s, params) => (await pool.query({ name: s.name, text: s.text, values: params as unknown as unknown[] })).rows,
+    rows: async (s, params) =>
+      (await pool.query({ name: named ? s.name : undefined, text: s.text, values: params as unknown as unknown[] })).rows,
     transaction: async (fn) => {
       const client = await pool.connect();
       // A checked-out client has no listener of the pool's: a connection lost between two batches (a database
@@ -268,7 +285,7 @@ export function pgSqlPort(pool: pg.Pool): SqlPort {
         const result = await fn(async (statements, opts) => {
           const begin = open ? [] : [BEGIN];
           open = true;
-          const all = await pipeline(client, [...begin, ...statements, ...(opts?.commit ? [COMMIT] : [])]);
+          const all = await pipeline(client, [...begin, ...statements, ...(opts?.commit ? [COMMIT] : [])], named);
           if (opts?.commit) open = false;
           return all.slice(begin.length, begin.length + statements.length);
         });

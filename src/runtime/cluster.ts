@@ -14,18 +14,24 @@ import { type BucketLedger, type BucketSpec, keepBucketsIn, type RateLimitState,
  * shared through PostgreSQL, as between machines (ADR 0006): sessions, streams' cursors, leases, NOTIFY wake-ups.
  */
 
-/** PostgreSQL connections one process may hold: its pool, one per LISTEN connection its role opens, one for migrations at start. */
-export function connectionsPerProcess(config: Pick<Config, 'poolSize' | 'role' | 'operations'>): number {
+/**
+ * PostgreSQL connections one process may hold on PostgreSQL itself: its pool (unless a transaction pooler stands in
+ * front of it, which bounds its own server connections), one per LISTEN connection its role opens, one for
+ * migrations at start.
+ */
+export function connectionsPerProcess(config: Pick<Config, 'poolSize' | 'role' | 'operations' | 'databasePoolMode'>): number {
   const serves = config.role !== 'worker';
   const background = config.role !== 'api';
   const listeners = 1 /* events */ + (serves ? 1 : 0) /* credentials */ + (background && config.operations.worker ? 1 : 0); /* operations */
-  return config.poolSize + listeners + 1;
+  return (config.databasePoolMode === 'transaction' ? 0 : config.poolSize) + listeners + 1;
 }
 
 /** DATABASE_CONNECTION_BUDGET, or what PostgreSQL admits beyond its reserved connections. */
-async function connectionBudget(config: Pick<Config, 'connectionBudget' | 'databaseUrl'>): Promise<{ budget: number; from: string }> {
+async function connectionBudget(
+  config: Pick<Config, 'connectionBudget' | 'databaseUrl' | 'databaseDirectUrl'>,
+): Promise<{ budget: number; from: string }> {
   if (config.connectionBudget !== undefined) return { budget: config.connectionBudget, from: 'DATABASE_CONNECTION_BUDGET' };
-  const client = new pg.Client({ connectionString: config.databaseUrl });
+  const client = new pg.Client({ connectionString: config.databaseDirectUrl ?? config.databaseUrl });
   await client.connect();
   try {
     const { rows } = await client.query<{ budget: number }>(
@@ -43,7 +49,7 @@ export async function checkConnectionBudget(config: Config): Promise<void> {
   const { budget, from } = await connectionBudget(config);
   if (config.processes * each > budget) {
     throw new Error(
-      `Invalid configuration:\n  PLATFORM_API_PROCESSES: ${config.processes} processes × ${each} PostgreSQL connections (DATABASE_POOL_SIZE ${config.poolSize} + listeners and migrations) = ${config.processes * each}, over the budget of ${budget} (${from}); lower PLATFORM_API_PROCESSES or DATABASE_POOL_SIZE, or raise the budget`,
+      `Invalid configuration:\n  PLATFORM_API_PROCESSES: ${config.processes} processes × ${each} PostgreSQL connections (${config.databasePoolMode === 'transaction' ? 'the pool is behind the pooler; ' : `DATABASE_POOL_SIZE ${config.poolSize} + `}listeners and migrations) = ${config.processes * each}, over the budget of ${budget} (${from}); lower PLATFORM_API_PROCESSES or DATABASE_POOL_SIZE, or raise the budget`,
     );
   }
 }

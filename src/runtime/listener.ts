@@ -55,7 +55,8 @@ export class PgListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.deps.config.databaseUrl });
+    // PostgreSQL itself: a LISTEN needs its session kept, which a transaction pooler in front of the pool does not do.
+    const client = new pg.Client({ connectionString: this.deps.config.databaseDirectUrl ?? this.deps.config.databaseUrl });
     const lost = (err?: unknown) => {
       if (this.current !== client) return;
       this.current = undefined;

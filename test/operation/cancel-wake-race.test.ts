@@ -61,14 +61,14 @@ describe.skipIf(!onPostgres())('a target settling while its cancel commits `wait
       const settled = deps.db.sql
         .transaction((send) => send([settleStatement(deps, target.id, { status: 'canceled' }, now)], { commit: true }))
         .finally(() => void (done = true));
-      const waitingOnLock = async () =>
-        Number(
-          (
-            await step.query(
-              `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
-            )
-          ).rows[0].n,
-        ) > 0;
+      // pg_stat_activity is read once per transaction and kept: the snapshot is cleared so each look sees the settle.
+      const waitingOnLock = async () => {
+        await step.query('SELECT pg_stat_clear_snapshot()');
+        const { rows } = await step.query(
+          `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+        );
+        return Number(rows[0].n) > 0;
+      };
       while (!done && !(await waitingOnLock())) await new Promise((r) => setImmediate(r));
       const blocked = !done;
       await step.query('COMMIT');

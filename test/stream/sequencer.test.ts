@@ -55,7 +55,7 @@ test('one batch numbers pending events of two organizations, each densely from i
 test.skipIf(!onPostgres())('on PostgreSQL a batch is one round trip and sends one NOTIFY carrying its highest position', async () => {
   const org = await buildTenant(t, ['events:read']);
   await t.app.sequencer.flush();
-  const listener = new pg.Client({ connectionString: t.app.deps.config.databaseUrl });
+  const listener = new pg.Client({ connectionString: t.app.deps.config.databaseDirectUrl ?? t.app.deps.config.databaseUrl });
   const payloads: string[] = [];
   listener.on('notification', (n) => payloads.push(n.payload ?? ''));
   await listener.connect();

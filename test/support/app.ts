@@ -7,7 +7,7 @@ import { buildApp, type App } from '../../src/app.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { createTestDatabase, seedDataDir, type TestDatabase } from './database.ts';
+import { createTestDatabase, databaseConfig, seedDataDir, type TestDatabase } from './database.ts';
 import { HttpClient } from './http.ts';
 
 /** A real server on a loopback port-0 socket, with a manual clock. Tests talk to it over HTTP. */
@@ -32,7 +32,7 @@ export const TEST_ENCRYPTION_KEYS = 'test1:dGVzdC1lbmNyeXB0aW9uLWtleS1vZi0zMi1ie
 const testConfig = (database: TestDatabase, overrides: Partial<Config>) =>
   loadConfig(
     { LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ENCRYPTION_KEYS: TEST_ENCRYPTION_KEYS },
-    { host: '127.0.0.1', port: 0, databaseUrl: database.databaseUrl, dataDir: database.dataDir, bootstrap: false, ...overrides },
+    { host: '127.0.0.1', port: 0, ...databaseConfig(database), dataDir: database.dataDir, bootstrap: false, ...overrides },
   );
 
 async function start(config: Config, opts: { db?: Awaited<ReturnType<typeof openDatabase>>; log?: Logger } = {}): Promise<RunningApp> {
@@ -85,6 +85,7 @@ export async function createPersistentDatabase(): Promise<PersistentDatabase> {
   return {
     dir,
     databaseUrl: db.databaseUrl,
+    poolerUrl: db.poolerUrl,
     dataDir,
     drop: async () => {
       await db.drop();

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { readFileSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { inject } from 'vitest';
+import type { Config } from '../../src/config.ts';
 import { adminQuery } from './global-setup.ts';
 
 /**
@@ -10,9 +11,17 @@ import { adminQuery } from './global-setup.ts';
  * TEST_DATABASE_URL names a PostgreSQL cluster, as `.ci/run` does) a fresh
  * database created for this file and dropped afterwards. Both start as a copy
  * of the run's migrated template (test/support/global-setup.ts).
+ *
+ * With TEST_DATABASE_POOLER_URL too (a PgBouncer in transaction mode in front of that cluster, `.ci/pgbouncer`), the
+ * servers' pools reach the same database through the pooler: `databaseConfig` and `serverEnv` say so, while
+ * `databaseUrl` stays PostgreSQL itself, for the servers' LISTEN connections and migrations and for every test's own
+ * clients (sessions, probes), which a transaction pooler would not keep.
  */
 export interface TestDatabase {
+  /** PostgreSQL itself. */
   databaseUrl?: string;
+  /** The same database through the run's transaction pooler (TEST_DATABASE_POOLER_URL), for a server's pool. */
+  poolerUrl?: string;
   dataDir: string;
   /** PGlite: the migrated template's data directory dump, for openDatabase's loadDataDir. */
   template?: Blob;
@@ -48,8 +57,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await whileCheckpointsFail(admin, `CREATE DATABASE ${name}${template?.kind === 'postgres' ? ` TEMPLATE ${template.name}` : ''}`);
   const url = new URL(admin);
   url.pathname = `/${name}`;
+  const pooler = process.env.TEST_DATABASE_POOLER_URL ? new URL(process.env.TEST_DATABASE_POOLER_URL) : undefined;
+  if (pooler) pooler.pathname = `/${name}`;
   return {
     databaseUrl: url.toString(),
+    poolerUrl: pooler?.toString(),
     dataDir: 'memory://',
     drop: () => whileCheckpointsFail(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
@@ -81,6 +93,21 @@ export async function seedDataDir(database: TestDatabase, dir: string): Promise<
 }
 
 export const onPostgres = () => Boolean(process.env.TEST_DATABASE_URL);
+
+/** A server's database settings (src/config.ts) on `database`: its pool through the run's pooler when there is one. */
+export function databaseConfig(database: Pick<TestDatabase, 'databaseUrl' | 'poolerUrl'>): Partial<Config> {
+  if (!database.poolerUrl) return { databaseUrl: database.databaseUrl };
+  return { databaseUrl: database.poolerUrl, databaseDirectUrl: database.databaseUrl, databasePoolMode: 'transaction' };
+}
+
+/** The same as a server process's environment (DATABASE_URL, and behind a pooler DATABASE_DIRECT_URL and DATABASE_POOL_MODE). */
+export function serverEnv(database: Pick<TestDatabase, 'databaseUrl' | 'poolerUrl'>): Record<string, string> {
+  const c = databaseConfig(database);
+  return {
+    DATABASE_URL: c.databaseUrl ?? '',
+    ...(c.databaseDirectUrl ? { DATABASE_DIRECT_URL: c.databaseDirectUrl, DATABASE_POOL_MODE: c.databasePoolMode! } : {}),
+  };
+}
 
 /** Simple-protocol SQL on one session of the test database (PREPARE and SET must share it), and the generic plans it gives. */
 export interface SqlSession {

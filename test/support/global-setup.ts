@@ -17,10 +17,13 @@ declare module 'vitest' {
  * Migrates one database per run instead of one per test file: on PostgreSQL a
  * template database that each file clones with CREATE DATABASE ... TEMPLATE,
  * on PGlite a dump of a migrated data directory that each file loads. The
- * app's start() still migrates, and finds nothing pending.
+ * app's start() still migrates, and finds nothing pending. With TEST_DATABASE_POOLER_URL (a PgBouncer in front of
+ * the cluster), the servers' pools reach each file's database through it (test/support/database.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const admin = process.env.TEST_DATABASE_URL;
+  // A pooler that does not answer fails the run here, once, rather than every file's first request.
+  if (admin && process.env.TEST_DATABASE_POOLER_URL) await adminQuery(process.env.TEST_DATABASE_POOLER_URL, 'SELECT 1');
   if (admin) {
     const name = `tpl_${randomBytes(6).toString('hex')}`;
     await adminQuery(admin, `CREATE DATABASE ${name}`);

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { createTestDatabase, type TestDatabase } from './database.ts';
+import { createTestDatabase, serverEnv, type TestDatabase } from './database.ts';
 
 /** `npm start` as a real child process: `tsx src/main.ts` with the given environment. */
 export interface ServerProcess {
@@ -108,14 +108,14 @@ export async function failedStart(env: Record<string, string>): Promise<{ code: 
  * For a describe block that runs real server processes on one PostgreSQL
  * database: a fresh database (a copy of the run's template) before its tests;
  * after them every process it spawned stopped with `stopWith` (SIGTERM and
- * drain by default) and the database dropped. `spawn` adds DATABASE_URL.
+ * drain by default) and the database dropped. `spawn` adds the database (serverEnv).
  */
 export function serverProcesses(stopWith: (c: ServerProcess) => Promise<unknown> = (c) => c.stop('SIGTERM', 15_000)) {
   const fleet = {
     database: undefined as TestDatabase | undefined,
     children: [] as ServerProcess[],
     async spawn(env: Record<string, string>, startTimeoutMs?: number): Promise<ServerProcess> {
-      const c = await spawnServer({ DATABASE_URL: fleet.database!.databaseUrl!, ...env }, startTimeoutMs);
+      const c = await spawnServer({ ...serverEnv(fleet.database!), ...env }, startTimeoutMs);
       fleet.children.push(c);
       return c;
     },
