@@ -48,6 +48,8 @@ const TEST_EXCEPTIONS = {
   'test/topology/citus/statements.ts': 'configures the statement log of the cluster it starts for the Citus report (ALTER SYSTEM)',
   'test/topology/citus-report.test.ts': 'marks the end of the statement log with a statement of its own, on the cluster it started',
   'test/topology/pgbouncer.test.ts': "turns on its own cluster's statement log and reads PgBouncer's admin console",
+  'test/support/patroni.ts': "the failover topology: proves that HAProxy's one host reaches a writable primary",
+  'test/topology/failover.test.ts': "counts both processes' LISTEN sessions on the new primary (pg_stat_activity)",
 };
 /** What a test line reaches the database with: what src may not write either, a SQL port call, a connection of its own. */
 const TEST_MARKERS = [

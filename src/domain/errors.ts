@@ -83,8 +83,12 @@ export const isUniqueViolation = (e: unknown): boolean => {
   return code === 'P2002' || code === '23505';
 };
 
-/** SQLSTATEs of a database that is down, restarting or out of connections: class 08 (connection), 57P01-03 (shutdown, starting up), 53300 (too many connections). */
-const UNREACHABLE_SQLSTATE = /^(08...|57P0[123]|53300)$/;
+/**
+ * SQLSTATEs of a database that is down, restarting, failing over or out of connections: class 08 (connection),
+ * 57P01-03 (shutdown, starting up), 53300 (too many connections), 25006 (a write on a read-only server: the
+ * connection reached a standby, the demoted primary of a failover, before the proxy in front cut it).
+ */
+const UNREACHABLE_SQLSTATE = /^(08...|57P0[123]|53300|25006)$/;
 const UNREACHABLE_CODES = new Set(['P1001', 'P1002', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
 /** Driver adapter error kinds (@prisma/adapter-pg) for the same states. */
 const UNREACHABLE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);

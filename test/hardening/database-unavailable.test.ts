@@ -17,6 +17,17 @@ describe('database unavailable', () => {
     ['SQLSTATE 57P03 (starting up)', err({ code: '57P03' })],
     ['SQLSTATE 08006 (connection failure)', err({ code: '08006' })],
     ['SQLSTATE 53300 (too many connections)', err({ code: '53300' })],
+    [
+      'SQLSTATE 25006 (a write reached a standby mid-failover) via Prisma and the adapter',
+      err({
+        code: 'P2039',
+        meta: {
+          driverAdapterError: err({
+            cause: { originalCode: '25006', kind: 'postgres', code: '25006', message: 'cannot execute INSERT in a read-only transaction' },
+          }),
+        },
+      }),
+    ],
     ['socket ECONNREFUSED', err({ code: 'ECONNREFUSED' })],
     ['Prisma P1001 (cannot reach)', err({ code: 'P1001' })],
     ['Prisma P2024 (pool timeout)', err({ code: 'P2024' })],

@@ -172,6 +172,8 @@ export class SseSubscription {
   readonly frames: string[] = [];
   status = 0;
   contentType = '';
+  /** The response's Retry-After (a refusal's). */
+  retryAfter: string | null = null;
   ended = false;
   private readonly abort = new AbortController();
   readonly done: Promise<void>;
@@ -200,6 +202,7 @@ export class SseSubscription {
         });
         this.status = res.status;
         this.contentType = res.headers.get('content-type') ?? '';
+        this.retryAfter = res.headers.get('retry-after');
         const reader = res.body!.getReader();
         const decoder = new TextDecoder();
         let buf = '';
