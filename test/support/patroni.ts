@@ -90,6 +90,8 @@ export interface Topology {
   waitForLeader(not: string | undefined, ms: number): Promise<string>;
   /** Waits until `name` runs as a streaming synchronous standby (rejoined after a failover). */
   waitForSyncStandby(name: string, ms: number): Promise<void>;
+  /** Resolves with the instant `name`'s REST `/primary` stops answering 200 (its demotion began), polled every 100 ms. */
+  primaryEnds(name: string, ms: number): Promise<number>;
   /** The postmaster's pid of `name` (from postmaster.pid), or undefined while it is not running. */
   postmasterPid(name: string): number | undefined;
   /** kill -9 of `name`'s postmaster. */
@@ -332,6 +334,16 @@ export async function startTopology(): Promise<Topology> {
             : undefined,
         () => logsTail(),
       );
+    },
+    async primaryEnds(name, ms) {
+      const { restPort } = node(name);
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const res = await fetch(`http://127.0.0.1:${restPort}/primary`, { signal: AbortSignal.timeout(1000) }).catch(() => undefined);
+        if (res?.status !== 200) return Date.now();
+        if (Date.now() > deadline) throw new Error(`${name} still primary after ${ms} ms`);
+        await sleep(100);
+      }
     },
     postmasterPid,
     killPostgres(name) {
