@@ -130,13 +130,16 @@ export function serverProcesses(stopWith: (c: ServerProcess) => Promise<unknown>
   return fleet;
 }
 
-/** Polls `probe` (every 50 ms: another process's state, which no event of this one announces) until it answers; fails after `ms`. */
-export async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
+/**
+ * Polls `probe` (every 50 ms: another process's state, which no event of this one announces) until it answers; fails
+ * after `ms`, with `detail()` (the processes' logs, say) in the message.
+ */
+export async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>, detail?: () => string): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await probe();
     if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${detail ? `\n${detail()}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from './brokers.ts';
+import { until } from './ops-process.ts';
 
 /**
  * A highly available PostgreSQL for the failover test (issue 36), from Debian's packages: one etcd member (Patroni's
@@ -71,7 +72,6 @@ export interface PatroniNode {
   restPort: number;
   dataDir: string;
   config: string;
-  log: string;
   /** The running Patroni (undefined once killed or stopped). */
   patroni: ChildProcess | undefined;
 }
@@ -120,17 +120,6 @@ function postgresUser(): { uid: number; gid: number } | undefined {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `probe` every 200 ms (another process's state: nothing here is told when it changes) until it answers. */
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>, detail: () => string = () => ''): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}\n${detail()}`);
-    await sleep(200);
-  }
-}
 
 function alive(pid: number): boolean {
   try {
@@ -205,7 +194,6 @@ export async function startTopology(): Promise<Topology> {
       restPort: await freePort(),
       dataDir: join(home, 'data'),
       config: join(dir, `${name}.yml`),
-      log: join(dir, `${name}.log`),
       patroni: undefined,
     };
     writeFileSync(
@@ -329,9 +317,9 @@ export async function startTopology(): Promise<Topology> {
         `${name} streaming as the synchronous standby`,
         ms,
         async () =>
-          (await members()).some((m) => m.name === name && m.role === 'sync_standby' && ['running', 'streaming'].includes(m.state))
-            ? true
-            : undefined,
+          (await members().catch(() => [])).some(
+            (m) => m.name === name && m.role === 'sync_standby' && ['running', 'streaming'].includes(m.state),
+          ) || undefined,
         () => logsTail(),
       );
     },
@@ -388,7 +376,9 @@ export async function startTopology(): Promise<Topology> {
     await until(
       'etcd',
       30_000,
-      async () => ((await fetch(`http://127.0.0.1:${ports.etcd}/health`, { signal: AbortSignal.timeout(2000) })).ok ? true : undefined),
+      async () =>
+        (await fetch(`http://127.0.0.1:${ports.etcd}/health`, { signal: AbortSignal.timeout(2000) }).catch(() => undefined))?.ok ||
+        undefined,
       () => logsTail(),
     );
     // The first node bootstraps the cluster (initdb) before the second starts, which then clones it: no race for it.
@@ -396,7 +386,7 @@ export async function startTopology(): Promise<Topology> {
     await until(
       'n1 to bootstrap as the leader',
       90_000,
-      async () => ((await leader()) === 'n1' ? true : undefined),
+      async () => (await leader()) === 'n1' || undefined,
       () => logsTail(),
     );
     startPatroni(nodes[1]!);

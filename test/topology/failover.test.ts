@@ -4,7 +4,7 @@ import pg from 'pg';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpClient } from '../support/http.ts';
-import { spawnServer, type ServerProcess } from '../support/ops-process.ts';
+import { spawnServer, until, type ServerProcess } from '../support/ops-process.ts';
 import { missingTopologyPackages, startTopology, type Topology } from '../support/patroni.ts';
 import { EVENTS_SUBSCRIPTION, SseSubscription, wsUrl, type StreamedEvent } from '../support/stream-client.ts';
 import { buildTenant, onPostgres, type Server } from '../support/kit.ts';
@@ -55,15 +55,6 @@ interface Ledger {
 }
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `probe` every 100 ms until it holds (another process's state: nothing announces it here); fails after `ms`. */
-async function until(what: string, ms: number, probe: () => boolean | Promise<boolean>, detail: () => string = () => ''): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}\n${detail()}`);
-    await pause(100);
-  }
-}
 
 describe.skipIf(!onPostgres() || (missing.length > 0 && !required))(
   'failover (PostgreSQL only: Patroni, etcd and HAProxy from Debian; REQUIRE_TOPOLOGY=1 fails where they are missing)',
@@ -207,7 +198,7 @@ describe.skipIf(!onPostgres() || (missing.length > 0 && !required))(
       await until(
         'both processes listening',
         30_000,
-        async () => (await listening()) === 6,
+        async () => (await listening()) === 6 || undefined,
         () => listeners,
       );
 
@@ -268,13 +259,13 @@ describe.skipIf(!onPostgres() || (missing.length > 0 && !required))(
         await until(
           `${what}: 10 more acknowledged appends per organization`,
           60_000,
-          () => orgs.every((o, i) => o.ledger.events.length >= from[i]! + 10),
+          async () => orgs.every((o, i) => o.ledger.events.length >= from[i]! + 10) || undefined,
           serverLogs,
         );
         await until(
           `${what}: the 6 LISTEN connections on the new primary`,
           30_000,
-          async () => (await listening()) === 6,
+          async () => (await listening()) === 6 || undefined,
           () => `${listeners}\n${serverLogs()}`,
         );
       };
@@ -283,7 +274,7 @@ describe.skipIf(!onPostgres() || (missing.length > 0 && !required))(
         await until(
           'load under way',
           60_000,
-          () => acked() >= 40 && operations.length >= 2 && subscribers.every((s) => s.events.length > 0),
+          async () => (acked() >= 40 && operations.length >= 2 && subscribers.every((s) => s.events.length > 0)) || undefined,
           serverLogs,
         );
         expect(errors, 'no error before the first fault').toEqual([]);
@@ -374,9 +365,10 @@ describe.skipIf(!onPostgres() || (missing.length > 0 && !required))(
           async () => {
             live = await stuck();
             return (
-              live.length === 0 &&
-              orgs.every((o) => lostAt(o) === 0) &&
-              subscribers.every((s, i) => (s.events.at(-1)?.seq ?? 0) >= feeds[subscriberOrg[i]!]!.at(-1)!.seq)
+              (live.length === 0 &&
+                orgs.every((o) => lostAt(o) === 0) &&
+                subscribers.every((s, i) => (s.events.at(-1)?.seq ?? 0) >= feeds[subscriberOrg[i]!]!.at(-1)!.seq)) ||
+              undefined
             );
           },
           () =>
