@@ -57,7 +57,13 @@ export async function checkConnectionBudget(config: Config): Promise<void> {
 // Messages between the primary and its processes (Node's IPC channel, JSON).
 type Call =
   | { id: number; op: 'takeAll'; cost: number; claims: { set: BucketSpec; key: string }[] }
-  | { id: number; op: 'wait' | 'spend'; set: BucketSpec; key: string; cost: number };
+  | { id: number; op: 'wait' | 'spend' | 'giveBack'; set: BucketSpec; key: string; cost: number };
+/** A takeAll's answer: the admission's state, and per claim the tokens lent with what the bucket keeps. */
+type Taken = { state: RateLimitState; leases: { tokens: number; left: number }[] };
+/** Most a lease lends: this fraction of a bucket's burst (and never more than 1/(2N) of what it holds). */
+const LEASE_OF_BURST = 1 / 20;
+/** A lease not used for this long goes back to the primary. */
+const LEASE_IDLE_MS = 1000;
 type Result = { id: number; value?: unknown; error?: { code: string; message: string; details: Record<string, unknown> } };
 type Message =
   | { t: 'platform:buckets'; calls: Call[] }
@@ -71,18 +77,22 @@ class Ledger {
   private readonly sets = new Map<string, TokenBuckets>();
   private readonly charged = new Set<string>();
 
-  constructor(private readonly broadcast: (m: Message) => void) {}
+  constructor(
+    private readonly processes: number,
+    private readonly broadcast: (m: Message) => void,
+  ) {}
 
   run(call: Call): Result {
     try {
       if (call.op === 'takeAll') {
-        const value = TokenBuckets.takeAllHere(
-          call.cost,
-          call.claims.map((c) => [this.set(c.set), c.key] as const),
-        );
+        const claims = call.claims.map((c) => [this.set(c.set), c.key] as const);
+        const state = TokenBuckets.takeAllHere(call.cost, claims);
         for (const c of call.claims) this.mark(c.set.name);
-        return { id: call.id, value };
+        // Admitted: each process may spend a small share of what is left without asking (LedgerClient).
+        const leases = claims.map(([set, key]) => set.leaseHere(key, Math.floor(set.spec.burst * LEASE_OF_BURST), 2 * this.processes));
+        return { id: call.id, value: { state, leases } satisfies Taken };
       }
+      if (call.op === 'giveBack') return { id: call.id, value: this.set(call.set).giveBackHere(call.key, call.cost) };
       if (call.op === 'wait') return { id: call.id, value: this.set(call.set).waitHere(call.key, call.cost) };
       const value = this.set(call.set).spendHere(call.key, call.cost);
       this.mark(call.set.name);
@@ -117,8 +127,10 @@ class LedgerClient implements BucketLedger {
   private next = 0;
   private readonly chargedSets = new Set<string>();
   private readonly own = new Map<string, TokenBuckets>();
+  private readonly leases = new Map<string, { set: BucketSpec; key: string; tokens: number; left: number; used: number }>();
 
   constructor() {
+    setInterval(() => this.giveBack(), LEASE_IDLE_MS).unref();
     process.on('message', (m: Message) => {
       if (m.t === 'platform:charged') this.chargedSets.add(m.name);
       else if (m.t === 'platform:buckets' && 'results' in m) {
@@ -137,6 +149,12 @@ class LedgerClient implements BucketLedger {
     });
   }
 
+  /**
+   * Spends from the leases this process holds when each claim's covers the cost (no message); otherwise the primary
+   * decides, and lends a share of what is left with its admission. A lease is tokens the primary's bucket no longer
+   * holds, so the machine never admits more than one process would; what a lease leaves unspent goes back after
+   * LEASE_IDLE_MS.
+   */
   takeAll(cost: number, claims: { set: BucketSpec; key: string }[]): Promise<RateLimitState> {
     if (!process.connected)
       return Promise.resolve(
@@ -145,7 +163,41 @@ class LedgerClient implements BucketLedger {
           claims.map((c) => [this.ownSet(c.set), c.key]),
         ),
       );
-    return this.call({ op: 'takeAll', cost, claims }) as Promise<RateLimitState>;
+    const keys = claims.map((c) => `${c.set.name}\u0000${c.key}`);
+    const held = keys.map((k) => this.leases.get(k));
+    if (held.every((h) => h !== undefined && h.tokens >= cost)) {
+      let tightest: RateLimitState | undefined;
+      held.forEach((h, i) => {
+        h!.tokens -= cost;
+        h!.used = Date.now();
+        const { burst, perSecond } = claims[i]!.set;
+        const remaining = Math.floor(h!.left + h!.tokens);
+        if (!tightest || remaining < tightest.remaining)
+          tightest = { limit: burst, remaining, resetSeconds: Math.ceil((burst - remaining) / perSecond) };
+      });
+      return Promise.resolve(tightest!);
+    }
+    return (this.call({ op: 'takeAll', cost, claims }) as Promise<Taken>).then(({ state, leases }) => {
+      leases.forEach(({ tokens, left }, i) => {
+        const lease = this.leases.get(keys[i]!) ?? { set: claims[i]!.set, key: claims[i]!.key, tokens: 0, left, used: 0 };
+        lease.tokens += tokens;
+        lease.left = left;
+        lease.used = Date.now();
+        if (lease.tokens > 0) this.leases.set(keys[i]!, lease);
+      });
+      return state;
+    });
+  }
+
+  /** Hands back what leases left unspent for LEASE_IDLE_MS. */
+  private giveBack(): void {
+    const idle = Date.now() - LEASE_IDLE_MS;
+    for (const [k, lease] of this.leases) {
+      if (lease.used > idle) continue;
+      this.leases.delete(k);
+      if (lease.tokens > 0 && process.connected)
+        void this.call({ op: 'giveBack', set: lease.set, key: lease.key, cost: lease.tokens }).catch(() => {});
+    }
   }
 
   wait(set: BucketSpec, key: string, cost: number): Promise<number> {
@@ -228,7 +280,7 @@ export function joinCluster(registry: Registry): { ready(banner: string): void; 
  */
 export async function runPrimary(config: Config, log: Logger): Promise<never> {
   const workers = new Map<Worker, number>();
-  const ledger = new Ledger((m) => {
+  const ledger = new Ledger(config.processes, (m) => {
     for (const w of workers.keys()) if (w.isConnected()) w.send(m);
   });
   const aggregator = new AggregatorRegistry();

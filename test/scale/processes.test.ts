@@ -73,8 +73,9 @@ describe.skipIf(!onPostgres())('PLATFORM_API_PROCESSES: N server processes on on
     OPERATOR_TOKEN: operatorToken,
     BOOTSTRAP: '0',
     LOG_LEVEL: 'info',
-    // One organization budget of 12 that barely refills during the test: each process alone would admit 12.
-    ORGANIZATION_RATE_LIMIT_BURST: '12',
+    // One organization budget of 60 that barely refills during the test: each process alone would admit 60. Leases
+    // (a process spends a share lent by the primary without asking) are 3 tokens at most here (1/20 of the burst).
+    ORGANIZATION_RATE_LIMIT_BURST: '60',
     ORGANIZATION_RATE_LIMIT_PER_SECOND: '0.01',
     GRAPHQL_MAX_COST: '10',
   };
@@ -115,13 +116,18 @@ describe.skipIf(!onPostgres())('PLATFORM_API_PROCESSES: N server processes on on
     START_MS + 30_000,
   );
 
-  it('one organization budget for the machine: the processes together admit the budget, once', async () => {
+  it('one organization budget for the machine: the processes together admit the budget once, less at most a lease each', async () => {
     const { token } = await buildTenant({ http: new HttpClient(cluster.origin), operatorToken }, ['events:read']);
     const statuses: number[] = [];
-    for (let i = 0; i < 24; i++) statuses.push((await freshJson(cluster.origin, '/v1/platform/events?limit=1', { token })).status);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(12);
-    expect(statuses.slice(12).every((s) => s === 429)).toBe(true);
-    const refused = await freshJson(cluster.origin, '/v1/platform/events?limit=1', { token });
+    for (let i = 0; i < 80; i++) statuses.push((await freshJson(cluster.origin, '/v1/platform/events?limit=1', { token })).status);
+    const admitted = statuses.filter((s) => s === 200).length;
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(admitted).toBeLessThanOrEqual(60);
+    expect(admitted).toBeGreaterThanOrEqual(60 - 2 * 3);
+    // Whatever a process still holds is spent or handed back: then every request is refused, as by one process.
+    let refused = await freshJson(cluster.origin, '/v1/platform/events?limit=1', { token });
+    for (let i = 0; i < 20 && refused.status === 200; i++)
+      refused = await freshJson(cluster.origin, '/v1/platform/events?limit=1', { token });
     expect([refused.status, refused.body.error.code, refused.headers.get('ratelimit-remaining')]).toEqual([429, 'rate_limited', '0']);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });

@@ -153,6 +153,24 @@ export class TokenBuckets {
     return tokens >= cost ? 0 : Math.max(1, Math.ceil((cost - tokens) / this.perSecond));
   }
 
+  /**
+   * Takes a share of what `key`'s bucket holds for a process to spend by itself: at most `max`, and at most
+   * 1/`share` of what is left, so a nearly empty bucket lends nothing and the last tokens go through the ledger one
+   * request at a time. Taken, so the set never admits more than it would alone.
+   */
+  leaseHere(key: string, max: number, share: number): { tokens: number; left: number } {
+    const bucket = this.refill(key);
+    const tokens = Math.max(0, Math.floor(Math.min(max, bucket.tokens / share)));
+    bucket.tokens -= tokens;
+    return { tokens, left: bucket.tokens };
+  }
+
+  /** Tokens a lease did not spend, back into `key`'s bucket (never above `burst`). */
+  giveBackHere(key: string, tokens: number): void {
+    const bucket = this.refill(key);
+    bucket.tokens = Math.min(this.burst, bucket.tokens + tokens);
+  }
+
   spendHere(key: string, cost = 1): boolean {
     const bucket = this.refill(key);
     if (bucket.tokens < cost) return false;
