@@ -12,7 +12,8 @@ import { DomainError } from '../errors.ts';
  * may reach N times the rate, which bounds abuse without a database round
  * trip on every request. The processes of one machine (PLATFORM_API_PROCESSES)
  * keep theirs in one place, the cluster's primary (a `BucketLedger`,
- * src/runtime/cluster.ts), so a machine admits what one process would.
+ * src/runtime/cluster.ts, which lends each process small leases), so a
+ * machine admits at most what one process would.
  */
 export interface RateLimitState {
   limit: number;
