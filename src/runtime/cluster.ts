@@ -211,7 +211,7 @@ class LedgerClient implements BucketLedger {
   }
 
   charged(set: BucketSpec): boolean {
-    return this.chargedSets.has(set.name) || !(this.own.get(set.name)?.empty ?? true);
+    return this.chargedSets.has(set.name);
   }
 
   private call(call: Call extends infer C ? (C extends Call ? Omit<C, 'id'> : never) : never): Promise<unknown> {
@@ -231,7 +231,9 @@ class LedgerClient implements BucketLedger {
         this.waiting.get(c.id)?.reject(new DomainError('service_unavailable', 'The server is restarting; retry', null, { retry_after: 1 }));
   }
 
+  /** This process's own set, once the primary is gone; using it charges it (what `charged` answers for it). */
   private ownSet(spec: BucketSpec): TokenBuckets {
+    this.chargedSets.add(spec.name);
     let set = this.own.get(spec.name);
     if (!set) this.own.set(spec.name, (set = TokenBuckets.of(spec, Date.now)));
     return set;
