@@ -30,6 +30,12 @@ export function mainThreadCpuMs(pid = process.pid): number {
   }
 }
 
+/** CPU time (utime + stime, every thread) of process `pid` in ms, from /proc/<pid>/stat (Linux USER_HZ = 100). */
+export function processCpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+}
+
 export interface Slice {
   /** Completed requests (or rows, or operations). */
   count: number;

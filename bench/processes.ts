@@ -7,11 +7,10 @@
  *
  *   BENCH_ADMIN_URL=postgres://postgres@127.0.0.1:55432/postgres BENCH_PROCESSES=2 npx tsx bench/processes.ts
  */
-import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { adminQuery } from '../test/support/global-setup.ts';
 import { spawnServer, type ServerProcess } from '../test/support/ops-process.ts';
-import { compare, httpSide, stopLoadWorker } from './measure.ts';
+import { compare, httpSide, processCpuMs, stopLoadWorker } from './measure.ts';
 import { BENCH_OPERATOR, benchEnv, benchTenant, jsonPoster } from './tenant.ts';
 
 const ADMIN = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:55432/postgres';
@@ -19,13 +18,6 @@ const N = Number(process.env.BENCH_PROCESSES ?? availableParallelism());
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SLICE_S = Number(process.env.BENCH_SLICE_S ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
-const CLK_TCK = 100; // Linux USER_HZ
-
-/** utime + stime of a process and its threads, in ms. */
-function cpuMs(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
-}
 
 interface Server {
   name: string;
@@ -59,15 +51,15 @@ const side = (s: Server) =>
   httpSide(
     s.name,
     { url: `${s.p.origin}/v1/platform/events?limit=20`, headers: { authorization: `Bearer ${s.token}` }, connections: CONNECTIONS },
-    () => s.pids.reduce((a, pid) => a + cpuMs(pid), 0),
+    () => s.pids.reduce((a, pid) => a + processCpuMs(pid), 0),
   );
 try {
   const cluster = servers[1]!;
-  const all = () => cluster.pids.reduce((a, pid) => a + cpuMs(pid), 0);
-  const primaryCpu0 = cpuMs(cluster.pids[0]!);
+  const all = () => cluster.pids.reduce((a, pid) => a + processCpuMs(pid), 0);
+  const primaryCpu0 = processCpuMs(cluster.pids[0]!);
   const clusterCpu0 = all();
   const result = await compare(side(servers[0]!), [side(servers[1]!)], { rounds: ROUNDS, seconds: SLICE_S });
-  const primaryCpu = cpuMs(cluster.pids[0]!) - primaryCpu0;
+  const primaryCpu = processCpuMs(cluster.pids[0]!) - primaryCpu0;
   const clusterCpu = all() - clusterCpu0;
   const { baseline, subjects } = result;
   const subject = subjects[0]!;

@@ -19,6 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { adminQuery } from '../test/support/global-setup.ts';
 import { spawnServer, type ServerProcess } from '../test/support/ops-process.ts';
 import { SseSubscription } from '../test/support/stream-client.ts';
+import { processCpuMs } from './measure.ts';
 import { benchTenant } from './tenant.ts';
 
 const ADMIN = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:55432/postgres';
@@ -26,7 +27,6 @@ const RATE = Number(process.env.BENCH_RATE ?? 50);
 const SLICE_S = Number(process.env.BENCH_SLICE_S ?? 4);
 const SLICES = Number(process.env.BENCH_SLICES ?? 3);
 const operatorToken = 'op_bench_0123456789abcdef';
-const CLK_TCK = 100; // Linux USER_HZ
 
 const sent = new Map<string, number>();
 type Lat = { stream: number[]; webhook: number[] };
@@ -45,11 +45,6 @@ await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
 const rxPort = (receiver.address() as AddressInfo).port;
 
 const admin = (sql: string) => adminQuery(ADMIN, sql);
-
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-}
 
 interface Topology {
   name: 'one' | 'split';
@@ -122,7 +117,7 @@ async function startTopology(name: 'one' | 'split'): Promise<Topology> {
 let seq = 0;
 async function runSlice(t: Topology) {
   t.slice = { stream: [], webhook: [] };
-  const before = Object.fromEntries(t.procs.map((x, i) => [`${x.role}${i}`, cpuMs(x.p.child.pid!)]));
+  const before = Object.fromEntries(t.procs.map((x, i) => [`${x.role}${i}`, processCpuMs(x.p.child.pid!)]));
   const n = RATE * SLICE_S;
   const started = performance.now();
   const posts: Promise<unknown>[] = [];
@@ -146,7 +141,7 @@ async function runSlice(t: Topology) {
     await new Promise((r) => setTimeout(r, 20));
   for (const [key, ms] of Object.entries(before)) {
     const pid = t.procs[Number(key.replace(/\D+/, ''))]!.p.child.pid!;
-    t.cpu[key] = (t.cpu[key] ?? 0) + cpuMs(pid) - ms;
+    t.cpu[key] = (t.cpu[key] ?? 0) + processCpuMs(pid) - ms;
   }
   t.events += n;
   t.wallMs += performance.now() - started;
@@ -168,10 +163,10 @@ try {
   for (let s = 0; s < SLICES; s++) for (const t of s % 2 ? [...topologies].reverse() : topologies) await runSlice(t);
   // Idle cost after the slices (warmed up): both topologies side by side, nothing appended, for IDLE_S seconds.
   const IDLE_S = 5;
-  const idleStart = topologies.map((t) => t.procs.map((x) => cpuMs(x.p.child.pid!)));
+  const idleStart = topologies.map((t) => t.procs.map((x) => processCpuMs(x.p.child.pid!)));
   await new Promise((r) => setTimeout(r, IDLE_S * 1000));
   for (const [ti, t] of topologies.entries()) {
-    for (const [i, x] of t.procs.entries()) t.idle[`${x.role}${i}`] = (cpuMs(x.p.child.pid!) - idleStart[ti]![i]!) / IDLE_S;
+    for (const [i, x] of t.procs.entries()) t.idle[`${x.role}${i}`] = (processCpuMs(x.p.child.pid!) - idleStart[ti]![i]!) / IDLE_S;
   }
   const rows = topologies.map((t) => {
     const total = Object.values(t.cpu).reduce((a, b) => a + b, 0);
