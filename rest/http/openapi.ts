@@ -64,6 +64,18 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'Unavailable for a moment (the database is unreachable or cannot write, or the kill switch is engaged); retry after Retry-After seconds',
 };
 
+const ERROR_NAME: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  409: 'Conflict',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+  429: 'RateLimited',
+  503: 'Unavailable',
+};
+
 /**
  * What every route of an auth kind can answer besides its own statuses: the input guard's 400 and the 503 of an
  * unreachable or full database everywhere; 401 and the failed-authentication throttle's 429 wherever a credential is
@@ -79,17 +91,26 @@ const STATUSES_OF: Record<Auth, number[]> = {
 
 const header = (description: string, schema: Record<string, unknown>, required = true) => ({ description, required, schema });
 const SECONDS = { type: 'integer', format: 'int32', minimum: 0, maximum: 2 ** 31 - 1 };
-const HEADERS = {
-  'Request-Id': header("This request's id, also in error bodies and the server's log line", { type: 'string', maxLength: 64 }),
-  'Retry-After': header('Seconds to wait before retrying', SECONDS),
+/** Every response header once, in `components.headers`; a response refers to them (written inline they were most of the document). */
+const SENT_BEFORE = ' (sent once the request reached its bucket: not on a refusal before it, e.g. a missing credential)';
+const HEADERS: Record<string, ReturnType<typeof header>> = {
+  RequestId: header("This request's id, also in error bodies and the server's log line", { type: 'string', maxLength: 64 }),
+  RetryAfter: header('Seconds to wait before retrying', SECONDS),
+  RateLimitLimit: header("The bucket's size", SECONDS),
+  RateLimitRemaining: header('What is left in the bucket after this request', SECONDS),
+  RateLimitReset: header('Seconds until the bucket is full again', SECONDS),
+  RateLimitLimitIfReached: header(`The bucket's size${SENT_BEFORE}`, SECONDS, false),
+  RateLimitRemainingIfReached: header(`What is left in the bucket after this request${SENT_BEFORE}`, SECONDS, false),
+  RateLimitResetIfReached: header(`Seconds until the bucket is full again${SENT_BEFORE}`, SECONDS, false),
 };
+const ref = (name: keyof typeof HEADERS & string) => ({ $ref: `#/components/headers/${name}` });
 /** RateLimit-* as every bucket sends them (src/http/rate-limit-headers.ts); `required` false where a refusal can come before the bucket. */
 const rateLimitHeaders = (required: boolean) => {
-  const when = required ? '' : ' (sent once the request reached its bucket: not on a refusal before it, e.g. a missing credential)';
+  const when = required ? '' : 'IfReached';
   return {
-    'RateLimit-Limit': header(`The bucket's size${when}`, SECONDS, required),
-    'RateLimit-Remaining': header(`What is left in the bucket after this request${when}`, SECONDS, required),
-    'RateLimit-Reset': header(`Seconds until the bucket is full again${when}`, SECONDS, required),
+    'RateLimit-Limit': ref(`RateLimitLimit${when}`),
+    'RateLimit-Remaining': ref(`RateLimitRemaining${when}`),
+    'RateLimit-Reset': ref(`RateLimitReset${when}`),
   };
 };
 
@@ -98,8 +119,8 @@ const limited = (r: RouteDef) => !r.unlimited && r.auth !== 'operator';
 
 /** The response headers a route sends with `status`. */
 function responseHeaders(r: RouteDef, status: number): Record<string, unknown> {
-  const headers: Record<string, unknown> = { 'Request-Id': HEADERS['Request-Id'] };
-  if (status === 429 || status === 503) headers['Retry-After'] = HEADERS['Retry-After'];
+  const headers: Record<string, unknown> = { 'Request-Id': ref('RequestId') };
+  if (status === 429 || status === 503) headers['Retry-After'] = ref('RetryAfter');
   if (status === 429) Object.assign(headers, rateLimitHeaders(true));
   else if (limited(r) && status < 300) Object.assign(headers, rateLimitHeaders(true));
   else if (limited(r) && status < 500) Object.assign(headers, rateLimitHeaders(false));
@@ -195,6 +216,8 @@ function tagsOf(routes: RouteDef[]) {
 export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
   const paths: Record<string, Record<string, unknown>> = {};
   const schemesUsed = new Set<string>();
+  // Each error answer once (by status, and whether a bucket's headers come with it); operations refer to them.
+  const errorResponses: Record<string, unknown> = {};
   for (const r of routes) {
     for (const requirement of SECURITY[r.auth] ?? []) for (const name of Object.keys(requirement)) schemesUsed.add(name);
     const path = r.path.replace(/:([a-z_]+)/gi, '{$1}');
@@ -268,11 +291,13 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
     const statuses = [...new Set([...(r.unlimited ? [400] : STATUSES_OF[r.auth]), ...bodyStatuses, ...r.errors])].sort();
     for (const status of statuses) {
       if (responses[status]) continue;
-      responses[status] = {
+      const name = `${ERROR_NAME[status] ?? `Error${status}`}${limited(r) ? '' : 'Unmetered'}`;
+      errorResponses[name] ??= {
         description: STATUS_TEXT[status] ?? 'Error',
         headers: responseHeaders(r, status),
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
       };
+      responses[status] = { $ref: `#/components/responses/${name}` };
     }
     paths[path] ??= {};
     paths[path][r.method.toLowerCase()] = {
@@ -287,6 +312,7 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
       responses,
     };
   }
+  const referenced = JSON.stringify([paths, errorResponses]);
   return {
     openapi: '3.1.0',
     info: {
@@ -303,6 +329,8 @@ export function buildOpenApi(info: OpenApiInfo, routes: RouteDef[]) {
     components: {
       securitySchemes: Object.fromEntries(Object.entries(SECURITY_SCHEMES).filter(([name]) => schemesUsed.has(name))),
       ...(info.brandHeader ? { parameters: { ServiceBrand: SERVICE_BRAND } } : {}),
+      responses: errorResponses,
+      headers: Object.fromEntries(Object.entries(HEADERS).filter(([name]) => referenced.includes(`#/components/headers/${name}"`))),
       schemas: { Error: info.errorSchema },
     },
   };

@@ -216,6 +216,15 @@ interface FuzzRequest {
 
 const SECURITY: Record<string, keyof typeof credentials> = { platformToken: 'platform', userToken: 'user', operatorToken: 'operator' };
 
+/** A local `$ref` (`#/components/...`) followed to what it names; anything else as it is. */
+function resolve(doc: any, node: any): any {
+  if (typeof node?.$ref !== 'string') return node;
+  return node.$ref
+    .slice(2)
+    .split('/')
+    .reduce((at: any, key: string) => at[key], doc);
+}
+
 function operationsOf(doc: any, prefix: string): Operation[] {
   const ops: Operation[] = [];
   const base = new URL(doc.servers[0].url).pathname.replace(/\/$/, '');
@@ -231,8 +240,8 @@ function operationsOf(doc: any, prefix: string): Operation[] {
         responses: new Map(
           Object.entries<any>(op.responses).map(([status, r]) => [
             status,
-            Object.entries<any>(r.headers ?? {})
-              .filter(([, h]) => h.required)
+            Object.entries<any>(resolve(doc, r).headers ?? {})
+              .filter(([, h]) => resolve(doc, h).required)
               .map(([name]) => name.toLowerCase()),
           ]),
         ),

@@ -71,9 +71,9 @@ describe('openapi', () => {
     const err = doc.components.schemas.Error;
     expect(err.type).toBe('object');
     expect(Object.keys(err.properties)).toEqual(expect.arrayContaining(['error', 'message', 'request_id']));
-    expect(doc.paths['/units/create'].post.responses['401'].content['application/json'].schema).toEqual({
-      $ref: '#/components/schemas/Error',
-    });
+    expect(doc.paths['/units/create'].post.responses['401']).toEqual({ $ref: '#/components/responses/Unauthorized' });
+    expect(doc.components.responses.Unauthorized.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(doc.components.responses.Unauthorized.headers['Request-Id']).toEqual({ $ref: '#/components/headers/RequestId' });
   });
 });
 
@@ -111,7 +111,11 @@ describe('dashboard and operations document', () => {
     expect(ready['503'].content['application/json'].schema.properties).toHaveProperty('database');
     const create = res.body.paths['/platform/tokens/create'].post;
     expect(create.requestBody.content['application/json'].schema.properties).toHaveProperty('scopes');
-    expect(create.responses['401'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+    expect(create.responses['401']).toEqual({ $ref: '#/components/responses/Unauthorized' });
+    // The operator routes have no bucket: their error answers carry no RateLimit-*.
+    const operator = res.body.paths['/operator/kill_switch'].get.responses['401'];
+    expect(operator).toEqual({ $ref: '#/components/responses/UnauthorizedUnmetered' });
+    expect(Object.keys(res.body.components.responses.UnauthorizedUnmetered.headers)).toEqual(['Request-Id']);
   });
 
   test('every route the server mounts is in exactly one OpenAPI document, under that document’s server URL', async () => {
