@@ -19,6 +19,8 @@ const brokers = inject('brokers');
 const COUNT = 300;
 const IN_FLIGHT = 8;
 const OUTAGE_MS = 1000;
+/** How long publishers retry in all: a broker's restart (RabbitMQ's is the slowest, up to 60 s on a loaded machine) and the rest. */
+const RETRY_FOR_MS = 150_000;
 const owned: OwnBroker[] = [];
 afterAll(() => Promise.all(owned.map((b) => b.remove())));
 
@@ -35,10 +37,20 @@ async function publishThroughRestart(type: DestinationType, broker: OwnBroker, t
   let next = 0;
   let accepted = 0;
   let restart: Promise<void> | null = null;
+  // A broker that did not come back fails the test with its start-up output, not a publisher retrying until the
+  // test's own timeout: the publishers stop at the first of that and their own deadline.
+  let failure: Error | null = null;
+  const deadline = Date.now() + RETRY_FOR_MS;
+  const began = Date.now();
+  const timeline: string[] = [];
+  const mark = (what: string) => timeline.push(`${what} at ${Date.now() - began} ms (${accepted} accepted, ${run.failedAttempts} failed)`);
   const publisher = async () => {
-    while (next < COUNT) {
+    while (next < COUNT && !failure) {
       const m = run.sent[next++]!;
       for (;;) {
+        if (failure) return;
+        if (Date.now() > deadline)
+          throw new Error(`${type}: ${accepted} of ${COUNT} accepted ${RETRY_FOR_MS} ms after the start; ${timeline.join(', ')}`);
         const out = await transports[type].publish(t, m, { ...POLICY, timeoutMs: 2000 });
         if (out.ok) {
           if (out.excerpt?.startsWith('duplicate')) run.duplicateAcks++;
@@ -50,10 +62,16 @@ async function publishThroughRestart(type: DestinationType, broker: OwnBroker, t
       }
       if (++accepted === COUNT / 3)
         restart = (async () => {
+          mark('stopping');
           await broker.stop();
+          mark('stopped');
           await new Promise((r) => setTimeout(r, OUTAGE_MS));
           await broker.start();
-        })();
+          mark('started again');
+        })().catch((e: Error) => {
+          failure = e;
+          throw e;
+        });
     }
   };
   try {
