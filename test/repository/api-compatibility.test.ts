@@ -40,19 +40,33 @@ it('schema.graphql has no breaking or dangerous change against the baseline but 
 /** Words that document rather than define: they may change freely. */
 const PROSE = new Set(['description', 'summary', 'example', 'examples', 'title', 'tags', 'externalDocs', 'info', 'servers']);
 
-/** The document as a set of `path = value` facts, keys sorted; a list of scalars (enum, required, type) is one fact per item. */
+/**
+ * The document as a set of `path = value` facts, keys sorted; a list of scalars (enum, required, type) is one fact per
+ * item. A local `$ref` is read as what it names, so moving a shape into `components` (or out of it) changes no fact a
+ * client could notice; a reference inside what it names is left as written (no recursion).
+ */
 function facts(doc: unknown): Set<string> {
   const out = new Set<string>();
-  const walk = (v: unknown, path: string): void => {
+  const resolve = (v: unknown, seen: Set<string>): [unknown, Set<string>] => {
+    const ref = (v as { $ref?: unknown } | null)?.$ref;
+    if (typeof ref !== 'string' || !ref.startsWith('#/') || seen.has(ref)) return [v, seen];
+    const target = ref
+      .slice(2)
+      .split('/')
+      .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+    return target === undefined ? [v, seen] : resolve(target, new Set([...seen, ref]));
+  };
+  const walk = (raw: unknown, path: string, refs = new Set<string>()): void => {
+    const [v, seen] = resolve(raw, refs);
     if (Array.isArray(v)) {
       if (v.every((x) => x === null || typeof x !== 'object')) for (const x of v) out.add(`${path}[] = ${JSON.stringify(x)}`);
       else
         v.forEach((x, i) => {
-          const item = x as { name?: string; $ref?: string };
-          walk(x, `${path}[${item.name ?? item.$ref ?? i}]`);
+          const item = resolve(x, seen)[0] as { name?: string; $ref?: string };
+          walk(x, `${path}[${item.name ?? item.$ref ?? i}]`, seen);
         });
     } else if (v && typeof v === 'object') {
-      for (const k of Object.keys(v).sort()) if (!PROSE.has(k)) walk((v as Record<string, unknown>)[k], `${path}/${k}`);
+      for (const k of Object.keys(v).sort()) if (!PROSE.has(k)) walk((v as Record<string, unknown>)[k], `${path}/${k}`, seen);
     } else out.add(`${path} = ${JSON.stringify(v)}`);
   };
   walk(doc, '');
