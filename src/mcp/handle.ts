@@ -5,6 +5,14 @@ import { z } from 'zod';
 
 export type HandlerExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/** The schema Protocol reads a handler's method from, built once per method: a server is built per request. */
+const methods = new Map<string, z.ZodObject<{ method: z.ZodLiteral<string> }>>();
+const methodSchema = (method: string) => {
+  let schema = methods.get(method);
+  if (!schema) methods.set(method, (schema = z.looseObject({ method: z.literal(method) })));
+  return schema;
+};
+
 /**
  * Registers the handler of one request method: the request is parsed against
  * the SDK's schema of it, and one that does not parse is a JSON-RPC error
@@ -19,7 +27,7 @@ export function handle<S extends z.ZodObject<{ method: z.ZodLiteral<string> }>>(
   run: (req: z.output<S>, extra: HandlerExtra) => ServerResult | Promise<ServerResult>,
 ): void {
   const method = schema.shape.method.value;
-  Protocol.prototype.setRequestHandler.call(server, z.looseObject({ method: z.literal(method) }), (req, extra) => {
+  Protocol.prototype.setRequestHandler.call(server, methodSchema(method), (req, extra) => {
     const parsed = schema.safeParse(req);
     if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, `Invalid ${method} request: ${z.prettifyError(parsed.error)}`);
     return run(parsed.data, extra);

@@ -104,8 +104,9 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
     });
     if (!response.headers.get('content-type')?.includes('text/event-stream')) {
       // Whole once written: every handler of the request has returned, so the server and transport are left to the
-      // garbage collector, not closed. An empty body is '', not null: Koa would turn a 202 into a 204.
-      ctx.body = response.body ? await response.text() : '';
+      // garbage collector, not closed. Its bytes as they are (decoding them to text would only have them encoded
+      // again); an empty body is '', not null: Koa would turn a 202 into a 204.
+      ctx.body = response.body ? await bytesOf(response.body as unknown as WebReadableStream<Uint8Array>) : '';
       return;
     }
     // An open stream is a use of the key: it ends when a new request with it would be refused (revoked, expired, paused).
@@ -119,6 +120,15 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
     });
     ctx.body = Readable.fromWeb(response.body as unknown as WebReadableStream);
   }
+}
+
+/** A JSON answer's bytes as the transport encoded them: its one chunk as it is (no copy), else the chunks joined. */
+async function bytesOf(body: WebReadableStream<Uint8Array>): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  const reader = body.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+  const [only] = chunks;
+  return chunks.length === 1 && only ? Buffer.from(only.buffer, only.byteOffset, only.byteLength) : Buffer.concat(chunks);
 }
 
 const isToolCall = (m: JSONRPCMessage): m is JSONRPCRequest => isJSONRPCRequest(m) && m.method === 'tools/call';
