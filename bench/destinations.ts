@@ -20,7 +20,9 @@
  *    the type with `policy.max_in_flight` = `IN_FLIGHT`, events appended in
  *    bulk while the worker is stopped, then the rate from the worker's start
  *    to the consumer's last arrival (fan-out, lease, sign, publish, record),
- *    interleaved with the same baseline as 1 (target ≥ 0.5).
+ *    interleaved with the same baseline as 1 (target ≥ 0.5). On PostgreSQL a
+ *    third side in the same rotation, the durable floor (`floorBatch`): the
+ *    least a delivery row and an attempt log cost on this database.
  * 4. Append-to-consume latency at 1,000 events/s through the engine: events
  *    appended at a steady rate (a transaction per 10 ms tick), the consumer
  *    timestamps each arrival; p50 and p99 of arrival − commit.
@@ -41,6 +43,7 @@ import os from 'node:os';
 import amqp from 'amqplib';
 import { Redis } from 'ioredis';
 import { connect, DeliverPolicy, headers as natsHeaders } from 'nats';
+import pg from 'pg';
 import type { DestinationMessage, DestinationTarget, DestinationType, Transport } from '../src/domain/destination/transport.ts';
 import { createTransports } from '../src/domain/destination/transports/index.ts';
 import { buildApp, type App } from '../src/app.ts';
@@ -66,6 +69,8 @@ const LATENCY_S = Number(flag('--latency-seconds') ?? 5);
 const ENGINE = !args.includes('--no-engine');
 const DATABASE_URL = flag('--database-url') ?? '';
 const TARGET = { min: 0.5 };
+/** How many deliveries the durable floor keeps leased per free slot (1: it leases when a slot frees, as the engine). */
+const FLOOR_PREFETCH = Number(flag('--floor-prefetch') ?? 1);
 const log = (...a: unknown[]) => console.error('[bench:destinations]', ...a);
 const POLICY = { allowLoopback: true, allowPrivateNetworks: false, timeoutMs: 10_000 };
 
@@ -363,9 +368,20 @@ const consumeIds = (sides: Sides, arrived: (id: string, at: number) => void) =>
 async function engineBatch(e: Engine, sides: Sides, n: number, cpu: number[] = []): Promise<number> {
   await e.app.webhooks.stop();
   const chunks = Array.from({ length: 8 }, (_, i) => Math.floor(n / 8) + (i < n % 8 ? 1 : 0));
-  const pending = new Set((await Promise.all(chunks.map((c) => appendEvents(e, c, 50)))).flat().map(([id]) => id));
-  const total = pending.size;
+  const ids = (await Promise.all(chunks.map((c) => appendEvents(e, c, 50)))).flat().map(([id]) => id);
   await e.app.sequencer.flush();
+  const arrived = await arrivals(sides, ids);
+  const start = performance.now();
+  const cpu0 = mainThreadCpuMs();
+  e.app.webhooks.start();
+  const last = await arrived.last('engine');
+  cpu.push((mainThreadCpuMs() - cpu0) / ids.length);
+  return ids.length / ((last - start) / 1000);
+}
+
+/** Consumes until every one of `ids` arrived; `last` resolves to the last arrival's time (at most 120 s on). */
+async function arrivals(sides: Sides, ids: string[]): Promise<{ last(what: string): Promise<number> }> {
+  const pending = new Set(ids);
   let last = 0;
   let done: () => void = () => {};
   const all = new Promise<void>((r) => (done = r));
@@ -374,14 +390,99 @@ async function engineBatch(e: Engine, sides: Sides, n: number, cpu: number[] = [
     last = at;
     if (pending.size === 0) done();
   });
+  return {
+    last: async (what) => {
+      await Promise.race([all, new Promise((r) => setTimeout(r, 120_000))]);
+      await stop();
+      if (pending.size) throw new Error(`${what}: ${pending.size} of ${ids.length} events not consumed within 120 s`);
+      return last;
+    },
+  };
+}
+
+/**
+ * The physical floor of a durable delivery on this database (PostgreSQL only): the least an engine that keeps a
+ * delivery row and an attempt log can do, with none of the product's code. Three tables of its own; per slice `n`
+ * events stored, then, timed: one fan-out statement, leases of as many deliveries as there are free slots
+ * (`FOR UPDATE SKIP LOCKED`, the payload joined in), each published by the baseline's client on its one connection,
+ * and the finished ones recorded in batches (state and attempt row in one statement, one batch at a time), as the
+ * engine batches its own. What it leaves out (organizations, fairness, ordering, policies, signing per attempt,
+ * health, retries) is what the engine's ratio to it pays for.
+ */
+const FLOOR_SCHEMA = `
+  CREATE TABLE IF NOT EXISTS bench_floor_event (id text PRIMARY KEY, body text NOT NULL);
+  CREATE TABLE IF NOT EXISTS bench_floor_delivery (id bigserial PRIMARY KEY, event_id text NOT NULL, status text NOT NULL DEFAULT 'pending',
+    lease_until timestamptz, attempts int NOT NULL DEFAULT 0);
+  CREATE INDEX IF NOT EXISTS bench_floor_due ON bench_floor_delivery (id) WHERE status = 'pending';
+  CREATE TABLE IF NOT EXISTS bench_floor_attempt (id bigserial PRIMARY KEY, delivery_id bigint NOT NULL, ok boolean NOT NULL,
+    at timestamptz NOT NULL DEFAULT now())`;
+const FLOOR_LEASE = `UPDATE bench_floor_delivery d SET lease_until = now() + interval '30 seconds' FROM bench_floor_event e
+  WHERE e.id = d.event_id AND d.id IN (SELECT id FROM bench_floor_delivery WHERE status = 'pending' AND lease_until IS NULL
+    ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+  RETURNING d.id, d.event_id, e.body`;
+const FLOOR_RECORD = `WITH done AS (UPDATE bench_floor_delivery SET status = 'succeeded', attempts = attempts + 1, lease_until = NULL
+    WHERE id = ANY($1::bigint[]) RETURNING id)
+  INSERT INTO bench_floor_attempt (delivery_id, ok) SELECT id, true FROM done`;
+
+async function floorBatch(pool: pg.Pool, sides: Sides, n: number): Promise<number> {
+  const messages = new Map(Array.from({ length: n }, () => signed('latency.tick')).map((m) => [m.eventId, m]));
+  await pool.query('TRUNCATE bench_floor_event, bench_floor_delivery, bench_floor_attempt');
+  await pool.query('INSERT INTO bench_floor_event (id, body) SELECT * FROM unnest($1::text[], $2::text[])', [
+    [...messages.keys()],
+    [...messages.values()].map((m) => m.body),
+  ]);
+  const arrived = await arrivals(sides, [...messages.keys()]);
   const start = performance.now();
-  const cpu0 = mainThreadCpuMs();
-  e.app.webhooks.start();
-  await Promise.race([all, new Promise((r) => setTimeout(r, 120_000))]);
-  await stop();
-  if (pending.size) throw new Error(`engine: ${pending.size} of ${total} events not consumed within 120 s`);
-  cpu.push((mainThreadCpuMs() - cpu0) / total);
-  return total / ((last - start) / 1000);
+  await pool.query('INSERT INTO bench_floor_delivery (event_id) SELECT id FROM bench_floor_event');
+  await new Promise<void>((resolve, reject) => {
+    let inFlight = 0;
+    let leasing = false;
+    let leasedAll = false;
+    // Leased ahead of a free slot (--floor-prefetch above 1).
+    const queued: { id: string; event_id: string; body: string }[] = [];
+    let finished: string[] = [];
+    let recording = false;
+    const settled = () => leasedAll && inFlight === 0 && !queued.length && !finished.length && !recording && resolve();
+    const send = () => {
+      while (inFlight < IN_FLIGHT && queued.length) {
+        const row = queued.shift()!;
+        inFlight++;
+        sides.baseline({ ...messages.get(row.event_id)!, body: row.body }).then(() => {
+          inFlight--;
+          finished.push(row.id);
+          record();
+          send();
+          lease();
+        }, reject);
+      }
+    };
+    const record = () => {
+      if (recording || !finished.length) return;
+      recording = true;
+      const batch = finished;
+      finished = [];
+      pool.query(FLOOR_RECORD, [batch]).then(() => {
+        recording = false;
+        record();
+        settled();
+      }, reject);
+    };
+    const lease = () => {
+      const room = IN_FLIGHT * FLOOR_PREFETCH - inFlight - queued.length;
+      if (leasing || leasedAll || room <= 0) return;
+      leasing = true;
+      pool.query(FLOOR_LEASE, [room]).then(({ rows }) => {
+        leasing = false;
+        if (!rows.length) leasedAll = true;
+        queued.push(...(rows as { id: string; event_id: string; body: string }[]));
+        send();
+        lease();
+        settled();
+      }, reject);
+    };
+    lease();
+  });
+  return n / (((await arrived.last('durable floor')) - start) / 1000);
 }
 
 async function engineThroughput(type: DestinationType, sides: Sides, e: Engine) {
@@ -389,15 +490,32 @@ async function engineThroughput(type: DestinationType, sides: Sides, e: Engine) 
   const warm = await engineBatch(e, sides, 400);
   await closedLoop(sides.baseline, IN_FLIGHT, 0.5);
   const n = Math.max(400, Math.min(20_000, Math.round(warm * SLICE_S)));
-  const perSide: [number[], number[]] = [[], []];
+  const floor = DATABASE_URL ? new pg.Pool({ connectionString: DATABASE_URL, max: 2 }) : undefined;
+  if (floor) {
+    await floor.query(FLOOR_SCHEMA);
+    await floorBatch(floor, sides, 400);
+  }
+  const perSide: [number[], number[], number[]] = [[], [], []];
   const cpu: number[] = [];
   const load: number[] = [os.loadavg()[0]!];
-  for (const order of schedule(2, ROUNDS))
-    for (const side of order)
-      perSide[side]!.push(side === 0 ? await closedLoop(sides.baseline, IN_FLIGHT, SLICE_S) : await engineBatch(e, sides, n, cpu));
+  try {
+    for (const order of schedule(floor ? 3 : 2, ROUNDS))
+      for (const side of order)
+        perSide[side]!.push(
+          side === 0
+            ? await closedLoop(sides.baseline, IN_FLIGHT, SLICE_S)
+            : side === 1
+              ? await engineBatch(e, sides, n, cpu)
+              : await floorBatch(floor!, sides, n),
+        );
+  } finally {
+    await floor?.end();
+  }
   load.push(os.loadavg()[0]!);
   const ratios = pairRatios(perSide[1], perSide[0]);
   const r = spread(ratios);
+  const ofFloor = floor ? spread(pairRatios(perSide[2], perSide[0])) : undefined;
+  const toFloor = floor ? spread(pairRatios(perSide[1], perSide[2])) : undefined;
   const row = {
     type,
     database: e.app.deps.db.kind,
@@ -406,7 +524,20 @@ async function engineThroughput(type: DestinationType, sides: Sides, e: Engine) 
     ratio: round(r.median),
     spread: { q1: round(r.q1), q3: round(r.q3), min: round(r.min), max: round(r.max) },
     perRound: ratios.map((x) => round(x)),
-    deliveriesPerSecond: { engine: round(spread(perSide[1]).median, 0), baseline: round(spread(perSide[0]).median, 0) },
+    deliveriesPerSecond: {
+      engine: round(spread(perSide[1]).median, 0),
+      baseline: round(spread(perSide[0]).median, 0),
+      ...(floor ? { durableFloor: round(spread(perSide[2]).median, 0) } : {}),
+    },
+    /** The durable floor (floorBatch) over the baseline, and the engine over the floor, round by round (medians, IQR). */
+    ...(ofFloor && toFloor
+      ? {
+          durableFloor: {
+            ofBaseline: { median: round(ofFloor.median), q1: round(ofFloor.q1), q3: round(ofFloor.q3) },
+            engineOfFloor: { median: round(toFloor.median), q1: round(toFloor.q1), q3: round(toFloor.q3) },
+          },
+        }
+      : {}),
     /** This process's main thread (the engine, the consumer) per delivery; PostgreSQL's and the broker's CPU are not in it. */
     cpuMsPerDelivery: round(spread(cpu).median, 3),
     target: '≥ 0.5',
@@ -414,7 +545,10 @@ async function engineThroughput(type: DestinationType, sides: Sides, e: Engine) 
     loadavg: load.map((x) => round(x)),
   };
   log(
-    `${type} engine (${row.database}): ${row.deliveriesPerSecond.engine}/s vs ${row.deliveriesPerSecond.baseline}/s, ratio ${row.ratio} (IQR ${row.spread.q1}–${row.spread.q3}), ${row.cpuMsPerDelivery} ms CPU per delivery, ${row.met ? 'met' : 'missed'}, load ${row.loadavg.join('→')}`,
+    `${type} engine (${row.database}): ${row.deliveriesPerSecond.engine}/s vs ${row.deliveriesPerSecond.baseline}/s, ratio ${row.ratio} (IQR ${row.spread.q1}–${row.spread.q3}), ${row.cpuMsPerDelivery} ms CPU per delivery, ${row.met ? 'met' : 'missed'}, load ${row.loadavg.join('→')}` +
+      (row.durableFloor
+        ? `; durable floor ${row.deliveriesPerSecond.durableFloor}/s (${row.durableFloor.ofBaseline.median} of the baseline), engine ${row.durableFloor.engineOfFloor.median} of the floor`
+        : ''),
   );
   return row;
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import amqp from 'amqplib';
 import { Webhook } from 'standardwebhooks';
 import { expect } from 'vitest';
 import type { DestinationMessage, DestinationTarget, DestinationType } from '../../src/domain/destination/transport.ts';
@@ -27,4 +28,28 @@ export function expectSignedAsSent(received: { body: string; values: Record<stri
       'webhook-signature': v['webhook-signature']!,
     }),
   ).not.toThrow();
+}
+
+/** A durable topic exchange `name` on the RabbitMQ at `url`, and a durable queue `<name>-q` bound to all of it. */
+export async function durableQueue(url: string, name: string): Promise<string> {
+  const admin = await amqp.connect(url);
+  const ch = await admin.createChannel();
+  await ch.assertExchange(name, 'topic', { durable: true });
+  await ch.assertQueue(`${name}-q`, { durable: true });
+  await ch.bindQueue(`${name}-q`, name, '#');
+  await admin.close();
+  return `${name}-q`;
+}
+
+/** Takes every message off `queue` (they are gone from it after). */
+export async function takeAll(url: string, queue: string): Promise<amqp.GetMessage[]> {
+  const conn = await amqp.connect(url);
+  try {
+    const ch = await conn.createChannel();
+    const out: amqp.GetMessage[] = [];
+    for (let m = await ch.get(queue, { noAck: true }); m; m = await ch.get(queue, { noAck: true })) out.push(m);
+    return out;
+  } finally {
+    await conn.close();
+  }
 }

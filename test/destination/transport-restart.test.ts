@@ -1,4 +1,3 @@
-import amqp from 'amqplib';
 import { Redis } from 'ioredis';
 import { connect } from 'nats';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -6,7 +5,7 @@ import type { DestinationMessage, DestinationTarget, DestinationType } from '../
 import { createTransports } from '../../src/domain/destination/transports/index.ts';
 import { ownBroker, type OwnBroker } from '../support/brokers.ts';
 import { onPostgres } from '../support/database.ts';
-import { expectSignedAsSent, POLICY, signedMessage, target } from './transport-helpers.ts';
+import { durableQueue, expectSignedAsSent, POLICY, signedMessage, takeAll, target } from './transport-helpers.ts';
 
 /**
  * A broker killed mid-stream (its whole process group, as a crash) and started again after a short outage, on its
@@ -145,23 +144,13 @@ describe.skipIf(onPostgres())('a broker restart mid-stream', () => {
   it.skipIf(!brokers.rabbitmq)('rabbitmq: lost 0 on a durable queue, duplicates counted, reconnected', { timeout: 240_000 }, async () => {
     const broker = await ownBroker('rabbitmq');
     owned.push(broker);
-    const admin = await amqp.connect(broker.url);
-    const ach = await admin.createChannel();
-    await ach.assertExchange('restart', 'topic', { durable: true });
-    await ach.assertQueue('restart-q', { durable: true });
-    await ach.bindQueue('restart-q', 'restart', '#');
-    await admin.close();
+    const queue = await durableQueue(broker.url, 'restart');
     const run = await publishThroughRestart('rabbitmq', broker, target('rabbitmq', broker.url, '{type}', { exchange: 'restart' }));
-    const reader = await amqp.connect(broker.url);
-    const ch = await reader.createChannel();
-    const received = [];
-    for (let m = await ch.get('restart-q', { noAck: true }); m; m = await ch.get('restart-q', { noAck: true }))
-      received.push({
-        eventId: m.properties.messageId as string,
-        body: m.content.toString(),
-        values: m.properties.headers as Record<string, string>,
-      });
-    await reader.close();
+    const received = (await takeAll(broker.url, queue)).map((m) => ({
+      eventId: m.properties.messageId as string,
+      body: m.content.toString(),
+      values: m.properties.headers as Record<string, string>,
+    }));
     const duplicates = expectNoneLost(run, received);
     console.log(`rabbitmq restart: ${COUNT} events, ${run.failedAttempts} failed attempts, ${duplicates} duplicates stored`);
   });

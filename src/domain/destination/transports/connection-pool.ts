@@ -11,6 +11,13 @@
  * next try waits for it, and one that does not fails at once with the last
  * reason, so an outage costs one connect per backoff step, not one per
  * message. A connection unused for `idleMs` with nothing in flight is closed.
+ *
+ * Liveness is not left to the client's close event alone: a use that has no
+ * answer by its deadline drops its connection (the next use opens a new one),
+ * and an open that has not settled within CONNECT_TIMEOUT_MS is abandoned, so
+ * a connection wedged in a state its client never reports (a CI run saw a
+ * RabbitMQ destination time out for minutes after its broker came back) heals
+ * at the next attempt.
  */
 export const BACKOFF_MS = 100;
 export const BACKOFF_MAX_MS = 5000;
@@ -45,7 +52,10 @@ export class ConnectionPool<C extends Connection> {
   private readonly entries = new Map<string, Entry<C>>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly idleMs = IDLE_MS) {
+  constructor(
+    private readonly idleMs = IDLE_MS,
+    private readonly connectTimeoutMs = CONNECT_TIMEOUT_MS,
+  ) {
     this.sweeper = setInterval(() => this.sweep(), Math.min(idleMs / 2, 30_000));
     this.sweeper.unref();
   }
@@ -61,11 +71,37 @@ export class ConnectionPool<C extends Connection> {
       } catch (e) {
         throw new ConnectFailure(e);
       }
-      return await use(conn);
+      return await this.answered(key, conn, deadline, use(conn));
     } finally {
       entry.inFlight--;
       entry.lastUsed = Date.now();
     }
+  }
+
+  /** `work`'s outcome; if its deadline passes first, its connection is dropped (the caller's own timeout answers). */
+  private answered<T>(key: string, conn: C, deadline: number, work: Promise<T>): Promise<T> {
+    const timer = setTimeout(
+      () => this.broken(key, conn, new Error('no answer on this connection within the attempt')),
+      Math.max(0, deadline - Date.now()),
+    );
+    timer.unref();
+    return work.finally(() => clearTimeout(timer));
+  }
+
+  /** `open()`, abandoned after `connectTimeoutMs`; a connection that opens after that is closed. */
+  private bounded(open: () => Promise<C>): Promise<C> {
+    const opening = open();
+    let timer: NodeJS.Timeout | undefined;
+    const given = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        reject(new Error(`no connection within ${this.connectTimeoutMs} ms`));
+        opening.then(
+          (late) => void late.close().catch(() => {}),
+          () => {},
+        );
+      }, this.connectTimeoutMs);
+    });
+    return Promise.race([opening, given]).finally(() => clearTimeout(timer));
   }
 
   /** The connection broke (closed by the broker, socket error): forget it so the next use opens a new one. */
@@ -105,7 +141,7 @@ export class ConnectionPool<C extends Connection> {
       if (entry.conn?.isOpen()) return entry.conn;
       if (entry.opening) return entry.opening;
     }
-    entry.opening = open().then(
+    entry.opening = this.bounded(open).then(
       (conn) => {
         entry.opening = null;
         entry.failures = 0;
