@@ -39,6 +39,7 @@ async function publishThroughRestart(type: DestinationType, broker: OwnBroker, t
   // A broker that did not come back fails the test with its start-up output, not a publisher retrying until the
   // test's own timeout: the publishers stop at the first of that and their own deadline.
   let failure: Error | null = null;
+  let lastError = '';
   const deadline = Date.now() + RETRY_FOR_MS;
   const began = Date.now();
   const timeline: string[] = [];
@@ -49,13 +50,16 @@ async function publishThroughRestart(type: DestinationType, broker: OwnBroker, t
       for (;;) {
         if (failure) return;
         if (Date.now() > deadline)
-          throw new Error(`${type}: ${accepted} of ${COUNT} accepted ${RETRY_FOR_MS} ms after the start; ${timeline.join(', ')}`);
+          throw new Error(
+            `${type}: ${accepted} of ${COUNT} accepted ${RETRY_FOR_MS} ms after the start; ${timeline.join(', ')}; last failure: ${lastError}`,
+          );
         const out = await transports[type].publish(t, m, { ...POLICY, timeoutMs: 2000 });
         if (out.ok) {
           if (out.excerpt?.startsWith('duplicate')) run.duplicateAcks++;
           break;
         }
         run.failedAttempts++;
+        lastError = out.error!;
         run.reasons.add(out.error!.split(':')[0]!);
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -21,7 +21,9 @@ afterAll(async () => {
 });
 
 describe('process', () => {
-  it('npm start on PORT=0 prints the real port, serves the bootstrap credentials, never logs a secret, and exits 0 on SIGTERM', async () => {
+  it('npm start on PORT=0 prints the real port, serves the bootstrap credentials, never logs a secret, and exits 0 on SIGTERM', {
+    timeout: 150_000,
+  }, async () => {
     // Embedded: the default location under DATA_DIR. PostgreSQL: BOOTSTRAP_FILE.
     const credentialsFile = onPostgres() ? join(dir, 'dev-credentials.json') : join(dir, 'data', 'dev-credentials.json');
     const env: Record<string, string> = { DATA_DIR: join(dir, 'data'), PORT: '0', LOG_LEVEL: 'info' };
@@ -88,5 +90,5 @@ describe('process', () => {
     } finally {
       if (server.child.exitCode === null) await server.stop('SIGKILL', 2_000);
     }
-  }, 90_000);
+  });
 });

@@ -33,7 +33,8 @@ const LAUNCH: Record<Launch, [string, string[]]> = {
  */
 export async function spawnServer(
   env: Record<string, string>,
-  startTimeoutMs = 45_000,
+  // A cold start compiles the app with tsx and migrates a fresh database: 10 to 15 s alone, past 45 s on a loaded CI run.
+  startTimeoutMs = 90_000,
   opts: { launch?: Launch } = {},
 ): Promise<ServerProcess> {
   const [command, args] = LAUNCH[opts.launch ?? 'node'];
