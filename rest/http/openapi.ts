@@ -93,7 +93,7 @@ const header = (description: string, schema: Record<string, unknown>, required =
 const SECONDS = { type: 'integer', format: 'int32', minimum: 0, maximum: 2 ** 31 - 1 };
 /** Every response header once, in `components.headers`; a response refers to them (written inline they were most of the document). */
 const SENT_BEFORE = ' (sent once the request reached its bucket: not on a refusal before it, e.g. a missing credential)';
-const HEADERS: Record<string, ReturnType<typeof header>> = {
+const HEADERS = {
   RequestId: header("This request's id, also in error bodies and the server's log line", { type: 'string', maxLength: 64 }),
   RetryAfter: header('Seconds to wait before retrying', SECONDS),
   RateLimitLimit: header("The bucket's size", SECONDS),
@@ -102,11 +102,11 @@ const HEADERS: Record<string, ReturnType<typeof header>> = {
   RateLimitLimitIfReached: header(`The bucket's size${SENT_BEFORE}`, SECONDS, false),
   RateLimitRemainingIfReached: header(`What is left in the bucket after this request${SENT_BEFORE}`, SECONDS, false),
   RateLimitResetIfReached: header(`Seconds until the bucket is full again${SENT_BEFORE}`, SECONDS, false),
-};
-const ref = (name: keyof typeof HEADERS & string) => ({ $ref: `#/components/headers/${name}` });
+} satisfies Record<string, ReturnType<typeof header>>;
+const ref = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 /** RateLimit-* as every bucket sends them (src/http/rate-limit-headers.ts); `required` false where a refusal can come before the bucket. */
 const rateLimitHeaders = (required: boolean) => {
-  const when = required ? '' : 'IfReached';
+  const when = required ? ('' as const) : ('IfReached' as const);
   return {
     'RateLimit-Limit': ref(`RateLimitLimit${when}`),
     'RateLimit-Remaining': ref(`RateLimitRemaining${when}`),

@@ -20,6 +20,7 @@ import { WAIT_TOOL } from '../../src/mcp/operation-wait.ts';
 import { TOOLS } from '../../src/mcp/tools.ts';
 import { appTest, buildOrg, buildToken, rawRequest, type RawResponse, type TestApp, WIDE_OPEN_LIMITS } from '../support/kit.ts';
 import { EVENTS_SUBSCRIPTION, waitUntil } from '../support/stream-client.ts';
+import { resolveRef } from '../support/openapi-ref.ts';
 
 /**
  * Fuzz: malformed requests generated from the OpenAPI documents and the
@@ -216,15 +217,6 @@ interface FuzzRequest {
 
 const SECURITY: Record<string, keyof typeof credentials> = { platformToken: 'platform', userToken: 'user', operatorToken: 'operator' };
 
-/** A local `$ref` (`#/components/...`) followed to what it names; anything else as it is. */
-function resolve(doc: any, node: any): any {
-  if (typeof node?.$ref !== 'string') return node;
-  return node.$ref
-    .slice(2)
-    .split('/')
-    .reduce((at: any, key: string) => at[key], doc);
-}
-
 function operationsOf(doc: any, prefix: string): Operation[] {
   const ops: Operation[] = [];
   const base = new URL(doc.servers[0].url).pathname.replace(/\/$/, '');
@@ -240,8 +232,8 @@ function operationsOf(doc: any, prefix: string): Operation[] {
         responses: new Map(
           Object.entries<any>(op.responses).map(([status, r]) => [
             status,
-            Object.entries<any>(resolve(doc, r).headers ?? {})
-              .filter(([, h]) => resolve(doc, h).required)
+            Object.entries<any>(resolveRef(doc, r).headers ?? {})
+              .filter(([, h]) => resolveRef(doc, h).required)
               .map(([name]) => name.toLowerCase()),
           ]),
         ),

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { buildSchema, findBreakingChanges, findDangerousChanges } from 'graphql';
 import { expect, it } from 'vitest';
+import { followRef } from '../support/openapi-ref.ts';
 
 /**
  * The API stays compatible with its baseline (test/repository/api-baseline/, the documents as of 0d09f07, before
@@ -49,11 +50,8 @@ function facts(doc: unknown): Set<string> {
   const out = new Set<string>();
   const resolve = (v: unknown, seen: Set<string>): [unknown, Set<string>] => {
     const ref = (v as { $ref?: unknown } | null)?.$ref;
-    if (typeof ref !== 'string' || !ref.startsWith('#/') || seen.has(ref)) return [v, seen];
-    const target = ref
-      .slice(2)
-      .split('/')
-      .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+    if (typeof ref !== 'string' || seen.has(ref)) return [v, seen];
+    const target = followRef(doc, ref);
     return target === undefined ? [v, seen] : resolve(target, new Set([...seen, ref]));
   };
   const walk = (raw: unknown, path: string, refs = new Set<string>()): void => {
