@@ -308,6 +308,14 @@ const interleaved = { rounds: ROUNDS, seconds: DURATION };
 // ---------------------------------------------------------------------------
 // Scenarios
 
+/** The REST feed's page of 100, the side scenarios 1, 2 and 11 compare with. */
+const restFeed = (t: Stack) =>
+  httpSide('REST GET /v1/platform/events?limit=100', {
+    url: `${t.origin}/v1/platform/events?limit=100`,
+    headers: { authorization: `Bearer ${t.secret}` },
+    connections: CONNECTIONS,
+  });
+
 /**
  * Scenario 1's outside baseline (PostgreSQL): bench/minimal-feed.mjs in a process of its own, with its own pool
  * (one connection per load connection), one prepared statement and a plain presenter. Its CPU is that process's
@@ -336,11 +344,7 @@ async function minimalFeed(t: Stack): Promise<{ url: string; cpuMs(): number; cl
 async function scenario1(t: Stack) {
   const bare = await bareFeed(t);
   const minimal = t.databaseUrl ? await minimalFeed(t) : undefined;
-  const route = httpSide('REST GET /v1/platform/events?limit=100', {
-    url: `${t.origin}/v1/platform/events?limit=100`,
-    headers: { authorization: `Bearer ${t.secret}` },
-    connections: CONNECTIONS,
-  });
+  const route = restFeed(t);
   const bareSide = httpSide('bare node:http + raw pg, same SQL and presenter', {
     url: `${bare.url}/events?limit=100`,
     connections: CONNECTIONS,
@@ -391,11 +395,7 @@ async function scenario11(t: Stack) {
   const session = opened.headers.get('mcp-session-id')!;
   const call = rpc(1, 'tools/call', { name: 'events_list', arguments: { limit: 100 } });
   const mcp = { method: 'POST' as const, headers: { ...headers, 'mcp-session-id': session }, body: call, connections: CONNECTIONS };
-  const rest = httpSide('REST GET /v1/platform/events?limit=100', {
-    url: `${t.origin}/v1/platform/events?limit=100`,
-    headers: auth,
-    connections: CONNECTIONS,
-  });
+  const rest = restFeed(t);
   const tool = httpSide('MCP tools/call events_list (limit 100)', { url: `${t.origin}/mcp`, ...mcp });
   const minimal = t.databaseUrl ? await minimalFeed(t) : undefined;
   try {
@@ -447,11 +447,7 @@ async function scenario2(t: Stack) {
   const json = { 'content-type': 'application/json', accept: 'application/json' };
   const getQs = `?query=${encodeURIComponent(EVENTS_QUERY)}&variables=${encodeURIComponent(JSON.stringify({ first: 100 }))}`;
   const c = await compare(
-    httpSide('REST GET /v1/platform/events?limit=100', {
-      url: `${t.origin}/v1/platform/events?limit=100`,
-      headers: auth,
-      connections: CONNECTIONS,
-    }),
+    restFeed(t),
     [
       httpSide('GraphQL POST events(first:100)', {
         url: `${t.origin}/graphql`,
