@@ -40,8 +40,8 @@ async function publishThroughRestart(type: DestinationType, broker: OwnBroker, t
   // test's own timeout: the publishers stop at the first of that and their own deadline.
   let failure: Error | null = null;
   let lastError = '';
-  const deadline = Date.now() + RETRY_FOR_MS;
   const began = Date.now();
+  const deadline = began + RETRY_FOR_MS;
   const timeline: string[] = [];
   const mark = (what: string) => timeline.push(`${what} at ${Date.now() - began} ms (${accepted} accepted, ${run.failedAttempts} failed)`);
   const publisher = async () => {
