@@ -19,11 +19,33 @@ type EngineModule = typeof import('@prisma/schema-engine-wasm');
 
 let engineModule: Promise<EngineModule> | undefined;
 
+/**
+ * The engine arms a 10 s `setTimeout` around its work and never clears it: a `platform migrate` stayed alive 10 s
+ * after its last migration. Its timers are tracked here and cleared once no engine is in use.
+ */
+const engineTimers = new Set<NodeJS.Timeout>();
+let enginesInUse = 0;
+let engineTimersArmed = 0;
+
+/** The engine's timers: how many it armed in this process, and how many are still pending (test/db/schema-engine.test.ts). */
+export const engineTimerCounts = () => ({ armed: engineTimersArmed, pending: engineTimers.size });
+
 async function loadEngineModule(): Promise<EngineModule> {
   const pkgDir = dirname(require.resolve('@prisma/schema-engine-wasm'));
   const bg = await import(join(pkgDir, 'schema_engine_bg.js'));
+  const imports: WebAssembly.ModuleImports = { ...bg };
+  for (const name of Object.keys(bg).filter((k) => k.startsWith('__wbg_setTimeout_')))
+    imports[name] = (fn: () => void, ms: number) => {
+      const timer = setTimeout(() => {
+        engineTimers.delete(timer);
+        fn();
+      }, ms >>> 0);
+      engineTimers.add(timer);
+      engineTimersArmed++;
+      return timer;
+    };
   const { instance } = await WebAssembly.instantiate(readFileSync(join(pkgDir, 'schema_engine_bg.wasm')), {
-    './schema_engine_bg.js': bg,
+    './schema_engine_bg.js': imports,
   });
   bg.__wbg_set_wasm(instance.exports);
   (instance.exports as { __wbindgen_start: () => void }).__wbindgen_start();
@@ -37,15 +59,23 @@ export async function withSchemaEngine<T>(
   engineModule ??= loadEngineModule();
   const mod = await engineModule;
   const schema = readFileSync(SCHEMA_FILE, 'utf8');
-  const engine = await mod.SchemaEngine.new(
-    { datamodels: [[SCHEMA_FILE, schema]] },
-    () => {},
-    bindMigrationAwareSqlAdapterFactory(adapterFactory),
-  );
+  enginesInUse++;
   try {
-    return await fn(engine);
+    const engine = await mod.SchemaEngine.new(
+      { datamodels: [[SCHEMA_FILE, schema]] },
+      () => {},
+      bindMigrationAwareSqlAdapterFactory(adapterFactory),
+    );
+    try {
+      return await fn(engine);
+    } finally {
+      engine.free();
+    }
   } finally {
-    engine.free();
+    if (--enginesInUse === 0) {
+      for (const timer of engineTimers) clearTimeout(timer);
+      engineTimers.clear();
+    }
   }
 }
 
