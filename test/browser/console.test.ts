@@ -7,7 +7,7 @@ import { createEndpoint, startReceiver, webhookConfig, type Receiver } from '../
 import { ALL_SCOPES, activeEnrollment, expectStatus, setup } from '../assertion/helpers.ts';
 import { api, ALL_SCOPES as CLAIM_SCOPES } from '../assertion/helpers.ts';
 import { ALL_SCOPES as OPS_SCOPES, launch, tenant as opsTenant, sandbox, topUp } from '../operation/helpers.ts';
-import { hasChromium, offlinePage, useBrowser } from '../support/browser.ts';
+import { runsBrowser, offlinePage, useBrowser } from '../support/browser.ts';
 import { appTest, buildTenant, buildToken, emitEvent, feedEvents, rawRequest, type TestApp } from '../support/kit.ts';
 
 // One attempt per delivery: a failing one is exhausted at once, and a retry is one more attempt.
@@ -91,7 +91,7 @@ async function readable(page: Page, view: string): Promise<void> {
 
 const rowOf = (page: Page, text: string) => page.locator('.feed-list tr', { hasText: text });
 
-describe.skipIf(!hasChromium)('the console in a real browser', () => {
+describe.skipIf(!runsBrowser)('the console in a real browser', () => {
   const browser = useBrowser();
   let t: TestApp;
   let rx: Receiver;

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { hasChromium, offlinePage, useBrowser } from '../support/browser.ts';
+import { runsBrowser, offlinePage, useBrowser } from '../support/browser.ts';
 import { appTest } from '../support/kit.ts';
 
 const test = appTest();
@@ -21,7 +21,7 @@ test('GET /docs serves the reference page and its assets from this server under 
   expect((await fetch(`${app.origin}/docs/swagger-ui-bundle.js.map`)).status).toBe(404);
 });
 
-describe.skipIf(!hasChromium)('the API reference in a real browser', () => {
+describe.skipIf(!runsBrowser)('the API reference in a real browser', () => {
   const browser = useBrowser();
 
   test('renders every Surface B operation with no host but this server and no CSP violation, and switches documents', {

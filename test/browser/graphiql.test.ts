@@ -1,6 +1,6 @@
 import { describe, expect } from 'vitest';
 import type { Page } from 'playwright-core';
-import { hasChromium, offlinePage, useBrowser } from '../support/browser.ts';
+import { runsBrowser, offlinePage, useBrowser } from '../support/browser.ts';
 import { appTest, buildTenant, buildToken } from '../support/kit.ts';
 
 const test = appTest();
@@ -13,7 +13,7 @@ async function setEditor(page: Page, container: string, text: string): Promise<v
   await page.keyboard.insertText(text);
 }
 
-describe.skipIf(!hasChromium)('GraphiQL in a real browser', () => {
+describe.skipIf(!runsBrowser)('GraphiQL in a real browser', () => {
   const browser = useBrowser();
 
   test('works with no host but this server: a small shell with hashed files, asks for the key before any request, shows the schema, re-fetches it when the headers change, and runs a query', {

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { hasChromium, useBrowser } from '../support/browser.ts';
+import { runsBrowser, useBrowser } from '../support/browser.ts';
 import { appTest, type TestApp } from '../support/kit.ts';
 import { buildConnectBrand, hsHandoff } from '../support/connect.ts';
 
@@ -51,7 +51,7 @@ const FLOW = async ({ api, pk, handoff }: { api: string; pk: string; handoff: st
   return { joined, status, connected, after };
 };
 
-describe.skipIf(!hasChromium)('partner connect in a browser', () => {
+describe.skipIf(!runsBrowser)('partner connect in a browser', () => {
   const browser = useBrowser();
   let allowed: { origin: string; server: Server };
   let other: { origin: string; server: Server };

@@ -242,7 +242,8 @@ describe.skipIf(clientSideOnly)('platform operations wait', () => {
   });
 });
 
-describe('platform migrate and bootstrap', () => {
+// Always an embedded database (a fresh one migrated from nothing: a minute on a loaded machine), whatever the run's.
+describe.skipIf(clientSideOnly)('platform migrate and bootstrap', () => {
   test('migrate applies the migrations to an embedded database; bootstrap writes the credentials file', async ({ app: t }) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'platform-cli-data-'));
     const server = { DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'silent', PORT: '4999' };

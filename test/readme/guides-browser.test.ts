@@ -1,11 +1,11 @@
 import { describe, expect } from 'vitest';
-import { hasChromium, offlinePage, useBrowser } from '../support/browser.ts';
+import { runsBrowser, offlinePage, useBrowser } from '../support/browser.ts';
 import { appTest } from '../support/kit.ts';
 
 /** The guides at /docs in a real browser: the search box works under the CSP, offline, and its results lead to the section. */
 const test = appTest();
 
-describe.skipIf(!hasChromium)('the guides in a real browser', () => {
+describe.skipIf(!runsBrowser)('the guides in a real browser', () => {
   const browser = useBrowser();
 
   test('the search box finds a term and its first result opens the section, with no host but this server and no CSP violation', {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll } from 'vitest';
+import { onPostgres } from './database.ts';
 
 /**
  * Headless Chromium for browser tests: Debian's package (`apt-get install
@@ -9,6 +10,12 @@ import { afterAll, beforeAll } from 'vitest';
  */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
+/**
+ * Whether this run drives the browser suites: Chromium is here and the run is the embedded-database pass. What a page
+ * does in the browser does not depend on the database, and every API call a page makes is proven on both databases by
+ * the HTTP suites, so CI's PostgreSQL pass does not start Chromium a second time.
+ */
+export const runsBrowser = hasChromium && !onPostgres();
 
 export async function launchChromium(): Promise<Browser> {
   const { chromium } = await import('playwright-core');
@@ -27,7 +34,7 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-/** Launches Chromium for the enclosing suite and closes it after; call inside a `describe.skipIf(!hasChromium)`. */
+/** Launches Chromium for the enclosing suite and closes it after; call inside a `describe.skipIf(!runsBrowser)`. */
 export function useBrowser(): () => Browser {
   let browser: Browser | undefined;
   beforeAll(async () => {
