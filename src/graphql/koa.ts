@@ -3,9 +3,9 @@ import type Koa from 'koa';
 import type { Config } from '../config.ts';
 import { isDomainError } from '../domain/errors.ts';
 import type { RateLimitState } from '../domain/platform/rate-limit.ts';
-import { rateLimitHeaders } from '../http/rate-limit-headers.ts';
+import { rateLimitHeaders, refusalHeaders } from '../http/rate-limit-headers.ts';
 import { readBodyText } from '../http/request-body.ts';
-import type { ApiServer } from '../http/server-limits.ts';
+import { type ApiServer, noStreamRoom } from '../http/server-limits.ts';
 import { directJson } from './direct.ts';
 import { wantsGraphiQL } from './graphiql.ts';
 import type { Yoga } from './yoga.ts';
@@ -57,15 +57,10 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
     // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
     // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
     if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom(ctx.req.socket)) {
+      const refused = noStreamRoom();
       ctx.status = 503;
-      ctx.body = {
-        errors: [
-          {
-            message: 'Too many live streams on this server; retry later',
-            extensions: { code: 'service_unavailable', request_id: ctx.state.requestId },
-          },
-        ],
-      };
+      ctx.set(refusalHeaders(refused));
+      ctx.body = { errors: [{ message: refused.message, extensions: { code: refused.code, request_id: ctx.state.requestId } }] };
       return;
     }
     let request = ctx.req;

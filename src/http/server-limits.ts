@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { HttpLimits } from '../config.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { ClientAddresses } from './client-address.ts';
 
 /**
@@ -72,6 +73,10 @@ interface Admitted {
 
 /** Seconds a refused client is told to wait: a share frees as soon as one of its connections closes. */
 const RETRY_AFTER_SECONDS = 1;
+
+/** The refusal of a stream when `streamRoom` says no (GraphQL's SSE, MCP's streams): 503 with Retry-After like every refusal here. */
+export const noStreamRoom = () =>
+  new DomainError('service_unavailable', 'Too many live streams on this server; retry later', null, { retry_after: RETRY_AFTER_SECONDS });
 
 export function createApiServer(
   limits: HttpLimits,

@@ -9,7 +9,7 @@ import { rateLimitHeaders } from '../http/rate-limit-headers.ts';
 import type { Deps } from '../domain/context.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { PlatformRequestHeaders, SurfaceBCaller } from '../domain/platform/request-auth.ts';
-import type { ApiServer } from '../http/server-limits.ts';
+import { type ApiServer, noStreamRoom } from '../http/server-limits.ts';
 import type { EventStream } from '../runtime/event-stream.ts';
 import type { PlatformGate } from '../runtime/platform-gate.ts';
 import { asDomainError } from './call.ts';
@@ -89,7 +89,7 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
     // A session that set a log level hears of its calls: their log messages travel on the call's stream.
     const streaming = ctx.method === 'GET' || messages.some((m) => streams(m) || (session.logLevel !== null && isToolCall(m)));
     if (streaming && !http.streamRoom(ctx.req.socket))
-      throw new DomainError('service_unavailable', 'Too many live streams on this server; retry later');
+      throw noStreamRoom();
     const readOnly = !['', '0', 'false'].includes(ctx.get(READ_ONLY_HEADER).toLowerCase());
     const call = { deps, caller, readOnly, sessionId: session.id, requestId: ctx.state.requestId as string, logLevel: session.logLevel };
     const server = mcpServer(call, { version: opts.version, sessions, stream: opts.stream });

@@ -51,6 +51,16 @@ interface Answer {
 
 /** A raw connection from `localAddress` that sends `GET path` (keep-alive unless `close`) and resolves on its answer or close. */
 function get(localAddress: string, path = '/healthz', close = false): Promise<Answer> {
+  return send(localAddress, `GET ${path} HTTP/1.1\r\nHost: x\r\n${close ? 'Connection: close\r\n' : ''}\r\n`);
+}
+
+/** A POST from `localAddress` (for a stream's refusal: its answer is a whole 503). */
+function post(localAddress: string, path: string, headers: Record<string, string>, body: string): Promise<Answer> {
+  const lines = Object.entries({ Host: 'x', ...headers, 'Content-Length': String(Buffer.byteLength(body)) });
+  return send(localAddress, `POST ${path} HTTP/1.1\r\n${lines.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+}
+
+function send(localAddress: string, request: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const socket = connect({ port, host: '127.0.0.1', localAddress });
     opened.push(socket);
@@ -67,7 +77,7 @@ function get(localAddress: string, path = '/healthz', close = false): Promise<An
     });
     socket.once('close', done);
     socket.once('error', reject);
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n${close ? 'Connection: close\r\n' : ''}\r\n`);
+    socket.write(request);
   });
 }
 
@@ -185,6 +195,16 @@ describe('WebSocket admission', () => {
     );
     expect(refused?.status).toBe(503);
     expect(refused?.headers?.['retry-after']).toBe('1');
+    // Every address holds its whole stream share: an SSE stream asked for on a plain connection is refused too, in
+    // GraphQL's envelope (MCP's streams: test/mcp/stream-budget.test.ts).
+    const sse = await withTimeout(
+      post('127.0.0.4', '/graphql', { Accept: 'text/event-stream', 'Content-Type': 'application/json' }, '{"query":"subscription { __typename }"}'),
+      5000,
+      'the refused SSE stream',
+    );
+    expect([status(sse), header(sse, 'retry-after')]).toEqual([503, '1']);
+    expect(JSON.parse(sse.body).errors[0].extensions.code).toBe('service_unavailable');
+    sse.socket.destroy(); // a 503 on a keep-alive connection: it would stay open
 
     // With its plain share full too, it is refused as it connects: the 503 arrives before it asks anything.
     const plain = await hold('127.0.0.2', limits.maxConnectionsPerAddress);
