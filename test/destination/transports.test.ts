@@ -155,7 +155,10 @@ describe.skipIf(!brokers.redis)('redis transport', () => {
 
   it('trims with MAXLEN ~ when the destination sets a maximum length', async () => {
     const t = target('redis', brokers.redis!, 'dest:trimmed', { maxLen: 10 });
-    for (let i = 0; i < 300; i++) expect((await transports.redis.publish(t, signedMessage(), POLICY)).ok).toBe(true);
+    for (let i = 0; i < 300; i++) {
+      const out = await transports.redis.publish(t, signedMessage(), POLICY);
+      expect(out.ok, `publish ${i}: ${JSON.stringify(out)}`).toBe(true);
+    }
     // `~` lets Redis trim by whole nodes (100 entries by default): fewer than all, at least the maximum.
     const len = await redis.xlen('dest:trimmed');
     expect(len).toBeGreaterThanOrEqual(10);
