@@ -88,8 +88,7 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
     }
     // A session that set a log level hears of its calls: their log messages travel on the call's stream.
     const streaming = ctx.method === 'GET' || messages.some((m) => streams(m) || (session.logLevel !== null && isToolCall(m)));
-    if (streaming && !http.streamRoom(ctx.req.socket))
-      throw noStreamRoom();
+    if (streaming && !http.streamRoom(ctx.req.socket)) throw noStreamRoom();
     const readOnly = !['', '0', 'false'].includes(ctx.get(READ_ONLY_HEADER).toLowerCase());
     const call = { deps, caller, readOnly, sessionId: session.id, requestId: ctx.state.requestId as string, logLevel: session.logLevel };
     const server = mcpServer(call, { version: opts.version, sessions, stream: opts.stream });

@@ -198,7 +198,12 @@ describe('WebSocket admission', () => {
     // Every address holds its whole stream share: an SSE stream asked for on a plain connection is refused too, in
     // GraphQL's envelope (MCP's streams: test/mcp/stream-budget.test.ts).
     const sse = await withTimeout(
-      post('127.0.0.4', '/graphql', { Accept: 'text/event-stream', 'Content-Type': 'application/json' }, '{"query":"subscription { __typename }"}'),
+      post(
+        '127.0.0.4',
+        '/graphql',
+        { Accept: 'text/event-stream', 'Content-Type': 'application/json' },
+        '{"query":"subscription { __typename }"}',
+      ),
       5000,
       'the refused SSE stream',
     );

@@ -17,7 +17,10 @@ test('with the stream budget full, a second MCP session stream and a GraphQL SSE
   const client = await connectMcp(t.origin, token);
   try {
     // The SDK client opens its session's GET stream once initialized.
-    await waitUntil(() => t.app.connections.streams === 1, () => `the client's stream: ${JSON.stringify(t.app.connections)}`);
+    await waitUntil(
+      () => t.app.connections.streams === 1,
+      () => `the client's stream: ${JSON.stringify(t.app.connections)}`,
+    );
     const transport = client.transport as StreamableHTTPClientTransport;
     const mcp = await fetch(`${t.origin}/mcp`, {
       headers: {
@@ -30,7 +33,11 @@ test('with the stream budget full, a second MCP session stream and a GraphQL SSE
     expect([mcp.status, mcp.headers.get('retry-after')]).toEqual([503, '1']);
     expect((await mcp.json()).error).toMatchObject({ code: 'service_unavailable', request_id: mcp.headers.get('request-id') });
 
-    const sse = await t.http.post('/graphql', { query: 'subscription { __typename }' }, { token, headers: { accept: 'text/event-stream' } });
+    const sse = await t.http.post(
+      '/graphql',
+      { query: 'subscription { __typename }' },
+      { token, headers: { accept: 'text/event-stream' } },
+    );
     expect([sse.status, sse.headers.get('retry-after')]).toEqual([503, '1']);
     expect(sse.body.errors[0].extensions.code).toBe('service_unavailable');
     expect(t.app.connections.streams).toBe(1);
