@@ -94,7 +94,7 @@ async function redisSide(): Promise<{ broker: OwnBroker; consumer: OutageConsume
 async function rabbitmqSide(): Promise<{ broker: OwnBroker; consumer: OutageConsumer }> {
   const broker = await ownBroker('rabbitmq');
   owned.push(broker);
-  const queue = await durableQueue(broker.url, 'outage');
+  const queue = await durableQueue(broker, 'outage');
   const stored: Stored[] = [];
   return {
     broker,

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import amqp from 'amqplib';
 import { Webhook } from 'standardwebhooks';
 import { expect } from 'vitest';
@@ -30,15 +32,29 @@ export function expectSignedAsSent(received: { body: string; values: Record<stri
   ).not.toThrow();
 }
 
-/** A durable topic exchange `name` on the RabbitMQ at `url`, and a durable queue `<name>-q` bound to all of it. */
-export async function durableQueue(url: string, name: string): Promise<string> {
-  const admin = await amqp.connect(url);
+/**
+ * A durable topic exchange `name` on the RabbitMQ `broker`, and a durable queue `<name>-q` bound to all of it. A broker
+ * the test owns (`dir`) also imports them at every start (test/support/brokers.ts), as a deployment provisions its
+ * topology: a kill -9 moments after the declarations does not always leave them on disk.
+ */
+export async function durableQueue(broker: { url: string; dir?: string }, name: string): Promise<string> {
+  const queue = `${name}-q`;
+  const admin = await amqp.connect(broker.url);
   const ch = await admin.createChannel();
   await ch.assertExchange(name, 'topic', { durable: true });
-  await ch.assertQueue(`${name}-q`, { durable: true });
-  await ch.bindQueue(`${name}-q`, name, '#');
+  await ch.assertQueue(queue, { durable: true });
+  await ch.bindQueue(queue, name, '#');
   await admin.close();
-  return `${name}-q`;
+  if (broker.dir) {
+    const vhost = '/';
+    const definitions = {
+      exchanges: [{ name, vhost, type: 'topic', durable: true, auto_delete: false, internal: false, arguments: {} }],
+      queues: [{ name: queue, vhost, durable: true, auto_delete: false, arguments: {} }],
+      bindings: [{ source: name, vhost, destination: queue, destination_type: 'queue', routing_key: '#', arguments: {} }],
+    };
+    writeFileSync(join(broker.dir, 'definitions.json'), JSON.stringify(definitions));
+  }
+  return queue;
 }
 
 /** Takes every message off `queue` (they are gone from it after). */

@@ -148,7 +148,7 @@ describe.skipIf(onPostgres())('a broker restart mid-stream', () => {
   it.skipIf(!brokers.rabbitmq)('rabbitmq: lost 0 on a durable queue, duplicates counted, reconnected', { timeout: 240_000 }, async () => {
     const broker = await ownBroker('rabbitmq');
     owned.push(broker);
-    const queue = await durableQueue(broker.url, 'restart');
+    const queue = await durableQueue(broker, 'restart');
     const run = await publishThroughRestart('rabbitmq', broker, target('rabbitmq', broker.url, '{type}', { exchange: 'restart' }));
     const received = (await takeAll(broker.url, queue)).map((m) => ({
       eventId: m.properties.messageId as string,

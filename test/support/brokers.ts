@@ -95,6 +95,10 @@ async function startRabbitmq(dir: string, own: StartOptions = {}): Promise<Runni
   // Our own epmd, in the foreground (a child we can stop), on a port of its own: never the machine's.
   const epmd = spawn('epmd', ['-port', String(epmdPort), '-address', '127.0.0.1'], { env, detached: true, stdio: 'ignore' });
   writeFileSync(join(dir, 'enabled_plugins'), '[].\n');
+  // Topology a test provisions (`provisionRabbitmq`) is imported at every start, as a deployment provisions it: a
+  // binding declared moments before a kill -9 did not always survive the restart (Mnesia had not written it yet).
+  const definitions = join(dir, 'definitions.json');
+  writeFileSync(join(dir, 'rabbitmq.conf'), existsSync(definitions) ? `load_definitions = ${definitions}\n` : '');
   const server = await startUntil(
     BINARIES.rabbitmq,
     [],
