@@ -1,6 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 import { createRequire } from 'node:module';
+import SlowestFirst from './test/support/sequencer.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -22,6 +23,8 @@ export default defineConfig({
     // Tests mostly wait on sockets and the database: on a 2-core machine the
     // default (cores - 1 = one worker) leaves the CPU idle, four keep it busy.
     maxWorkers: 4,
+    // The slowest files first, whether or not this checkout has run the suite before (test/support/sequencer.ts).
+    sequence: { sequencer: SlowestFirst },
     // Generous: a shared 2-core machine can be slow; every wait inside a test is bounded on its own.
     testTimeout: 60_000,
     hookTimeout: 60_000,
