@@ -32,7 +32,7 @@ let pgliteTemplate: Blob | undefined;
 
 /**
  * The template dump as a Blob whose bytes are already in memory: PGlite reads a Blob whole with `arrayBuffer()`,
- * which Node assembles from chunks (about 0.5 s of CPU for the 42 MB dump, on every file's start).
+ * which Node assembles from chunks (about 0.5 s of CPU for a 42 MB dump, on every file's start).
  */
 class InMemoryBlob extends Blob {
   constructor(private readonly content: Uint8Array) {

@@ -46,6 +46,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // start about 0.7 s of CPU to set up in WebAssembly, and a test file's database never holds more than a few MB;
   // the checkpoint leaves the loading start nothing to redo.
   await db.pglite!.exec(`ALTER SYSTEM SET shared_buffers = '16MB'`);
+  // Nothing a test runs creates a database on PGlite: without template0 and template1 the dump is 27 MB instead of
+  // 42 MB, and a load costs 0.61 s of CPU instead of 0.71 s (median of seven interleaved).
+  for (const statement of [
+    'ALTER DATABASE template1 IS_TEMPLATE false',
+    'DROP DATABASE template1',
+    'ALTER DATABASE template0 IS_TEMPLATE false',
+    'ALTER DATABASE template0 ALLOW_CONNECTIONS true',
+    'DROP DATABASE template0',
+  ])
+    await db.pglite!.query(statement);
   await db.pglite!.exec('CHECKPOINT');
   const dump = await db.pglite!.dumpDataDir('none');
   writeFileSync(dumpFile, Buffer.from(await dump.arrayBuffer()));
