@@ -21,7 +21,7 @@ describe.skipIf(!onPostgres())('wait_for_operation across processes', () => {
     const { token } = await buildTenant(t, ['distributions:read', 'distributions:write', 'distributions:launch', 'operations:read']);
     const agent = await connectMcp(t.origin, token);
     const lags: number[] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 5; i++) {
       // The launch waits for review (on B): live, not terminal, until B cancels the distribution.
       const launched = toolValue(
         await agent.callTool({
@@ -48,9 +48,11 @@ describe.skipIf(!onPostgres())('wait_for_operation across processes', () => {
       // From the cancel's request: B answers it, runs the cancel, settles the launch; A's wait answers.
       lags.push(Math.round(performance.now() - canceledAt));
     }
-    // Woken, not polled: the median answer well inside the backstop's interval (generous for a loaded machine).
+    // Woken, not polled: the median of five answers inside a third of the backstop's interval. A wait that only
+    // polled answers uniformly within the interval and passes this about one run in five; a loaded CI run through
+    // PgBouncer has answered a woken wait 1,016 ms after the cancel, which a fifth of the interval refused.
     console.log(`wait across processes: answered ${lags.join(', ')} ms after the cancel was sent`);
-    expect([...lags].sort((a, b) => a - b)[1], JSON.stringify(lags)).toBeLessThan(WAIT_BACKSTOP_MS / 5);
+    expect([...lags].sort((a, b) => a - b)[2], JSON.stringify(lags)).toBeLessThan(WAIT_BACKSTOP_MS / 3);
     await agent.close();
   });
 });
