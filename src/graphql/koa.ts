@@ -1,7 +1,7 @@
 import { httpStatus } from '../http/error-status.ts';
 import type Koa from 'koa';
 import type { Config } from '../config.ts';
-import { isDomainError } from '../domain/errors.ts';
+import { DomainError, isDomainError } from '../domain/errors.ts';
 import type { RateLimitState } from '../domain/platform/rate-limit.ts';
 import { rateLimitHeaders, refusalHeaders } from '../http/rate-limit-headers.ts';
 import { readBodyText } from '../http/request-body.ts';
@@ -19,25 +19,23 @@ import type { Yoga } from './yoga.ts';
 async function graphqlBody(ctx: Koa.Context, limit: number): Promise<string | undefined> {
   // JSON only, as on REST: Yoga answers other bodies (text/plain...) with an empty 204. (`is` is null without a body.)
   if (ctx.is('application/json', '+json') === false) {
-    ctx.status = 415;
-    ctx.body = {
-      errors: [
-        {
-          message: 'GraphQL POST bodies must be JSON (Content-Type: application/json)',
-          extensions: { code: 'unsupported_media_type', request_id: ctx.state.requestId },
-        },
-      ],
-    };
+    writeError(ctx, new DomainError('unsupported_media_type', 'GraphQL POST bodies must be JSON (Content-Type: application/json)'));
     return undefined;
   }
   try {
     return await readBodyText(ctx.req, ctx.request.length, limit);
   } catch (e) {
     if (!isDomainError(e)) throw e;
-    ctx.status = httpStatus(e);
-    ctx.body = { errors: [{ message: e.message, extensions: { code: e.code, request_id: ctx.state.requestId } }] };
+    writeError(ctx, e);
     return undefined;
   }
+}
+
+/** A request refused before GraphQL runs: its status, its Retry-After when it has one, and GraphQL's error shape. */
+function writeError(ctx: Koa.Context, e: DomainError): void {
+  ctx.status = httpStatus(e);
+  ctx.set(refusalHeaders(e));
+  ctx.body = { errors: [{ message: e.message, extensions: { code: e.code, request_id: ctx.state.requestId } }] };
 }
 
 /** An admitted request's RateLimit-*, as REST sends them (a refusal's come with its error: src/graphql/errors.ts). */
@@ -57,10 +55,7 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
     // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
     // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
     if (ctx.get('accept').includes('text/event-stream') && !http.streamRoom(ctx.req.socket)) {
-      const refused = noStreamRoom();
-      ctx.status = 503;
-      ctx.set(refusalHeaders(refused));
-      ctx.body = { errors: [{ message: refused.message, extensions: { code: refused.code, request_id: ctx.state.requestId } }] };
+      writeError(ctx, noStreamRoom());
       return;
     }
     let request = ctx.req;
