@@ -28,6 +28,9 @@ export default defineConfig({
     // Generous: a shared 2-core machine can be slow; every wait inside a test is bounded on its own.
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // expect.poll's own default (1 s) is a timing in disguise: a page or a process answering in 1.2 s beside a busy CI
+    // pass is not a failure. A poll that meets its condition returns at once, so this only delays a real failure.
+    expect: { poll: { timeout: 15_000 } },
     env: { NODE_ENV: 'test' },
   },
 });
