@@ -10,8 +10,8 @@ import { creds, print, program, registerUserCommands, required, run, runProgram 
  *
  * It runs as built JavaScript (dist/cli/platform.js, built with the client by
  * scripts/build-client.mjs on npm install; bin/platform.mjs loads it), so a
- * command pays for no TypeScript loader. Only the three server commands load
- * one, for the server's sources, when they run.
+ * command pays for no TypeScript loader. The server commands load the built
+ * server (dist/server, scripts/build-server.mjs) when they run.
  */
 program.description('Run and operate the platform API, and talk to it from the terminal');
 
@@ -22,11 +22,11 @@ interface ServerCommands {
   reencryptCredentials(): Promise<{ key: string; reencrypted: number; current: number; undecryptable: string[] }>;
 }
 
-/** The server's own code, TypeScript run through tsx: `../../src/cli/` from src/cli/ and from dist/cli/ alike. */
+/** The server's own code, built (scripts/build-server.mjs, rebuilt first if a source changed): `../../scripts/` from src/cli/ and dist/cli/ alike. */
 async function serverCommands(): Promise<ServerCommands> {
-  const { register } = await import('tsx/esm/api');
-  register();
-  return (await import(new URL('../../src/cli/server-commands.ts', import.meta.url).href)) as ServerCommands;
+  const { serverEntry } = await import('../../scripts/build-server.mjs');
+  process.setSourceMapsEnabled(true);
+  return (await import(await serverEntry('server-commands'))) as ServerCommands;
 }
 
 // ── Server ────────────────────────────────────────────────────────────────

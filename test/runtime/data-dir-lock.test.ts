@@ -11,7 +11,7 @@ import { failedStart, spawnServer } from '../support/ops-process.ts';
 
 /**
  * One process per embedded data directory, and start-up failures told in one line. Every case is a real process:
- * the server (`node --import tsx src/main.ts`, what `npm start` runs) or the `platform` CLI. The lock is the embedded
+ * the server (`node bin/platform-server.mjs`, what `npm start` runs) or the `platform` CLI. The lock is the embedded
  * database's: its tests run on PGlite runs, where the migrated template seeds each directory (no migrations at start).
  */
 const root = mkdtempSync(join(tmpdir(), 'data-dir-lock-'));

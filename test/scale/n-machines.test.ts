@@ -11,7 +11,7 @@ import { buildTenant, onPostgres } from '../support/kit.ts';
 /**
  * The product on N machines (ADR 0006), as real processes on one PostgreSQL:
  * two `PLATFORM_ROLE=api` processes and one `PLATFORM_ROLE=worker`, each
- * `node --import tsx src/main.ts`. Events are written through both API
+ * `node bin/platform-server.mjs`. Events are written through both API
  * processes at once in two organizations; graphql-ws and SSE subscribers on
  * both API processes and webhook endpoints on a loopback receiver must each
  * get every event of their organization exactly as from one process.

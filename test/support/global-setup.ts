@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { serverEntry } from '../../scripts/build-server.mjs';
 import { openDatabase } from '../../src/db/database.ts';
 
 declare module 'vitest' {
@@ -21,6 +22,9 @@ declare module 'vitest' {
  * the cluster), the servers' pools reach each file's database through it (test/support/database.ts).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The server processes tests start run the built server: built here once if a source changed, not by a dozen
+  // processes starting at once (scripts/build-server.mjs).
+  await serverEntry('main');
   const admin = process.env.TEST_DATABASE_URL;
   // A pooler that does not answer fails the run here, once, rather than every file's first request.
   if (admin && process.env.TEST_DATABASE_POOLER_URL) await adminQuery(process.env.TEST_DATABASE_POOLER_URL, 'SELECT 1');

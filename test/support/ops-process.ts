@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { createTestDatabase, serverEnv, type TestDatabase } from './database.ts';
 
-/** `npm start` as a real child process: `tsx src/main.ts` with the given environment. */
+/** The server as a real child process (bin/platform-server.mjs, what `npm start` runs) with the given environment. */
 export interface ServerProcess {
   child: ChildProcess;
   /** Everything written to stdout and stderr so far. */
@@ -17,27 +17,26 @@ export interface ServerProcess {
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** How a test starts the server: as `npm start` runs it (node with the tsx loader), through `npm start` itself, or through the production entry point. */
-export type Launch = 'node' | 'npm start' | 'bin';
+/** How a test starts the server: the production entry point (what `npm start` runs), or through `npm start` itself. */
+export type Launch = 'npm start' | 'bin';
 
 const LAUNCH: Record<Launch, [string, string[]]> = {
-  node: [process.execPath, ['--import', 'tsx', 'src/main.ts']],
   'npm start': ['npm', ['start']],
   bin: [process.execPath, ['bin/platform-server.mjs']],
 };
 
 /**
- * Runs the server as a real child process. By default node with the tsx loader, so the child IS the server and
- * signals reach it directly; `launch` picks `npm start` (npm is the child: its own process group, as a supervisor
- * starts it) or `bin/platform-server.mjs`, to test what a supervisor's signal does to each.
+ * Runs the server as a real child process. By default `node bin/platform-server.mjs`, so the child IS the server and
+ * signals reach it directly; `launch: 'npm start'` runs npm (npm is the child: its own process group, as a supervisor
+ * starts it), to test what a supervisor's signal does to each. The run's global setup built the server once.
  */
 export async function spawnServer(
   env: Record<string, string>,
-  // A cold start compiles the app with tsx and migrates a fresh database: 10 to 15 s alone, past 45 s on a loaded CI run.
+  // A cold start loads the app and migrates a fresh database: 10 to 15 s alone, past 45 s on a loaded CI run.
   startTimeoutMs = 90_000,
   opts: { launch?: Launch } = {},
 ): Promise<ServerProcess> {
-  const [command, args] = LAUNCH[opts.launch ?? 'node'];
+  const [command, args] = LAUNCH[opts.launch ?? 'bin'];
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', npm_config_update_notifier: 'false', ...env },
@@ -90,9 +89,9 @@ export async function spawnServer(
   };
 }
 
-/** A start that is meant to fail: runs `node --import tsx src/main.ts` with `env` to its exit. */
+/** A start that is meant to fail: runs `node bin/platform-server.mjs` with `env` to its exit. */
 export async function failedStart(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['bin/platform-server.mjs'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -7,7 +7,7 @@ import { startReceiver, type Receiver } from './receiver.ts';
 import { buildTenant, onPostgres, type Server } from '../support/kit.ts';
 
 /**
- * Real server processes (node with the tsx loader, as `npm start` runs it) on
+ * Real server processes (bin/platform-server.mjs, what `npm start` runs) on
  * one PostgreSQL database. PGlite is one process's embedded database, so these
  * run only with TEST_DATABASE_URL. A worker killed mid-delivery is in the
  * chaos suite (test/hardening/chaos.test.ts), with the count of lost and
