@@ -19,7 +19,8 @@ describe.skipIf(onPostgres())('the server build', () => {
   mkdirSync(join(tree, 'src/cli'), { recursive: true });
   cpSync(join(ROOT, 'scripts/build-server.mjs'), join(tree, 'scripts/build-server.mjs'));
   symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'));
-  writeFileSync(join(tree, 'src/answer.ts'), 'export const answer: number = 1;\n');
+  const answer = join(tree, 'src', 'answer.ts');
+  writeFileSync(answer, 'export const answer: number = 1;\n');
   writeFileSync(
     join(tree, 'src/main.ts'),
     "const { answer } = await import('./answer.ts');\nconsole.log(JSON.stringify({ answer, here: import.meta.dirname }));\n",
@@ -46,9 +47,9 @@ describe.skipIf(onPostgres())('the server build', () => {
     expect(first).toMatchObject({ answer: 1, here: join(tree, 'src') });
     expect(start().build).toBe(first.build);
 
-    writeFileSync(join(tree, 'src/answer.ts'), 'export const answer: number = 2;\n');
+    writeFileSync(answer, 'export const answer: number = 2;\n');
     const future = new Date(Date.now() + 5_000);
-    utimesSync(join(tree, 'src/answer.ts'), future, future);
+    utimesSync(answer, future, future);
     const edited = start();
     expect(edited.answer).toBe(2);
     expect(edited.build).not.toBe(first.build);
