@@ -19,7 +19,10 @@ const [url, organizationId, poolSize = '16'] = process.argv.slice(2);
 const pool = new pg.Pool({ connectionString: url, max: Number(poolSize) });
 const page = {
   name: 'minimal_feed_page',
-  text: 'SELECT id, type, seq, subject_type, subject_id, data, operation_id, brand_id, livemode, created_at FROM event WHERE organization_id = $1 AND seq IS NOT NULL ORDER BY seq LIMIT $2',
+  // created_at formatted by the database, as the product's feed reads it: no Date parsed to be formatted again.
+  text: `SELECT id, type, seq, subject_type, subject_id, data, operation_id, brand_id, livemode,
+    to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+    FROM event WHERE organization_id = $1 AND seq IS NOT NULL ORDER BY seq LIMIT $2`,
 };
 
 /** The feed's page as the REST route answers it, serialized once. */
@@ -38,7 +41,7 @@ async function feedPage(limit) {
       operation: r.operation_id,
       brand: r.brand_id,
       livemode: r.livemode,
-      created_at: r.created_at.toISOString(),
+      created_at: r.created_at,
     });
   }
   return JSON.stringify({ object: 'list', data, has_more: rows.length > limit });

@@ -42,7 +42,7 @@ export interface Deps {
 /** Failed-authentication throttling (src/domain/token/failed-authentication.ts `FailedAuthentication`). */
 export interface AuthenticationThrottle {
   /** Runs one authentication; a failure spends from the client address's bucket (`client`: its key, computed when needed). */
-  guard<T>(client: (() => string) | undefined, presented: string, authenticate: () => Promise<T>): Promise<T>;
+  guard<T>(client: (() => string) | undefined, hash: string, authenticate: (hash: string) => Promise<T>): Promise<T>;
   /** A key was just issued: it is vouched for (its first use is never throttled). */
   issued(secret: string): void;
 }

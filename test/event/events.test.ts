@@ -36,6 +36,22 @@ describe('GET /v1/platform/events', () => {
     });
   });
 
+  test('created_at is the instant the event was appended, to the millisecond, alike in the feed, a retrieve and GraphQL', async ({
+    app: t,
+  }) => {
+    const { org, token } = await buildTenant(t, ['events:read']);
+    // 7 ms past a whole second: the feed's database-formatted text must pad milliseconds as toISOString does.
+    const at = new Date(Math.floor(t.clock.now().getTime() / 1000) * 1000 + 1_007);
+    t.clock.set(at);
+    const id = await emitEvent(t, org.id);
+    const [inFeed] = (await feed(token)).body.data;
+    expect(inFeed.created_at).toBe(at.toISOString());
+    expect(inFeed.created_at).toMatch(/\.007Z$/);
+    expect((await t.http.get(`/v1/platform/events/${id}`, { token })).body).toEqual(inFeed);
+    const gql = await t.http.graphql('{ events(first: 1) { edges { node { id createdAt } } } }', {}, { token });
+    expect(gql.body.data.events.edges[0].node).toEqual({ id, createdAt: at.toISOString() });
+  });
+
   test('never shows another organization’s events', async ({ app: t }) => {
     const a = await buildTenant(t, ['events:read']);
     const b = await buildTenant(t, ['events:read']);

@@ -126,7 +126,7 @@ export function presentEvent(row: EventRecord): PublicEvent {
     operation: row.operationId,
     brand: row.brandId,
     livemode: row.livemode,
-    created_at: row.createdAt.toISOString(),
+    created_at: typeof row.createdAt === 'string' ? row.createdAt : row.createdAt.toISOString(),
   };
 }
 

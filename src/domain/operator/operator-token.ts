@@ -31,7 +31,7 @@ export async function authenticateOperator(deps: Deps, presented: string | undef
   const expected = await operatorTokenHash(deps);
   if (!expected) throw new DomainError('route_not_found', 'Operator routes are disabled: set OPERATOR_TOKEN to enable them');
   if (!presented) throw new DomainError('operator_token_required', 'Authorization: Bearer <operator token> is required');
-  await authenticateFrom(deps, client, presented, async () => {
-    if (!constantTimeEqual(hashSecret(presented), expected)) throw new DomainError('invalid_token', 'The operator token is not valid');
+  await authenticateFrom(deps, client, presented, async (hash) => {
+    if (!constantTimeEqual(hash, expected)) throw new DomainError('invalid_token', 'The operator token is not valid');
   });
 }

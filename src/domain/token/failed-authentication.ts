@@ -7,14 +7,18 @@ import { hashSecret } from '../secret.ts';
 /** The client's address key (src/http/client-address.ts `requestKey`), computed only when needed. */
 export type ClientKey = () => string;
 
-/** Runs one authentication through the process's throttle (a one-off command has none). */
+/**
+ * Runs one authentication through the process's throttle (a one-off command has none). The presented secret is hashed
+ * once, here: the throttle and the lookup both key on the hash.
+ */
 export function authenticateFrom<T>(
   deps: Pick<Deps, 'failedAuthentication'>,
   client: ClientKey | undefined,
   presented: string,
-  authenticate: () => Promise<T>,
+  authenticate: (hash: string) => Promise<T>,
 ): Promise<T> {
-  return deps.failedAuthentication ? deps.failedAuthentication.guard(client, presented, authenticate) : authenticate();
+  const hash = hashSecret(presented);
+  return deps.failedAuthentication ? deps.failedAuthentication.guard(client, hash, authenticate) : authenticate(hash);
 }
 
 /** How long a key that authenticated stays vouched for: a client that used it within the hour is never throttled with it. */
@@ -51,12 +55,12 @@ export class FailedAuthentication {
     this.limit = limit;
   }
 
-  async guard<T>(client: ClientKey | undefined, presented: string, authenticate: () => Promise<T>): Promise<T> {
-    if (!client) return authenticate();
+  /** `hash`: the presented secret's (`hashSecret`). */
+  async guard<T>(client: ClientKey | undefined, hash: string, authenticate: (hash: string) => Promise<T>): Promise<T> {
+    if (!client) return authenticate(hash);
     // No address has failed yet (the common case): no key to compute, nothing to look up.
     const address = this.buckets.empty ? undefined : client();
     const wait = address === undefined ? 0 : await this.buckets.wait(address);
-    const hash = hashSecret(presented);
     if (wait > 0 && !this.isVouched(hash)) {
       // `limit` makes the answer carry RateLimit-* like every other 429 (the OpenAPI documents require them).
       throw new DomainError('rate_limited', `Too many failed authentications from this address; retry after ${wait} s`, null, {
@@ -65,7 +69,7 @@ export class FailedAuthentication {
       });
     }
     try {
-      const caller = await authenticate();
+      const caller = await authenticate(hash);
       this.vouch(hash);
       return caller;
     } catch (e) {

@@ -242,15 +242,14 @@ export function authenticatePublishableKey(
  * the hot path.
  */
 function authenticateKey(deps: Deps, secret: string, kind: TokenKind, asOf: number, client: ClientKey | undefined): Promise<KeyCaller> {
-  return authenticateFrom(deps, client, secret, () => lookUpKey(deps, secret, kind, asOf));
+  return authenticateFrom(deps, client, secret, (hash) => lookUpKey(deps, secret, hash, kind, asOf));
 }
 
-async function lookUpKey(deps: Deps, secret: string, kind: TokenKind, asOf: number): Promise<KeyCaller> {
+async function lookUpKey(deps: Deps, secret: string, hash: string, kind: TokenKind, asOf: number): Promise<KeyCaller> {
   const prefix = kind === 'publishable' ? PUBLISHABLE_KEY_PREFIX : secretKeyPrefix(deps.config.keyBrand);
   // Built only when thrown: an Error captures a stack trace, which the hot path should not pay for.
   const invalid = () => new DomainError('invalid_token', 'The platform token is unknown, revoked or expired');
   if (!hasValidChecksum(secret, prefix)) throw invalid();
-  const hash = hashSecret(secret);
   const now = deps.clock.now();
   const cache = deps.credentials;
   const hit = cache && (await cache.fresh(asOf)) ? cache.token(hash, Date.now()) : undefined;

@@ -30,13 +30,12 @@ export async function issueUserToken(tx: Tx, userId: string, now: Date): Promise
 
 /** `client`: whose failed-authentication bucket a bad token spends from. */
 export function authenticateUserToken(deps: Deps, secret: string, client?: ClientKey): Promise<UserCaller> {
-  return authenticateFrom(deps, client, secret, () => lookUpUserToken(deps, secret));
+  return authenticateFrom(deps, client, secret, (hash) => lookUpUserToken(deps, secret, hash));
 }
 
-async function lookUpUserToken(deps: Deps, secret: string): Promise<UserCaller> {
+async function lookUpUserToken(deps: Deps, secret: string, hash: string): Promise<UserCaller> {
   const invalid = new DomainError('invalid_token', 'The user token is unknown or revoked');
   if (!hasValidChecksum(secret, USER_TOKEN_PREFIX)) throw invalid;
-  const hash = hashSecret(secret);
   const row = await userTokenByHash(deps.db.prisma, hash);
   if (!row || row.revokedAt || !constantTimeEqual(row.tokenHash, hash)) throw invalid;
   return { tokenId: row.id, userId: row.userId, organizationId: row.user.organizationId };
