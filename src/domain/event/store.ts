@@ -100,14 +100,6 @@ export async function lastSeqUntil(tx: Tx, organizationId: string, at: Date): Pr
   return rows[0]?.s == null ? null : Number(rows[0].s);
 }
 
-/** The organization's highest seq, 0 when it has no sequenced event. */
-export async function maxSeq(tx: Tx, organizationId: string): Promise<number> {
-  const rows = await tx.$queryRaw<
-    { s: bigint | null }[]
-  >`SELECT max(seq) AS s FROM event WHERE organization_id = ${organizationId} AND seq IS NOT NULL`;
-  return Number(rows[0]?.s ?? 0);
-}
-
 /** What a replay reads of an event to decide whether an endpoint receives it. */
 export interface SeqRangeRow {
   id: string;

@@ -17,7 +17,7 @@ import {
 } from '../operation/operation.ts';
 import { timestamp } from '../validation.ts';
 import { EVENT_DESTINATIONS, WEBHOOK_ENDPOINTS, checkEventTypes, endpointMatcher, findEndpoint, type EndpointFamily } from './endpoint.ts';
-import { eventsInSeqRange, firstSeqFrom, lastSeqUntil, maxSeq } from '../event/store.ts';
+import { eventsInSeqRange, firstSeqFrom, lastSeqUntil, newestSeq } from '../event/store.ts';
 import {
   eventsDeliveredOrScheduled,
   exhaustReplayDeliveries,
@@ -106,7 +106,7 @@ async function replayRange(tx: Tx, endpoint: EndpointRow, input: ReplayInput): P
     throw new DomainError('invalid_request', 'Give exactly one of starting_after (a seq) and since (a time)', 'starting_after');
   let until: number;
   let untilTime: Date | undefined;
-  if (input.until === undefined) until = await maxSeq(tx, org);
+  if (input.until === undefined) until = await highestSeq(tx, org);
   else if (typeof input.until === 'number' || /^\d{1,16}$/.test(input.until)) until = Number(input.until);
   else {
     const parsed = timestamp().safeParse(input.until);
@@ -123,7 +123,7 @@ async function replayRange(tx: Tx, endpoint: EndpointRow, input: ReplayInput): P
       throw new DomainError('invalid_request', 'until must not be before starting_after', 'until');
   } else {
     const first = await seqAt(tx, org, input.since!, 'first');
-    after = first === null ? Math.max(until, await maxSeq(tx, org)) : first - 1;
+    after = first === null ? Math.max(until, await highestSeq(tx, org)) : first - 1;
   }
   // No backfill: nothing before the endpoint existed is replayed, nor counted against the bound.
   const born = await seqAt(tx, org, endpoint.createdAt, 'first');
@@ -325,3 +325,6 @@ export const webhookReplays = capability({ name: 'webhook_endpoints', title: 'We
     run: ({ deps, caller, params, db }) => cancelReplay(deps, db, caller.organization.id, params.id),
   }),
 });
+
+/** The organization's highest seq, 0 when it has no sequenced event. */
+const highestSeq = async (tx: Tx, organizationId: string): Promise<number> => Number((await newestSeq(tx, organizationId)) ?? 0n);
