@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type Koa from 'koa';
 import { bearer, readJsonBody } from '../../rest/http/body.ts';
 import { writeError } from '../../rest/http/envelope.ts';
@@ -13,6 +13,7 @@ import { type ApiServer, noStreamRoom } from '../http/server-limits.ts';
 import type { EventStream } from '../runtime/event-stream.ts';
 import type { PlatformGate } from '../runtime/platform-gate.ts';
 import { asDomainError } from './call.ts';
+import { JsonRequestTransport, plainRequest } from './json-request.ts';
 import { WAIT_TOOL } from './operation-wait.ts';
 import { notifyFeed } from './resources.ts';
 import { mcpServer } from './server.ts';
@@ -37,9 +38,12 @@ export interface McpRouteOptions {
  * its codes and envelope (503 kill switch, 400 test-mode key, 401 missing or
  * invalid key with `WWW-Authenticate: Bearer`, 403 publishable key, 429 rate
  * limit, charged 1 per request as a REST request is), then the body (the
- * body limit and input guard of REST), then the session. The SDK's transport
- * answers the JSON-RPC itself, one transport per request over the session
- * the database holds (src/mcp/session.ts), so any process serves any session.
+ * body limit and input guard of REST), then the session. The SDK answers the
+ * JSON-RPC itself, one transport per request over the session the database
+ * holds (src/mcp/session.ts), so any process serves any session: a plain
+ * request (src/mcp/json-request.ts) through a transport that hands the SDK's
+ * protocol the parsed message, everything else through the SDK's Streamable
+ * HTTP transport.
  */
 export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: McpRouteOptions): Koa.Middleware {
   const sessions = new McpSessions(deps);
@@ -73,7 +77,7 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
 
     let session: McpSession | undefined;
     const named = ctx.get('mcp-session-id');
-    if (ctx.method === 'POST' && messages.length === 1 && isInitializeRequest(messages[0])) {
+    if (ctx.method === 'POST' && messages.length === 1 && methodOf(messages[0]) === 'initialize' && isInitializeRequest(messages[0])) {
       session = await sessions.open(caller, messages[0].params.protocolVersion);
     } else if (!named) {
       return jsonRpcError(ctx, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
@@ -92,6 +96,18 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
     const readOnly = !['', '0', 'false'].includes(ctx.get(READ_ONLY_HEADER).toLowerCase());
     const call = { deps, caller, readOnly, sessionId: session.id, requestId: ctx.state.requestId as string, logLevel: session.logLevel };
     const server = mcpServer(call, { version: opts.version, sessions, stream: opts.stream });
+    const plain = streaming ? undefined : plainRequest(plainHeaders(ctx), messages);
+    if (plain) {
+      const transport = new JsonRequestTransport(plain);
+      await server.connect(transport);
+      transport.deliver();
+      const answer = await transport.answer;
+      ctx.set('Mcp-Session-Id', session.id);
+      ctx.status = 200;
+      ctx.set('Content-Type', 'application/json');
+      ctx.body = JSON.stringify(answer);
+      return;
+    }
     // JSON answers, except where the answer is a stream: the session's GET stream, and a call that waits or reports progress.
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !streaming });
     await server.connect(transport);
@@ -121,6 +137,13 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
   }
 }
 
+/** What `plainRequest` reads of the request's headers. */
+function plainHeaders(ctx: Koa.Context) {
+  const h = ctx.req.headers;
+  const version = h['mcp-protocol-version'];
+  return { accept: h.accept, contentType: h['content-type'], protocolVersion: Array.isArray(version) ? version.join(', ') : version };
+}
+
 /** A JSON answer's bytes as the transport encoded them: its one chunk as it is (no copy), else the chunks joined. */
 async function bytesOf(body: WebReadableStream<Uint8Array>): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
@@ -130,12 +153,17 @@ async function bytesOf(body: WebReadableStream<Uint8Array>): Promise<Buffer> {
   return chunks.length === 1 && only ? Buffer.from(only.buffer, only.byteOffset, only.byteLength) : Buffer.concat(chunks);
 }
 
-const isToolCall = (m: JSONRPCMessage): m is JSONRPCRequest => isJSONRPCRequest(m) && m.method === 'tools/call';
+/**
+ * A message's method, read without a schema: these checks only choose the path (a stream or a JSON answer); the SDK
+ * validates the message whichever path it takes.
+ */
+const methodOf = (m: unknown): unknown => (typeof m === 'object' && m !== null ? (m as { method?: unknown }).method : undefined);
+const isToolCall = (m: JSONRPCMessage): boolean => methodOf(m) === 'tools/call' && 'id' in m;
 
 /** A call answered as a stream: `wait_for_operation` (kept alive while it waits), or any call that asks for progress. */
 function streams(m: JSONRPCMessage): boolean {
   if (!isToolCall(m)) return false;
-  const params = m.params as { name?: unknown; _meta?: { progressToken?: unknown } } | undefined;
+  const params = (m as { params?: unknown }).params as { name?: unknown; _meta?: { progressToken?: unknown } } | null | undefined;
   return params?.name === WAIT_TOOL || params?._meta?.progressToken !== undefined;
 }
 

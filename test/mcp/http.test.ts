@@ -4,6 +4,7 @@ import {
   buildOrg,
   buildTenant,
   buildToken,
+  emitEvent,
   expectPlatformError,
   rawRequest,
   TEST_MODE_KEYS,
@@ -11,6 +12,7 @@ import {
 } from '../support/kit.ts';
 import { MCP_SESSION_IDLE_MS } from '../../src/domain/mcp/expiry.ts';
 import { startMaintenance } from '../../src/workers/maintenance.ts';
+import { plainRequest } from '../../src/mcp/json-request.ts';
 import { connectMcp, toolValue } from './helpers.ts';
 
 /**
@@ -94,6 +96,38 @@ describe('/mcp transport', () => {
       'mcp-session-id': '00000000-0000-4000-8000-000000000000',
     });
     expect(unknown.status).toBe(404);
+  });
+
+  test('a plain request answers exactly as the SDK transport answers the same request: results, JSON-RPC errors, refusals', async () => {
+    const { token, org } = await buildTenant(t, ['events:read']);
+    await emitEvent(t, org.id);
+    const session = (await post(init(), token)).headers.get('mcp-session-id')!;
+    const headers = { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' };
+    // `_meta` in the params sends a request through the SDK's own transport (src/mcp/json-request.ts `plainRequest`).
+    const viaSdk = (params: Record<string, unknown> = {}) => ({ ...params, _meta: {} });
+    const cases: [string, Record<string, unknown> | undefined][] = [
+      ['tools/call', { name: 'events_list', arguments: { limit: 5 } }],
+      ['tools/call', { name: 'no_such_tool', arguments: {} }],
+      ['tools/call', { arguments: {} }],
+      ['tools/list', undefined],
+      ['no/such/method', undefined],
+    ];
+    const route = { accept: ACCEPT.accept, contentType: 'application/json', protocolVersion: '2025-11-25' };
+    for (const [method, params] of cases) {
+      expect(plainRequest(route, [{ jsonrpc: '2.0', id: 7, method, params }])).toBeDefined();
+      expect(plainRequest(route, [{ jsonrpc: '2.0', id: 7, method, params: viaSdk(params) }])).toBeUndefined();
+      const plain = await post({ jsonrpc: '2.0', id: 7, method, ...(params ? { params } : {}) }, token, headers);
+      const sdk = await post({ jsonrpc: '2.0', id: 7, method, params: viaSdk(params) }, token, headers);
+      expect([plain.status, plain.headers.get('content-type')], method).toEqual([sdk.status, sdk.headers.get('content-type')]);
+      // The request id differs per request: the rest of the answer is the same.
+      const body = (r: typeof plain) => JSON.parse(r.text.replace(/"request_id\\?":\\?"[^"\\]+\\?"/g, '"request_id":"…"'));
+      expect(body(plain), `${method} ${JSON.stringify(params)}`).toEqual(body(sdk));
+    }
+    // What the SDK's transport refuses is still its to refuse: an unsupported revision, an extra member, no event stream.
+    const list = { jsonrpc: '2.0', id: 8, method: 'tools/list' };
+    expect((await post(list, token, { ...headers, 'mcp-protocol-version': '1999-01-01' })).status).toBe(400);
+    expect((await post({ ...list, extra: 1 }, token, headers)).status).toBe(400);
+    expect((await post(list, token, { ...headers, accept: 'application/json' })).status).toBe(406);
   });
 
   test('a session belongs to its key: another key, even of the same organization, is told it does not exist', async () => {
