@@ -4,6 +4,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/brokers.ts';
 import { HttpClient } from '../support/http.ts';
 import { spawnServer, type ServerProcess } from '../support/ops-process.ts';
 import { startReceiver, type Receiver } from '../webhook/receiver.ts';
@@ -52,7 +53,9 @@ describe.skipIf(!onPostgres())(
       pgRoot = mkdtempSync('/tmp/chaos-pg-');
       chmodSync(pgRoot, 0o755); // initdb runs as the postgres user
       pgDir = join(pgRoot, 'data');
-      const port = 20_000 + Math.floor(Math.random() * 20_000);
+      // A port the kernel just found free: a random one in 20000-39999 overlaps the ephemeral range, where a client
+      // socket of the run may hold it (one CI run's cluster did not start; its log was gone with its directory).
+      const port = await freePort();
       databaseUrl = (await execFileAsync(PG_THROWAWAY, ['start', pgDir, String(port)])).stdout.trim();
       rx = await startReceiver();
     }, 60_000);

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'graphql-ws';
+import { freePort } from '../support/brokers.ts';
 import { adminQuery } from '../support/global-setup.ts';
 import { buildTenant, onPostgres, type RunningApp, startAppOn, type TestApp } from '../support/kit.ts';
 import { feedEvents } from '../support/events.ts';
@@ -81,8 +82,9 @@ describe.skipIf(!onPostgres())('behind PgBouncer in transaction mode (PostgreSQL
     chmodSync(root, 0o755); // initdb and PgBouncer run as the postgres user
     pgDir = join(root, 'pg');
     bouncerDir = join(root, 'bouncer');
-    const pgPort = 20_000 + Math.floor(Math.random() * 20_000);
-    const bouncerPort = pgPort + 1;
+    // Ports the kernel just found free (a random pick could collide with a client socket's ephemeral port).
+    const pgPort = await freePort();
+    const bouncerPort = await freePort();
     const admin = (await execFileAsync(join(CI, 'pg-throwaway'), ['start', pgDir, String(pgPort)])).stdout.trim();
     for (const setting of [`log_statement = 'all'`, `log_line_prefix = '${PREFIX}'`])
       await adminQuery(admin, `ALTER SYSTEM SET ${setting}`);

@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } fr
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from '../../support/brokers.ts';
 import { TENANT_KEY, type TableReport } from './schema.ts';
 
 const execFileAsync = promisify(execFile);
@@ -28,7 +29,7 @@ export async function startLoggedCluster(): Promise<LoggedCluster> {
   const root = mkdtempSync('/tmp/citus-report-pg-');
   chmodSync(root, 0o755); // initdb runs as the postgres user
   const dir = join(root, 'data');
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = await freePort(); // free now: a random pick could collide with a client socket's ephemeral port
   let admin: string;
   try {
     admin = (await execFileAsync(PG_THROWAWAY, ['start', dir, String(port)])).stdout.trim();
