@@ -15,11 +15,11 @@
  * in one session.
  * NODE_ENV is `production` unless set, as `npm start` runs the server.
  */
+import './production-env.ts';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { BENCH_OPERATOR, benchEnv } from './tenant.ts';
 
-process.env.NODE_ENV ??= 'production';
 const args = process.argv.slice(2);
 const flag = (name: string) => {
   const i = args.indexOf(name);

@@ -24,6 +24,7 @@
  * Writes bench/results/latest.{json,md,svg} (partial-<scenarios>.* when a
  * subset runs).
  */
+import './production-env.ts';
 import { execFileSync, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -156,13 +156,12 @@ export function objectType<S extends z.ZodObject>(name: string, schema: S, o: Ob
             const f = o.json?.includes(key)
               ? { ...fieldType(z.unknown(), key, name, 'output'), nullable: nullableOf(s) }
               : fieldType(s, key, name, 'output');
-            const options = {
-              type: f.type,
-              nullable: f.nullable,
-              description: f.description,
-              resolve: (p: Record<string, unknown>) => p[key],
-            };
-            return [camel(key), t.field(options as never)];
+            const options = { type: f.type, nullable: f.nullable, description: f.description };
+            const field = camel(key);
+            // A key GraphQL names alike is exposed: no resolver, so compiled execution reads the property inline
+            // (graphql-jit calls a resolver, with its info and error handling, for every field of every item).
+            if (field === key) return [field, t.expose(key as never, options as never)];
+            return [field, t.field({ ...options, resolve: (p: Record<string, unknown>) => p[key] } as never)];
           }),
       ),
   });

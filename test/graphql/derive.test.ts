@@ -92,6 +92,10 @@ describe('objectType', () => {
     expect(field('otherId').resolve!(parent, {}, {}, {} as never)).toBe('o');
   });
 
+  it('reads a key GraphQL names alike without a resolver, so compiled execution reads it inline', () => {
+    for (const name of ['id', 'count', 'tags', 'nested']) expect(field(name).resolve, name).toBeUndefined();
+  });
+
   it('refuses a nested object without a GraphQL name', () => {
     // Pothos builds a type's fields when the type is declared or, before the first schema, when the schema is.
     expect(() => {
