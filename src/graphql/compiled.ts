@@ -1,5 +1,15 @@
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import type { ExecutionArgs, ExecutionResult } from 'graphql';
+import {
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  getNamedType,
+  type GraphQLSchema,
+  isEnumType,
+  TypeInfo,
+  visit,
+  visitWithTypeInfo,
+} from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /** Operations kept compiled; the least recently used is dropped beyond it. */
@@ -22,6 +32,15 @@ type Entry = CompiledQuery | null | 'seen';
  * query) runs on graphql-js, which also answers it with the standard
  * messages (an unknown operation name, say), as do variables that do not
  * coerce. Subscriptions never come here (`onSubscribe` keeps graphql-js).
+ *
+ * A built-in scalar is answered as the resolver gave it, without graphql-jit's
+ * per-leaf serializer: its call builds the error's locations and path for
+ * every leaf of every item (a page of 100 events executes in 7 to 8 µs
+ * without them, 18 to 33 µs with them, most of it allocation). Every value is already
+ * of its field's type, since each field is derived from the zod schema of the
+ * presenter that made it (src/graphql/derive.ts); null checks stay. An
+ * operation that selects an enum keeps the serializers, which turn an enum's
+ * value into its name; custom scalars (DateTime, JSON) always keep theirs.
  */
 export function compiledExecution(max = COMPILED_OPERATIONS): Plugin {
   const cache = new Map<string, Entry>();
@@ -37,7 +56,9 @@ export function compiledExecution(max = COMPILED_OPERATIONS): Plugin {
     } else {
       cache.delete(key); // most recently used goes last
       if (entry === 'seen') {
-        const result = compileQuery(args.schema, args.document, args.operationName ?? undefined);
+        const result = compileQuery(args.schema, args.document, args.operationName ?? undefined, {
+          disableLeafSerialization: !selectsEnum(args.schema, args.document),
+        });
         entry = isCompiledQuery(result) ? result : null;
       }
     }
@@ -58,6 +79,22 @@ export function compiledExecution(max = COMPILED_OPERATIONS): Plugin {
       });
     },
   };
+}
+
+/** Whether any field the document selects is of an enum type (or a list of one). */
+function selectsEnum(schema: GraphQLSchema, document: DocumentNode): boolean {
+  const info = new TypeInfo(schema);
+  let found = false;
+  visit(
+    document,
+    visitWithTypeInfo(info, {
+      Field() {
+        const type = info.getType();
+        if (type && isEnumType(getNamedType(type))) found = true;
+      },
+    }),
+  );
+  return found;
 }
 
 /**

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { execute, GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString, parse, type ExecutionArgs } from 'graphql';
+import {
+  execute,
+  GraphQLEnumType,
+  GraphQLInt,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLSchema,
+  GraphQLString,
+  parse,
+  type ExecutionArgs,
+} from 'graphql';
 import { compiledExecution } from '../../src/graphql/compiled.ts';
 import { schema as apiSchema } from '../../src/graphql/schema/index.ts';
 
@@ -14,6 +24,11 @@ const schema = new GraphQLSchema({
     fields: {
       hello: { type: GraphQLString, args: { name: { type: new GraphQLNonNull(GraphQLString) } }, resolve: (_, { name }) => `hi ${name}` },
       n: { type: new GraphQLNonNull(GraphQLInt), resolve: () => 1 },
+      color: {
+        type: new GraphQLNonNull(new GraphQLEnumType({ name: 'Color', values: { DARK_RED: { value: 'dark_red' } } })),
+        resolve: () => 'dark_red',
+      },
+      missing: { type: new GraphQLNonNull(GraphQLString), resolve: () => null },
       boom: {
         type: GraphQLString,
         resolve: () => {
@@ -40,6 +55,17 @@ function run(
 }
 
 describe('compiled execution', () => {
+  it("answers an enum by its name and a null non-null leaf with graphql-js's error, compiled as on graphql-js", () => {
+    const plugin = compiledExecution();
+    for (const q of ['{ color n }', '{ missing }', '{ n missing }']) {
+      const first = run(plugin, q);
+      const second = run(plugin, q);
+      expect([first.swapped, second.swapped]).toEqual([false, true]);
+      expect(JSON.stringify(second.result)).toBe(JSON.stringify(first.result));
+    }
+    expect(run(plugin, '{ color n }').result).toEqual({ data: { color: 'DARK_RED', n: 1 } });
+  });
+
   it('compiles an operation on its second run, keeps it, and answers as graphql-js does', () => {
     const plugin = compiledExecution();
     const q = 'query A($x: String!) { hello(name: $x) n } query B { n }';
