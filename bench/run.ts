@@ -291,7 +291,7 @@ const PUBLIC_TYPE_LIST = [...PUBLIC_EVENT_TYPES];
 async function bareFeed(t: Stack): Promise<{ url: string; close(): void }> {
   const server = createServer(async (req, res) => {
     const limit = Number(new URL(req.url!, 'http://x').searchParams.get('limit') ?? 20);
-    const r = await t.sql.rows(feedPageStatement, [t.orgId, '-1', PUBLIC_TYPE_LIST, limit + 1]);
+    const r = await t.sql.rows(feedPageStatement, [t.orgId, '-1', limit + 1]);
     const data = [];
     for (let i = 0; i < r.length && i < limit; i++) data.push(presentEvent(r[i]!));
     const body = JSON.stringify({ object: 'list', data, has_more: r.length > limit });

@@ -1,6 +1,7 @@
 import type { Event as EventRow, PrismaClient } from '../../db/generated/client.ts';
 import { Prisma, type Tx } from '../../db/database.ts';
 import { inBatch, statement, type SqlPort } from '../../db/sql-port.ts';
+import { PUBLIC_EVENT_TYPES } from './types.ts';
 
 // The event capability's SQL: the append, the feed's statements, the sequencer's numbering and the stream's pull.
 
@@ -128,6 +129,12 @@ type FeedRow = EventRecord & { createdAt: string };
  */
 const FEED_COLUMNS = `id, type, seq, subject_type AS "subjectType", subject_id AS "subjectId", data, operation_id AS "operationId", brand_id AS "brandId", livemode, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt"`;
 
+/** The public vocabulary as an SQL array constant (its names are dotted lowercase words: nothing to escape). */
+const PUBLIC_TYPES = (() => {
+  for (const t of PUBLIC_EVENT_TYPES) if (!/^[a-z_]+(\.[a-z_]+)+$/.test(t)) throw new Error(`Event type ${t} cannot be an SQL constant`);
+  return `'{${PUBLIC_EVENT_TYPES.join(',')}}'::text[]`;
+})();
+
 /**
  * The brand and subject filters (src/domain/event/filter.ts), one statement
  * per driving index, most selective first: a subject id walks
@@ -157,6 +164,10 @@ type FilteredParams = [
  * (organization_id, type, seq) index and merges them, so a rare type costs a
  * few index probes however large the log (`type = ANY(...)` on the seq range
  * would scan past every other event).
+ * The unfiltered page names the public vocabulary as a constant of its text
+ * (`PUBLIC_TYPES`) rather than a parameter: nothing to serialize and parse on
+ * each run (a 40-element array), and PostgreSQL checks each row against it
+ * with a hash table.
  */
 function feedStatements(order: FeedOrder) {
   const suffix = order === 'asc' ? '' : '_newest_first';
@@ -174,9 +185,9 @@ function feedStatements(order: FeedOrder) {
       `SELECT e.* FROM unnest(${list}::text[]) AS v(value) CROSS JOIN LATERAL (${filtered(`${column} = v.value`)}) e ORDER BY ${by('e.seq')} LIMIT $7`,
     );
   return {
-    all: statement<[organizationId: string, after: string, publicTypes: string[], limit: number], FeedRow>(
+    all: statement<[organizationId: string, after: string, limit: number], FeedRow>(
       `event_feed_page${suffix}`,
-      `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND ${past} AND type = ANY($3::text[]) ORDER BY ${by('seq')} LIMIT $4`,
+      `SELECT ${FEED_COLUMNS} FROM event WHERE organization_id = $1 AND ${past} AND type = ANY(${PUBLIC_TYPES}) ORDER BY ${by('seq')} LIMIT $3`,
     ),
     ofTypes: statement<[organizationId: string, after: string, types: string[], limit: number], FeedRow>(
       `event_feed_page_of_types${suffix}`,
@@ -218,7 +229,8 @@ export function feedRows(sql: SqlPort, organizationId: string, q: FeedQuery): Pr
     const filtered = q.subjectId !== null ? s.ofSubject : q.brands ? s.ofBrands : s.ofSubjectTypes;
     return sql.rows(filtered, [organizationId, q.after, q.types, q.brands, q.subjectTypes, q.subjectId, q.limit]);
   }
-  return sql.rows(q.typeFiltered ? s.ofTypes : s.all, [organizationId, q.after, q.types, q.limit]);
+  if (q.typeFiltered) return sql.rows(s.ofTypes, [organizationId, q.after, q.types, q.limit]);
+  return sql.rows(s.all, [organizationId, q.after, q.limit]);
 }
 
 /** A sequenced event as the live stream reads it: the feed's columns plus its organization and internal position. */
