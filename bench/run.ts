@@ -43,7 +43,6 @@ import { invoke } from '../src/domain/action/action.ts';
 import { assertions } from '../src/domain/assertion/assertion.ts';
 import { appendEvent, presentEvent } from '../src/domain/event/event.ts';
 import { feedPageOfTypesStatement, feedPageStatement } from '../src/domain/event/store.ts';
-import { PUBLIC_EVENT_TYPES } from '../src/domain/event/types.ts';
 import { newId } from '../src/domain/id.ts';
 import { renderChart } from './chart.ts';
 import {
@@ -279,8 +278,6 @@ async function seedFeed(t: Stack, n: number) {
   }
   await t.app.sequencer.flush();
 }
-
-const PUBLIC_TYPE_LIST = [...PUBLIC_EVENT_TYPES];
 
 /**
  * Scenario 1's baseline: a bare node:http handler running the feed's own
