@@ -103,12 +103,7 @@ describe(`event indexes partial on seq and position (${onPostgres() ? 'PostgreSQ
     ],
     ['subject filter', feedPageOfSubjectStatement.text, filtered('NULL', 'NULL', `'ent_p3'`), 'event_organization_id_subject_id_seq_idx'],
     // Newest first (order=desc, GraphQL last): the same indexes walked backward; without a cursor, past the last seq.
-    [
-      'newest first: the head',
-      FEED_STATEMENTS.desc.all.text,
-      [`'org_p1'`, `'9223372036854775807'`, '2'],
-      'event_organization_id_seq_key',
-    ],
+    ['newest first: the head', FEED_STATEMENTS.desc.all.text, [`'org_p1'`, `'9223372036854775807'`, '2'], 'event_organization_id_seq_key'],
     ['newest first, below a cursor', FEED_STATEMENTS.desc.all.text, [`'org_p1'`, `'150'`, '101'], 'event_organization_id_seq_key'],
     [
       'newest first, type filter',
