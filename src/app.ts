@@ -108,7 +108,7 @@ export async function buildApp(config: Config, opts: AppOptions = {}): Promise<A
   });
   // One cross-origin policy (src/http/cors.ts): partner connect's routes declare `connect` and admit their brands'
   // origins themselves; every other route, GraphQL and the pages included, is same-origin.
-  koa.use(async (ctx, next) => {
+  koa.use((ctx, next) => {
     const refused = CONNECT_CORS_PATHS.has(ctx.path) ? undefined : crossOriginRefusal(ctx.req, config.publicOrigin);
     if (refused) return writeError(ctx, envelopeKindOf(ctx.path), refused);
     return next();

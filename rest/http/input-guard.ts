@@ -17,7 +17,7 @@ const DOMAIN_HEADERS = ['idempotency-key', 'service-brand'].map(
  * as U+0000 once the router decodes the parameter.
  */
 export function restInputGuard(): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     if (ctx.path.includes('%00')) throw new DomainError('invalid_request', 'The path contains an encoded NUL character (%00)', 'path');
     if (ctx.querystring)
       for (const [name, value] of Object.entries(ctx.query)) {
@@ -29,6 +29,6 @@ export function restInputGuard(): Middleware {
             throw new DomainError('invalid_request', `${name} is longer than ${MAX_QUERY_VALUE} characters`, name);
       }
     for (const [name, shown] of DOMAIN_HEADERS) guardInput(ctx.get(name), shown);
-    await next();
+    return next();
   };
 }

@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import type { Config } from '../../src/config.ts';
 import { DomainError, isDomainError } from '../../src/domain/errors.ts';
 import { TokenBuckets } from '../../src/domain/platform/rate-limit.ts';
@@ -23,8 +23,9 @@ export function publicRateLimit(config: Pick<Config, 'publicRateLimit'>, now: ()
   const limit = config.publicRateLimit;
   if (!limit) return (_ctx, next) => next();
   const buckets = new TokenBuckets('public', limit.perSecond, limit.burst, now);
-  return async (ctx, next) => {
-    if (!isPublic(ctx.method, ctx.path) && !wantsGraphiQL(ctx)) return next();
+  return (ctx, next) => (isPublic(ctx.method, ctx.path) || wantsGraphiQL(ctx) ? limited(ctx, next) : next());
+
+  async function limited(ctx: Context, next: Next): Promise<void> {
     try {
       // The client's key from src/http/client-address.ts, computed once per request (src/app.ts).
       ctx.set(rateLimitHeaders(await buckets.take((ctx.state.client as () => string)())));
@@ -34,5 +35,5 @@ export function publicRateLimit(config: Pick<Config, 'publicRateLimit'>, now: ()
       throw new DomainError('rate_limited', `Too many requests from this address; retry after ${retryAfter} s`, null, e.details);
     }
     return next();
-  };
+  }
 }

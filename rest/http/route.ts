@@ -177,7 +177,7 @@ export function mount(router: Router, routes: RouteDef[]): void {
  * pipeline's). A middleware of its own, so the route's stack still holds the handler itself (pipeline.ts looks for it).
  */
 function scoped(scope: string): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     if (!(ctx.state.caller as { scopes: ReadonlySet<string> }).scopes.has(scope)) throw missingScope(scope);
     return next();
   };

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Deps } from '../../src/domain/context.ts';
 import { DomainError } from '../../src/domain/errors.ts';
 import { authenticateOperator } from '../../src/domain/operator/operator-token.ts';
@@ -12,15 +12,16 @@ import { bearer } from '../http/body.ts';
  * documents: its body is Prometheus text, not JSON, and it is for scrapers.
  */
 export function metricsRoute(deps: Deps, metrics: Metrics): Middleware {
-  return async (ctx, next) => {
-    if (ctx.path !== '/metrics') return next();
+  return (ctx, next) => (ctx.path === '/metrics' ? serve(ctx) : next());
+
+  async function serve(ctx: Context): Promise<void> {
     ctx.state.route = '/metrics';
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
       throw new DomainError('method_not_allowed', 'Use GET for this path', null, { allow: 'GET' });
     await authenticateOperator(deps, bearer(ctx) || undefined, ctx.state.client);
     ctx.type = metrics.contentType;
     ctx.body = await metrics.text();
-  };
+  }
 }
 
 /** The separate metrics listener (METRICS_LISTEN): `GET /metrics` without credentials, 404 for anything else. */

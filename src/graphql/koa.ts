@@ -47,10 +47,11 @@ function admitted(ctx: Koa.Context): void {
 /** `/graphql` over HTTP (queries, mutations, SSE subscriptions) as Koa middleware; graphql-ws is attached to the server (src/graphql/ws.ts). */
 export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, 'bodyLimitBytes' | 'graphqlDirect'>): Koa.Middleware {
   const direct = directJson(yoga);
-  return async (ctx, next) => {
-    // Exact, like every REST route: `/GraphQL` and `/graphql/` are 404 below.
-    // GraphiQL's page is a static file served further down (src/graphql/graphiql.ts).
-    if (ctx.path !== '/graphql' || wantsGraphiQL(ctx)) return next();
+  // Exact, like every REST route: `/GraphQL` and `/graphql/` are 404 below.
+  // GraphiQL's page is a static file served further down (src/graphql/graphiql.ts).
+  return (ctx, next) => (ctx.path !== '/graphql' || wantsGraphiQL(ctx) ? next() : serve(ctx));
+
+  async function serve(ctx: Koa.Context): Promise<void> {
     ctx.state.route = '/graphql'; // the metrics' and log's route template
     // An SSE subscription is refused before it starts when the stream budget is full. (Clients that merely
     // accept multipart for @defer are not turned away; a multipart response still moves to the stream budget.)
@@ -98,5 +99,5 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
       http.admitStream(ctx.res);
       ctx.body = response.body as unknown as NodeJS.ReadableStream;
     }
-  };
+  }
 }

@@ -48,8 +48,9 @@ export interface McpRouteOptions {
 export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: McpRouteOptions): Koa.Middleware {
   const sessions = new McpSessions(deps);
   const authorize = opts.authorize ?? ((h: PlatformRequestHeaders) => gate.authorize(h, 1));
-  return async (ctx, next) => {
-    if (ctx.path !== MCP_PATH) return next();
+  return (ctx, next) => (ctx.path === MCP_PATH ? answer(ctx) : next());
+
+  async function answer(ctx: Koa.Context): Promise<void> {
     ctx.state.route = MCP_PATH;
     try {
       await serve(ctx);
@@ -59,7 +60,7 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
         ctx.set('WWW-Authenticate', `Bearer realm="mcp"${err.code === 'invalid_token' ? ', error="invalid_token"' : ''}`);
       writeError(ctx, 'surface_b', err);
     }
-  };
+  }
 
   async function serve(ctx: Koa.Context): Promise<void> {
     const asOf = performance.now();

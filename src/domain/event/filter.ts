@@ -98,6 +98,8 @@ export async function parseEventFilter(
   const brandEntries = list(input.brands, params.brands, MAX_BRAND);
   const subjectTypes = list(input.subject_types, params.subjectTypes, MAX_SUBJECT_TYPE);
   const subjectId = input.subject_id == null ? undefined : text(input.subject_id, params.subjectId, MAX_SUBJECT_ID);
+  // No filter (the common page): the one prebuilt filter, not a new set of every public type.
+  if (!types && !brandEntries && !subjectTypes && subjectId === undefined) return ALL_EVENTS;
   const brands = brandEntries && (await resolveBrands(deps, organizationId, brandEntries, params.brands, db));
   return build(types, brands, subjectTypes, subjectId);
 }
