@@ -35,6 +35,7 @@ const TEST_EXCEPTIONS = {
   'test/db/operation-claim-plan.test.ts': "tests the database layer: the claim statement's plan, read with EXPLAIN",
   'test/db/partial-event-indexes.test.ts': 'tests the database layer: which partial indexes the plans use, read with EXPLAIN',
   'test/db/sql-port.test.ts': 'tests the database layer: the SQL port on both drivers',
+  'test/db/pool-listen.test.ts': "tests the database layer: notifications on the pool's connections",
   'test/db/transaction-queue.test.ts': "tests the database layer: PGlite's queue of transactions",
   'test/db/data-dir-permissions.test.ts':
     'owned by a concurrent change; tests the database layer (the data directory after writes), so it stays listed',

@@ -11,6 +11,10 @@ type Handler = (ctx: Context) => Promise<void>;
 
 const NoQuery = z.strictObject({});
 
+/** A read, or a batched action, confirms a provisional admission after it reads or before it commits (invoke); a transaction does not. */
+const confirming = (action: Action): ((h: Handler) => Handler) =>
+  action.effect.kind === 'transaction' ? (h) => h : (h) => confirmsAdmission(action.effect.kind === 'read' ? 'read' : 'write', h);
+
 /** What REST says for each outcome. */
 const STATUS: Record<Outcome, number> = { ok: 200, created: 201, accepted: 202 };
 
@@ -61,8 +65,7 @@ export function actionRoute<P extends string, I extends z.ZodType, O extends z.Z
     success: { status: STATUS[action.outcome], description: r.description, schema },
     otherResponses: (action.alsoAnswers ?? []).map((o) => ({ status: STATUS[o], description: r.description, schema })),
     errors: r.errors,
-    // A read, or a batched action, confirms a provisional admission before it answers or commits (invoke), so the pipeline may admit it provisionally.
-    handler: (action.effect.kind !== 'transaction' ? confirmsAdmission : (h: Handler) => h)(async (ctx) => {
+    handler: confirming(action)(async (ctx) => {
       let input: Record<string, unknown>;
       if (inBody) {
         if (ctx.querystring) parseInput(NoQuery, platformQuery(ctx));

@@ -15,13 +15,14 @@ export function platformPipeline(gate: PlatformGate): Middleware {
   return async (ctx, next) => {
     const cost = requestCost(listItemsOf(ctx));
     const headers = { bearer: bearer(ctx), brand: ctx.get('service-brand') || undefined, client: ctx.state.client };
-    if (!confirmsBeforeCommit(ctx)) {
+    const confirming = confirmsBeforeCommit(ctx);
+    if (!confirming) {
       const caller = await gate.authorize(headers, cost);
       ctx.set(rateLimitHeaders(caller.rateLimit));
       ctx.state.caller = caller;
       return next();
     }
-    const caller = await gate.authorizeProvisionally(headers, cost);
+    const caller = await gate.authorizeProvisionally(headers, cost, confirming === 'read');
     ctx.set(rateLimitHeaders(caller.rateLimit));
     ctx.state.caller = caller;
     // Nothing is answered before the admission is confirmed; a refusal replaces whatever the route said or threw.
@@ -35,8 +36,8 @@ export function platformPipeline(gate: PlatformGate): Middleware {
   };
 }
 
-/** Handlers that confirm a provisional caller (`authorizeProvisionally`) before they commit. */
-const confirmingHandlers = new WeakSet<(ctx: Context) => Promise<void>>();
+/** Handlers that confirm a provisional caller (`authorizeProvisionally`) before they commit, or after they read. */
+const confirmingHandlers = new WeakMap<(ctx: Context) => Promise<void>, 'read' | 'write'>();
 
 /**
  * Marks a route handler as one that awaits `caller.confirm()` before its
@@ -44,16 +45,20 @@ const confirmingHandlers = new WeakSet<(ctx: Context) => Promise<void>>();
  * admits its request from the credential cache and the freshness round trip
  * runs beside the write's first batch instead of before it.
  */
-export function confirmsAdmission(handler: (ctx: Context) => Promise<void>): (ctx: Context) => Promise<void> {
-  confirmingHandlers.add(handler);
+export function confirmsAdmission(kind: 'read' | 'write', handler: (ctx: Context) => Promise<void>): (ctx: Context) => Promise<void> {
+  confirmingHandlers.set(handler, kind);
   return handler;
 }
 
-/** Whether the route this request matched (the first layer for its method) is marked. */
-function confirmsBeforeCommit(ctx: Context): boolean {
+/** How the route this request matched (the first layer for its method) confirms, if it is marked. */
+function confirmsBeforeCommit(ctx: Context): 'read' | 'write' | undefined {
   const layers = (ctx as Context & { matched?: { methods: string[]; stack: unknown[] }[] }).matched ?? [];
   const route = layers.find((l) => l.methods.includes(ctx.method));
-  return route?.stack.some((h) => confirmingHandlers.has(h as (ctx: Context) => Promise<void>)) ?? false;
+  for (const h of route?.stack ?? []) {
+    const kind = confirmingHandlers.get(h as (ctx: Context) => Promise<void>);
+    if (kind) return kind;
+  }
+  return undefined;
 }
 
 /** The list items a REST request asks for: its `limit` (validated later by the route; one outside 1..100 is a 400, not charged), else the default page. */

@@ -9,6 +9,7 @@ import { PrismaClient, Prisma } from './generated/client.ts';
 import { applyMigrations, migrationsUpToDate } from './schema-engine.ts';
 import { pgSqlPort, pgliteSqlPort, tracedSqlPort, type SqlPort } from './sql-port.ts';
 import { PROBE_WRITE, readiness } from './readiness.ts';
+import { listenOnPool, type PoolListener } from './pool-listen.ts';
 import { DEFAULT_GROUP_COMMIT, groupCommitPort, type GroupCommitOptions, type GroupCommitStats } from './group-commit.ts';
 import { lockDataDir, type DataDirLock } from './data-dir-lock.ts';
 
@@ -61,6 +62,11 @@ export interface Database {
   refreshStatistics(): Promise<void>;
   /** Load of the connection (metrics): the pg pool's connections in use, idle and waited for; PGlite's queued transactions. */
   stats(): { inUse?: number; idle?: number; waiting?: number; queued?: number; groupCommit: GroupCommitStats };
+  /**
+   * PostgreSQL's pool when it reaches PostgreSQL itself: every connection of the pool listens on `channel`, and its
+   * statements tell when notifications have arrived (pool-listen.ts). Unset behind a transaction pooler and embedded.
+   */
+  listenOnPool?(channel: string, listener: PoolListener): void;
   /** PostgreSQL only: the pool (DATABASE_URL), possibly behind a transaction pooler: no session state on it. */
   readonly pool?: pg.Pool;
   /** Embedded only: the PGlite instance (LISTEN/NOTIFY is in-process there). */
@@ -157,6 +163,7 @@ async function openPostgres(
     prisma,
     pool,
     sql,
+    listenOnPool: url.mode === 'transaction' ? undefined : (channel, listener) => listenOnPool(pool, channel, listener),
     transaction: hooks.run,
     afterCommit: hooks.afterCommit,
     migrate: async () =>

@@ -57,6 +57,8 @@ export interface Credentials {
   readonly current: number;
   /** True once every credential change committed before `asOf` (performance.now()) has been applied here. */
   fresh(asOf: number): Promise<boolean>;
+  /** True when the pool's own statements bring `fresh` forward (its connections listen), so a read needs no round trip. */
+  readonly provenByReads: boolean;
   /** Called on every invalidation (other per-process caches drop what they hold). */
   subscribe(fn: () => void): void;
   token(hash: string, now: number): CachedToken | undefined;

@@ -18,7 +18,10 @@ import { PgListener } from './listener.ts';
  * delivers pending notifications before answering it, so every change
  * committed before the request has been applied. Concurrent requests share
  * that round trip (an empty query), which costs far less than the lookups it
- * replaces. A
+ * replaces. The pool's connections listen too (src/db/pool-listen.ts): any
+ * statement the pool completes outside a transaction proves the same as of
+ * when it was sent, so a request whose own read went to the database after it
+ * arrived needs no round trip of its own (PlatformGate.authorizeProvisionally). A
  * lookup that started before an announcement never stores its (possibly
  * stale) row: the generation it read under has moved on. Without a working
  * LISTEN connection nothing is trusted. Expiry is checked against the clock
@@ -44,6 +47,7 @@ export class CredentialCache implements Credentials {
   constructor(private readonly deps: Pick<Deps, 'db' | 'config' | 'log'>) {
     // Embedded mode is one process: in-process invalidation is complete.
     this.listening = deps.db.kind === 'pglite';
+    this.provenByReads = this.listening;
     this.listener = new PgListener(deps, CREDENTIALS_CHANNEL, {
       notify: () => this.invalidate(),
       up: () => {
@@ -58,8 +62,19 @@ export class CredentialCache implements Credentials {
     });
   }
 
+  /** See Credentials.provenByReads: embedded, every read is fresh; on PostgreSQL, once the pool listens. */
+  provenByReads: boolean;
+
   async start(): Promise<void> {
-    if (this.deps.db.kind === 'postgres') await this.listener.start();
+    if (this.deps.db.kind !== 'postgres') return;
+    this.provenByReads = !!this.deps.db.listenOnPool;
+    this.deps.db.listenOnPool?.(CREDENTIALS_CHANNEL, {
+      notify: () => this.invalidate(),
+      delivered: (asOf) => {
+        if (this.listening) this.syncedAsOf = Math.max(this.syncedAsOf, asOf);
+      },
+    });
+    await this.listener.start();
   }
 
   async stop(): Promise<void> {

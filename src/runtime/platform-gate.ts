@@ -45,14 +45,18 @@ export class PlatformGate implements Admission {
    * that checks `admissionHeld` before its commit (and otherwise rolls back,
    * confirms and retries: a batched action, src/domain/action/action.ts): the round trip leaves its
    * critical path.
+   *
+   * `read`: the request is a read that confirms after it has read. Where the pool's connections listen
+   * (src/db/pool-listen.ts), its freshness is asked for only then: a statement of its own that went to the database
+   * after the request arrived has usually proven it already, so no round trip is made for it.
    */
-  async authorizeProvisionally(h: PlatformRequestHeaders, cost = 1): Promise<SurfaceBCaller> {
+  async authorizeProvisionally(h: PlatformRequestHeaders, cost = 1, read = false): Promise<SurfaceBCaller> {
     const cache = this.deps.credentials;
     if (!cache) return this.authorize(h, cost);
     const asOf = performance.now();
     const generation = cache.current;
-    const fresh = cache.fresh(asOf);
-    const settled = () => fresh.then((ok) => ok && cache.current === generation);
+    let fresh = read && cache.provenByReads ? undefined : cache.fresh(asOf);
+    const settled = () => (fresh ??= cache.fresh(asOf)).then((ok) => ok && cache.current === generation);
     let caller: SurfaceBCaller;
     try {
       // asOf -Infinity: whatever the cache holds now is fresh enough (still nothing while it is not listening).
