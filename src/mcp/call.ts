@@ -137,6 +137,25 @@ function unknownTool(name: string, c: McpCall): never {
   throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}${c.readOnly ? ' (read-only mode hides every change)' : ''}`);
 }
 
+/** A tool result's structured content and the JSON text its first content already holds (`answerJson`). */
+const serialized = new WeakMap<object, string>();
+/** Stands for the structured content while the rest of an answer is serialized: no stored text holds U+0000. */
+const HOLE = '\u0000structuredContent\u0000';
+
+/**
+ * A JSON-RPC answer as JSON.stringify writes it, the structured content of a tool result spliced in from the text
+ * already made of it: MCP asks for a result twice, as structured content and as its JSON text, and serializing a
+ * page of 100 events once more cost a tool call about a tenth of its CPU.
+ */
+export function answerJson(message: unknown): string {
+  const result = (message as { result?: { structuredContent?: object } }).result;
+  const text = result?.structuredContent && serialized.get(result.structuredContent);
+  if (text === undefined) return JSON.stringify(message);
+  const json = JSON.stringify({ ...(message as object), result: { ...result, structuredContent: HOLE } });
+  const at = json.lastIndexOf(JSON.stringify(HOLE));
+  return json.slice(0, at) + text + json.slice(at + JSON.stringify(HOLE).length);
+}
+
 function success(c: McpCall, tool: Tool, value: Record<string, unknown>, run: { key?: string; replayed: boolean }): CallToolResult {
   const withheld: string[] = [];
   let shown = value;
@@ -155,8 +174,10 @@ function success(c: McpCall, tool: Tool, value: Record<string, unknown>, run: { 
     );
   if (run.key)
     notes.push(`idempotency_key: ${run.key}${run.replayed ? ' (replayed: the first answer)' : ''}; pass it again to retry this call.`);
+  const text = JSON.stringify(shown);
+  serialized.set(shown, text);
   return {
-    content: [{ type: 'text', text: JSON.stringify(shown) }, ...notes.map((text) => ({ type: 'text' as const, text }))],
+    content: [{ type: 'text', text }, ...notes.map((text) => ({ type: 'text' as const, text }))],
     structuredContent: shown,
     ...(run.key || withheld.length
       ? {

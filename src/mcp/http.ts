@@ -12,7 +12,7 @@ import type { PlatformRequestHeaders, SurfaceBCaller } from '../domain/platform/
 import { type ApiServer, noStreamRoom } from '../http/server-limits.ts';
 import type { EventStream } from '../runtime/event-stream.ts';
 import type { PlatformGate } from '../runtime/platform-gate.ts';
-import { asDomainError } from './call.ts';
+import { answerJson, asDomainError } from './call.ts';
 import { JsonRequestTransport, plainRequest } from './json-request.ts';
 import { WAIT_TOOL } from './operation-wait.ts';
 import { notifyFeed } from './resources.ts';
@@ -106,7 +106,7 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
       ctx.set('Mcp-Session-Id', session.id);
       ctx.status = 200;
       ctx.set('Content-Type', 'application/json');
-      ctx.body = JSON.stringify(answer);
+      ctx.body = answerJson(answer);
       return;
     }
     // JSON answers, except where the answer is a stream: the session's GET stream, and a call that waits or reports progress.
