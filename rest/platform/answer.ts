@@ -4,6 +4,7 @@ import { invoke, type Action, type Outcome } from '../../src/domain/action/actio
 import type { Deps } from '../../src/domain/context.ts';
 import type { SurfaceBCaller } from '../../src/domain/platform/request-auth.ts';
 import { parseInput } from '../../src/domain/validation.ts';
+import { writeJson } from '../../src/http/json-body.ts';
 import type { RouteDef } from '../http/route.ts';
 import { confirmsAdmission, idempotencyKeyOf, platformBody, platformQuery } from './pipeline.ts';
 
@@ -80,7 +81,7 @@ export function actionRoute<P extends string, I extends z.ZodType, O extends z.Z
       const out = await invoke(context, action, { params, input });
       if (out.replayed) ctx.set('Idempotent-Replayed', 'true');
       ctx.status = STATUS[out.outcome];
-      ctx.body = r.envelope ? { [r.envelope]: out.value } : out.value;
+      writeJson(ctx, JSON.stringify(r.envelope ? { [r.envelope]: out.value } : out.value));
     }),
   };
 }

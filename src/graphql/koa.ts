@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import { DomainError, isDomainError } from '../domain/errors.ts';
 import type { RateLimitState } from '../domain/platform/rate-limit.ts';
 import { rateLimitHeaders, refusalHeaders } from '../http/rate-limit-headers.ts';
+import { writeJson } from '../http/json-body.ts';
 import { readBodyText } from '../http/request-body.ts';
 import { type ApiServer, noStreamRoom } from '../http/server-limits.ts';
 import { directJson } from './direct.ts';
@@ -80,7 +81,7 @@ export function graphqlRoute(yoga: Yoga, http: ApiServer, config: Pick<Config, '
       ctx.set(answered.headers);
       admitted(ctx);
       if (ctx.state.idempotentReplayed) ctx.set('Idempotent-Replayed', 'true');
-      ctx.body = answered.body;
+      writeJson(ctx, answered.body);
       return;
     }
     // Yoga reads the method, URL and headers from `req`; an empty body stays absent.

@@ -5,6 +5,7 @@ import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/
 import type Koa from 'koa';
 import { bearer, readJsonBody } from '../../rest/http/body.ts';
 import { writeError } from '../../rest/http/envelope.ts';
+import { writeJson } from '../http/json-body.ts';
 import { rateLimitHeaders } from '../http/rate-limit-headers.ts';
 import type { Deps } from '../domain/context.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -106,7 +107,7 @@ export function mcpRoute(deps: Deps, gate: PlatformGate, http: ApiServer, opts: 
       ctx.set('Mcp-Session-Id', session.id);
       ctx.status = 200;
       ctx.set('Content-Type', 'application/json');
-      ctx.body = answerJson(answer);
+      writeJson(ctx, answerJson(answer));
       return;
     }
     // JSON answers, except where the answer is a stream: the session's GET stream, and a call that waits or reports progress.
