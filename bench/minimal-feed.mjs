@@ -66,8 +66,10 @@ const server = createServer(async (req, res) => {
       req.method === 'POST' && req.url === '/mcp'
         ? await toolCall(req)
         : await feedPage(Number(new URL(req.url, 'http://x').searchParams.get('limit') ?? 20));
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
+    // One Buffer, encoded once: as a string, Node would join it to the header block and flatten the two first.
+    const bytes = Buffer.from(body);
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': bytes.length });
+    res.end(bytes);
   } catch (e) {
     res.writeHead(500).end(String(e));
   }

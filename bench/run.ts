@@ -292,8 +292,9 @@ async function bareFeed(t: Stack): Promise<{ url: string; close(): void }> {
     const data = [];
     for (let i = 0; i < r.length && i < limit; i++) data.push(presentEvent(r[i]!));
     const body = JSON.stringify({ object: 'list', data, has_more: r.length > limit });
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-    res.end(body);
+    const bytes = Buffer.from(body); // written as the product writes its JSON answers (src/http/json-body.ts)
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': bytes.length });
+    res.end(bytes);
   });
   const url = await listen(server);
   return { url, close: () => server.close() };
