@@ -20,9 +20,10 @@ interface ListeningClient {
 }
 
 /**
- * Every connection of `pool` LISTENs on `channel` from its first checkout on, so the pool's own statements prove
- * that notifications have arrived, which otherwise takes a round trip of its own on a dedicated connection
- * (src/runtime/credential-cache.ts).
+ * Every connection `pool` opens from now on LISTENs on `channel` before its first use (pg-pool's `onConnect`, which
+ * the pool awaits before handing the connection out), so the pool's own statements prove that notifications have
+ * arrived, which otherwise takes a round trip of its own on a dedicated connection (src/runtime/credential-cache.ts).
+ * A connection opened before, or whose LISTEN failed, proves nothing; the pool replaces idle connections in time.
  *
  * The proof: PostgreSQL sends a listening session every notification committed before a statement it ran outside a
  * transaction before that statement's ReadyForQuery (within a transaction, at the end of it, before the
@@ -31,43 +32,37 @@ interface ListeningClient {
  * Sync) only after the previous ReadyForQuery, and its user only after checking the connection out. So when a
  * ReadyForQuery that says idle arrives, every notification committed before the later of the previous
  * ReadyForQuery and the checkout has arrived. The ReadyForQuery's time is taken in a listener placed before the
- * driver's own, which sends the next statement. A connection counts from the ReadyForQuery of its LISTEN on (the
- * LISTEN has then committed); a connection in node-postgres's pipeline mode never counts.
+ * driver's own, which sends the next statement. A connection in node-postgres's pipeline mode never counts.
  *
  * Not for a pool behind a transaction pooler: a LISTEN there holds nothing (the caller does not call it then).
  */
 export function listenOnPool(pool: pg.Pool, channel: string, listener: PoolListener): void {
-  /** Per connection: the time its next statement is known to be sent after. */
-  const since = new WeakMap<object, { at: number | undefined }>();
+  /** Per listening connection: the time its next statement is known to be sent after. */
+  const since = new WeakMap<object, { at: number }>();
   const listen = `LISTEN "${channel.replaceAll('"', '""')}"`;
-  let failed = false; // a LISTEN refused anywhere: nothing is proven by the pool from then on
-  pool.on('acquire', (pooled) => {
-    const known = since.get(pooled);
-    if (known) {
-      if (known.at !== undefined) known.at = performance.now();
-      return;
-    }
-    const readSince: { at: number | undefined } = { at: undefined };
-    since.set(pooled, readSince);
+  const options = pool.options as { onConnect?: (client: pg.PoolClient) => unknown };
+  const before = options.onConnect;
+  options.onConnect = async (pooled) => {
+    await before?.(pooled);
     const client = pooled as unknown as ListeningClient;
-    let listening = false;
-    let listenSent = true;
+    try {
+      await client.query(listen);
+    } catch {
+      return; // this connection proves nothing; the statement that needed it fails or succeeds on its own
+    }
+    const readSince = { at: performance.now() };
+    since.set(pooled, readSince);
     client.on('notification', (msg) => {
       if (msg.channel === channel) listener.notify();
     });
     client.connection.prependListener('readyForQuery', (msg) => {
       const now = performance.now();
-      if (listenSent) {
-        // The LISTEN's own ReadyForQuery (the connection was idle when checked out, so the LISTEN went first).
-        listenSent = false;
-        listening = msg.status === 'I';
-      } else if (listening && !failed && !client.pipeline && msg.status === 'I' && readSince.at !== undefined) {
-        listener.delivered(readSince.at);
-      }
+      if (msg.status === 'I' && !client.pipeline) listener.delivered(readSince.at);
       readSince.at = now;
     });
-    client.query(listen).catch(() => {
-      failed = true;
-    });
+  };
+  pool.on('acquire', (pooled) => {
+    const readSince = since.get(pooled);
+    if (readSince) readSince.at = performance.now();
   });
 }

@@ -28,6 +28,8 @@ import { PgListener } from './listener.ts';
  * on every hit; `last_used_at` keeps its once-a-minute write.
  */
 export const CREDENTIALS_CHANNEL = 'platform_credentials';
+const TRUE = Promise.resolve(true);
+const FALSE = Promise.resolve(false);
 const MAX_ENTRIES = 10_000;
 /** Backstop for a notification lost while the LISTEN connection reconnects. */
 const MAX_AGE_MS = 60_000;
@@ -38,10 +40,10 @@ export class CredentialCache implements Credentials {
   private generation = 0;
   private readonly listener: PgListener;
   private listening: boolean;
-  /** Start time of the newest completed sync round trip, and the round trips in flight and queued. */
+  /** Every change committed before this time has been applied; the requests waiting for a later time, and whether a round trip is in flight. */
   private syncedAsOf = -1;
-  private inFlight: Promise<boolean> | undefined;
-  private queued: Promise<boolean> | undefined;
+  private readonly waiting = new Set<{ asOf: number; resolve: (ok: boolean) => void }>();
+  private syncing = false;
   private readonly onInvalidate = new Set<() => void>();
 
   constructor(private readonly deps: Pick<Deps, 'db' | 'config' | 'log'>) {
@@ -70,9 +72,7 @@ export class CredentialCache implements Credentials {
     this.provenByReads = !!this.deps.db.listenOnPool;
     this.deps.db.listenOnPool?.(CREDENTIALS_CHANNEL, {
       notify: () => this.invalidate(),
-      delivered: (asOf) => {
-        if (this.listening) this.syncedAsOf = Math.max(this.syncedAsOf, asOf);
-      },
+      delivered: (asOf) => this.delivered(asOf),
     });
     await this.listener.start();
   }
@@ -97,37 +97,60 @@ export class CredentialCache implements Credentials {
   /**
    * True once every credential change committed before `asOf` (a
    * performance.now() time) has been applied to this cache; false when the
-   * cache cannot be trusted (no LISTEN connection).
+   * cache cannot be trusted (no LISTEN connection). Whatever proves it first
+   * settles it: the LISTEN connection's round trip, or a statement the pool
+   * completed (`delivered`). One round trip is in flight at most; when it
+   * returns, the next starts only for requests nothing has proven yet.
    */
-  async fresh(asOf: number): Promise<boolean> {
-    if (!this.listening) return false;
-    if (this.deps.db.kind !== 'postgres') return true;
-    if (this.syncedAsOf >= asOf) return true;
-    if (!this.inFlight) return (this.inFlight = this.sync());
-    this.queued ??= this.inFlight.then(() => {
-      this.queued = undefined;
-      return (this.inFlight = this.sync());
+  fresh(asOf: number): Promise<boolean> {
+    if (!this.listening) return FALSE;
+    if (this.deps.db.kind !== 'postgres' || this.syncedAsOf >= asOf) return TRUE;
+    return new Promise((resolve) => {
+      this.waiting.add({ asOf, resolve });
+      if (!this.syncing) this.sync();
     });
-    return this.queued;
   }
 
-  private sync(): Promise<boolean> {
+  /** Every change committed before `asOf` has been applied: settles the requests that arrived before it. */
+  private delivered(asOf: number): void {
+    if (!this.listening || asOf <= this.syncedAsOf) return;
+    this.syncedAsOf = asOf;
+    for (const w of this.waiting)
+      if (w.asOf <= asOf) {
+        this.waiting.delete(w);
+        w.resolve(true);
+      }
+  }
+
+  private sync(): void {
     const client = this.listener.client;
-    if (!client) return Promise.resolve(false);
+    if (!client) {
+      this.settleAll(false);
+      return;
+    }
+    this.syncing = true;
     const startedAt = performance.now();
     // An empty query is the cheapest round trip (nothing to parse, plan or return): PostgreSQL still sends
     // every pending notification before its ReadyForQuery, and pg emits them before the query resolves.
-    const run: Promise<boolean> = client.query('').then(
+    client.query('').then(
       () => {
-        this.syncedAsOf = Math.max(this.syncedAsOf, startedAt);
-        return this.listening && this.listener.client === client;
+        this.syncing = false;
+        if (!this.listening || this.listener.client !== client) this.settleAll(false);
+        else {
+          this.delivered(startedAt);
+          if (this.waiting.size) this.sync();
+        }
       },
-      () => false,
+      () => {
+        this.syncing = false;
+        this.settleAll(false);
+      },
     );
-    void run.then(() => {
-      if (this.inFlight === run) this.inFlight = undefined;
-    });
-    return run;
+  }
+
+  private settleAll(ok: boolean): void {
+    for (const w of this.waiting) w.resolve(ok);
+    this.waiting.clear();
   }
 
   /** The generation a lookup runs under; pass it back to `storeToken`/`storeBrand`. */
