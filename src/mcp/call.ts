@@ -141,6 +141,7 @@ function unknownTool(name: string, c: McpCall): never {
 const serialized = new WeakMap<object, string>();
 /** Stands for the structured content while the rest of an answer is serialized: no stored text holds U+0000. */
 const HOLE = '\u0000structuredContent\u0000';
+const HOLE_JSON = JSON.stringify(HOLE);
 
 /**
  * A JSON-RPC answer as JSON.stringify writes it, the structured content of a tool result spliced in from the text
@@ -152,8 +153,8 @@ export function answerJson(message: unknown): string {
   const text = result?.structuredContent && serialized.get(result.structuredContent);
   if (text === undefined) return JSON.stringify(message);
   const json = JSON.stringify({ ...(message as object), result: { ...result, structuredContent: HOLE } });
-  const at = json.lastIndexOf(JSON.stringify(HOLE));
-  return json.slice(0, at) + text + json.slice(at + JSON.stringify(HOLE).length);
+  const at = json.lastIndexOf(HOLE_JSON);
+  return json.slice(0, at) + text + json.slice(at + HOLE_JSON.length);
 }
 
 function success(c: McpCall, tool: Tool, value: Record<string, unknown>, run: { key?: string; replayed: boolean }): CallToolResult {

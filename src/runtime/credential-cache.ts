@@ -49,7 +49,6 @@ export class CredentialCache implements Credentials {
   constructor(private readonly deps: Pick<Deps, 'db' | 'config' | 'log'>) {
     // Embedded mode is one process: in-process invalidation is complete.
     this.listening = deps.db.kind === 'pglite';
-    this.provenByReads = this.listening;
     this.listener = new PgListener(deps, CREDENTIALS_CHANNEL, {
       notify: () => this.invalidate(),
       up: () => {
@@ -64,12 +63,13 @@ export class CredentialCache implements Credentials {
     });
   }
 
-  /** See Credentials.provenByReads: embedded, every read is fresh; on PostgreSQL, once the pool listens. */
-  provenByReads: boolean;
+  /** See Credentials.provenByReads: embedded, every read is fresh; on PostgreSQL, where the pool can listen (start). */
+  get provenByReads(): boolean {
+    return this.deps.db.kind !== 'postgres' || this.deps.db.listenOnPool !== undefined;
+  }
 
   async start(): Promise<void> {
     if (this.deps.db.kind !== 'postgres') return;
-    this.provenByReads = !!this.deps.db.listenOnPool;
     this.deps.db.listenOnPool?.(CREDENTIALS_CHANNEL, {
       notify: () => this.invalidate(),
       delivered: (asOf) => this.delivered(asOf),
